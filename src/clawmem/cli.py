@@ -1,0 +1,263 @@
+"""The ``clawmem`` command: parse options, call the library, render. No business rules here.
+
+Errors are handled in exactly one place, ``main``: a ``ClawmemError`` prints
+``clawmem: error: …`` and a hint on stderr and exits with its documented code (docs/cli.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import click
+import typer
+
+from .errors import ClawmemError, InputError, UsageError
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="Offline long-term memory for AI agents: Markdown in, cited recall out.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+_state: dict = {"workspace": None, "traceback": False}
+
+WorkspaceOpt = Annotated[
+    Optional[Path],
+    typer.Option("--workspace", "-w", help="Workspace folder (default: $CLAWMEM_WORKSPACE, or found upward from here)."),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout (a stable schema, see docs/cli.md).")]
+
+
+@app.callback()
+def _root(
+    workspace: WorkspaceOpt = None,
+    traceback: Annotated[bool, typer.Option("--traceback", help="Show the Python traceback on errors.")] = False,
+    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
+) -> None:
+    if version:
+        from . import __version__
+
+        print(f"clawmem {__version__}")
+        raise typer.Exit()
+    _state["workspace"] = workspace
+    _state["traceback"] = traceback
+
+
+def _mem(workspace: Path | None = None):
+    from .memory import open_workspace
+
+    return open_workspace(workspace or _state["workspace"])
+
+
+def _print_json(data) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+
+
+@app.command()
+def index(
+    force: Annotated[bool, typer.Option("--force", help="Rebuild from scratch beside the old index, then swap it in.")] = False,
+    no_embed: Annotated[bool, typer.Option("--no-embed", help="Lexical index only; leave vectors pending.")] = False,
+    as_json: JsonOpt = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but errors.")] = False,
+    workspace: WorkspaceOpt = None,
+) -> None:
+    """Bring the index up to date with the Markdown (incremental unless --force)."""
+    from .render import IndexProgress, err, index_summary
+
+    mem = _mem(workspace)
+    with IndexProgress(enabled=None if not (as_json or quiet) else False) as progress:
+        report = mem.index(force=force, embed=not no_embed, progress=progress)
+    data = report.to_dict()
+    if mem.embedder_error and not no_embed:
+        data["vectors_off_reason"] = mem.embedder_error
+    if as_json:
+        _print_json(data)
+        return
+    if quiet:
+        return
+    if report.rebuilt and report.rebuild_reason not in ("", "--force", "no index yet"):
+        err.print(f"[yellow]note: rebuilt the index: {report.rebuild_reason}[/yellow]")
+    for s in data["skipped"]:
+        err.print(f"[yellow]skipped[/yellow] {s['path']}: {s['reason']}")
+    for p in data["problems"]:
+        err.print(f"[red]malformed fact[/red] {p['path']}:{p['line']}: {p['message']}")
+    if mem.embedder_error and not no_embed:
+        err.print(f"[yellow]vectors off: {mem.embedder_error}[/yellow]")
+    print(index_summary(data))
+
+
+def _recall_one(mem, query: str, opts: dict):
+    return mem.recall(query, **opts)
+
+
+@app.command()
+def recall(
+    query: Annotated[Optional[str], typer.Argument(help="What to look for, in any language.")] = None,
+    k: Annotated[Optional[int], typer.Option("-k", help="Number of results (default: config k = 6).")] = None,
+    mode: Annotated[str, typer.Option("--mode", help="hybrid | lexical | vector")] = "hybrid",
+    since: Annotated[Optional[str], typer.Option("--since", help="30d, 2w, 3m, 2025-11, 2025-11-27 …")] = None,
+    until: Annotated[Optional[str], typer.Option("--until", help="Same forms as --since; inclusive.")] = None,
+    kind: Annotated[Optional[list[str]], typer.Option("--kind", help="Fact kind W, B, O or S (or 'chunk'); repeatable.")] = None,
+    entity: Annotated[Optional[str], typer.Option("--entity", help="Only facts mentioning @ENTITY, plus its entity page.")] = None,
+    path: Annotated[Optional[str], typer.Option("--path", help="Only files under this workspace path prefix.")] = None,
+    as_json: JsonOpt = False,
+    explain: Annotated[bool, typer.Option("--explain", help="Show each leg's rank and score.")] = False,
+    queries: Annotated[Optional[str], typer.Option("--queries", help="File of queries (one per line, text or JSON); '-' for stdin. Prints JSON lines.")] = None,
+    no_sync: Annotated[bool, typer.Option("--no-sync", help="Do not sync changed files first.")] = False,
+    workspace: WorkspaceOpt = None,
+) -> None:
+    """Search memory: lexical + semantic, filtered by time, kind and entity, with citations."""
+    from .render import recall_human
+
+    if (query is None) == (queries is None):
+        raise UsageError("give either a QUERY or --queries FILE", hint='e.g. clawmem recall "payments decision"')
+    mem = _mem(workspace)
+    opts = dict(k=k, mode=mode, since=since, until=until, kind=kind, entity=entity, path=path, sync=not no_sync)
+    if queries is not None:
+        stream = sys.stdin if queries == "-" else _open_queries(queries)
+        first = True
+        for lineno, line in enumerate(stream, 1):
+            line = line.strip()
+            if not line:
+                continue
+            q, local = _parse_query_line(line, queries, lineno)
+            res = mem.recall(q, **{**opts, **local, "sync": opts["sync"] and first})
+            first = False
+            _print_json(res.to_dict(explain))
+        return
+    res = mem.recall(query, **opts)
+    if as_json:
+        _print_json(res.to_dict(explain))
+    else:
+        recall_human(res.to_dict(explain=True), explain)
+
+
+def _open_queries(path: str):
+    try:
+        return open(path, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the queries file ({exc.strerror})") from None
+
+
+_QUERY_KEYS = {"query", "k", "mode", "since", "until", "kind", "entity", "path"}
+
+
+def _parse_query_line(line: str, source: str, lineno: int) -> tuple[str, dict]:
+    if not line.startswith("{"):
+        return line, {}
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"{source} line {lineno}: invalid JSON ({exc.msg})",
+            hint='write plain text, or an object like {"query": "…", "k": 5}',
+        ) from None
+    if not isinstance(obj, dict) or not isinstance(obj.get("query"), str):
+        raise InputError(f'{source} line {lineno}: a JSON line needs a "query" string')
+    unknown = set(obj) - _QUERY_KEYS
+    if unknown:
+        raise InputError(
+            f"{source} line {lineno}: unknown key {sorted(unknown)[0]!r}",
+            hint="known keys: " + ", ".join(sorted(_QUERY_KEYS)),
+        )
+    q = obj.pop("query")
+    return q, obj
+
+
+@app.command()
+def status(as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
+    """What is indexed, what changed on disk since, and the state of vectors."""
+    from .render import status_human
+
+    s = _mem(workspace).status()
+    if as_json:
+        _print_json(s)
+    else:
+        status_human(s)
+
+
+@app.command()
+def get(
+    path: Annotated[str, typer.Argument(help="A memory file, e.g. memory/2025-11-27.md (a citation's path#L12-L20 works too).")],
+    from_line: Annotated[Optional[int], typer.Option("--from", help="First line (1-based).")] = None,
+    lines: Annotated[Optional[int], typer.Option("--lines", help="How many lines.")] = None,
+    as_json: JsonOpt = False,
+    workspace: WorkspaceOpt = None,
+) -> None:
+    """Print lines of a memory file (only files inside the workspace)."""
+    import re
+
+    m = re.fullmatch(r"(.+?)#L(\d+)(?:-L?(\d+))?", path)
+    if m:
+        path = m.group(1)
+        if from_line is None:
+            from_line = int(m.group(2))
+        if lines is None and m.group(3):
+            lines = int(m.group(3)) - int(m.group(2)) + 1
+    res = _mem(workspace).get(path, from_line=from_line or 1, lines=lines)
+    if as_json:
+        _print_json(res)
+    else:
+        sys.stdout.write(res["text"] + ("\n" if res["text"] else ""))
+
+
+@app.command()
+def config(as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
+    """Show every effective setting and where it came from."""
+    from rich.markup import escape
+
+    from .render import out
+
+    mem = _mem(workspace)
+    items = mem.cfg.items()
+    if as_json:
+        _print_json({name: {"value": list(v) if isinstance(v, tuple) else v, "source": src} for name, v, src in items})
+        return
+    out.print(f"[dim]workspace {escape(str(mem.root))}[/dim]")
+    for name, value, src in items:
+        out.print(f"{name:<22} {escape(repr(value)):<28} [dim]{escape(src)}[/dim]")
+
+
+def _debug() -> bool:
+    return bool(_state["traceback"] or os.environ.get("CLAWMEM_DEBUG"))
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: the one place where errors become messages and exit codes."""
+    try:
+        code = app(args=argv, standalone_mode=False)
+    except ClawmemError as exc:
+        if _debug():
+            raise
+        sys.stderr.write(f"clawmem: error: {exc.message}\n")
+        if exc.hint:
+            sys.stderr.write(f"  hint: {exc.hint}\n")
+        sys.exit(exc.exit_code)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        sys.stdout.write(exc.ctx.get_help() + "\n") if exc.ctx else None
+        sys.exit(0)
+    except click.ClickException as exc:
+        sys.stderr.write(f"clawmem: error: {exc.format_message()}\n")
+        if getattr(exc, "ctx", None) is not None:
+            sys.stderr.write(f"  hint: see `{exc.ctx.command_path} --help`\n")
+        sys.exit(2)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        sys.stderr.write("clawmem: interrupted; committed work is kept and the next run resumes\n")
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.exit(0)
+    except Exception as exc:  # noqa: BLE001 - the boundary: anything unexpected is a bug report
+        if _debug():
+            raise
+        sys.stderr.write(
+            f"clawmem: error: internal error: {type(exc).__name__}: {exc}\n"
+            "  hint: rerun with --traceback (or CLAWMEM_DEBUG=1) and report it\n"
+        )
+        sys.exit(70)
+    sys.exit(code if isinstance(code, int) else 0)

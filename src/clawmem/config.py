@@ -1,0 +1,156 @@
+"""Effective configuration: defaults, then ``clawmem.toml``, then ``CLAWMEM_*`` environment variables.
+
+Every value remembers where it came from so ``clawmem config`` can show it. Defaults follow the
+design seeds (chunks of ~400 tokens with 80 overlap, 6 results, 700-character snippets, candidate
+multiplier 4).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+CONFIG_FILE = "clawmem.toml"
+
+
+@dataclass(frozen=True)
+class Config:
+    # Chunking (token counts are estimated as characters / 4, like the seeds).
+    chunk_tokens: int = 400
+    chunk_overlap: int = 80
+    # Recall.
+    k: int = 6
+    snippet_chars: int = 700
+    candidate_multiplier: int = 4
+    fusion: str = "rrf"  # "rrf" | "weighted" (OpenClaw's 0.7 vector + 0.3 text)
+    rrf_k: int = 60
+    # Half-life in days for the age decay of dated notes; 0 turns decay off. Evergreen files never decay.
+    decay_half_life_days: float = 0.0
+    # Workspace scanning bounds; anything over them is skipped and reported by name.
+    extra_paths: tuple[str, ...] = ()
+    max_file_bytes: int = 5_000_000
+    max_files: int = 50_000
+    # Embeddings. An empty model means the bundled all-MiniLM-L6-v2, converted on first use.
+    model: str = ""
+    query_prefix: str | None = None
+    document_prefix: str | None = None
+    embed_batch: int = 32
+    vectors: bool = True
+    # Vectors of texts no longer in the index are kept for reuse up to this many entries.
+    cache_max_entries: int = 20_000
+    # Read commands sync changed files first; embedding more than this many chunks is left to `index`.
+    sync_on_read: bool = True
+    lazy_embed_limit: int = 64
+    # watch
+    debounce_ms: int = 1500
+    reconcile_seconds: int = 30
+    sources: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def chunk_chars(self) -> int:
+        return self.chunk_tokens * 4
+
+    @property
+    def overlap_chars(self) -> int:
+        return self.chunk_overlap * 4
+
+    def items(self) -> list[tuple[str, Any, str]]:
+        """(name, value, source) for every setting, in declaration order."""
+        out = []
+        for f in fields(self):
+            if f.name == "sources":
+                continue
+            out.append((f.name, getattr(self, f.name), self.sources.get(f.name, "default")))
+        return out
+
+
+def _settable_fields() -> dict[str, Any]:
+    return {f.name: f for f in fields(Config) if f.name != "sources"}
+
+
+def _coerce(name: str, raw: Any, default: Any, origin: str) -> Any:
+    """Convert a TOML or environment value to the type of the default, or explain the problem."""
+    expected = type(default) if default is not None else str
+    try:
+        if isinstance(default, bool):
+            if isinstance(raw, bool):
+                return raw
+            text = str(raw).strip().lower()
+            if text in {"1", "true", "yes", "on"}:
+                return True
+            if text in {"0", "false", "no", "off"}:
+                return False
+            raise ValueError
+        if isinstance(default, tuple):
+            if isinstance(raw, list):
+                return tuple(str(x) for x in raw)
+            return tuple(p for p in str(raw).split(os.pathsep) if p)
+        if isinstance(default, int):
+            if isinstance(raw, bool):
+                raise ValueError
+            value = int(raw)
+            if value < 0:
+                raise ValueError
+            return value
+        if isinstance(default, float):
+            value = float(raw)
+            if value < 0:
+                raise ValueError
+            return value
+        return str(raw)
+    except (TypeError, ValueError):
+        raise ConfigError(
+            f"{origin}: {name} = {raw!r} is not a valid {expected.__name__}",
+            hint=f"set {name} to a non-negative {expected.__name__}, or remove it to use the default",
+        ) from None
+
+
+def load_config(root: Path, environ: dict[str, str] | None = None) -> Config:
+    env = os.environ if environ is None else environ
+    allowed = _settable_fields()
+    defaults = Config()
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+
+    path = root / CONFIG_FILE
+    if path.is_file():
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(
+                f"{CONFIG_FILE}: {exc}", hint="fix the TOML syntax or delete the file"
+            ) from None
+        # Settings may live at the top level or under [clawmem].
+        table = data.get("clawmem", data) if isinstance(data.get("clawmem"), dict) else data
+        for key, raw in table.items():
+            if key not in allowed:
+                raise ConfigError(
+                    f"{CONFIG_FILE}: unknown setting {key!r}",
+                    hint="known settings: " + ", ".join(sorted(allowed)),
+                )
+            values[key] = _coerce(key, raw, getattr(defaults, key), CONFIG_FILE)
+            sources[key] = CONFIG_FILE
+
+    for key in allowed:
+        var = "CLAWMEM_" + key.upper()
+        if var in env:
+            values[key] = _coerce(key, env[var], getattr(defaults, key), f"${var}")
+            sources[key] = f"${var}"
+
+    if values.get("fusion", defaults.fusion) not in {"rrf", "weighted"}:
+        raise ConfigError(
+            f"{sources.get('fusion')}: fusion = {values['fusion']!r} is not known",
+            hint='use "rrf" (default) or "weighted"',
+        )
+    cfg = Config(**values, sources=sources)
+    if cfg.chunk_tokens < 16 or cfg.chunk_overlap >= cfg.chunk_tokens:
+        raise ConfigError(
+            f"chunk_tokens={cfg.chunk_tokens}, chunk_overlap={cfg.chunk_overlap} cannot chunk",
+            hint="chunk_tokens must be at least 16 and larger than chunk_overlap",
+        )
+    return cfg

@@ -1,0 +1,71 @@
+"""Opening SQLite with the extensions clawmem needs.
+
+The standard library's ``sqlite3`` is often built without extension loading (it is here, and on
+macOS system Pythons), so clawmem uses ``sqlean`` (sqlean.py, a drop-in DB-API module) and falls
+back to ``sqlite3`` only if sqlean is missing. sqlite-vec is verified with ``vec_version()`` at
+open; when it cannot load, vectors move to a plain table searched by an exact NumPy scan and
+``status`` / ``recall --json`` say so and why.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+try:  # pragma: no cover - which branch runs depends on the installation
+    import sqlean as sqlite
+except ImportError:  # pragma: no cover
+    import sqlite3 as sqlite  # type: ignore[no-redef]
+
+Connection = Any  # sqlean.Connection or sqlite3.Connection: same DB-API surface
+DatabaseError = sqlite.DatabaseError
+OperationalError = sqlite.OperationalError
+
+
+@dataclass(frozen=True)
+class VectorSupport:
+    available: bool
+    backend: str  # "sqlite-vec" | "numpy"
+    version: str  # sqlite-vec version, or ""
+    reason: str  # why the fallback is in use; "" when sqlite-vec works
+
+
+def _load_vec(conn: Connection) -> VectorSupport:
+    if os.environ.get("CLAWMEM_DISABLE_SQLITE_VEC"):
+        return VectorSupport(False, "numpy", "", "disabled by $CLAWMEM_DISABLE_SQLITE_VEC")
+    try:
+        import sqlite_vec
+    except ImportError as exc:
+        return VectorSupport(False, "numpy", "", f"sqlite-vec is not installed ({exc})")
+    try:
+        conn.enable_load_extension(True)
+        sqlite_vec.load(conn)
+        conn.enable_load_extension(False)
+        (version,) = conn.execute("select vec_version()").fetchone()
+    except AttributeError:
+        return VectorSupport(
+            False, "numpy", "", f"{sqlite.__name__} was built without extension loading"
+        )
+    except Exception as exc:  # noqa: BLE001 - any load failure means: fall back, and say why
+        return VectorSupport(False, "numpy", "", f"sqlite-vec failed to load: {exc}")
+    return VectorSupport(True, "sqlite-vec", str(version), "")
+
+
+def connect(path: Path, *, readonly: bool = False) -> tuple[Connection, VectorSupport]:
+    if readonly:
+        conn = sqlite.connect(f"file:{path}?mode=ro", uri=True, timeout=30, check_same_thread=False)
+    else:
+        conn = sqlite.connect(str(path), timeout=30, check_same_thread=False)
+    conn.row_factory = sqlite.Row
+    vec = _load_vec(conn)
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA busy_timeout = 30000")
+    if not readonly:
+        conn.execute("PRAGMA synchronous = NORMAL")
+    return conn, vec
+
+
+def sqlite_version() -> str:
+    return sqlite.sqlite_version

@@ -1,0 +1,453 @@
+"""The derived index: one SQLite file with FTS5, a vector table and the embedding cache.
+
+``Index`` owns a connection and knows the tables; it has no opinion about *what* to index (that is
+``sync``) or how to rank (that is ``recall``). Writes to one file happen in one transaction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from . import db, schema
+from .chunking import CHUNKER_VERSION
+from .errors import StoreError
+from .textnorm import NORMALIZER_VERSION, search_text
+
+
+@dataclass(frozen=True)
+class Unit:
+    """Something to index: a structural chunk of a file, or one Retain fact."""
+
+    start_line: int
+    end_line: int
+    heading: str
+    text: str
+    sha256: str  # hash of embed_text(...): the embedding cache key
+    day: str | None
+    kind: str | None = None
+    confidence: float | None = None
+    valid_from: str | None = None
+    valid_to: str | None = None
+    entities: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Restrictions applied *before* ranking limits, in both legs."""
+
+    since: str | None = None  # YYYY-MM-DD inclusive; excludes evergreen files
+    until: str | None = None
+    kinds: tuple[str, ...] = ()  # fact kinds; "chunk" selects plain chunks
+    entity: str | None = None  # folded entity name
+    path_prefix: str | None = None
+    facts_only: bool = False
+
+    @property
+    def active(self) -> bool:
+        return any([self.since, self.until, self.kinds, self.entity, self.path_prefix, self.facts_only])
+
+
+def expected_meta() -> dict[str, str]:
+    return {
+        "schema_version": str(schema.SCHEMA_VERSION),
+        "chunker_version": str(CHUNKER_VERSION),
+        "normalizer_version": str(NORMALIZER_VERSION),
+    }
+
+
+def _blob(vec: np.ndarray) -> bytes:
+    return np.asarray(vec, dtype="<f4").tobytes()
+
+
+def _fts_values(text: str, heading: str, entities: Iterable[str]) -> tuple[str, str]:
+    return search_text(text), search_text(" ".join([heading, *entities]))
+
+
+class Index:
+    def __init__(self, path: Path, conn: db.Connection, vec: db.VectorSupport) -> None:
+        self.path = path
+        self.conn = conn
+        self.vec = vec
+
+    # ----------------------------------------------------------------- lifecycle
+    @classmethod
+    def open(cls, path: Path, *, readonly: bool = False) -> Index:
+        conn, vec = db.connect(path, readonly=readonly)
+        return cls(path, conn, vec)
+
+    @classmethod
+    def create(cls, path: Path) -> Index:
+        """A fresh, empty index at ``path`` (which must not exist)."""
+        idx = cls.open(path)
+        with idx.conn:
+            idx.conn.executescript(schema.DDL)
+            for key, value in expected_meta().items():
+                idx.set_meta(key, value)
+            idx.set_meta("created_at", str(int(time.time())))
+            idx.set_meta("vector_backend", idx.vec.backend)
+        return idx
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def check_compatible(self) -> str | None:
+        """None if this index matches the code; otherwise why it must be rebuilt."""
+        try:
+            meta = self.all_meta()
+        except db.DatabaseError as exc:
+            return f"unreadable ({exc})"
+        for key, want in expected_meta().items():
+            if meta.get(key) != want:
+                return f"{key} is {meta.get(key)!r}, this clawmem writes {want!r}"
+        if meta.get("vector_backend", self.vec.backend) != self.vec.backend:
+            return (
+                f"vectors were stored for {meta['vector_backend']}, "
+                f"but {self.vec.backend} is in use now"
+            )
+        return None
+
+    # ----------------------------------------------------------------- meta
+    def get_meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    def all_meta(self) -> dict[str, str]:
+        return {r[0]: r[1] for r in self.conn.execute("SELECT key, value FROM meta")}
+
+    # ----------------------------------------------------------------- files
+    def file_states(self) -> dict[str, tuple[int, int, str]]:
+        rows = self.conn.execute("SELECT path, size, mtime_ns, sha256 FROM files")
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+    def touch_file(self, relpath: str, size: int, mtime_ns: int) -> None:
+        """Content unchanged (same hash) but the stat moved: remember the new stat."""
+        with self.conn:
+            self.conn.execute(
+                "UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", (size, mtime_ns, relpath)
+            )
+
+    def replace_file(
+        self,
+        relpath: str,
+        *,
+        sha256: str,
+        size: int,
+        mtime_ns: int,
+        day: str | None,
+        lines: int,
+        units: Sequence[Unit],
+        problems: Sequence[dict],
+        embedder_key: str | None,
+    ) -> int:
+        """Swap everything indexed for one file in a single transaction. Returns units reused
+        from the embedding cache (their vectors did not need computing again)."""
+        now = int(time.time())
+        reused = 0
+        with self.conn:
+            self._remove_file_rows(relpath, keep_vectors=embedder_key is not None, now=now)
+            self.conn.execute(
+                "INSERT INTO files(path, sha256, size, mtime_ns, day, lines, problems) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (relpath, sha256, size, mtime_ns, day, lines, json.dumps(list(problems))),
+            )
+            for u in units:
+                cur = self.conn.execute(
+                    "INSERT INTO chunks(path, start_line, end_line, heading, text, sha256, day, "
+                    "kind, confidence, valid_from, valid_to, entities) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        relpath, u.start_line, u.end_line, u.heading, u.text, u.sha256, u.day,
+                        u.kind, u.confidence, u.valid_from, u.valid_to, " ".join(u.entities),
+                    ),
+                )
+                cid = cur.lastrowid
+                body, head = _fts_values(u.text, u.heading, u.entities)
+                self.conn.execute(
+                    "INSERT INTO chunks_fts(rowid, body, heading) VALUES (?, ?, ?)", (cid, body, head)
+                )
+                for ent in dict.fromkeys(u.entities):
+                    self.conn.execute(
+                        "INSERT OR IGNORE INTO chunk_entities(chunk_id, entity, folded) "
+                        "VALUES (?, ?, ?)",
+                        (cid, ent, ent.casefold()),
+                    )
+                if embedder_key is not None:
+                    vec = self._cached_vector(embedder_key, u.sha256)
+                    if vec is not None:
+                        self._put_vector(cid, vec, u.day, u.kind, now)
+                        reused += 1
+        return reused
+
+    def delete_file(self, relpath: str, *, keep_vectors: bool) -> None:
+        with self.conn:
+            self._remove_file_rows(relpath, keep_vectors=keep_vectors, now=int(time.time()))
+
+    def _remove_file_rows(self, relpath: str, *, keep_vectors: bool, now: int) -> None:
+        rows = self.conn.execute(
+            "SELECT id, heading, text, entities, sha256, embedded FROM chunks WHERE path = ?",
+            (relpath,),
+        ).fetchall()
+        key = self.get_meta("embedder")
+        for r in rows:
+            body, head = _fts_values(r["text"], r["heading"], r["entities"].split())
+            # Contentless FTS5 deletes by restating the indexed values (deterministic, see textnorm).
+            self.conn.execute(
+                "INSERT INTO chunks_fts(chunks_fts, rowid, body, heading) VALUES('delete', ?, ?, ?)",
+                (r["id"], body, head),
+            )
+            if r["embedded"]:
+                if keep_vectors and key:
+                    vec = self._get_vector(r["id"])
+                    if vec is not None:
+                        self.conn.execute(
+                            "INSERT OR REPLACE INTO embedding_cache(embedder, sha256, vector, last_used) "
+                            "VALUES (?, ?, ?, ?)",
+                            (key, r["sha256"], vec, now),
+                        )
+                self._delete_vector(r["id"])
+        self.conn.execute("DELETE FROM chunks WHERE path = ?", (relpath,))  # cascades entities
+        self.conn.execute("DELETE FROM files WHERE path = ?", (relpath,))
+
+    # ----------------------------------------------------------------- vectors
+    @property
+    def dims(self) -> int | None:
+        value = self.get_meta("dims")
+        return int(value) if value else None
+
+    def set_embedder(self, key: str, identity_json: str, dims: int) -> bool:
+        """Declare the vector space. If it differs from the stored one, every vector is dropped
+        (vectors from two models never mix) and all units become pending. Returns True if reset."""
+        if self.get_meta("embedder") == key and self.dims == dims and self._vector_table_exists():
+            return False
+        with self.conn:
+            self.conn.execute("DROP TABLE IF EXISTS chunk_vectors")
+            self.conn.execute("DROP TABLE IF EXISTS chunk_vectors_plain")
+            if self.vec.available:
+                self.conn.executescript(schema.vec0_ddl(dims))
+            else:
+                self.conn.executescript(schema.PLAIN_VECTORS_DDL)
+            self.conn.execute("UPDATE chunks SET embedded = 0")
+            self.set_meta("embedder", key)
+            self.set_meta("embedder_identity", identity_json)
+            self.set_meta("dims", str(dims))
+            self.set_meta("vector_backend", self.vec.backend)
+        return True
+
+    def _vector_table_exists(self) -> bool:
+        name = "chunk_vectors" if self.vec.available else "chunk_vectors_plain"
+        row = self.conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE name = ?", (name,)
+        ).fetchone()
+        return row is not None
+
+    def _cached_vector(self, key: str, sha: str) -> bytes | None:
+        row = self.conn.execute(
+            "SELECT vector FROM embedding_cache WHERE embedder = ? AND sha256 = ?", (key, sha)
+        ).fetchone()
+        if row is not None:
+            # Back in the live table: keep one copy only.
+            self.conn.execute(
+                "DELETE FROM embedding_cache WHERE embedder = ? AND sha256 = ?", (key, sha)
+            )
+            return row[0]
+        live = self.conn.execute(
+            "SELECT id FROM chunks WHERE sha256 = ? AND embedded = 1 LIMIT 1", (sha,)
+        ).fetchone()
+        if live is not None:
+            return self._get_vector(live[0])
+        return None
+
+    def _get_vector(self, chunk_id: int) -> bytes | None:
+        table = "chunk_vectors" if self.vec.available else "chunk_vectors_plain"
+        row = self.conn.execute(
+            f"SELECT embedding FROM {table} WHERE chunk_id = ?", (chunk_id,)
+        ).fetchone()
+        return bytes(row[0]) if row else None
+
+    def _delete_vector(self, chunk_id: int) -> None:
+        table = "chunk_vectors" if self.vec.available else "chunk_vectors_plain"
+        self.conn.execute(f"DELETE FROM {table} WHERE chunk_id = ?", (chunk_id,))
+
+    def _put_vector(self, chunk_id: int, vec: bytes, day: str | None, kind: str | None, now: int):
+        if self.vec.available:
+            self.conn.execute(
+                "INSERT INTO chunk_vectors(chunk_id, embedding, day, kind, evergreen) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (chunk_id, vec, day or "", kind or "", 0 if day else 1),
+            )
+        else:
+            self.conn.execute(
+                "INSERT INTO chunk_vectors_plain(chunk_id, embedding) VALUES (?, ?)", (chunk_id, vec)
+            )
+        self.conn.execute("UPDATE chunks SET embedded = 1 WHERE id = ?", (chunk_id,))
+
+    def pending(self, limit: int) -> list[tuple[int, str, str, str | None, str | None]]:
+        """Units still waiting for a vector: (id, embed text, sha256, day, kind)."""
+        rows = self.conn.execute(
+            "SELECT c.id, c.heading, c.text, c.entities, c.kind, c.sha256, c.day FROM chunks c "
+            "WHERE c.embedded = 0 ORDER BY c.id LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return [(r[0], embed_text(r[1], r[2], r[3].split(), r[4]), r[5], r[6], r[4]) for r in rows]
+
+    def pending_count(self) -> int:
+        return self.conn.execute("SELECT count(*) FROM chunks WHERE embedded = 0").fetchone()[0]
+
+    def store_vectors(self, rows: Sequence[tuple[int, np.ndarray | None, str | None, str | None]]):
+        """Commit one batch of computed vectors. A None vector (NaN/zero from the model) is marked
+        embedded=-1 so it is neither retried forever nor searched."""
+        now = int(time.time())
+        with self.conn:
+            for cid, vec, day, kind in rows:
+                exists = self.conn.execute(
+                    "SELECT embedded FROM chunks WHERE id = ?", (cid,)
+                ).fetchone()
+                if exists is None or exists[0] != 0:
+                    continue  # the file changed while we were embedding
+                if vec is None:
+                    self.conn.execute("UPDATE chunks SET embedded = -1 WHERE id = ?", (cid,))
+                else:
+                    self._put_vector(cid, _blob(vec), day, kind, now)
+
+    def prune_cache(self, max_entries: int) -> int:
+        with self.conn:
+            key = self.get_meta("embedder")
+            cur = self.conn.execute("DELETE FROM embedding_cache WHERE embedder != ?", (key or "",))
+            removed = cur.rowcount
+            count = self.conn.execute("SELECT count(*) FROM embedding_cache").fetchone()[0]
+            if count > max_entries:
+                cur = self.conn.execute(
+                    "DELETE FROM embedding_cache WHERE (embedder, sha256) IN ("
+                    "SELECT embedder, sha256 FROM embedding_cache ORDER BY last_used, sha256 LIMIT ?)",
+                    (count - max_entries,),
+                )
+                removed += cur.rowcount
+        return removed
+
+    def import_vectors(self, key: str, source: Index) -> int:
+        """Copy vectors of identical texts from another index (the old one, during a rebuild)
+        into this one's cache, so a forced rebuild embeds nothing unchanged."""
+        if source.get_meta("embedder") != key or not source._vector_table_exists():
+            return 0
+        wanted = [r[0] for r in self.conn.execute("SELECT DISTINCT sha256 FROM chunks WHERE embedded = 0")]
+        table = "chunk_vectors" if source.vec.available else "chunk_vectors_plain"
+        now = int(time.time())
+        found = 0
+        with self.conn:
+            for i in range(0, len(wanted), 500):
+                part = wanted[i : i + 500]
+                marks = ",".join("?" * len(part))
+                rows = source.conn.execute(
+                    f"SELECT c.sha256, v.embedding FROM chunks c JOIN {table} v ON v.chunk_id = c.id "
+                    f"WHERE c.sha256 IN ({marks}) "
+                    f"UNION ALL SELECT sha256, vector FROM embedding_cache "
+                    f"WHERE embedder = ? AND sha256 IN ({marks})",
+                    (*part, key, *part),
+                ).fetchall()
+                seen = set()
+                for sha, vec in rows:
+                    if sha in seen:
+                        continue
+                    seen.add(sha)
+                    self.conn.execute(
+                        "INSERT OR REPLACE INTO embedding_cache(embedder, sha256, vector, last_used) "
+                        "VALUES (?, ?, ?, ?)",
+                        (key, sha, bytes(vec), now),
+                    )
+                    found += 1
+        return found
+
+    def adopt_cached(self) -> int:
+        """Give pending units the vectors waiting for them in the cache. Returns how many."""
+        key = self.get_meta("embedder")
+        if not key:
+            return 0
+        rows = self.conn.execute(
+            "SELECT c.id, c.sha256, c.day, c.kind FROM chunks c JOIN embedding_cache e "
+            "ON e.embedder = ? AND e.sha256 = c.sha256 WHERE c.embedded = 0",
+            (key,),
+        ).fetchall()
+        now = int(time.time())
+        with self.conn:
+            for cid, sha, day, kind in rows:
+                vec = self.conn.execute(
+                    "SELECT vector FROM embedding_cache WHERE embedder = ? AND sha256 = ?", (key, sha)
+                ).fetchone()
+                if vec is None:
+                    continue
+                self._put_vector(cid, bytes(vec[0]), day, kind, now)
+            self.conn.execute(
+                "DELETE FROM embedding_cache WHERE embedder = ? AND sha256 IN "
+                "(SELECT sha256 FROM chunks WHERE embedded = 1)",
+                (key,),
+            )
+        return len(rows)
+
+    # ----------------------------------------------------------------- stats
+    def counts(self) -> dict[str, int]:
+        q = self.conn.execute
+        return {
+            "files": q("SELECT count(*) FROM files").fetchone()[0],
+            "chunks": q("SELECT count(*) FROM chunks WHERE kind IS NULL").fetchone()[0],
+            "facts": q("SELECT count(*) FROM chunks WHERE kind IS NOT NULL").fetchone()[0],
+            "vectors": q("SELECT count(*) FROM chunks WHERE embedded = 1").fetchone()[0],
+            "pending": q("SELECT count(*) FROM chunks WHERE embedded = 0").fetchone()[0],
+            "unembeddable": q("SELECT count(*) FROM chunks WHERE embedded = -1").fetchone()[0],
+            "cache_entries": q("SELECT count(*) FROM embedding_cache").fetchone()[0],
+        }
+
+    def problems(self) -> list[tuple[str, dict]]:
+        out = []
+        for path, raw in self.conn.execute(
+            "SELECT path, problems FROM files WHERE problems != '[]' ORDER BY path"
+        ):
+            out.extend((path, p) for p in json.loads(raw))
+        return out
+
+
+def make_unit(
+    start_line: int,
+    end_line: int,
+    heading: str,
+    text: str,
+    day: str | None,
+    *,
+    kind: str | None = None,
+    confidence: float | None = None,
+    valid_from: str | None = None,
+    valid_to: str | None = None,
+    entities: tuple[str, ...] = (),
+) -> Unit:
+    sha = hashlib.sha256(embed_text(heading, text, entities, kind).encode("utf-8")).hexdigest()
+    return Unit(
+        start_line, end_line, heading, text, sha, day, kind, confidence, valid_from, valid_to,
+        entities,
+    )
+
+
+def embed_text(heading: str, text: str, entities: Sequence[str], kind: str | None) -> str:
+    """What the embedder sees for a unit: context first, then the text itself."""
+    if kind:
+        return f"{', '.join(entities)}: {text}" if entities else text
+    return f"{heading}\n{text}" if heading else text
+
+
+def fail(path: Path, exc: Exception) -> StoreError:
+    return StoreError(
+        f"{path}: {exc}",
+        hint="the index is derived data: `clawmem index --force` rebuilds it from the Markdown",
+    )

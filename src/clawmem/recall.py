@@ -1,0 +1,396 @@
+"""Recall: lexical and vector candidates, fused, filtered before limits, with exact citations."""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import date
+
+import numpy as np
+
+from . import db, fusion
+from .index import Filters, Index
+from .textnorm import LexQuery, build_query, fold
+
+MODES = ("hybrid", "lexical", "vector")
+
+
+@dataclass(frozen=True)
+class Hit:
+    path: str
+    start_line: int
+    end_line: int
+    heading: str
+    text: str
+    snippet: str
+    score: float
+    kind: str | None  # None for a chunk; W/B/O/S for a fact
+    day: str | None
+    entities: tuple[str, ...]
+    confidence: float | None
+    valid_from: str | None
+    valid_to: str | None
+    lexical_rank: int | None = None
+    lexical_score: float | None = None
+    vector_rank: int | None = None
+    vector_score: float | None = None
+    superseded_by: str | None = None  # citation of a newer fact about the same entity
+
+    @property
+    def citation(self) -> str:
+        return f"{self.path}#L{self.start_line}-L{self.end_line}"
+
+    def to_dict(self, explain: bool = False) -> dict:
+        d = {
+            "type": "fact" if self.kind else "chunk",
+            "citation": self.citation,
+            "source": self.citation,
+            "path": self.path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "score": round(self.score, 6),
+            "heading": self.heading,
+            "snippet": self.snippet,
+            "timestamp": self.day,
+        }
+        if self.kind:
+            d.update(
+                kind=self.kind,
+                content=self.text,
+                entities=list(self.entities),
+                confidence=self.confidence,
+                valid_from=self.valid_from,
+                valid_to=self.valid_to,
+                superseded_by=self.superseded_by,
+            )
+        if explain:
+            d["explain"] = {
+                "lexical_rank": self.lexical_rank,
+                "lexical_score": None if self.lexical_score is None else round(self.lexical_score, 6),
+                "vector_rank": self.vector_rank,
+                "vector_score": None if self.vector_score is None else round(self.vector_score, 6),
+            }
+        return d
+
+
+@dataclass
+class RecallResult:
+    query: str
+    mode: str
+    ranking: str
+    hits: list[Hit]
+    empty_reason: str | None = None
+    relaxed: bool = False  # the all-terms query found nothing; fewer terms were used
+    notes: list[str] = field(default_factory=list)
+    degraded: list[str] = field(default_factory=list)  # why a leg is off or partial
+    vectors: dict = field(default_factory=dict)
+    index: dict = field(default_factory=dict)
+    filters: dict = field(default_factory=dict)
+    budget: dict | None = None
+    seconds: float = 0.0
+
+    def to_dict(self, explain: bool = False) -> dict:
+        return {
+            "query": self.query,
+            "mode": self.mode,
+            "ranking": self.ranking,
+            "results": [h.to_dict(explain) for h in self.hits],
+            "count": len(self.hits),
+            "empty_reason": self.empty_reason,
+            "relaxed": self.relaxed,
+            "notes": self.notes,
+            "degraded": self.degraded,
+            "vectors": self.vectors,
+            "index": self.index,
+            "filters": self.filters,
+            "budget": self.budget,
+            "seconds": round(self.seconds, 4),
+        }
+
+
+_COLS = (
+    "c.id, c.path, c.start_line, c.end_line, c.heading, c.text, c.kind, c.day, c.entities, "
+    "c.confidence, c.valid_from, c.valid_to"
+)
+
+
+def _filter_sql(f: Filters) -> tuple[str, list]:
+    parts, args = [], []
+    if f.since:
+        parts.append("c.day >= ?")
+        args.append(f.since)
+    if f.until:
+        parts.append("c.day <= ?")
+        args.append(f.until)
+    if f.facts_only:
+        parts.append("c.kind IS NOT NULL")
+    if f.kinds:
+        kinds = [k for k in f.kinds if k != "chunk"]
+        sub = []
+        if kinds:
+            sub.append(f"c.kind IN ({','.join('?' * len(kinds))})")
+            args.extend(kinds)
+        if "chunk" in f.kinds:
+            sub.append("c.kind IS NULL")
+        parts.append("(" + " OR ".join(sub) + ")")
+    if f.entity:
+        parts.append(
+            "(c.id IN (SELECT chunk_id FROM chunk_entities WHERE folded = ?) "
+            "OR lower(c.path) = lower(?))"
+        )
+        args.extend([f.entity.casefold(), f"bank/entities/{f.entity}.md"])
+    if f.path_prefix:
+        parts.append("c.path LIKE ? ESCAPE '\\'")
+        esc = f.path_prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        args.append(esc + "%")
+    return (" AND ".join(parts), args)
+
+
+def lexical_leg(index: Index, q: LexQuery, f: Filters, limit: int) -> tuple[list[fusion.LegHit], bool]:
+    """BM25 over the normalised text. Returns (hits, relaxed)."""
+    if not q.all_terms:
+        return [], False
+    where, args = _filter_sql(f)
+    sql = (
+        "SELECT c.id, bm25(chunks_fts, 1.0, 0.4) AS r FROM chunks_fts "
+        "JOIN chunks c ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ? "
+        + (f"AND {where} " if where else "")
+        + "ORDER BY r, c.path, c.start_line, c.id LIMIT ?"
+    )
+    for expr, relaxed in ((q.all_terms, False), (q.any_terms, True)):
+        if not expr:
+            continue
+        rows = index.conn.execute(sql, (expr, *args, limit)).fetchall()
+        if rows:
+            return [
+                fusion.LegHit(r[0], i, fusion.bm25_to_unit(r[1])) for i, r in enumerate(rows, 1)
+            ], relaxed
+    return [], False
+
+
+def vector_leg(index: Index, qvec: np.ndarray, f: Filters, limit: int) -> list[fusion.LegHit]:
+    blob = np.asarray(qvec, dtype="<f4").tobytes()
+    selective = bool(f.entity or f.path_prefix or len(f.kinds) > 1 or f.facts_only)
+    if index.vec.available and not selective:
+        # Time and kind filters run inside sqlite-vec's KNN scan (metadata columns).
+        cond, args = ["embedding MATCH ?", "k = ?"], [blob, limit]
+        if f.since:
+            cond.append("day >= ?")
+            args.append(f.since)
+            cond.append("evergreen = 0")
+        if f.until:
+            cond.append("day <= ?")
+            args.append(f.until)
+            cond.append("evergreen = 0")
+        if f.kinds:
+            cond.append("kind = ?")
+            args.append("" if f.kinds[0] == "chunk" else f.kinds[0])
+        rows = index.conn.execute(
+            f"SELECT chunk_id, distance FROM chunk_vectors WHERE {' AND '.join(cond)} "
+            "ORDER BY distance, chunk_id",
+            args,
+        ).fetchall()
+        return [fusion.LegHit(r[0], i, 1.0 - float(r[1])) for i, r in enumerate(rows, 1)]
+    # Exact scan over the filtered candidates (NumPy): used for selective filters, where the
+    # candidate set is small, and when sqlite-vec is unavailable.
+    where, args = _filter_sql(f)
+    table = "chunk_vectors" if index.vec.available else "chunk_vectors_plain"
+    rows = index.conn.execute(
+        f"SELECT c.id, v.embedding FROM chunks c JOIN {table} v ON v.chunk_id = c.id "
+        "WHERE c.embedded = 1" + (f" AND {where}" if where else ""),
+        args,
+    ).fetchall()
+    if not rows:
+        return []
+    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    mat = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype="<f4").reshape(len(rows), -1)
+    sims = mat @ np.asarray(qvec, dtype=np.float32)
+    order = np.lexsort((ids, -sims))[:limit]
+    return [fusion.LegHit(int(ids[j]), i, float(sims[j])) for i, j in enumerate(order, 1)]
+
+
+def _snippet(text: str, q: LexQuery | None, max_chars: int) -> str:
+    if len(text) <= max_chars:
+        return text
+    start = 0
+    if q is not None:
+        folded = fold(text)
+        positions = []
+        for term in q.terms:
+            first = term.strip('"*').split(" ")[0]
+            m = re.search(re.escape(first), folded) if first else None
+            if m:
+                positions.append(m.start())
+        if positions and len(folded) == len(text):
+            start = max(0, min(positions) - max_chars // 4)
+            nl = text.rfind("\n", 0, start)
+            start = nl + 1 if nl != -1 and start - nl < max_chars // 4 else start
+    cut = text[start : start + max_chars]
+    return ("…" if start else "") + cut + ("…" if start + max_chars < len(text) else "")
+
+
+def _overlaps(a: Hit, kept: list[Hit]) -> bool:
+    return any(
+        k.path == a.path and not (a.end_line < k.start_line or a.start_line > k.end_line)
+        for k in kept
+    )
+
+
+def run_recall(
+    index: Index,
+    query: str,
+    *,
+    k: int,
+    mode: str,
+    filters: Filters,
+    embedder=None,
+    fusion_name: str = "rrf",
+    rrf_k: int = 60,
+    candidate_multiplier: int = 4,
+    snippet_chars: int = 700,
+    decay_half_life_days: float = 0.0,
+    today: date | None = None,
+    degraded: list[str] | None = None,
+) -> RecallResult:
+    t0 = time.perf_counter()
+    degraded = list(degraded or [])
+    ranking = fusion.WEIGHTED if fusion_name == "weighted" else fusion.RRF
+    result = RecallResult(query, mode, ranking, [], degraded=degraded)
+    n_cand = max(k * candidate_multiplier, k)
+    q = build_query(query)
+
+    lex: list[fusion.LegHit] = []
+    vec: list[fusion.LegHit] = []
+    if mode in ("hybrid", "lexical"):
+        lex, result.relaxed = lexical_leg(index, q, filters, n_cand)
+        if result.relaxed:
+            result.notes.append(
+                "no result contained every term; showing results that match some of them"
+            )
+    vector_used = False
+    if mode in ("hybrid", "vector"):
+        if embedder is None:
+            if mode == "vector":
+                result.empty_reason = "vector search is unavailable: " + "; ".join(degraded)
+        else:
+            qvec = embedder.embed_query(query)
+            if qvec is None:
+                result.degraded.append("the model returned no usable vector for this query")
+            else:
+                try:
+                    vec = vector_leg(index, qvec, filters, n_cand)
+                    vector_used = True
+                except db.OperationalError as exc:
+                    result.degraded.append(f"vector search failed: {exc}")
+    if mode == "hybrid" and not vector_used:
+        result.ranking = "lexical-bm25"
+    elif mode == "lexical":
+        result.ranking = "lexical-bm25"
+    elif mode == "vector":
+        result.ranking = "vector-cosine"
+
+    if mode == "hybrid" and vector_used:
+        scores = (
+            fusion.weighted(lex, vec) if fusion_name == "weighted" else fusion.rrf(lex, vec, rrf_k)
+        )
+    else:
+        leg = lex if mode != "vector" else vec
+        scores = {h.chunk_id: h.score for h in leg}
+    if not scores:
+        if result.empty_reason is None:
+            result.empty_reason = _why_empty(index, q, filters, mode)
+        result.seconds = time.perf_counter() - t0
+        return result
+
+    lex_by = {h.chunk_id: h for h in lex}
+    vec_by = {h.chunk_id: h for h in vec}
+    ids = list(scores)
+    rows = {}
+    for i in range(0, len(ids), 500):
+        part = ids[i : i + 500]
+        for r in index.conn.execute(
+            f"SELECT {_COLS} FROM chunks c WHERE c.id IN ({','.join('?' * len(part))})", part
+        ):
+            rows[r[0]] = r
+    today = today or date.today()
+
+    def final_score(cid: int) -> float:
+        s = scores[cid]
+        day = rows[cid]["day"] if cid in rows else None
+        if decay_half_life_days > 0 and day and not rows[cid]["path"].startswith("bank/"):
+            age = (today - date.fromisoformat(day)).days
+            if age > 0:
+                s *= math.pow(0.5, age / decay_half_life_days)
+        return s
+
+    # Stable order: score, then the better lexical rank, then path and line.
+    ordered = sorted(
+        (cid for cid in ids if cid in rows),
+        key=lambda c: (
+            -final_score(c),
+            lex_by[c].rank if c in lex_by else 10**9,
+            rows[c]["path"],
+            rows[c]["start_line"],
+            c,
+        ),
+    )
+    # The best all-terms keyword hit is never dropped because the vector leg missed it.
+    if mode == "hybrid" and lex and not result.relaxed and lex[0].chunk_id in ordered[k:]:
+        ordered.remove(lex[0].chunk_id)
+        ordered.insert(k - 1, lex[0].chunk_id)
+
+    hits: list[Hit] = []
+    for cid in ordered:
+        r = rows[cid]
+        lh, vh = lex_by.get(cid), vec_by.get(cid)
+        hit = Hit(
+            path=r["path"],
+            start_line=r["start_line"],
+            end_line=r["end_line"],
+            heading=r["heading"],
+            text=r["text"],
+            snippet=_snippet(r["text"], q, snippet_chars),
+            score=final_score(cid),
+            kind=r["kind"],
+            day=r["day"],
+            entities=tuple(r["entities"].split()),
+            confidence=r["confidence"],
+            valid_from=r["valid_from"],
+            valid_to=r["valid_to"],
+            lexical_rank=lh.rank if lh else None,
+            lexical_score=lh.score if lh else None,
+            vector_rank=vh.rank if vh else None,
+            vector_score=vh.score if vh else None,
+        )
+        if _overlaps(hit, hits):
+            continue  # overlapping chunks (or a fact inside a chunk already shown) add nothing
+        hits.append(hit)
+        if len(hits) >= k:
+            break
+    result.hits = hits
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def _why_empty(index: Index, q: LexQuery, f: Filters, mode: str) -> str:
+    total = index.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    if total == 0:
+        return "the index is empty: no memory files were found (MEMORY.md, memory/, bank/)"
+    if mode == "lexical" and not q.all_terms:
+        return "the query has no searchable terms (only punctuation or one-letter words)"
+    if f.active:
+        where, args = _filter_sql(f)
+        n = index.conn.execute(f"SELECT count(*) FROM chunks c WHERE {where}", args).fetchone()[0]
+        if n == 0:
+            return "the filters exclude everything: no indexed text matches them"
+    if mode == "vector":
+        return "no vectors match (vectors may still be pending: run `clawmem index`)"
+    if not q.all_terms:
+        return "the query has no searchable terms and vector search is off"
+    return "no indexed text contains any of the query's terms"
+
+
+def hits_as_json(hits: list[Hit]) -> list[dict]:
+    return [asdict(h) for h in hits]

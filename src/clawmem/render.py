@@ -1,0 +1,142 @@
+"""Human-readable output for the terminal (rich). Data goes to stdout, everything else to stderr."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+out = Console(soft_wrap=True, highlight=False)
+err = Console(stderr=True, soft_wrap=True, highlight=False)
+
+
+class IndexProgress:
+    """A progress bar on a terminal (stderr), with chunks per second while embedding; silent otherwise."""
+
+    def __init__(self, enabled: bool | None = None) -> None:
+        self.enabled = err.is_terminal if enabled is None else enabled
+        self._progress: Progress | None = None
+        self._tasks: dict[str, int] = {}
+
+    def __enter__(self) -> IndexProgress:
+        if self.enabled:
+            self._progress = Progress(
+                TextColumn("{task.description:<10}"),
+                BarColumn(),
+                TextColumn("{task.completed}/{task.total}"),
+                TextColumn("{task.fields[rate]}"),
+                TimeRemainingColumn(),
+                console=err,
+                transient=True,
+            )
+            self._progress.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if self._progress is None:
+            return
+        label = {"index": "indexing", "embed": "embedding"}.get(stage, stage)
+        if stage not in self._tasks:
+            self._tasks[stage] = self._progress.add_task(label, total=total, rate="")
+        task = self._tasks[stage]
+        t = self._progress.tasks[task]
+        rate = f"{done / t.elapsed:.1f} chunks/s" if stage == "embed" and t.elapsed else ""
+        self._progress.update(task, completed=done, total=total, rate=rate)
+
+
+def index_summary(r: dict) -> str:
+    parts = [
+        f"{r['files_indexed']} file(s) indexed",
+        f"{r['files_unchanged']} unchanged",
+    ]
+    if r["files_removed"]:
+        parts.append(f"{r['files_removed']} removed")
+    parts.append(f"{r['units']} chunks+facts")
+    vec = f"vectors: {r['vectors_embedded']} embedded, {r['vectors_reused']} reused"
+    if r["vectors_pending"]:
+        vec += f", {r['vectors_pending']} pending"
+    if r["truncated"]:
+        vec += f", {r['truncated']} truncated to the model context"
+    head = "rebuilt" if r["rebuilt"] else "synced"
+    return f"clawmem index: {head}: {', '.join(parts)}; {vec}; {r['seconds']:.1f} s"
+
+
+def recall_human(res: dict, explain: bool) -> None:
+    for note in res["notes"]:
+        err.print(f"[dim]note: {escape(note)}[/dim]")
+    for d in res["degraded"]:
+        err.print(f"[yellow]degraded: {escape(d)}[/yellow]")
+    if not res["results"]:
+        err.print(f"no results: {escape(res['empty_reason'] or 'nothing matched')}")
+        return
+    for i, h in enumerate(res["results"], 1):
+        tag = ""
+        if h["type"] == "fact":
+            ents = " ".join("@" + e for e in h["entities"])
+            c = f"(c={h['confidence']})" if h.get("confidence") is not None else ""
+            tag = f" [magenta]{h['kind']}{c} {escape(ents)}[/magenta]"
+        when = f" [dim]{h['timestamp']}[/dim]" if h.get("timestamp") else ""
+        out.print(f"[bold]{i}.[/bold] [cyan]{escape(h['citation'])}[/cyan]  {h['score']:.4f}{tag}{when}")
+        if h["heading"] and h["type"] == "chunk":
+            out.print(f"   [dim]{escape(h['heading'])}[/dim]")
+        if h.get("superseded_by"):
+            out.print(f"   [yellow]superseded by {escape(h['superseded_by'])}[/yellow]")
+        for line in h["snippet"].splitlines() or [""]:
+            out.print("   " + escape(line))
+        if explain:
+            e = h["explain"]
+            out.print(
+                f"   [dim]lexical rank {e['lexical_rank']} score {e['lexical_score']}; "
+                f"vector rank {e['vector_rank']} score {e['vector_score']}; ranking {res['ranking']}[/dim]"
+            )
+        out.print()
+
+
+def status_human(s: dict) -> None:
+    state = s.get("state", "")
+    colour = "green" if s.get("clean") else "yellow"
+    out.print(f"workspace   {escape(s['workspace'])}")
+    out.print(f"index       {escape(s['index_path'])} ({s['index_bytes']:,} bytes)")
+    out.print(f"state       [{colour}]{escape(state)}[/{colour}]")
+    if "files" in s:
+        out.print(f"files       {s['files']} indexed, {s['files_on_disk']} on disk")
+        out.print(f"chunks      {s['chunks']} chunks, {s['facts']} facts")
+        out.print(
+            f"versions    schema {s['schema_version']}, chunker {s['chunker_version']}, "
+            f"normalizer {s['normalizer_version']}"
+        )
+        out.print(f"tokenizer   {s['tokenizer']}")
+        if s.get("last_sync_at"):
+            out.print(f"last sync   {datetime.fromtimestamp(s['last_sync_at']):%Y-%m-%d %H:%M:%S}")
+        ch = s["changed_on_disk"]
+        for label, key in (("added", "added"), ("modified", "modified"), ("deleted", "deleted")):
+            for p in ch[key]:
+                out.print(f"  [yellow]{label:<9}[/yellow] {escape(p)}")
+        v = s["vectors"]
+        backend = f"sqlite-vec {v['sqlite_vec']}" if v["sqlite_vec"] else f"numpy fallback ({v['fallback_reason']})"
+        out.print(f"vectors     {escape(str(v['state']))}: {v['indexed']} indexed, {v['pending']} pending; {escape(backend)}")
+        emb = v.get("configured_embedder") or v.get("index_embedder")
+        if emb:
+            out.print(
+                f"embedder    {emb['provider']} {escape(emb['model'])} ({emb['dims']} dims, "
+                f"sha256 {emb['model_sha256'][:12]}…)"
+            )
+        if v.get("model_path"):
+            out.print(f"model       {escape(v['model_path'])}")
+    if "watcher" in s:
+        out.print(f"watcher     {escape(s['watcher'])}")
+    for p in s.get("problems", []):
+        out.print(f"[red]problem[/red]     {escape(p['path'])}:{p['line']}: {escape(p['message'])}")
+    for sk in s.get("skipped", []) + s.get("unreadable", []):
+        out.print(f"[yellow]skipped[/yellow]     {escape(sk['path'])}: {escape(sk['reason'])}")
+
+
+def is_tty() -> bool:
+    return sys.stdout.isatty()

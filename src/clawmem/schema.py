@@ -1,0 +1,99 @@
+"""The storage schema of ``.memory/index.sqlite``, in one place.
+
+The index is derived data: it is rebuilt, never migrated. ``meta.schema_version`` (and the chunker
+and normaliser versions) must match the code, otherwise the next write rebuilds the whole file.
+See docs/storage.md for the reasoning behind each table.
+"""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+
+DDL = """
+-- Key/value facts about this index: schema_version, chunker_version, normalizer_version,
+-- embedder (identity key + JSON), vector_backend, created_at, last_sync_at.
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+
+-- One row per indexed Markdown file.
+CREATE TABLE IF NOT EXISTS files (
+    path       TEXT PRIMARY KEY,   -- workspace-relative POSIX path
+    sha256     TEXT NOT NULL,      -- hash of the file's bytes: the incremental sync compares it
+    size       INTEGER NOT NULL,   -- stat size and mtime: the cheap "did anything change?" check
+    mtime_ns   INTEGER NOT NULL,
+    day        TEXT,               -- YYYY-MM-DD for daily logs; NULL for evergreen files
+    lines      INTEGER NOT NULL,   -- line count, to validate `get` ranges and citations
+    problems   TEXT NOT NULL DEFAULT '[]'  -- JSON list of malformed facts: [{line, text, message}]
+) WITHOUT ROWID;
+
+-- Search units: structural chunks of every file, and one unit per `## Retain` fact.
+CREATE TABLE IF NOT EXISTS chunks (
+    id          INTEGER PRIMARY KEY,  -- also the rowid in chunks_fts and in the vector table
+    path        TEXT NOT NULL REFERENCES files(path) ON DELETE CASCADE,
+    start_line  INTEGER NOT NULL,     -- 1-based, inclusive: citations are path#Lstart-Lend
+    end_line    INTEGER NOT NULL,
+    heading     TEXT NOT NULL,        -- heading path "Day > Retain"
+    text        TEXT NOT NULL,        -- the exact source text (a fact: its statement)
+    sha256      TEXT NOT NULL,        -- hash of the embedded text: the embedding cache key
+    day         TEXT,                 -- date used for --since/--until (file day or fact's own date)
+    kind        TEXT,                 -- NULL for a chunk; W, B, O or S for a fact
+    confidence  REAL,                 -- opinions only
+    valid_from  TEXT,                 -- a validity range a fact states ("Nov 27–Dec 1, 2025")
+    valid_to    TEXT,
+    entities    TEXT NOT NULL DEFAULT '',  -- space-separated @mentions (also in chunk_entities)
+    embedded    INTEGER NOT NULL DEFAULT 0 -- 1 once its vector is stored; 0 = pending
+);
+CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
+CREATE INDEX IF NOT EXISTS chunks_sha ON chunks(sha256);
+CREATE INDEX IF NOT EXISTS chunks_day ON chunks(day);
+CREATE INDEX IF NOT EXISTS chunks_pending ON chunks(embedded) WHERE embedded = 0;
+
+-- Entity mentions, for --entity filters and `clawmem entities`. Stored folded for matching.
+CREATE TABLE IF NOT EXISTS chunk_entities (
+    chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+    entity   TEXT NOT NULL,   -- as written, e.g. "The-Castle"
+    folded   TEXT NOT NULL,   -- casefolded, for case-insensitive lookup
+    PRIMARY KEY (folded, chunk_id)
+) WITHOUT ROWID;
+
+-- Lexical index over the *normalised* text (see textnorm.py). Contentless: the text lives once,
+-- in chunks.text; deleting a row re-derives its normalised text, which is deterministic.
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    body, heading, content='', tokenize='porter unicode61 remove_diacritics 0'
+);
+
+-- Vectors of texts that left the index (edited or deleted), kept so that an undo, a rename or a
+-- forced rebuild embeds nothing twice. Live vectors are stored once, in the vector table.
+-- Bounded by cache_max_entries (least recently used go first).
+CREATE TABLE IF NOT EXISTS embedding_cache (
+    embedder  TEXT NOT NULL,    -- EmbedderIdentity.key(): model hash, dims, prefixes, pooling
+    sha256    TEXT NOT NULL,    -- hash of the embedded text
+    vector    BLOB NOT NULL,    -- float32, little-endian, L2-normalised
+    last_used INTEGER NOT NULL, -- unix time, for LRU pruning
+    PRIMARY KEY (embedder, sha256)
+) WITHOUT ROWID;
+"""
+
+
+def vec0_ddl(dims: int) -> str:
+    # Metadata columns let sqlite-vec filter *inside* the KNN scan rather than after it.
+    return f"""
+CREATE VIRTUAL TABLE IF NOT EXISTS chunk_vectors USING vec0(
+    chunk_id INTEGER PRIMARY KEY,
+    embedding float[{dims}] distance_metric=cosine,
+    day TEXT,        -- '' for evergreen files (vec0 metadata cannot be NULL)
+    kind TEXT,       -- '' for chunks, W/B/O/S for facts
+    evergreen INTEGER
+);
+"""
+
+
+# Used when sqlite-vec cannot be loaded: vectors in a plain table, searched by an exact NumPy scan.
+PLAIN_VECTORS_DDL = """
+CREATE TABLE IF NOT EXISTS chunk_vectors_plain (
+    chunk_id  INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+    embedding BLOB NOT NULL     -- float32, little-endian, L2-normalised
+);
+"""

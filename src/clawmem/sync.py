@@ -1,0 +1,323 @@
+"""Keeping the index in step with the Markdown.
+
+``plan_sync`` is pure: it compares a stat scan of the workspace with what the index holds. Applying
+the plan reads and parses only the files that changed, one transaction per file. A full rebuild
+writes a new database beside the old one and swaps it in with ``os.replace``; until that moment
+the old index keeps answering, and a killed rebuild leaves a file that the next run mines for
+vectors and then deletes. Embedding is a separate phase that commits batch by batch, so lexical
+recall works before vectors finish and an interrupted run loses at most one batch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import db
+from .chunking import chunk_markdown
+from .config import Config
+from .facts import extract_facts
+from .index import Index, make_unit
+from .timeexpr import date_from_path, fact_validity
+from .workspace import FileEntry, Scan, Skipped
+
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+
+INDEX_NAME = "index.sqlite"
+REBUILD_PREFIX = "index.sqlite.rebuild-"
+
+
+def _noop(stage: str, done: int, total: int) -> None:
+    pass
+
+
+@dataclass(frozen=True)
+class SyncPlan:
+    added: tuple[FileEntry, ...]
+    changed: tuple[FileEntry, ...]  # stat differs; content may or may not
+    removed: tuple[str, ...]
+    unchanged: int
+
+    @property
+    def empty(self) -> bool:
+        return not (self.added or self.changed or self.removed)
+
+
+def plan_sync(scan: Scan, indexed: dict[str, tuple[int, int, str]]) -> SyncPlan:
+    added, changed = [], []
+    for f in scan.files:
+        state = indexed.get(f.relpath)
+        if state is None:
+            added.append(f)
+        elif (state[0], state[1]) != (f.size, f.mtime_ns):
+            changed.append(f)
+    present = {f.relpath for f in scan.files}
+    removed = tuple(sorted(p for p in indexed if p not in present))
+    unchanged = len(scan.files) - len(added) - len(changed)
+    return SyncPlan(tuple(added), tuple(changed), removed, unchanged)
+
+
+@dataclass
+class SyncReport:
+    files_indexed: int = 0
+    files_unchanged: int = 0
+    files_removed: int = 0
+    units: int = 0
+    reused: int = 0
+    embedded: int = 0
+    truncated: int = 0
+    unembeddable: int = 0
+    pending: int = 0
+    rebuilt: bool = False
+    rebuild_reason: str = ""
+    skipped: list[Skipped] = field(default_factory=list)
+    problems: list[tuple[str, dict]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        return {
+            "files_indexed": self.files_indexed,
+            "files_unchanged": self.files_unchanged,
+            "files_removed": self.files_removed,
+            "units": self.units,
+            "vectors_reused": self.reused,
+            "vectors_embedded": self.embedded,
+            "vectors_pending": self.pending,
+            "truncated": self.truncated,
+            "unembeddable": self.unembeddable,
+            "rebuilt": self.rebuilt,
+            "rebuild_reason": self.rebuild_reason,
+            "skipped": [{"path": s.relpath, "reason": s.reason} for s in self.skipped],
+            "problems": [{"path": p, **d} for p, d in self.problems],
+            "seconds": round(self.seconds, 3),
+        }
+
+
+@dataclass(frozen=True)
+class ParsedFile:
+    entry: FileEntry
+    sha256: str
+    day: str | None
+    lines: int
+    units: tuple
+    problems: tuple[dict, ...]
+
+
+def parse_file(root: Path, entry: FileEntry, cfg: Config) -> ParsedFile | Skipped:
+    """Read one file and turn it into units. Never raises for bad content: it reports."""
+    path = root / entry.relpath
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return Skipped(entry.relpath, "deleted while indexing")
+    except OSError as exc:
+        return Skipped(entry.relpath, f"cannot read: {exc.strerror}")
+    if b"\x00" in raw[:8192]:
+        return Skipped(entry.relpath, "binary content (NUL bytes), not Markdown")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        return Skipped(
+            entry.relpath,
+            f"line {line}: invalid UTF-8 at byte {exc.start}; re-save the file as UTF-8",
+        )
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    file_day = date_from_path(entry.relpath)
+    day = file_day.isoformat() if file_day else None
+    units = []
+    for c in chunk_markdown(text, max_chars=cfg.chunk_chars, overlap_chars=cfg.overlap_chars):
+        units.append(make_unit(c.start_line, c.end_line, c.heading, c.text, day))
+    facts, problems = extract_facts(text)
+    year = file_day.year if file_day else time.localtime().tm_year
+    for fact in facts:
+        start, end = fact_validity(fact.content, year)
+        units.append(
+            make_unit(
+                fact.line,
+                fact.line,
+                "Retain",
+                fact.content,
+                start.isoformat() if start else day,
+                kind=fact.kind,
+                confidence=fact.confidence,
+                valid_from=start.isoformat() if start else None,
+                valid_to=end.isoformat() if end else None,
+                entities=tuple(fact.entities),
+            )
+        )
+    probs = tuple({"line": p.line, "text": p.text, "message": p.message} for p in problems)
+    n_lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    return ParsedFile(
+        entry, hashlib.sha256(raw).hexdigest(), day, n_lines, tuple(units), probs
+    )
+
+
+def apply_plan(
+    index: Index,
+    root: Path,
+    plan: SyncPlan,
+    cfg: Config,
+    *,
+    embedder_key: str | None,
+    progress: Progress = _noop,
+) -> SyncReport:
+    report = SyncReport(files_unchanged=plan.unchanged)
+    todo = [*plan.added, *plan.changed]
+    states = index.file_states()
+    for n, entry in enumerate(todo, 1):
+        progress("index", n - 1, len(todo))
+        parsed = parse_file(root, entry, cfg)
+        if isinstance(parsed, Skipped):
+            report.skipped.append(parsed)
+            if entry.relpath in states:
+                # Keep nothing stale: a file we can no longer read is not what the index says.
+                index.delete_file(entry.relpath, keep_vectors=embedder_key is not None)
+                report.files_removed += 1
+            continue
+        old = states.get(entry.relpath)
+        if old is not None and old[2] == parsed.sha256:
+            index.touch_file(entry.relpath, entry.size, entry.mtime_ns)
+            report.files_unchanged += 1
+            continue
+        report.reused += index.replace_file(
+            entry.relpath,
+            sha256=parsed.sha256,
+            size=entry.size,
+            mtime_ns=entry.mtime_ns,
+            day=parsed.day,
+            lines=parsed.lines,
+            units=parsed.units,
+            problems=parsed.problems,
+            embedder_key=embedder_key,
+        )
+        report.files_indexed += 1
+        report.units += len(parsed.units)
+    progress("index", len(todo), len(todo))
+    for relpath in plan.removed:
+        index.delete_file(relpath, keep_vectors=embedder_key is not None)
+        report.files_removed += 1
+    with index.conn:
+        index.set_meta("last_sync_at", str(time.time()))
+    return report
+
+
+def embed_pending(
+    index: Index,
+    embedder,
+    *,
+    batch: int,
+    report: SyncReport,
+    limit: int | None = None,
+    progress: Progress = _noop,
+) -> None:
+    """Embed units without vectors, committing each batch. Stops after ``limit`` units if given."""
+    total = index.pending_count()
+    if limit is not None:
+        total = min(total, limit)
+    done = 0
+    progress("embed", 0, total)
+    while done < total:
+        rows = index.pending(min(batch, total - done))
+        if not rows:
+            break
+        result = embedder.embed_documents([r[1] for r in rows])
+        index.store_vectors(
+            [(r[0], vec, r[3], r[4]) for r, vec in zip(rows, result.vectors, strict=True)]
+        )
+        report.truncated += result.truncated
+        report.unembeddable += sum(1 for v in result.vectors if v is None)
+        report.embedded += sum(1 for v in result.vectors if v is not None)
+        done += len(rows)
+        progress("embed", done, total)
+    report.pending = index.pending_count()
+
+
+def leftover_rebuilds(memory_dir: Path) -> list[Path]:
+    return sorted(p for p in memory_dir.glob(REBUILD_PREFIX + "*") if not p.name.endswith(("-wal", "-shm", "-journal")))
+
+
+def remove_db_files(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        try:
+            os.unlink(f"{path}{suffix}")
+        except FileNotFoundError:
+            pass
+
+
+def build_fresh(
+    memory_dir: Path,
+    root: Path,
+    scan: Scan,
+    cfg: Config,
+    *,
+    identity=None,
+    progress: Progress = _noop,
+) -> tuple[Path, SyncReport]:
+    """Build a complete new index beside the live one (not yet swapped in).
+
+    Vectors for unchanged texts come from the live index and from any rebuild that was killed
+    before it could swap, so nothing unchanged is embedded twice.
+    """
+    tmp = memory_dir / f"{REBUILD_PREFIX}{os.getpid()}"
+    remove_db_files(tmp)
+    new = Index.create(tmp)
+    try:
+        key = None
+        if identity is not None:
+            import json
+
+            key = identity.key()
+            new.set_embedder(key, json.dumps(identity.to_dict()), identity.dims)
+        plan = plan_sync(scan, {})
+        report = apply_plan(new, root, plan, cfg, embedder_key=None, progress=progress)
+        report.skipped[:0] = list(scan.skipped)
+        if key is not None:
+            sources = [memory_dir / INDEX_NAME, *[p for p in leftover_rebuilds(memory_dir) if p != tmp]]
+            for src in sources:
+                if not src.exists():
+                    continue
+                try:
+                    old = Index.open(src, readonly=True)
+                    try:
+                        new.import_vectors(key, old)
+                    finally:
+                        old.close()
+                except db.DatabaseError:
+                    continue  # a corrupt or half-written source simply contributes nothing
+            report.reused = new.adopt_cached()
+        report.pending = new.pending_count()
+        new.conn.execute("PRAGMA journal_mode = WAL")
+    finally:
+        new.close()
+    return tmp, report
+
+
+def swap_in(memory_dir: Path, tmp: Path) -> None:
+    """Atomically make ``tmp`` the live index, then delete abandoned rebuilds."""
+    live = memory_dir / INDEX_NAME
+    if live.exists():
+        try:
+            conn, _ = db.connect(live)
+            # Empty the old WAL so its frames can never be replayed onto the new file.
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            conn.close()
+        except db.DatabaseError:
+            pass  # corrupt old index: nothing worth checkpointing
+    os.replace(tmp, live)
+    try:
+        fd = os.open(memory_dir, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+    for p in leftover_rebuilds(memory_dir):
+        remove_db_files(p)

@@ -1,0 +1,124 @@
+"""Unicode-correct text for the lexical index, and safe FTS5 queries built from user text.
+
+SQLite's tokenizers are not enough on their own: ``unicode61`` keeps a whole CJK run as one token
+and cannot fold Vietnamese ``đ``. So clawmem normalises text itself, identically for documents and
+queries, and FTS5 only ever sees the normalised form:
+
+* NFKC, case folding, and removal of combining marks (``Hà Nội`` → ``ha noi``, ``đ`` → ``d``);
+* every run of CJK characters becomes overlapping bigrams (``東京駅`` → ``東京 京駅``), the usual
+  n-gram answer for scripts written without spaces.
+
+User text never reaches ``MATCH`` raw: each query term is reduced to tokens and emitted as a quoted
+phrase, so quotes, parentheses, ``AND``, ``NOT``, ``*``, ``-`` and ``:`` are inert.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+# Bump when the output of `search_text` changes: the index must then be rebuilt.
+NORMALIZER_VERSION = 1
+
+# Folding the combining marks away does not cover letters that are distinct code points.
+_EXTRA_FOLD = str.maketrans({"đ": "d", "ł": "l", "ø": "o", "ħ": "h", "ı": "i", "æ": "ae", "œ": "oe"})
+
+_CJK = (
+    "\u3040-\u30ff"  # Hiragana, Katakana
+    "\u3400-\u4dbf"  # CJK Extension A
+    "\u4e00-\u9fff"  # CJK Unified Ideographs
+    "\uf900-\ufaff"  # Compatibility Ideographs
+    "\uac00-\ud7af"  # Hangul syllables
+    "\u31f0-\u31ff\uff66-\uff9f"  # Katakana extensions, half-width Katakana
+)
+_CJK_RUN = re.compile(f"[{_CJK}]+")
+# What FTS5's unicode61 tokenizer treats as token characters: letters and digits. `_` splits.
+_TOKEN = re.compile(r"[^\W_]+")
+
+STOPWORDS = frozenset(
+    """a an and are as at be been but by can could did do does for from had has have how i if in
+    into is it its me my of on or our so than that the their them then there these they this to
+    was we were what when where which who why will with would you your about tell show find give
+    any all some please""".split()
+)
+
+
+def fold(text: str) -> str:
+    """Case- and accent-insensitive form of ``text`` (same length semantics are not kept)."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    decomposed = unicodedata.normalize("NFD", text)
+    # Kana voicing marks (U+3099/U+309A) are part of the letter, not an accent: keep them.
+    stripped = "".join(
+        ch for ch in decomposed if not unicodedata.combining(ch) or ch in "\u3099\u309a"
+    )
+    return unicodedata.normalize("NFC", stripped).translate(_EXTRA_FOLD)
+
+
+def _bigrams(run: str) -> str:
+    if len(run) == 1:
+        return run
+    return " ".join(run[i : i + 2] for i in range(len(run) - 1))
+
+
+def search_text(text: str) -> str:
+    """The form of ``text`` that is stored in (and queried against) the FTS5 table."""
+    folded = fold(text)
+    return _CJK_RUN.sub(lambda m: f" {_bigrams(m.group())} ", folded)
+
+
+def tokens(text: str) -> list[str]:
+    return _TOKEN.findall(search_text(text))
+
+
+@dataclass(frozen=True)
+class LexQuery:
+    """FTS5 MATCH expressions derived from a user's query."""
+
+    terms: tuple[str, ...]  # one quoted FTS5 phrase per meaningful user term
+    all_terms: str | None  # every term must match
+    any_terms: str | None  # relaxed: any term may match (ranked by BM25)
+    dropped: tuple[str, ...]  # stopwords left out of the all-terms query
+
+
+def _phrase(toks: list[str]) -> str:
+    # Tokens contain only letters and digits, so wrapping in quotes is always safe.
+    return '"' + " ".join(toks) + '"'
+
+
+def build_query(query: str) -> LexQuery:
+    phrases: list[str] = []
+    loose: list[str] = []  # extra terms for the relaxed query: the bigrams of long CJK runs
+    stop: list[str] = []
+    seen: set[str] = set()
+    for raw in query.split():
+        toks = tokens(raw)
+        if not toks:
+            continue
+        if len(toks) == 1 and len(toks[0]) == 1 and not _CJK_RUN.fullmatch(toks[0]):
+            # A single Latin letter matches everything: noise, not a term.
+            continue
+        if len(toks) == 1 and _CJK_RUN.fullmatch(toks[0]) and len(toks[0]) == 1:
+            phrase = _phrase(toks) + "*"  # one CJK character: match the bigrams it starts
+        else:
+            phrase = _phrase(toks)
+        if phrase in seen:
+            continue
+        seen.add(phrase)
+        if len(toks) > 2 and all(_CJK_RUN.fullmatch(t) for t in toks):
+            loose.extend(_phrase([t]) for t in toks)
+        if len(toks) == 1 and toks[0] in STOPWORDS:
+            stop.append(phrase)
+        else:
+            phrases.append(phrase)
+    if not phrases:
+        # A query made only of stopwords ("who are you") still deserves a lexical try.
+        phrases, stop = stop, []
+    if not phrases:
+        return LexQuery((), None, None, ())
+    return LexQuery(
+        terms=tuple(phrases),
+        all_terms=" AND ".join(phrases),
+        any_terms=" OR ".join(dict.fromkeys(phrases + loose)) if len(phrases) + len(loose) > 1 else None,
+        dropped=tuple(stop),
+    )

@@ -1,0 +1,188 @@
+"""Finding the workspace and the Markdown files that belong to it.
+
+Only memory files are ever read: ``MEMORY.md`` (or ``memory.md``), ``memory/**/*.md``,
+``bank/**/*.md`` and configured extra paths inside the workspace. The walk never follows a
+symlink that leaves the workspace, never enters ``.git``, ``node_modules`` or hidden folders, and
+bounds file count and size; everything it leaves out is reported by name with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from .errors import WorkspaceError
+
+INDEX_DIR = ".memory"
+CORE_FILES = ("MEMORY.md", "memory.md")
+TREES = ("memory", "bank")
+SKIP_DIRS = {".git", "node_modules", "__pycache__"}
+# Markers that identify a workspace root when walking up from the current folder.
+ROOT_MARKERS = ("clawmem.toml", INDEX_DIR, "MEMORY.md", "memory.md")
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    relpath: str  # workspace-relative, POSIX separators: the key everywhere in the index
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True)
+class Skipped:
+    relpath: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Scan:
+    files: tuple[FileEntry, ...]
+    skipped: tuple[Skipped, ...]
+
+
+def find_root(explicit: Path | None = None, cwd: Path | None = None) -> Path:
+    """``--workspace``, then ``$CLAWMEM_WORKSPACE``, then the nearest parent with a marker."""
+    if explicit is None and os.environ.get("CLAWMEM_WORKSPACE"):
+        explicit = Path(os.environ["CLAWMEM_WORKSPACE"])
+    if explicit is not None:
+        root = explicit.expanduser()
+        if not root.is_dir():
+            raise WorkspaceError(
+                f"workspace {root} does not exist or is not a folder",
+                hint="pass an existing folder to --workspace or $CLAWMEM_WORKSPACE",
+            )
+        return root.resolve()
+    here = (cwd or Path.cwd()).resolve()
+    for candidate in (here, *here.parents):
+        if any((candidate / m).exists() for m in ROOT_MARKERS):
+            return candidate
+        if (candidate / "memory").is_dir() and (candidate / "bank").is_dir():
+            return candidate
+    raise WorkspaceError(
+        f"no clawmem workspace found in {here} or any parent folder",
+        hint="cd into a workspace (a folder with MEMORY.md or memory/), or pass --workspace DIR",
+    )
+
+
+def is_memory_path(relpath: str, extra_paths: tuple[str, ...] = ()) -> bool:
+    """Whether a workspace-relative path is one clawmem indexes (and `get` may read)."""
+    p = PurePosixPath(relpath)
+    if p.suffix.lower() != ".md" or any(part.startswith(".") for part in p.parts):
+        return False
+    if any(part in SKIP_DIRS for part in p.parts):
+        return False
+    if len(p.parts) == 1 and p.name in CORE_FILES:
+        return True
+    if p.parts[0] in TREES:
+        return True
+    for extra in extra_paths:
+        e = PurePosixPath(extra.strip("/"))
+        if p == e or e in p.parents:
+            return True
+    return False
+
+
+def _inside(root: Path, path: Path) -> bool:
+    try:
+        path.resolve().relative_to(root)
+        return True
+    except (ValueError, OSError):
+        return False
+
+
+def scan(root: Path, extra_paths: tuple[str, ...] = (), *, max_file_bytes: int, max_files: int) -> Scan:
+    """Stat every memory file. Reads no content: this is the cheap check run before every read."""
+    files: dict[str, FileEntry] = {}
+    skipped: list[Skipped] = []
+
+    def consider(path: Path) -> None:
+        rel = path.relative_to(root).as_posix()
+        if rel in files:
+            return
+        if path.is_symlink() and not _inside(root, path):
+            skipped.append(Skipped(rel, "symlink leaves the workspace"))
+            return
+        try:
+            st = path.stat()
+        except OSError as exc:
+            skipped.append(Skipped(rel, f"cannot stat: {exc.strerror}"))
+            return
+        if st.st_size > max_file_bytes:
+            skipped.append(
+                Skipped(rel, f"{st.st_size:,} bytes is over max_file_bytes={max_file_bytes:,}")
+            )
+            return
+        if len(files) >= max_files:
+            skipped.append(Skipped(rel, f"over max_files={max_files}"))
+            return
+        files[rel] = FileEntry(rel, st.st_size, st.st_mtime_ns)
+
+    def walk(top: Path) -> None:
+        if top.is_symlink() and not _inside(root, top):
+            skipped.append(Skipped(top.relative_to(root).as_posix(), "symlink leaves the workspace"))
+            return
+        for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+            base = Path(dirpath)
+            keep = []
+            for d in sorted(dirnames):
+                full = base / d
+                rel = full.relative_to(root).as_posix()
+                if d.startswith(".") or d in SKIP_DIRS:
+                    continue  # hidden and tool folders are never memory; not worth a report line
+                if full.is_symlink():
+                    if _inside(root, full):
+                        # os.walk does not follow links; the target is walked where it lives.
+                        skipped.append(Skipped(rel, "symlinked folder (indexed at its real path)"))
+                    else:
+                        skipped.append(Skipped(rel, "symlink leaves the workspace"))
+                    continue
+                keep.append(d)
+            dirnames[:] = keep
+            for name in sorted(filenames):
+                if name.startswith(".") or not name.lower().endswith(".md"):
+                    continue
+                consider(base / name)
+
+    for name in CORE_FILES:
+        p = root / name
+        if p.is_file() and name in os.listdir(root):  # exact case on case-insensitive disks
+            consider(p)
+            break
+    for tree in TREES:
+        if (root / tree).is_dir():
+            walk(root / tree)
+    for extra in extra_paths:
+        target = (root / extra).absolute()
+        if not _inside(root, target):
+            skipped.append(Skipped(extra, "extra path is outside the workspace"))
+        elif target.is_dir():
+            walk(target)
+        elif target.is_file() and target.suffix.lower() == ".md":
+            consider(target)
+        else:
+            skipped.append(Skipped(extra, "extra path not found"))
+    ordered = tuple(sorted(files.values(), key=lambda f: f.relpath))
+    return Scan(ordered, tuple(skipped))
+
+
+def resolve_member(root: Path, user_path: str, extra_paths: tuple[str, ...] = ()) -> str:
+    """Map a path given by a user (relative or absolute) to a workspace memory file, or refuse."""
+    raw = Path(user_path)
+    candidate = raw if raw.is_absolute() else root / raw
+    try:
+        rel = candidate.resolve().relative_to(root)
+    except ValueError:
+        raise WorkspaceError(
+            f"{user_path}: outside the workspace {root}",
+            hint="clawmem only reads memory files inside its workspace",
+        ) from None
+    relpath = rel.as_posix()
+    if not is_memory_path(relpath, extra_paths):
+        raise WorkspaceError(
+            f"{user_path}: not a memory file",
+            hint="memory files are MEMORY.md, memory/**/*.md, bank/**/*.md and configured extra_paths",
+        )
+    if not candidate.resolve().is_file():
+        raise WorkspaceError(f"{relpath}: no such file in the workspace", hint="see `clawmem status`")
+    return relpath
