@@ -12,10 +12,14 @@ import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
-import click
 import typer
 
 from .errors import ClawmemError, InputError, UsageError
+
+try:  # typer >= 0.20 vendors click as typer._click; older releases use click itself
+    from typer import _click as click  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover
+    import click  # type: ignore[no-redef]
 
 app = typer.Typer(
     add_completion=False,
@@ -47,6 +51,11 @@ def _root(
         raise typer.Exit()
     _state["workspace"] = workspace
     _state["traceback"] = traceback
+
+
+def current_workspace(workspace: Path | None = None) -> Path | None:
+    """The --workspace given to this command, else the global one."""
+    return workspace or _state["workspace"]
 
 
 def _mem(workspace: Path | None = None):
@@ -224,6 +233,19 @@ def config(as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
         out.print(f"{name:<22} {escape(repr(value)):<28} [dim]{escape(src)}[/dim]")
 
 
+def _register_command_modules() -> None:
+    import importlib
+    import pkgutil
+
+    from . import commands
+
+    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
+        importlib.import_module(f"{commands.__name__}.{info.name}").register(app)
+
+
+_register_command_modules()
+
+
 def _debug() -> bool:
     return bool(_state["traceback"] or os.environ.get("CLAWMEM_DEBUG"))
 
@@ -239,15 +261,14 @@ def main(argv: list[str] | None = None) -> None:
         if exc.hint:
             sys.stderr.write(f"  hint: {exc.hint}\n")
         sys.exit(exc.exit_code)
-    except click.exceptions.NoArgsIsHelpError as exc:
-        sys.stdout.write(exc.ctx.get_help() + "\n") if exc.ctx else None
-        sys.exit(0)
+    except click.exceptions.NoArgsIsHelpError:
+        sys.exit(0)  # typer has already printed the help
     except click.ClickException as exc:
         sys.stderr.write(f"clawmem: error: {exc.format_message()}\n")
         if getattr(exc, "ctx", None) is not None:
             sys.stderr.write(f"  hint: see `{exc.ctx.command_path} --help`\n")
         sys.exit(2)
-    except (click.exceptions.Abort, KeyboardInterrupt):
+    except (typer.Abort, KeyboardInterrupt):
         sys.stderr.write("clawmem: interrupted; committed work is kept and the next run resumes\n")
         sys.exit(130)
     except BrokenPipeError:

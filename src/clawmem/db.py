@@ -55,7 +55,9 @@ def _load_vec(conn: Connection) -> VectorSupport:
 
 def connect(path: Path, *, readonly: bool = False) -> tuple[Connection, VectorSupport]:
     if readonly:
-        conn = sqlite.connect(f"file:{path}?mode=ro", uri=True, timeout=30, check_same_thread=False)
+        # A WAL database on a folder we cannot write needs `immutable` (no -shm can be created).
+        flags = "mode=ro" if os.access(path.parent, os.W_OK) else "mode=ro&immutable=1"
+        conn = sqlite.connect(f"file:{path}?{flags}", uri=True, timeout=30, check_same_thread=False)
     else:
         conn = sqlite.connect(str(path), timeout=30, check_same_thread=False)
     conn.row_factory = sqlite.Row

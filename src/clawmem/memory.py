@@ -194,6 +194,9 @@ class Memory:
         """Before a read: sync files changed since the last sync (a stat check when nothing did)."""
         if not self.cfg.sync_on_read:
             return
+        if not os.access(self.memory_dir if self.memory_dir.exists() else self.root, os.W_OK):
+            notes.append("the index folder is read-only: changed files were not synced")
+            return
         if not self.index_path.exists():
             try:
                 r = self.index(embed_limit=self.cfg.lazy_embed_limit)

@@ -1,0 +1,111 @@
+"""Shared fixtures: real workspaces on disk, the real CLI, the real model.
+
+The fixture workspace is copied into a temporary folder for every test that writes. Tests that
+need vectors share one index built once per session with the real GGUF model, then copy it.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import subprocess
+import sys
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURE = REPO / "fixtures" / "workspace"
+SHARED = REPO.parent / "shared"
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+
+def cli(*args: str, cwd: Path | None = None) -> Run:
+    """Run ``clawmem ARGS`` in-process through the real entry point (error boundary included)."""
+    from clawmem.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    old = Path.cwd()
+    code = 0
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        with redirect_stdout(out), redirect_stderr(err):
+            try:
+                main(list(args))
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        os.chdir(old)
+    return Run(code, out.getvalue(), err.getvalue())
+
+
+def cli_subprocess(*args: str, cwd: Path | None = None, env: dict | None = None, **kw) -> Run:
+    """Run ``python -m clawmem ARGS`` in a fresh process, exactly as a user or agent would."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "clawmem", *args],
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        **kw,
+    )
+    return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.fixture(scope="session")
+def model_cache(tmp_path_factory) -> Path:
+    """One converted default model per test session (conversion is our own code under test)."""
+    return tmp_path_factory.mktemp("model-cache")
+
+
+@pytest.fixture(autouse=True)
+def _isolate(monkeypatch, model_cache):
+    for key in list(os.environ):
+        if key.startswith("CLAWMEM_"):
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("CLAWMEM_CACHE_DIR", str(model_cache))
+
+
+@pytest.fixture
+def lexical(monkeypatch):
+    """Lexical-only mode, for tests about the lexical path (fast, no model)."""
+    monkeypatch.setenv("CLAWMEM_VECTORS", "0")
+
+
+@pytest.fixture
+def ws(tmp_path) -> Path:
+    dest = tmp_path / "ws"
+    shutil.copytree(FIXTURE, dest)
+    return dest
+
+
+@pytest.fixture(scope="session")
+def indexed_template(tmp_path_factory, model_cache) -> Path:
+    """The fixture workspace indexed once with the real model (vectors included)."""
+    dest = tmp_path_factory.mktemp("indexed") / "ws"
+    shutil.copytree(FIXTURE, dest)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CLAWMEM_")}
+    env["CLAWMEM_CACHE_DIR"] = str(model_cache)
+    proc = subprocess.run(
+        [sys.executable, "-m", "clawmem", "-w", str(dest), "index", "--json"],
+        env=env, capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return dest
+
+
+@pytest.fixture
+def indexed(indexed_template, tmp_path) -> Path:
+    dest = tmp_path / "ws"
+    shutil.copytree(indexed_template, dest)
+    return dest

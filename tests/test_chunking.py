@@ -1,0 +1,99 @@
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from clawmem.chunking import chunk_markdown, sha256
+
+DOC = """# Day
+
+Intro paragraph
+continues here.
+
+## Work
+- item one
+  - nested under one
+- item two
+
+```python
+def f():
+
+    return 1
+```
+
+## Retain
+- W @Peter: fact one
+"""
+
+
+def test_chunks_follow_headings_with_exact_lines():
+    chunks = chunk_markdown(DOC)
+    assert [(c.start_line, c.end_line, c.heading) for c in chunks] == [
+        (1, 4, "Day"),
+        (6, 15, "Day > Work"),
+        (17, 18, "Day > Retain"),
+    ]
+    lines = DOC.split("\n")
+    for c in chunks:
+        assert c.text == "\n".join(lines[c.start_line - 1 : c.end_line])
+        assert c.sha256 == sha256(c.text)
+
+
+def test_code_fence_and_list_item_never_split():
+    fence = "```\n" + "\n".join(f"line {i} " + "x" * 40 for i in range(20)) + "\n```"
+    items = "\n".join(f"- item {i}\n  continued {i} " + "y" * 40 for i in range(20))
+    doc = f"# T\n\n{fence}\n\n{items}\n"
+    chunks = chunk_markdown(doc, max_chars=1200, overlap_chars=200)
+    fence_start, fence_end = 3, 24
+    for c in chunks:
+        # a chunk contains the whole fence or none of it
+        inside = c.start_line <= fence_start <= c.end_line or c.start_line <= fence_end <= c.end_line
+        if inside:
+            assert c.start_line <= fence_start and c.end_line >= fence_end
+        # never begins on an item's continuation line
+        first = c.text.split("\n")[0]
+        assert not first.startswith("  continued")
+
+
+def test_oversized_block_and_line_still_chunk():
+    one_line = "word " * 3000
+    chunks = chunk_markdown(one_line, max_chars=1600, overlap_chars=320)
+    assert len(chunks) >= 9
+    assert all(c.start_line == c.end_line == 1 and len(c.text) <= 1600 for c in chunks)
+    # the slices cover the whole line
+    assert chunks[0].text == one_line.rstrip("\n")[:1600]
+    assert one_line.rstrip().endswith(chunks[-1].text.rstrip())
+
+    huge = "\n".join(f"para line {i} with some words in it" for i in range(5000))
+    chunks = chunk_markdown(huge, max_chars=1600, overlap_chars=320)
+    assert chunks[0].start_line == 1 and chunks[-1].end_line == 5000
+    covered = set()
+    for c in chunks:
+        covered.update(range(c.start_line, c.end_line + 1))
+        assert len(c.text) <= 1600
+    assert covered == set(range(1, 5001))
+
+
+def test_overlap_between_consecutive_chunks():
+    paras = "\n\n".join(f"Paragraph {i}. " + "z" * 300 for i in range(12))
+    chunks = chunk_markdown("# H\n\n" + paras, max_chars=1600, overlap_chars=400)
+    assert len(chunks) > 2
+    assert any(b.start_line <= a.end_line for a, b in zip(chunks, chunks[1:]))
+
+
+def test_empty_and_blank_documents():
+    assert chunk_markdown("") == []
+    assert chunk_markdown("\n\n   \n") == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["# H", "## S", "text line", "", "- item", "  - sub", "```", "code", "| a | b |", "|---|---|"]), max_size=80))
+def test_every_nonblank_line_is_covered(lines):
+    doc = "\n".join(lines)
+    chunks = chunk_markdown(doc, max_chars=120, overlap_chars=30)
+    src = doc.split("\n")
+    covered = set()
+    for c in chunks:
+        assert 1 <= c.start_line <= c.end_line <= len(src)
+        covered.update(range(c.start_line, c.end_line + 1))
+    for i, line in enumerate(src, 1):
+        if line.strip():
+            assert i in covered, (i, line)

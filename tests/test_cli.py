@@ -1,0 +1,189 @@
+"""The CLI as users and agents run it: output contracts, errors and exit codes."""
+
+import json
+import os
+
+import pytest
+
+from .conftest import cli, cli_subprocess
+
+pytestmark = pytest.mark.usefixtures("lexical")
+
+
+def test_python_dash_m_and_help(ws):
+    r = cli_subprocess("--help")
+    assert r.code == 0 and "recall" in r.out
+    for cmd in ("index", "recall", "status", "get", "config"):
+        h = cli(cmd, "--help")
+        assert h.code == 0 and "Usage" in h.out, cmd
+
+
+def test_workspace_discovery_walks_up(ws):
+    sub = ws / "memory"
+    r = cli("status", "--json", cwd=sub)
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["workspace"] == str(ws)
+
+
+def test_workspace_from_env(ws, monkeypatch, tmp_path):
+    monkeypatch.setenv("CLAWMEM_WORKSPACE", str(ws))
+    r = cli("status", "--json", cwd=tmp_path)
+    assert json.loads(r.out)["workspace"] == str(ws)
+
+
+def test_no_workspace_is_a_clear_error(tmp_path):
+    r = cli("status", cwd=tmp_path)
+    assert r.code == 3
+    assert r.err.startswith("clawmem: error: no clawmem workspace found")
+    assert "hint:" in r.err
+
+
+def test_status_never_clean_when_files_differ(ws):
+    assert cli("-w", str(ws), "index").code == 0
+    s = json.loads(cli("-w", str(ws), "status", "--json").out)
+    assert s["clean"] is True and s["state"] == "clean"
+    (ws / "memory" / "2025-11-03.md").write_text("changed\n", encoding="utf-8")
+    s = json.loads(cli("-w", str(ws), "status", "--json").out)
+    assert s["clean"] is False
+    assert s["changed_on_disk"]["modified"] == ["memory/2025-11-03.md"]
+    for key in ("files", "chunks", "index_bytes", "schema_version", "chunker_version", "tokenizer", "vectors"):
+        assert key in s
+
+
+def test_recall_syncs_changed_files_first_unless_told_not_to(ws):
+    cli("-w", str(ws), "index")
+    (ws / "memory" / "2025-11-28.md").write_text("# x\n\nThe okapi project started.\n", encoding="utf-8")
+    stale = json.loads(cli("-w", str(ws), "recall", "okapi", "--json", "--no-sync").out)
+    assert stale["results"] == [] and stale["index"]["stale_files"] == 1
+    fresh = json.loads(cli("-w", str(ws), "recall", "okapi", "--json").out)
+    assert fresh["results"][0]["citation"] == "memory/2025-11-28.md#L3-L3" or fresh["results"][0]["path"] == "memory/2025-11-28.md"
+    assert any("synced" in n for n in fresh["notes"])
+
+
+def test_recall_json_schema(ws):
+    res = json.loads(cli("-w", str(ws), "recall", "Hetzner", "--json", "--explain").out)
+    for key in ("query", "mode", "ranking", "results", "count", "empty_reason", "relaxed", "notes", "degraded", "vectors", "index", "filters"):
+        assert key in res
+    h = res["results"][0]
+    for key in ("type", "citation", "path", "start_line", "end_line", "score", "snippet", "heading", "explain"):
+        assert key in h
+    assert h["citation"] == f"{h['path']}#L{h['start_line']}-L{h['end_line']}"
+    assert len(h["snippet"]) <= 702
+    # vectors are off in this test: recall says so
+    assert any("vectors are turned off" in d for d in res["degraded"])
+
+
+def test_recall_k_and_human_output(ws):
+    r = cli("-w", str(ws), "recall", "Peter", "-k", "2")
+    assert r.code == 0
+    assert r.out.count("#L") == 2
+    assert "1." in r.out
+
+
+def test_queries_file_and_stdin(ws, tmp_path, monkeypatch):
+    qf = tmp_path / "q.txt"
+    qf.write_text('DEC-0054\n\n{"query": "Hetzner", "k": 2}\n', encoding="utf-8")
+    r = cli("-w", str(ws), "recall", "--queries", str(qf))
+    lines = [json.loads(x) for x in r.out.splitlines()]
+    assert [x["query"] for x in lines] == ["DEC-0054", "Hetzner"]
+    assert lines[1]["count"] <= 2
+    bad = tmp_path / "bad.txt"
+    bad.write_text('{"query": 3}\n')
+    r = cli("-w", str(ws), "recall", "--queries", str(bad))
+    assert r.code == 7 and "bad.txt line 1" in r.err
+    r = cli_subprocess("-w", str(ws), "recall", "--queries", "-", input="Hetzner\n", env={"CLAWMEM_VECTORS": "0"})
+    assert r.code == 0 and json.loads(r.out.splitlines()[0])["results"]
+
+
+def test_get_reads_only_workspace_memory_files(ws, tmp_path):
+    r = cli("-w", str(ws), "get", "memory/2025-11-12.md", "--from", "3", "--lines", "2")
+    lines = (ws / "memory" / "2025-11-12.md").read_text(encoding="utf-8").split("\n")
+    assert r.out == "\n".join(lines[2:4]) + "\n"
+    r = cli("-w", str(ws), "get", "memory/2025-11-12.md#L3-L4", "--json")
+    assert json.loads(r.out)["citation"] == "memory/2025-11-12.md#L3-L4"
+    (tmp_path / "outside.md").write_text("secret")
+    (ws / "memory" / "escape.md").symlink_to(tmp_path / "outside.md")
+    for bad in ("../outside.md", str(tmp_path / "outside.md"), "memory/escape.md", "memory/../../outside.md"):
+        r = cli("-w", str(ws), "get", bad)
+        assert r.code == 3, bad
+        assert "outside the workspace" in r.err
+    r = cli("-w", str(ws), "get", "clawmem.toml")
+    assert r.code == 3 and "not a memory file" in r.err
+    r = cli("-w", str(ws), "get", "memory/2025-11-12.md", "--from", "99999")
+    assert r.code == 2
+
+
+def test_config_shows_values_and_sources(ws, monkeypatch):
+    (ws / "clawmem.toml").write_text("k = 9\nchunk_tokens = 300\n")
+    monkeypatch.setenv("CLAWMEM_SNIPPET_CHARS", "500")
+    cfg = json.loads(cli("-w", str(ws), "config", "--json").out)
+    assert cfg["k"] == {"value": 9, "source": "clawmem.toml"}
+    assert cfg["snippet_chars"] == {"value": 500, "source": "$CLAWMEM_SNIPPET_CHARS"}
+    assert cfg["chunk_overlap"] == {"value": 80, "source": "default"}
+    assert cfg["candidate_multiplier"]["value"] == 4
+    human = cli("-w", str(ws), "config").out
+    assert "clawmem.toml" in human and "default" in human
+
+
+def test_bad_config_is_one_clear_line(ws):
+    (ws / "clawmem.toml").write_text("k = 'many'\n")
+    r = cli("-w", str(ws), "status")
+    assert r.code == 4
+    assert r.err.splitlines()[0] == "clawmem: error: clawmem.toml: k = 'many' is not a valid int"
+    (ws / "clawmem.toml").write_text("chunk_size = 3\n")
+    r = cli("-w", str(ws), "status")
+    assert r.code == 4 and "unknown setting 'chunk_size'" in r.err
+
+
+def test_usage_errors_exit_2(ws):
+    assert cli("-w", str(ws), "recall").code == 2
+    assert cli("-w", str(ws), "recall", "x", "--mode", "psychic").code == 2
+    assert cli("-w", str(ws), "recall", "x", "--since", "yesterday-ish").code != 0
+    assert cli("-w", str(ws), "nosuchcommand").code == 2
+
+
+def test_traceback_flag_reraises(ws, tmp_path):
+    with pytest.raises(Exception):
+        cli("--traceback", "-w", str(tmp_path / "missing"), "status")
+    r = cli("-w", str(tmp_path / "missing"), "status")
+    assert r.code == 3 and "Traceback" not in r.err
+
+
+@pytest.fixture
+def read_only(tmp_path):
+    """Mount a path read-only (a bind mount: works for root too, unlike permission bits)."""
+    import subprocess
+
+    mounted = []
+
+    def make(src):
+        dst = tmp_path / "ro"
+        dst.mkdir()
+        for cmd in (["mount", "--bind", str(src), str(dst)], ["mount", "-o", "remount,ro,bind", str(dst)]):
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0:
+                if mounted:
+                    subprocess.run(["umount", str(dst)])
+                pytest.skip(f"cannot make a read-only mount here: {r.stderr.strip()}")
+            mounted.append(dst)
+        return dst
+
+    yield make
+    if mounted:
+        subprocess.run(["umount", str(mounted[0])], check=True)
+
+
+def test_read_only_workspace(ws, read_only):
+    """A workspace we cannot write to: recall on an existing index still answers; index fails clearly."""
+    assert cli("-w", str(ws), "index").code == 0
+    (ws / "memory" / "2025-11-28.md").write_text("# changed\n\nwombat\n", encoding="utf-8")
+    ro = read_only(ws)
+    r = cli_subprocess("-w", str(ro), "recall", "Hetzner", "--json", env={"CLAWMEM_VECTORS": "0"})
+    assert r.code == 0, r.err
+    res = json.loads(r.out)
+    assert res["results"]
+    assert res["index"]["stale_files"] == 1
+    r = cli_subprocess("-w", str(ro), "index", env={"CLAWMEM_VECTORS": "0"})
+    assert r.code != 0
+    assert r.err.startswith("clawmem: error:")
+    assert "Traceback" not in r.err

@@ -1,0 +1,163 @@
+"""The index as derived data: incremental sync, atomic rebuild, corruption, bad files."""
+
+import json
+import os
+import sqlite3
+
+import pytest
+
+from clawmem import open_workspace
+
+from .conftest import cli
+
+pytestmark = pytest.mark.usefixtures("lexical")
+
+
+def index_json(ws, *args):
+    r = cli("-w", str(ws), "index", "--json", *args)
+    assert r.code == 0, r.err
+    return json.loads(r.out)
+
+
+def workspace_bytes(ws):
+    return {
+        p.relative_to(ws).as_posix(): p.read_bytes()
+        for p in ws.rglob("*.md")
+        if ".memory" not in p.parts
+    }
+
+
+def test_first_index_then_incremental(ws):
+    before = workspace_bytes(ws)
+    first = index_json(ws)
+    assert first["rebuilt"] and first["files_indexed"] == len(before)
+    assert (ws / ".memory" / ".gitignore").read_text().strip().endswith("*")
+    again = index_json(ws)
+    assert again["files_indexed"] == 0 and again["files_unchanged"] == len(before)
+
+    (ws / "memory" / "2025-11-30.md").write_text("# new\n\nzanzibar ferry\n", encoding="utf-8")
+    (ws / "memory" / "2025-11-29.md").unlink()
+    (ws / "bank" / "new-page.md").write_text("Quokka facts\n", encoding="utf-8")
+    r = index_json(ws)
+    assert (r["files_indexed"], r["files_removed"]) == (2, 1)
+    mem = open_workspace(ws)
+    assert mem.recall("zanzibar", mode="lexical").hits[0].path == "memory/2025-11-30.md"
+    assert mem.recall("quokka", mode="lexical").hits
+    # the deleted file is gone from the index
+    con = sqlite3.connect(ws / ".memory" / "index.sqlite")
+    assert con.execute("select count(*) from chunks where path='memory/2025-11-29.md'").fetchone()[0] == 0
+    con.close()
+
+
+def test_touch_without_change_reads_but_does_not_reindex(ws):
+    index_json(ws)
+    p = ws / "MEMORY.md"
+    os.utime(p, ns=(p.stat().st_atime_ns, p.stat().st_mtime_ns + 10_000_000))
+    r = index_json(ws)
+    assert r["files_indexed"] == 0
+
+
+def test_force_rebuild_swaps_and_leaves_no_temp_files(ws):
+    index_json(ws)
+    r = index_json(ws, "--force")
+    assert r["rebuilt"]
+    leftovers = [p.name for p in (ws / ".memory").iterdir() if "rebuild" in p.name]
+    assert leftovers == []
+
+
+def test_killed_rebuild_leftover_is_cleaned(ws):
+    index_json(ws)
+    stale = ws / ".memory" / "index.sqlite.rebuild-99999"
+    stale.write_bytes(b"half written garbage")
+    r = index_json(ws)
+    assert r["files_indexed"] == 0
+    assert not stale.exists()
+
+
+def test_corrupt_index_is_rebuilt_with_a_message(ws):
+    index_json(ws)
+    before = workspace_bytes(ws)
+    (ws / ".memory" / "index.sqlite").write_bytes(b"this is not a database" * 100)
+    for suffix in ("-wal", "-shm"):
+        (ws / ".memory" / f"index.sqlite{suffix}").unlink(missing_ok=True)
+    r = cli("-w", str(ws), "index")
+    assert r.code == 0, r.err
+    assert "corrupt" in r.err
+    assert open_workspace(ws).recall("Hetzner", mode="lexical").hits
+    assert workspace_bytes(ws) == before
+
+
+def test_schema_mismatch_rebuilds(ws):
+    index_json(ws)
+    con = sqlite3.connect(ws / ".memory" / "index.sqlite")
+    con.execute("update meta set value='0' where key='schema_version'")
+    con.commit()
+    con.close()
+    r = index_json(ws)
+    assert r["rebuilt"] and "schema_version" in r["rebuild_reason"]
+
+
+def test_bad_files_are_reported_by_name_and_never_touched(ws):
+    bad_utf8 = ws / "memory" / "2025-12-01.md"
+    bad_utf8.write_bytes(b"# ok line\n\xff\xfe broken\n")
+    binary = ws / "bank" / "blob.md"
+    binary.write_bytes(b"\x00\x01\x02" * 100)
+    empty = ws / "memory" / "2025-12-02.md"
+    empty.write_bytes(b"")
+    big = ws / "bank" / "huge.md"
+    big.write_bytes(b"lorem ipsum dolor\n" * 3_000_000)  # ~54 MB, over max_file_bytes
+    before = workspace_bytes(ws)
+    r = index_json(ws)
+    reasons = {s["path"]: s["reason"] for s in r["skipped"]}
+    assert "invalid UTF-8" in reasons["memory/2025-12-01.md"] and "line 2" in reasons["memory/2025-12-01.md"]
+    assert "binary" in reasons["bank/blob.md"]
+    assert "max_file_bytes" in reasons["bank/huge.md"]
+    assert "memory/2025-12-02.md" not in reasons  # an empty file is fine
+    assert workspace_bytes(ws) == before
+    st = open_workspace(ws).status()
+    assert {s["path"] for s in st["skipped"]} >= {"bank/huge.md"}
+    assert {s["path"] for s in st["unreadable"]} >= {"memory/2025-12-01.md", "bank/blob.md"}
+
+
+def test_walk_skips_hidden_git_node_modules_and_outside_symlinks(ws, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("TOPSECRET outside\n")
+    (ws / "memory" / "link-out").symlink_to(outside, target_is_directory=True)
+    (ws / "memory" / "file-out.md").symlink_to(outside / "secret.md")
+    for d in (".git", "node_modules", ".hidden"):
+        (ws / "memory" / d).mkdir()
+        (ws / "memory" / d / "x.md").write_text("TOPSECRET hidden\n")
+    (ws / "notes-not-memory.md").write_text("TOPSECRET root\n")
+    r = index_json(ws)
+    reasons = {s["path"]: s["reason"] for s in r["skipped"]}
+    assert reasons["memory/link-out"] == "symlink leaves the workspace"
+    assert reasons["memory/file-out.md"] == "symlink leaves the workspace"
+    assert open_workspace(ws).recall("TOPSECRET", mode="lexical").hits == []
+
+
+def test_empty_workspace(tmp_path):
+    (tmp_path / "MEMORY.md").write_text("")
+    r = cli("-w", str(tmp_path), "recall", "anything", "--json")
+    assert r.code == 0, r.err
+    res = json.loads(r.out)
+    assert res["results"] == [] and res["empty_reason"]
+
+
+def test_extra_paths_inside_only(ws):
+    (ws / "projects").mkdir()
+    (ws / "projects" / "plan.md").write_text("Capybara roadmap\n")
+    (ws / "clawmem.toml").write_text('extra_paths = ["projects", "../elsewhere"]\n')
+    r = index_json(ws)
+    reasons = {s["path"]: s["reason"] for s in r["skipped"]}
+    assert reasons["../elsewhere"] == "extra path is outside the workspace"
+    assert open_workspace(ws).recall("capybara", mode="lexical").hits[0].path == "projects/plan.md"
+
+
+def test_file_deleted_mid_index_is_reported(ws):
+    from clawmem.sync import parse_file
+    from clawmem.workspace import FileEntry
+
+    mem = open_workspace(ws)
+    gone = parse_file(ws, FileEntry("memory/never.md", 10, 0), mem.cfg)
+    assert gone.reason == "deleted while indexing"

@@ -1,0 +1,115 @@
+"""Lexical recall in every script, on the real fixture workspace (no model needed)."""
+
+import json
+
+import pytest
+
+from clawmem.textnorm import build_query, search_text
+
+from .conftest import cli
+
+pytestmark = pytest.mark.usefixtures("lexical")
+
+
+def recall(ws, query, *extra):
+    r = cli("-w", str(ws), "recall", query, "--json", "--mode", "lexical", *extra)
+    assert r.code == 0, r.err
+    return json.loads(r.out)
+
+
+def paths(res):
+    return [h["citation"] for h in res["results"]]
+
+
+def test_normaliser_folds_scripts():
+    assert search_text("Hà Nội ĐẶT LỊCH") == "ha noi dat lich"
+    assert search_text("東京駅") == " 東京 京駅 "
+    assert "ービ" in search_text("サービス")  # kana voicing marks are kept
+
+
+@pytest.mark.parametrize(
+    "query",
+    ['"', "(", ")", "AND", "NOT", "*", "-", ":", 'a "b" (c) AND NOT d* -e :f', "NEAR(x y)", "^", "{}", "OR OR"],
+)
+def test_fts_syntax_in_queries_is_inert(ws, query):
+    res = recall(ws, query)
+    assert isinstance(res["results"], list)  # no FTS5 syntax error reached the user
+
+
+def test_punctuation_only_query_explains(ws):
+    res = recall(ws, "?!...")
+    assert res["results"] == []
+    assert "no searchable terms" in res["empty_reason"]
+
+
+@pytest.mark.parametrize(
+    "query, expected_path",
+    [
+        ("payment_processor", None),
+        ("DEC-0054", None),
+        ("src/memory/hybrid.ts", None),
+        ("v2.3.1", "memory/2025-11-12.md"),
+    ],
+)
+def test_identifiers_match_as_typed(ws, query, expected_path):
+    res = recall(ws, query)
+    assert res["results"], query
+    top = res["results"][0]
+    text = (top["snippet"] + top.get("content", "")).lower()
+    assert query.lower() in text
+    if expected_path:
+        assert any(h["path"] == expected_path for h in res["results"])
+
+
+def test_vietnamese_with_and_without_diacritics(ws):
+    with_marks = recall(ws, "đặt lịch họp Hà Nội")
+    without = recall(ws, "dat lich hop ha noi")
+    assert with_marks["results"] and without["results"]
+    assert paths(with_marks) == paths(without)
+    assert with_marks["results"][0]["path"] == "memory/2025-11-18.md"
+
+
+def test_japanese_matches(ws):
+    res = recall(ws, "決済サービス")
+    assert res["results"]
+    assert all("決済サービス" in (h["snippet"] + h.get("content", "")) for h in res["results"][:2])
+    single = recall(ws, "東京")
+    assert single["results"]
+
+
+def test_bm25_scores_are_normalised_and_ordered(ws):
+    res = recall(ws, "Hetzner")
+    scores = [h["score"] for h in res["results"]]
+    assert scores and all(0 < s < 1 for s in scores)
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_relaxed_query_says_so(ws):
+    res = recall(ws, "Hetzner zebra-unicorn-nonexistent")
+    assert res["relaxed"] is True
+    assert res["results"]
+    assert any("some of them" in n for n in res["notes"])
+
+
+def test_ties_break_deterministically(ws):
+    first = recall(ws, "Peter")
+    for _ in range(3):
+        assert paths(recall(ws, "Peter")) == paths(first)
+
+
+def test_citations_are_exact_line_ranges(ws):
+    res = recall(ws, "DEC-0054", "-k", "10")
+    for h in res["results"]:
+        lines = (ws / h["path"]).read_text(encoding="utf-8").split("\n")
+        cited = "\n".join(lines[h["start_line"] - 1 : h["end_line"]])
+        if h["type"] == "fact":
+            assert h["content"] in cited
+        else:
+            assert h["snippet"].rstrip("…").lstrip("…")[:80] in cited
+
+
+def test_build_query_quotes_every_term():
+    q = build_query('he said "stop" AND (go) NOT *x* payment_processor')
+    for term in q.terms:
+        assert term.startswith('"')
+    assert '"payment processor"' in q.terms
