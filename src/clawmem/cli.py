@@ -115,6 +115,8 @@ def recall(
     kind: Annotated[Optional[list[str]], typer.Option("--kind", help="Fact kind W, B, O or S (or 'chunk'); repeatable.")] = None,
     entity: Annotated[Optional[str], typer.Option("--entity", help="Only facts mentioning @ENTITY, plus its entity page.")] = None,
     path: Annotated[Optional[str], typer.Option("--path", help="Only files under this workspace path prefix.")] = None,
+    as_of: Annotated[Optional[str], typer.Option("--as-of", help="What was true on YYYY-MM-DD (newer facts mark older ones superseded).")] = None,
+    budget: Annotated[Optional[int], typer.Option("--budget", help="Pack the best results into about this many tokens.")] = None,
     as_json: JsonOpt = False,
     explain: Annotated[bool, typer.Option("--explain", help="Show each leg's rank and score.")] = False,
     queries: Annotated[Optional[str], typer.Option("--queries", help="File of queries (one per line, text or JSON); '-' for stdin. Prints JSON lines.")] = None,
@@ -127,7 +129,10 @@ def recall(
     if (query is None) == (queries is None):
         raise UsageError("give either a QUERY or --queries FILE", hint='e.g. clawmem recall "payments decision"')
     mem = _mem(workspace)
-    opts = dict(k=k, mode=mode, since=since, until=until, kind=kind, entity=entity, path=path, sync=not no_sync)
+    opts = dict(
+        k=k, mode=mode, since=since, until=until, kind=kind, entity=entity, path=path,
+        as_of=as_of, budget=budget, sync=not no_sync,
+    )
     if queries is not None:
         stream = sys.stdin if queries == "-" else _open_queries(queries)
         first = True
@@ -154,7 +159,7 @@ def _open_queries(path: str):
         raise InputError(f"{path}: cannot read the queries file ({exc.strerror})") from None
 
 
-_QUERY_KEYS = {"query", "k", "mode", "since", "until", "kind", "entity", "path"}
+_QUERY_KEYS = {"query", "k", "mode", "since", "until", "kind", "entity", "path", "as_of", "budget"}
 
 
 def _parse_query_line(line: str, source: str, lineno: int) -> tuple[str, dict]:

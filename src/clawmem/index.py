@@ -48,10 +48,14 @@ class Filters:
     entity: str | None = None  # folded entity name
     path_prefix: str | None = None
     facts_only: bool = False
+    as_of: str | None = None  # YYYY-MM-DD: only what was recorded by then and still valid then
 
     @property
     def active(self) -> bool:
-        return any([self.since, self.until, self.kinds, self.entity, self.path_prefix, self.facts_only])
+        return any(
+            [self.since, self.until, self.kinds, self.entity, self.path_prefix, self.facts_only,
+             self.as_of]
+        )
 
 
 def expected_meta() -> dict[str, str]:

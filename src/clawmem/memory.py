@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
@@ -19,7 +20,15 @@ from .config import Config, load_config
 from .errors import ClawmemError, InputError, ModelError, StoreError, UsageError, WorkspaceError
 from .index import Filters, Index
 from .locking import try_write_lock, write_lock
-from .recall import MODES, RecallResult, run_recall
+from .recall import (
+    MODES,
+    RecallResult,
+    entities_in_query,
+    entity_page_hit,
+    mark_superseded,
+    pack_budget,
+    run_recall,
+)
 from .sync import (
     INDEX_NAME,
     Progress,
@@ -31,7 +40,7 @@ from .sync import (
     plan_sync,
     swap_in,
 )
-from .timeexpr import parse_since, parse_until
+from .timeexpr import parse_date, parse_since, parse_until, query_time_hint
 from .workspace import INDEX_DIR, Scan, find_root, resolve_member, scan
 
 TOKENIZER = "fts5 porter+unicode61 over NFKC/casefolded/diacritic-free text; CJK as bigrams"
@@ -114,13 +123,17 @@ class Memory:
         embed: bool = True,
         embed_limit: int | None = None,
         progress: Progress | None = None,
+        lock_timeout: float = 60.0,
     ) -> SyncReport:
-        """Bring the index up to date (``force``: rebuild it beside the old one and swap)."""
+        """Bring the index up to date (``force``: rebuild it beside the old one and swap).
+
+        ``lock_timeout``: seconds to wait for another writer before raising LockedError (the watch
+        daemon and the git hook wait briefly and retry or skip instead of blocking)."""
         t0 = time.perf_counter()
         self._prepare_memory_dir()
         prog = progress or (lambda *a: None)
         try:
-            with write_lock(self.memory_dir, purpose="clawmem index"):
+            with write_lock(self.memory_dir, timeout=lock_timeout, purpose="clawmem index"):
                 report = self._index_locked(force, embed, embed_limit, prog)
         except OSError as exc:
             raise StoreError(
@@ -259,14 +272,21 @@ class Memory:
         kind: str | list[str] | None = None,
         entity: str | None = None,
         path: str | None = None,
+        as_of: str | None = None,
+        budget: int | None = None,
         sync: bool = True,
         today: date | None = None,
     ) -> RecallResult:
+        """Search memory. Filters (time, kind, entity, path, as-of) apply before ranking limits;
+        ``budget`` packs the best results into about that many tokens."""
         if mode not in MODES:
             raise UsageError(f"unknown mode {mode!r}", hint="use one of: " + ", ".join(MODES))
+        k_given = k is not None
         k = self.cfg.k if k is None else k
         if k < 1:
             raise UsageError(f"-k {k}: must be at least 1")
+        if budget is not None and budget < 1:
+            raise UsageError(f"--budget {budget}: must be a positive number of tokens")
         today = today or date.today()
         kinds: tuple[str, ...] = ()
         if kind:
@@ -281,6 +301,7 @@ class Memory:
             kinds=kinds,
             entity=entity.lstrip("@") if entity else None,
             path_prefix=path,
+            as_of=parse_date(as_of).isoformat() if as_of else None,
         )
         notes: list[str] = []
         if sync:
@@ -295,13 +316,25 @@ class Memory:
             raise StoreError(f"{self.index_path}: {exc}", hint="run `clawmem index --force`") from None
         try:
             degraded, vectors, emb = self._vector_state(idx, mode)
+            # With a budget, rank more candidates than k and let the packer choose.
+            want = max(k, 20) if budget and not k_given else k
+            hint = None
+            if not (filters.since or filters.until or filters.as_of):
+                hint = query_time_hint(query, today)
             try:
+                run_filters = filters
+                if hint is not None:
+                    run_filters = replace(
+                        filters,
+                        since=hint.start.isoformat() if hint.start else None,
+                        until=hint.end.isoformat() if hint.end else None,
+                    )
                 result = run_recall(
                     idx,
                     query,
-                    k=k,
+                    k=want,
                     mode=mode,
-                    filters=filters,
+                    filters=run_filters,
                     embedder=emb,
                     fusion_name=self.cfg.fusion,
                     rrf_k=self.cfg.rrf_k,
@@ -311,6 +344,29 @@ class Memory:
                     today=today,
                     degraded=degraded,
                 )
+                if hint is not None:
+                    if result.hits:
+                        result.notes.append(
+                            f"the question names a time: searched {run_filters.since or '…'}"
+                            f" to {run_filters.until or '…'}"
+                        )
+                    else:
+                        result = run_recall(
+                            idx, query, k=want, mode=mode, filters=filters, embedder=emb,
+                            fusion_name=self.cfg.fusion, rrf_k=self.cfg.rrf_k,
+                            candidate_multiplier=self.cfg.candidate_multiplier,
+                            snippet_chars=self.cfg.snippet_chars,
+                            decay_half_life_days=self.cfg.decay_half_life_days,
+                            today=today, degraded=degraded,
+                        )
+                self._entity_first(idx, query, filters, result, want)
+                result.hits = mark_superseded(idx, result.hits, filters.as_of)
+                if filters.as_of:
+                    result.hits = [h for h in result.hits if h.superseded_by is None] + [
+                        h for h in result.hits if h.superseded_by is not None
+                    ]
+                if budget:
+                    result.hits, result.budget = pack_budget(result.hits, budget)
             except db.DatabaseError as exc:
                 raise StoreError(
                     f"{self.index_path}: {exc}", hint="run `clawmem index --force` to rebuild it"
@@ -321,6 +377,7 @@ class Memory:
                 "since": filters.since, "until": filters.until, "kind": list(filters.kinds),
                 "entity": filters.entity, "path": filters.path_prefix,
             }
+            result.filters["as_of"] = filters.as_of
             stale = plan_sync(self.scan(), idx.file_states())
             result.index = {
                 "path": str(self.index_path),
@@ -329,6 +386,19 @@ class Memory:
             return result
         finally:
             idx.close()
+
+    def _entity_first(self, idx: Index, query: str, filters: Filters, result, k: int) -> None:
+        """"Tell me about Peter": the entity's own page leads, then the facts about it."""
+        if filters.since or filters.until:
+            return  # a time window was asked for; an undated page is not in it
+        names = [filters.entity] if filters.entity else entities_in_query(idx, query)
+        for name in names[:1]:
+            page = entity_page_hit(idx, name, self.cfg.snippet_chars)
+            if page is None:
+                continue
+            rest = [h for h in result.hits if not (h.path == page.path and h.start_line <= page.end_line and h.end_line >= page.start_line)]
+            result.hits = [page, *rest][:k]
+            result.notes.append(f"entity: {name} (page {page.path})")
 
     def _vector_state(self, idx: Index, mode: str):
         """(degraded reasons, vectors summary, embedder or None) for a recall."""
@@ -379,6 +449,9 @@ class Memory:
             "files_on_disk": len(sc.files),
             "skipped": [{"path": s.relpath, "reason": s.reason} for s in sc.skipped],
         }
+        from .watch import describe_watcher, watcher_status
+
+        out["watcher"] = describe_watcher(watcher_status(self.memory_dir))
         if not self.index_path.exists():
             out.update(clean=False, state="no index yet: run `clawmem index`")
             return out
@@ -441,6 +514,152 @@ class Memory:
         finally:
             idx.close()
         return out
+
+    # ------------------------------------------------------------------ retain
+    def retain(
+        self,
+        text: str,
+        *,
+        kind: str = "W",
+        confidence: float | None = None,
+        entities: tuple[str, ...] | list[str] = (),
+        day: str | date | None = None,
+        allow_secret: bool = False,
+        today: date | None = None,
+    ) -> dict:
+        """Append a fact to the day's ``## Retain`` section and index it before returning."""
+        from .facts import extract_facts, format_fact, make_fact
+        from .retain import looks_like_secret, place_fact, read_log, write_atomic
+
+        fact = make_fact(kind, text, entities, confidence)
+        what = looks_like_secret(text)
+        if what and not allow_secret:
+            raise InputError(
+                f"refusing to retain text that looks like {what}",
+                hint="memory files are plain text (often in git); pass --allow-secret if you mean it",
+            )
+        when = day if isinstance(day, date) else (parse_date(day) if day else (today or date.today()))
+        relpath = f"memory/{when.isoformat()}.md"
+        path = self.root / relpath
+        self._prepare_memory_dir()
+        with write_lock(self.memory_dir, purpose="clawmem retain"):
+            existing = read_log(path, relpath)
+            dup = self._duplicate_of(fact, relpath, existing)
+            if dup is None:
+                placed = place_fact(existing, fact, when)
+                try:
+                    write_atomic(path, placed.text)
+                except OSError as exc:
+                    raise StoreError(
+                        f"{relpath}: cannot write ({exc.strerror})",
+                        hint="the file is unchanged; check permissions and free space",
+                    ) from None
+                line = placed.line
+                # Read-your-writes: the fact is indexed (and embedded) before we return.
+                self._index_locked(False, True, self.cfg.lazy_embed_limit, lambda *a: None)
+            else:
+                relpath, line = dup
+        facts, _ = extract_facts((self.root / relpath).read_text(encoding="utf-8"))
+        stored = next((f for f in facts if f.line == line), fact)
+        citation = f"{relpath}#L{line}-L{line}"
+        return {
+            "stored": dup is None,
+            "duplicate_of": citation if dup is not None else None,
+            "kind": stored.kind,
+            "timestamp": when.isoformat(),
+            "entities": list(stored.entities),
+            "confidence": stored.confidence,
+            "content": stored.content,
+            "line_text": format_fact(stored).rstrip("\r\n"),
+            "source": citation,
+            "path": relpath,
+            "line": line,
+        }
+
+    def _duplicate_of(self, fact, relpath: str, existing: str | None) -> tuple[str, int] | None:
+        """An identical fact (kind, statement, entities, confidence) already in the workspace."""
+        from .facts import extract_facts
+
+        def same(f) -> bool:
+            return (f.kind, f.content, set(f.entities), f.confidence) == (
+                fact.kind, fact.content, set(fact.entities), fact.confidence,
+            )
+
+        if existing is not None:
+            found, _ = extract_facts(existing)
+            for f in found:
+                if same(f):
+                    return relpath, f.line
+        if not self.index_path.exists():
+            return None
+        try:
+            idx = Index.open(self.index_path)
+        except db.DatabaseError:
+            return None
+        try:
+            rows = idx.conn.execute(
+                "SELECT path, start_line, entities, confidence FROM chunks WHERE kind = ? AND text = ? "
+                "ORDER BY path, start_line",
+                (fact.kind, fact.content),
+            ).fetchall()
+        except db.DatabaseError:
+            rows = []
+        finally:
+            idx.close()
+        for path, line, ents, conf in rows:
+            if set(ents.split()) == set(fact.entities) and conf == fact.confidence:
+                if (self.root / path).exists():
+                    return path, line
+        return None
+
+    # ------------------------------------------------------------------ entities and check
+    def entities(self) -> list[dict]:
+        """Every entity with its fact count, last mention and page (if any)."""
+        self._lazy_sync([])
+        if not self.index_path.exists():
+            return []
+        idx = Index.open(self.index_path, readonly=not os.access(self.memory_dir, os.W_OK))
+        try:
+            rows = idx.conn.execute(
+                "SELECT e.entity, e.folded, count(DISTINCT c.id), max(c.day) FROM chunk_entities e "
+                "JOIN chunks c ON c.id = e.chunk_id WHERE c.kind IS NOT NULL GROUP BY e.folded "
+                "ORDER BY count(DISTINCT c.id) DESC, e.folded"
+            ).fetchall()
+            pages = {
+                p.rsplit("/", 1)[1][:-3].casefold(): p
+                for (p,) in idx.conn.execute(
+                    "SELECT path FROM files WHERE path LIKE 'bank/entities/%.md'"
+                )
+            }
+        finally:
+            idx.close()
+        out = []
+        for name, folded, n, last in rows:
+            out.append({"entity": name, "facts": n, "last_mention": last, "page": pages.pop(folded, None)})
+        for folded, page in sorted(pages.items()):
+            out.append({"entity": page.rsplit("/", 1)[1][:-3], "facts": 0, "last_mention": None, "page": page})
+        return out
+
+    def check(self) -> list[dict]:
+        """Malformed facts in the workspace, read fresh from the Markdown (not from the index)."""
+        from .facts import extract_facts
+
+        problems = []
+        for entry in self.scan().files:
+            try:
+                text = (self.root / entry.relpath).read_bytes().decode("utf-8")
+            except UnicodeDecodeError as exc:
+                problems.append({"path": entry.relpath, "line": 0, "text": "",
+                                 "message": f"invalid UTF-8 at byte {exc.start}; re-save the file as UTF-8"})
+                continue
+            except OSError:
+                continue
+            _, found = extract_facts(text)
+            problems.extend(
+                {"path": entry.relpath, "line": p.line, "text": p.text, "message": p.message}
+                for p in found
+            )
+        return problems
 
     # ------------------------------------------------------------------ get
     def get(self, path: str, *, from_line: int = 1, lines: int | None = None) -> dict:

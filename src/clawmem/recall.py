@@ -141,6 +141,10 @@ def _filter_sql(f: Filters) -> tuple[str, list]:
             "OR lower(c.path) = lower(?))"
         )
         args.extend([f.entity.casefold(), f"bank/entities/{f.entity}.md"])
+    if f.as_of:
+        # Recorded by then (evergreen pages are timeless), and not expired by then.
+        parts.append("(c.day IS NULL OR c.day <= ?) AND (c.valid_to IS NULL OR c.valid_to >= ?)")
+        args.extend([f.as_of, f.as_of])
     if f.path_prefix:
         parts.append("c.path LIKE ? ESCAPE '\\'")
         esc = f.path_prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
@@ -172,7 +176,7 @@ def lexical_leg(index: Index, q: LexQuery, f: Filters, limit: int) -> tuple[list
 
 def vector_leg(index: Index, qvec: np.ndarray, f: Filters, limit: int) -> list[fusion.LegHit]:
     blob = np.asarray(qvec, dtype="<f4").tobytes()
-    selective = bool(f.entity or f.path_prefix or len(f.kinds) > 1 or f.facts_only)
+    selective = bool(f.entity or f.path_prefix or len(f.kinds) > 1 or f.facts_only or f.as_of)
     if index.vec.available and not selective:
         # Time and kind filters run inside sqlite-vec's KNN scan (metadata columns).
         cond, args = ["embedding MATCH ?", "k = ?"], [blob, limit]
@@ -394,3 +398,156 @@ def _why_empty(index: Index, q: LexQuery, f: Filters, mode: str) -> str:
 
 def hits_as_json(hits: list[Hit]) -> list[dict]:
     return [asdict(h) for h in hits]
+
+
+# ---------------------------------------------------------------------------- facts over time
+
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _content_words(text: str, entities: tuple[str, ...]) -> set[str]:
+    from .textnorm import STOPWORDS
+
+    skip = {fold(e) for e in entities}
+    return {w for w in _WORD.findall(fold(text)) if w not in STOPWORDS and w not in skip and len(w) > 2}
+
+
+def _similar(index: Index, a_id: int, b_id: int, a_text: str, b_text: str, ents) -> bool:
+    """Whether two facts about the same entity talk about the same thing (so the newer one
+    supersedes the older). Vectors when both have one, word overlap otherwise."""
+    table = "chunk_vectors" if index.vec.available else "chunk_vectors_plain"
+    try:
+        rows = index.conn.execute(
+            f"SELECT chunk_id, embedding FROM {table} WHERE chunk_id IN (?, ?)", (a_id, b_id)
+        ).fetchall()
+    except db.OperationalError:
+        rows = []
+    if len(rows) == 2:
+        va, vb = (np.frombuffer(bytes(r[1]), dtype="<f4") for r in rows)
+        if float(va @ vb) >= 0.62:
+            return True
+    wa, wb = _content_words(a_text, ents), _content_words(b_text, ents)
+    return bool(wa and wb) and len(wa & wb) / len(wa | wb) >= 0.4
+
+
+def _fact_id(index: Index, hit: Hit) -> int | None:
+    row = index.conn.execute(
+        "SELECT id FROM chunks WHERE path = ? AND start_line = ? AND kind IS NOT NULL",
+        (hit.path, hit.start_line),
+    ).fetchone()
+    return row[0] if row else None
+
+
+def mark_superseded(index: Index, hits: list[Hit], as_of: str | None) -> list[Hit]:
+    """Point each fact at the newest later fact of the same kind about the same entity that
+    talks about the same thing (as known at ``as_of``, or now)."""
+    from dataclasses import replace
+
+    out = []
+    for h in hits:
+        if not h.kind or not h.entities or not h.day:
+            out.append(h)
+            continue
+        hid = _fact_id(index, h)
+        folded = [e.casefold() for e in h.entities]
+        rows = index.conn.execute(
+            "SELECT DISTINCT c.id, c.path, c.start_line, c.end_line, c.text, c.day FROM chunks c "
+            "JOIN chunk_entities e ON e.chunk_id = c.id "
+            f"WHERE e.folded IN ({','.join('?' * len(folded))}) AND c.kind = ? AND c.day > ? "
+            "AND (? IS NULL OR c.day <= ?) AND c.text != ? ORDER BY c.day DESC, c.id DESC",
+            (*folded, h.kind, h.day, as_of, as_of, h.text),
+        ).fetchall()
+        newer = next(
+            (r for r in rows if hid is not None and _similar(index, hid, r[0], h.text, r[4], h.entities)),
+            None,
+        )
+        if newer is not None:
+            h = replace(h, superseded_by=f"{newer[1]}#L{newer[2]}-L{newer[3]}")
+        out.append(h)
+    return out
+
+
+# ---------------------------------------------------------------------------- entities
+
+def known_entities(index: Index) -> dict[str, str]:
+    """folded name → display name, from fact mentions and entity pages."""
+    names: dict[str, str] = {}
+    for (path,) in index.conn.execute("SELECT path FROM files WHERE path LIKE 'bank/entities/%.md'"):
+        stem = path.rsplit("/", 1)[1][:-3]
+        names[stem.casefold()] = stem
+    for (ent,) in index.conn.execute("SELECT DISTINCT entity FROM chunk_entities"):
+        names.setdefault(ent.casefold(), ent)
+    return names
+
+
+def entities_in_query(index: Index, query: str) -> list[str]:
+    """Entities named in a question ("tell me about Peter", "what about @The-Castle?")."""
+    words = " " + " ".join(_WORD.findall(fold(query))) + " "
+    found = []
+    for folded, name in known_entities(index).items():
+        spoken = " " + " ".join(_WORD.findall(fold(name))) + " "
+        if spoken.strip() and spoken in words:
+            found.append(name)
+    return sorted(found, key=lambda n: -len(n))
+
+
+def entity_page_hit(index: Index, entity: str, snippet_chars: int) -> Hit | None:
+    row = index.conn.execute(
+        f"SELECT {_COLS} FROM chunks c WHERE lower(c.path) = lower(?) AND c.kind IS NULL "
+        "ORDER BY c.start_line LIMIT 1",
+        (f"bank/entities/{entity}.md",),
+    ).fetchone()
+    if row is None:
+        return None
+    return Hit(
+        path=row["path"], start_line=row["start_line"], end_line=row["end_line"],
+        heading=row["heading"], text=row["text"], snippet=_snippet(row["text"], None, snippet_chars),
+        score=1.0, kind=None, day=None, entities=(entity,), confidence=None, valid_from=None,
+        valid_to=None,
+    )
+
+
+# ---------------------------------------------------------------------------- token budget
+
+def estimate_tokens(text: str) -> int:
+    """About 4 characters per token for English, 1 per character for CJK; never zero."""
+    cjk = sum(1 for ch in text if "\u3040" <= ch <= "\u9fff" or "\uac00" <= ch <= "\ud7af")
+    return max(1, (len(text) - cjk + 3) // 4 + cjk)
+
+
+def _hit_cost(h: Hit) -> int:
+    return estimate_tokens(h.citation) + estimate_tokens(h.text) + 4
+
+
+def pack_budget(hits: list[Hit], budget: int) -> tuple[list[Hit], dict]:
+    """Best results first, within about ``budget`` tokens. A fact is whole or absent; a chunk
+    that does not fit may be cut at a line boundary, its citation narrowed to the lines kept."""
+    from dataclasses import replace
+
+    kept: list[Hit] = []
+    used = 0
+    dropped = 0
+    for h in hits:
+        cost = _hit_cost(h)
+        if used + cost <= budget:
+            kept.append(replace(h, snippet=h.text))
+            used += cost
+            continue
+        if h.kind is None:
+            lines = h.text.split("\n")
+            take: list[str] = []
+            for line in lines:
+                trial = replace(h, text="\n".join([*take, line]))
+                if used + _hit_cost(trial) > budget:
+                    break
+                take.append(line)
+            if take and any(x.strip() for x in take):
+                cut = replace(
+                    h, text="\n".join(take), snippet="\n".join(take),
+                    end_line=h.start_line + len(take) - 1,
+                )
+                kept.append(cut)
+                used += _hit_cost(cut)
+                continue
+        dropped += 1
+    return kept, {"limit": budget, "used": used, "dropped": dropped}

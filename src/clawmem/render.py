@@ -83,7 +83,7 @@ def recall_human(res: dict, explain: bool) -> None:
             c = f"(c={h['confidence']})" if h.get("confidence") is not None else ""
             tag = f" [magenta]{h['kind']}{c} {escape(ents)}[/magenta]"
         when = f" [dim]{h['timestamp']}[/dim]" if h.get("timestamp") else ""
-        out.print(f"[bold]{i}.[/bold] [cyan]{escape(h['citation'])}[/cyan]  {h['score']:.4f}{tag}{when}")
+        out.print(f"[bold]{i}.[/bold] [cyan]{escape(h['citation'])}[/cyan]  {h['score']:.4g}{tag}{when}")
         if h["heading"] and h["type"] == "chunk":
             out.print(f"   [dim]{escape(h['heading'])}[/dim]")
         if h.get("superseded_by"):

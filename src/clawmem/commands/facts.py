@@ -1,0 +1,77 @@
+"""Commands about Retain facts: retain, entities, check."""
+
+# No `from __future__ import annotations`: typer reads these annotations at run time.
+
+from typing import Annotated, Optional
+
+import typer
+
+from ..cli import JsonOpt, WorkspaceOpt, _mem, _print_json
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def retain(
+        text: Annotated[str, typer.Argument(help="The fact, one self-contained statement.")],
+        kind: Annotated[str, typer.Option("--kind", help="W world, B experience, O opinion, S observation.")] = "W",
+        confidence: Annotated[Optional[float], typer.Option("--confidence", "-c", help="Opinions only: 0.0–1.0.")] = None,
+        entity: Annotated[Optional[list[str]], typer.Option("--entity", "-e", help="Entity it is about (repeatable).")] = None,
+        day: Annotated[Optional[str], typer.Option("--date", help="Daily log to write to, YYYY-MM-DD (default today).")] = None,
+        allow_secret: Annotated[bool, typer.Option("--allow-secret", help="Store text that looks like a credential anyway.")] = False,
+        as_json: JsonOpt = False,
+        workspace: WorkspaceOpt = None,
+    ) -> None:
+        """Append a fact to today's (or --date's) ## Retain section; recallable on return."""
+        from ..render import err, out
+
+        res = _mem(workspace).retain(
+            text, kind=kind, confidence=confidence, entities=entity or [], day=day,
+            allow_secret=allow_secret,
+        )
+        if as_json:
+            _print_json(res)
+        elif res["stored"]:
+            out.print(f"retained {res['source']}: {res['line_text']}", markup=False)
+        else:
+            err.print(f"already retained at {res['duplicate_of']}; not appended again", markup=False)
+
+    @app.command()
+    def entities(as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
+        """List entities with their fact counts, last mention and page."""
+        from ..render import out
+
+        rows = _mem(workspace).entities()
+        if as_json:
+            _print_json(rows)
+            return
+        for r in rows:
+            page = r["page"] or "(no page)"
+            out.print(f"@{r['entity']:<20} {r['facts']:>4} facts  last {r['last_mention'] or '—':<10}  {page}", markup=False)
+
+    @app.command()
+    def check(
+        as_json: JsonOpt = False,
+        hook: Annotated[bool, typer.Option("--hook", help="Output for a git pre-commit hook.")] = False,
+        workspace: WorkspaceOpt = None,
+    ) -> None:
+        """Find malformed Retain facts; exits 9 if there are any (usable from a pre-commit hook)."""
+        import sys
+
+        from ..errors import CheckFailed
+
+        problems = _mem(workspace).check()
+        if as_json:
+            _print_json(problems)
+        else:
+            for p in problems:
+                sys.stdout.write(f"{p['path']}:{p['line']}: {p['message']}\n")
+        if problems:
+            raise CheckFailed(
+                f"{len(problems)} malformed fact(s) in the workspace",
+                hint="fix the lines above; the grammar is in docs/workspace.md",
+            )
+        if not as_json and not hook:
+            sys.stdout.write("clawmem check: no problems\n")
+
+
+
