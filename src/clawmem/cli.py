@@ -258,7 +258,7 @@ def _debug() -> bool:
 def main(argv: list[str] | None = None) -> None:
     """Entry point: the one place where errors become messages and exit codes."""
     try:
-        code = app(args=argv, standalone_mode=False)
+        code = app(args=argv, prog_name="clawmem", standalone_mode=False)
     except ClawmemError as exc:
         if _debug():
             raise

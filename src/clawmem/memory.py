@@ -389,8 +389,10 @@ class Memory:
 
     def _entity_first(self, idx: Index, query: str, filters: Filters, result, k: int) -> None:
         """"Tell me about Peter": the entity's own page leads, then the facts about it."""
-        if filters.since or filters.until:
+        if filters.since or filters.until or filters.facts_only:
             return  # a time window was asked for; an undated page is not in it
+        if filters.kinds and "chunk" not in filters.kinds:
+            return  # only facts were asked for
         names = [filters.entity] if filters.entity else entities_in_query(idx, query)
         for name in names[:1]:
             page = entity_page_hit(idx, name, self.cfg.snippet_chars)

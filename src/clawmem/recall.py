@@ -412,9 +412,13 @@ def _content_words(text: str, entities: tuple[str, ...]) -> set[str]:
     return {w for w in _WORD.findall(fold(text)) if w not in STOPWORDS and w not in skip and len(w) > 2}
 
 
-def _similar(index: Index, a_id: int, b_id: int, a_text: str, b_text: str, ents) -> bool:
+def _similar(
+    index: Index, a_id: int, b_id: int, a_text: str, b_text: str, ents, same_entities: bool,
+    kind: str,
+) -> bool:
     """Whether two facts about the same entity talk about the same thing (so the newer one
-    supersedes the older). Vectors when both have one, word overlap otherwise."""
+    supersedes the older). Vectors when both have one, word overlap otherwise; two opinions held
+    about exactly the same entities need only share two topic words ("Rust", "CLI")."""
     table = "chunk_vectors" if index.vec.available else "chunk_vectors_plain"
     try:
         rows = index.conn.execute(
@@ -427,7 +431,11 @@ def _similar(index: Index, a_id: int, b_id: int, a_text: str, b_text: str, ents)
         if float(va @ vb) >= 0.62:
             return True
     wa, wb = _content_words(a_text, ents), _content_words(b_text, ents)
-    return bool(wa and wb) and len(wa & wb) / len(wa | wb) >= 0.4
+    if not (wa and wb):
+        return False
+    if kind == "O" and same_entities and len(wa & wb) >= 2:
+        return True
+    return len(wa & wb) / len(wa | wb) >= 0.4
 
 
 def _fact_id(index: Index, hit: Hit) -> int | None:
@@ -451,14 +459,22 @@ def mark_superseded(index: Index, hits: list[Hit], as_of: str | None) -> list[Hi
         hid = _fact_id(index, h)
         folded = [e.casefold() for e in h.entities]
         rows = index.conn.execute(
-            "SELECT DISTINCT c.id, c.path, c.start_line, c.end_line, c.text, c.day FROM chunks c "
+            "SELECT DISTINCT c.id, c.path, c.start_line, c.end_line, c.text, c.day, c.entities "
+            "FROM chunks c "
             "JOIN chunk_entities e ON e.chunk_id = c.id "
             f"WHERE e.folded IN ({','.join('?' * len(folded))}) AND c.kind = ? AND c.day > ? "
             "AND (? IS NULL OR c.day <= ?) AND c.text != ? ORDER BY c.day DESC, c.id DESC",
             (*folded, h.kind, h.day, as_of, as_of, h.text),
         ).fetchall()
         newer = next(
-            (r for r in rows if hid is not None and _similar(index, hid, r[0], h.text, r[4], h.entities)),
+            (
+                r for r in rows
+                if hid is not None
+                and _similar(
+                    index, hid, r[0], h.text, r[4], h.entities,
+                    set(r[6].split()) == set(h.entities), h.kind,
+                )
+            ),
             None,
         )
         if newer is not None:

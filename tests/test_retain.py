@@ -1,0 +1,223 @@
+"""Retain as an agent uses it: write a fact, recall it a moment later, by entity and by time."""
+
+import json
+from datetime import date
+
+import pytest
+
+from clawmem import open_workspace
+from clawmem.retain import looks_like_secret, place_fact
+from clawmem.facts import make_fact
+
+from .conftest import cli
+
+pytestmark = pytest.mark.usefixtures("lexical")
+
+TODAY = date.today().isoformat()
+
+
+def retain(ws, *args):
+    r = cli("-w", str(ws), "retain", *args, "--json")
+    return r, (json.loads(r.out) if r.code == 0 else None)
+
+
+def test_retain_then_recall_immediately(ws):
+    r, fact = retain(ws, "Peter prefers concise replies on WhatsApp", "--kind", "O", "--confidence", "0.9", "--entity", "Peter")
+    assert r.code == 0, r.err
+    assert fact["stored"] and fact["kind"] == "O" and fact["confidence"] == 0.9
+    assert fact["source"] == f"memory/{TODAY}.md#L4-L4"
+    text = (ws / "memory" / f"{TODAY}.md").read_text(encoding="utf-8")
+    assert text == f"# {TODAY}\n\n## Retain\n- O(c=0.9) @Peter: Peter prefers concise replies on WhatsApp\n"
+    res = json.loads(cli("-w", str(ws), "recall", "how should I reply to Peter?", "--since", "7d", "--json").out)
+    top = res["results"][0]
+    assert top["type"] == "fact" and top["source"] == fact["source"]
+    assert set(top) >= {"kind", "timestamp", "valid_from", "valid_to", "entities", "confidence", "content", "source", "score"}
+    assert top["entities"] == ["Peter"] and top["timestamp"] == TODAY
+
+
+def test_retain_keeps_existing_bytes_and_appends_to_section(ws):
+    log = ws / "memory" / "2025-11-12.md"
+    before = log.read_bytes()
+    r, fact = retain(ws, "The refund job finished at 23:10.", "--kind", "B", "--entity", "payments-service", "--date", "2025-11-12")
+    assert r.code == 0, r.err
+    after = log.read_bytes()
+    new_line = b"- B @payments-service: The refund job finished at 23:10.\n"
+    i = after.index(new_line)
+    assert after[:i] + after[i + len(new_line):] == before  # only the new line was inserted
+    lines = after.decode().split("\n")
+    assert lines[fact["line"] - 1] == new_line.decode().rstrip("\n")
+    assert fact["line"] > [n for n, line in enumerate(lines, 1) if line.startswith("## Retain")][0]
+
+
+def test_retain_creates_section_in_log_without_one(ws):
+    log = ws / "memory" / "2025-11-08.md"  # the fixture's one log without a Retain section
+    before = log.read_text(encoding="utf-8")
+    r, fact = retain(ws, "Quiet Saturday.", "--kind", "S", "--date", "2025-11-08")
+    assert r.code == 0, r.err
+    after = log.read_text(encoding="utf-8")
+    assert after.startswith(before.rstrip("\n"))
+    assert after.endswith("\n\n## Retain\n- S: Quiet Saturday.\n")
+
+
+def test_crlf_file_stays_crlf(ws):
+    log = ws / "memory" / "2025-12-05.md"
+    log.write_bytes(b"# 2025-12-05\r\n\r\n## Retain\r\n- W @Peter: one\r\n\r\n## Later\r\ntext\r\n")
+    r, fact = retain(ws, "two", "--entity", "Peter", "--date", "2025-12-05")
+    assert r.code == 0, r.err
+    assert log.read_bytes() == b"# 2025-12-05\r\n\r\n## Retain\r\n- W @Peter: one\r\n- W @Peter: two\r\n\r\n## Later\r\ntext\r\n"
+    assert fact["line"] == 5
+
+
+def test_duplicates_are_not_appended_twice(ws):
+    r, first = retain(ws, "Sunny in Vienna.", "--entity", "Peter")
+    r, again = retain(ws, "Sunny in Vienna.", "--entity", "Peter")
+    assert again["stored"] is False and again["duplicate_of"] == first["source"]
+    text = (ws / "memory" / f"{TODAY}.md").read_text(encoding="utf-8")
+    assert text.count("Sunny in Vienna.") == 1
+    # a fact already in an older log is found through the index
+    existing = "The Castle's build server castle-01 runs a nightly restic backup at 03:00 CET"
+    line = next(x for x in (ws / "memory" / "2025-11-07.md").read_text().splitlines() if existing in x)
+    content = line.split(": ", 1)[1]
+    cli("-w", str(ws), "index")
+    r, dup = retain(ws, content, "--entity", "The-Castle")
+    assert dup["stored"] is False and dup["duplicate_of"].startswith("memory/2025-11-07.md#L")
+    human = cli("-w", str(ws), "retain", content, "--entity", "The-Castle")
+    assert "already retained" in human.err
+
+
+@pytest.mark.parametrize(
+    "secret",
+    [
+        "the key is sk-proj-abcdefghijklmnopqrstuvwx123",
+        "AKIAIOSFODNN7EXAMPLE is the deploy user",
+        "token ghp_0123456789abcdefghijklmnopqrstuvwxyzAB",
+        "here: -----BEGIN OPENSSH PRIVATE KEY----- abc",
+        "db password: hunter2hunter2",
+    ],
+)
+def test_secrets_are_refused_unless_allowed(ws, secret):
+    r, _ = retain(ws, secret)
+    assert r.code == 7 and "looks like" in r.err and "--allow-secret" in r.err
+    assert not (ws / "memory" / f"{TODAY}.md").exists()
+    r, fact = retain(ws, secret, "--allow-secret")
+    assert r.code == 0 and fact["stored"]
+
+
+def test_not_secret():
+    assert looks_like_secret("We picked the sk-learn pipeline and password rules review") is None
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["x", "--kind", "Q"], "unknown fact kind"),
+        (["x", "--kind", "O", "--confidence", "1.5"], "0.0–1.0"),
+        (["x", "--kind", "W", "--confidence", "0.5"], "only opinions"),
+        (["", "--kind", "W"], "empty"),
+        (["x", "--entity", "bad name!"], "invalid entity"),
+        (["x", "--date", "2025-13-01"], "2025-13-01"),
+    ],
+)
+def test_bad_retain_input_is_one_clear_error(ws, args, fragment):
+    r = cli("-w", str(ws), "retain", *args)
+    assert r.code in (2, 7), r.err
+    assert r.err.startswith("clawmem: error:") and fragment in r.err
+
+
+def test_invalid_utf8_log_is_never_rewritten(ws):
+    log = ws / "memory" / "2025-12-06.md"
+    log.write_bytes(b"# day\n\xff broken\n")
+    r = cli("-w", str(ws), "retain", "x", "--date", "2025-12-06")
+    assert r.code == 7 and "memory/2025-12-06.md line 2" in r.err
+    assert log.read_bytes() == b"# day\n\xff broken\n"
+
+
+def test_place_fact_in_file_without_final_newline():
+    p = place_fact("# d\n\n## Retain\n- W: a", make_fact("W", "b"), date(2025, 1, 1))
+    assert p.text == "# d\n\n## Retain\n- W: a\n- W: b\n" and p.line == 5
+
+
+def test_recall_by_entity_and_kind(ws):
+    res = json.loads(cli("-w", str(ws), "recall", "WhatsApp", "--entity", "Peter", "--kind", "O", "--json", "-k", "20").out)
+    facts = [h for h in res["results"] if h["type"] == "fact"]
+    assert facts and all(h["kind"] == "O" and "Peter" in h["entities"] for h in facts)
+    assert all(h["type"] == "fact" for h in res["results"])
+    both = json.loads(cli("-w", str(ws), "recall", "WhatsApp", "--entity", "Peter", "--json", "-k", "20").out)
+    assert both["results"][0]["path"] == "bank/entities/Peter.md"
+    assert all(h["path"] == "bank/entities/Peter.md" or "Peter" in h["entities"] for h in both["results"])
+
+
+def test_tell_me_about_entity_surfaces_the_page_first(ws):
+    res = json.loads(cli("-w", str(ws), "recall", "tell me about Kenji", "--json").out)
+    assert res["results"][0]["path"] == "bank/entities/Kenji.md"
+
+
+def test_entities_command(ws):
+    rows = json.loads(cli("-w", str(ws), "entities", "--json").out)
+    by = {r["entity"]: r for r in rows}
+    assert by["Peter"]["facts"] >= 10 and by["Peter"]["page"] == "bank/entities/Peter.md"
+    assert by["Peter"]["last_mention"] >= "2025-11-27"
+
+
+def test_filters_apply_before_limits(ws):
+    res = json.loads(cli("-w", str(ws), "recall", "payments-service", "--since", "2025-11-24", "--until", "2025-11-26", "-k", "50", "--json", "--mode", "lexical").out)
+    days = {h["timestamp"] for h in res["results"]}
+    assert days and all("2025-11-24" <= d <= "2025-11-26" for d in days)
+    mem = open_workspace(ws)
+    unfiltered = mem.recall("payments-service", k=3, mode="lexical")
+    window = dict(mode="lexical", since="2025-11-12", until="2025-11-13")
+    everything = mem.recall("payments-service", k=100, **window)
+    filtered = mem.recall("payments-service", k=3, **window)
+    assert len(everything.hits) > 3
+    assert len(filtered.hits) == 3  # not "top 3 overall, then filtered down to fewer"
+    assert filtered.hits == everything.hits[:3]
+    assert unfiltered.hits != filtered.hits
+
+
+def test_as_of_shows_what_was_true_then(ws):
+    mem = open_workspace(ws)
+    then = mem.recall("where is Peter staying", entity="Peter", kind="W", as_of="2025-11-10", k=20)
+    texts = " ".join(h.text for h in then.hits if h.kind)
+    assert "Lisbon" in texts and "Marrakech" not in texts
+    later = mem.recall("where is Peter staying", entity="Peter", kind="W", as_of="2025-11-28", k=20)
+    lisbon = [h for h in later.hits if h.kind and "Lisbon" in h.text]
+    assert not lisbon  # its validity ended on Nov 14
+    assert any("Marrakech" in h.text for h in later.hits)
+
+
+def test_newer_opinion_supersedes_older(ws):
+    mem = open_workspace(ws)
+    res = mem.recall("Peter Rust warelay CLI opinion", kind="O", entity="Peter", k=20)
+    ops = [h for h in res.hits if h.kind == "O" and "Rust" in h.text]
+    assert len(ops) >= 2
+    newest = max(ops, key=lambda h: h.day)
+    assert newest.superseded_by is None
+    assert any(h.superseded_by for h in ops if h is not newest)
+
+
+def test_budget_packs_whole_facts_with_citations(ws):
+    res = json.loads(cli("-w", str(ws), "recall", "payments-service Hetzner", "--budget", "200", "--json").out)
+    assert res["budget"]["used"] <= 200 and res["results"]
+    for h in res["results"]:
+        if h["type"] == "fact":
+            line = (ws / h["path"]).read_text(encoding="utf-8").split("\n")[h["start_line"] - 1]
+            assert line.endswith(h["content"])  # never cut
+        else:
+            lines = (ws / h["path"]).read_text(encoding="utf-8").split("\n")
+            assert h["snippet"] == "\n".join(lines[h["start_line"] - 1 : h["end_line"]])
+
+
+def test_check_lists_malformed_facts_and_index_reports_them(ws):
+    log = ws / "memory" / "2025-11-05.md"
+    log.write_text(log.read_text(encoding="utf-8") + "\n## Retain\n- O(c=high) @Peter: likes tea\n- W @Peter missing colon\n", encoding="utf-8")
+    r = cli("-w", str(ws), "check")
+    assert r.code == 9
+    lines = r.out.strip().splitlines()
+    assert len(lines) == 2 and all(x.startswith("memory/2025-11-05.md:") for x in lines)
+    assert 'O(c=high)' in lines[0]
+    idx = cli("-w", str(ws), "index")
+    assert idx.code == 0 and "malformed fact" in idx.err
+    st = json.loads(cli("-w", str(ws), "status", "--json").out)
+    assert len(st["problems"]) == 2
+    # the well-formed facts of that file are still indexed
+    assert open_workspace(ws).recall("Rust", mode="lexical").hits
