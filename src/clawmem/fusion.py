@@ -30,12 +30,17 @@ def bm25_to_unit(bm25: float) -> float:
     return x / (1.0 + x)
 
 
-def rrf(lexical: list[LegHit], vector: list[LegHit], k: int = 60) -> dict[int, float]:
-    """Reciprocal rank fusion (Cormack et al., 2009): sum of 1/(k + rank) over the legs."""
+def rrf(
+    lexical: list[LegHit], vector: list[LegHit], k: int = 60, lexical_weight: float = 1.0
+) -> dict[int, float]:
+    """Reciprocal rank fusion (Cormack et al., 2009): sum of w/(k + rank) over the legs.
+
+    The lexical leg counts half when it had to be relaxed (no text had every query term): a
+    document matching one stray word of a question is weak evidence next to a close vector."""
     scores: dict[int, float] = {}
-    for leg in (lexical, vector):
+    for leg, w in ((lexical, lexical_weight), (vector, 1.0)):
         for h in leg:
-            scores[h.chunk_id] = scores.get(h.chunk_id, 0.0) + 1.0 / (k + h.rank)
+            scores[h.chunk_id] = scores.get(h.chunk_id, 0.0) + w / (k + h.rank)
     return scores
 
 

@@ -252,11 +252,22 @@ class Index:
         return True
 
     def _vector_table_exists(self) -> bool:
-        name = "chunk_vectors" if self.vec.available else "chunk_vectors_plain"
-        row = self.conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE name = ?", (name,)
-        ).fetchone()
-        return row is not None
+        return self.vector_table() is not None
+
+    def vector_table(self) -> str | None:
+        """The table holding this index's vectors, judged by what the file contains (an index
+        opened only to read its vectors may have been written with the other backend)."""
+        names = {
+            r[0]
+            for r in self.conn.execute(
+                "SELECT name FROM sqlite_master WHERE name IN ('chunk_vectors', 'chunk_vectors_plain')"
+            )
+        }
+        if "chunk_vectors_plain" in names:
+            return "chunk_vectors_plain"
+        if "chunk_vectors" in names and self.vec.available:
+            return "chunk_vectors"
+        return None
 
     def _cached_vector(self, key: str, sha: str) -> bytes | None:
         row = self.conn.execute(
@@ -345,10 +356,10 @@ class Index:
     def import_vectors(self, key: str, source: Index) -> int:
         """Copy vectors of identical texts from another index (the old one, during a rebuild)
         into this one's cache, so a forced rebuild embeds nothing unchanged."""
-        if source.get_meta("embedder") != key or not source._vector_table_exists():
+        table = source.vector_table()
+        if source.get_meta("embedder") != key or table is None:
             return 0
         wanted = [r[0] for r in self.conn.execute("SELECT DISTINCT sha256 FROM chunks WHERE embedded = 0")]
-        table = "chunk_vectors" if source.vec.available else "chunk_vectors_plain"
         now = int(time.time())
         found = 0
         with self.conn:

@@ -145,7 +145,7 @@ class Memory:
 
     def _index_locked(self, force, embed, embed_limit, prog) -> SyncReport:
         sc = self.scan()
-        emb = self.embedder() if embed else None
+        emb = self.embedder()  # even with embed=False: the vector space is declared, units pending
         identity = emb.identity if emb is not None else None
         idx, why = (None, "--force") if force else self._open_existing()
         if idx is None:
@@ -186,7 +186,7 @@ class Memory:
             report.skipped[:0] = list(sc.skipped)
             report.reused += idx.adopt_cached()
         try:
-            if emb is not None:
+            if emb is not None and embed:
                 embed_pending(
                     idx, emb, batch=self.cfg.embed_batch, report=report, limit=embed_limit,
                     progress=prog,

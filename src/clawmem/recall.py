@@ -193,9 +193,10 @@ def vector_leg(index: Index, qvec: np.ndarray, f: Filters, limit: int) -> list[f
             args.append("" if f.kinds[0] == "chunk" else f.kinds[0])
         rows = index.conn.execute(
             f"SELECT chunk_id, distance FROM chunk_vectors WHERE {' AND '.join(cond)} "
-            "ORDER BY distance, chunk_id",
+            "ORDER BY distance",
             args,
         ).fetchall()
+        rows.sort(key=lambda r: (r[1], r[0]))  # vec0 allows one ORDER BY; ties break by id here
         return [fusion.LegHit(r[0], i, 1.0 - float(r[1])) for i, r in enumerate(rows, 1)]
     # Exact scan over the filtered candidates (NumPy): used for selective filters, where the
     # candidate set is small, and when sqlite-vec is unavailable.
@@ -297,7 +298,9 @@ def run_recall(
 
     if mode == "hybrid" and vector_used:
         scores = (
-            fusion.weighted(lex, vec) if fusion_name == "weighted" else fusion.rrf(lex, vec, rrf_k)
+            fusion.weighted(lex, vec)
+            if fusion_name == "weighted"
+            else fusion.rrf(lex, vec, rrf_k, lexical_weight=0.5 if result.relaxed else 1.0)
         )
     else:
         leg = lex if mode != "vector" else vec

@@ -1,0 +1,87 @@
+"""What every embedder promises, independent of the engine behind it.
+
+The index stores vectors next to an ``EmbedderIdentity.key()``; two vectors are
+only comparable when their keys match, so the key must change whenever anything
+that moves a vector changes: the weights, the dimensions, the prefixes, the pooling.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class EmbedderIdentity:
+    """Everything that determines which vector space an embedder produces."""
+
+    provider: str  # "llama.cpp"
+    model: str  # display name, e.g. "all-MiniLM-L6-v2"
+    model_sha256: str  # sha256 of the model file, hex
+    dims: int
+    query_prefix: str
+    document_prefix: str
+    pooling: str  # "mean" | "cls" | "last"
+
+    def key(self) -> str:
+        """A short, stable string naming the vector space.
+
+        The display name is included for humans reading the index meta table; the
+        hash prefix is what actually distinguishes files. Prefixes and pooling are
+        folded into one short digest because they can be long and arbitrary text.
+        """
+        knobs = json.dumps(
+            [self.query_prefix, self.document_prefix, self.pooling],
+            ensure_ascii=False,
+        )
+        knob_hash = hashlib.sha256(knobs.encode("utf-8")).hexdigest()[:8]
+        return f"{self.provider}:{self.model}:{self.model_sha256[:16]}:{self.dims}:{knob_hash}"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class EmbedResult:
+    """Vectors for a batch of documents, in input order.
+
+    A ``None`` entry means the model produced a non-finite or all-zero vector for
+    that input; callers count and report these instead of indexing garbage.
+    """
+
+    vectors: list[np.ndarray | None]  # float32, L2-normalised, shape (dims,)
+    truncated: int  # inputs longer than the model context that were cut to fit
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    identity: EmbedderIdentity
+    model_path: Path
+    max_tokens: int
+
+    def embed_documents(self, texts: Sequence[str]) -> EmbedResult:
+        """Embed documents (document prefix applied, batched internally)."""
+        ...
+
+    def embed_query(self, text: str) -> np.ndarray | None:
+        """Embed one search query (query prefix applied)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def normalize(vec: np.ndarray) -> np.ndarray | None:
+    """L2-normalise to float32, or ``None`` for a vector that cannot be trusted."""
+    vec = np.asarray(vec, dtype=np.float32)
+    if not np.all(np.isfinite(vec)):
+        return None
+    norm = float(np.linalg.norm(vec))
+    if norm == 0.0 or not np.isfinite(norm):
+        return None
+    return vec / norm

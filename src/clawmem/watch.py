@@ -1,0 +1,656 @@
+"""``clawmem watch``: keep the index fresh while files change.
+
+The daemon is deliberately dumb about *what* changed. File events only say "something happened,
+sync soon"; every sync is the same stat scan + ``plan_sync`` + ``Memory.index()`` that a user's
+``clawmem index`` runs, so an editor's atomic save (temp file, then rename), a rename, a deletion
+and a ``git checkout`` touching hundreds of files all end up as the one question "what differs from
+the index?". Events are debounced (``debounce_ms``): a burst gives one sync.
+
+Events can be lost (inotify queue overflow, a watched folder deleted and re-created, network file
+systems that never send any), so every ``reconcile_seconds`` the daemon also runs the cheap stat
+scan itself and syncs whatever it finds. The observer thread is restarted if it dies.
+
+Two small files in ``.memory/`` let other processes see the daemon:
+
+- ``watch.lock``: held with ``flock`` for the daemon's lifetime and naming its pid. The kernel drops
+  the lock when the process dies, so a lock left by a killed daemon is simply taken over.
+- ``watch.json``: pid, start time, the last sync and a heartbeat, written atomically. ``status``
+  reports a daemon whose heartbeat stopped as unresponsive instead of calling the index fresh.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+from .errors import ClawmemError, LockedError, StoreError
+from .workspace import TREES, is_memory_path
+
+LOCK_NAME = "watch.lock"
+STATE_NAME = "watch.json"
+
+# Watchdog reports opens and read-only closes too; indexing reads every changed file, so reacting
+# to those would make each sync trigger the next.
+_RELEVANT = {"created", "deleted", "modified", "moved", "closed", "attrib"}
+
+Log = Callable[[str], None]
+
+
+def log_line(message: str) -> None:
+    """One stderr line with a local timestamp: readable in a terminal and in journald."""
+    sys.stderr.write(f"{datetime.now():%Y-%m-%d %H:%M:%S} {message}\n")
+    sys.stderr.flush()
+
+
+# --------------------------------------------------------------------------- single instance
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: fall back to a pid check only
+    fcntl = None  # type: ignore[assignment]
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, owned by someone else
+    return True
+
+
+def _read_pid(path: Path) -> int | None:
+    try:
+        text = path.read_text(encoding="utf-8").split()
+        return int(text[0]) if text else None
+    except (OSError, ValueError):
+        return None
+
+
+class WatchLock:
+    """``.memory/watch.lock``: one daemon per workspace. Acquire with ``WatchLock.acquire``."""
+
+    def __init__(self, path: Path, fd: int, took_over: int | None) -> None:
+        self.path = path
+        self._fd = fd
+        self.took_over = took_over  # pid of a dead daemon whose lock file we inherited
+
+    @classmethod
+    def acquire(cls, memory_dir: Path) -> WatchLock:
+        path = memory_dir / LOCK_NAME
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StoreError(
+                f"{path}: cannot create the watch lock ({exc.strerror})",
+                hint="the daemon needs a writable .memory/ folder",
+            ) from None
+        # A reader probing the lock (``watcher_status``) holds it for microseconds; retry briefly
+        # before calling the workspace taken.
+        deadline = time.monotonic() + 1.0
+        while True:
+            if _try_flock(fd):
+                break
+            pid = _read_pid(path)
+            if time.monotonic() > deadline or (pid is not None and _pid_alive(pid)):
+                os.close(fd)
+                who = f"pid {pid}" if pid is not None else "another process"
+                raise LockedError(
+                    f"{memory_dir.parent}: already watched by {who}",
+                    hint="one watcher per workspace is enough; stop the other one first",
+                )
+            time.sleep(0.05)
+        old = _read_pid(path)
+        took_over = old if old is not None and old != os.getpid() else None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        return cls(path, fd, took_over)
+
+    def release(self) -> None:
+        if self._fd < 0:
+            return
+        try:
+            # Empty, not deleted: unlinking a flock file races with a process that just opened it.
+            os.ftruncate(self._fd, 0)
+        except OSError:
+            pass
+        os.close(self._fd)  # closing drops the flock
+        self._fd = -1
+
+
+def _try_flock(fd: int) -> bool:
+    if fcntl is None:  # pragma: no cover
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    except OSError as exc:
+        if exc.errno in (11, 13):  # EAGAIN, EACCES: held elsewhere on some file systems
+            return False
+        raise
+
+
+def _lock_held(path: Path) -> bool | None:
+    """Whether a live process holds ``watch.lock`` (None: cannot tell)."""
+    if fcntl is None:  # pragma: no cover
+        pid = _read_pid(path)
+        return pid is not None and _pid_alive(pid)
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return None
+    try:
+        # A shared probe: it fails only while the daemon holds its exclusive lock.
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return False
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # also drops the probe's lock
+
+
+# --------------------------------------------------------------------------- state file
+def _write_state(memory_dir: Path, state: dict) -> None:
+    path = memory_dir / STATE_NAME
+    tmp = memory_dir / f"{STATE_NAME}.{os.getpid()}.tmp"
+    tmp.write_text(json.dumps(state, indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, path)  # readers never see half a file
+
+
+def _read_state(memory_dir: Path) -> dict | None:
+    try:
+        data = json.loads((memory_dir / STATE_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def watcher_status(memory_dir: Path) -> dict | None:
+    """What is known about this workspace's watch daemon; None if none ever ran here.
+
+    Keys: ``running`` (bool), ``pid``, ``started_at``, ``last_sync_at``, ``last_sync``,
+    ``heartbeat_at``, ``reconcile_seconds``, ``last_error``, ``responsive`` (False when a running
+    daemon's heartbeat is overdue: it is stuck, and the index may be stale).
+    """
+    memory_dir = Path(memory_dir)
+    lock = memory_dir / LOCK_NAME
+    state = _read_state(memory_dir)
+    if state is None and not lock.exists():
+        return None
+    held = _lock_held(lock)
+    pid = _read_pid(lock)
+    if held is None:  # unreadable lock: fall back on the pid it names
+        held = pid is not None and _pid_alive(pid)
+    state = dict(state or {})
+    out = {
+        "running": bool(held),
+        "pid": pid if held else state.get("pid"),
+        "started_at": state.get("started_at"),
+        "last_sync_at": state.get("last_sync_at"),
+        "last_sync": state.get("last_sync"),
+        "heartbeat_at": state.get("heartbeat_at"),
+        "reconcile_seconds": state.get("reconcile_seconds"),
+        "last_error": state.get("last_error"),
+        "stopped_at": None if held else state.get("stopped_at"),
+        "responsive": True,
+    }
+    if held and state.get("pid") == pid and out["heartbeat_at"]:
+        period = float(out["reconcile_seconds"] or 30)
+        # Heartbeats come at least every reconcile period; allow a long sync in between.
+        out["responsive"] = time.time() - float(out["heartbeat_at"]) < max(3 * period, 120.0)
+    return out
+
+
+def _clock(ts: float | None) -> str:
+    if not ts:
+        return "never"
+    when = datetime.fromtimestamp(float(ts))
+    today = when.date() == datetime.now().date()
+    return f"{when:%H:%M:%S}" if today else f"{when:%Y-%m-%d %H:%M:%S}"
+
+
+def describe_watcher(info: dict | None) -> str:
+    """The one-line form ``status`` prints, e.g. "running (pid 123), last sync 14:02:11"."""
+    if info is None:
+        return "not running"
+    if not info["running"]:
+        if info.get("last_sync_at"):
+            last = _clock(info["last_sync_at"])
+            return f"not running (last sync {last} by pid {info.get('pid')})"
+        return "not running"
+    text = f"running (pid {info['pid']}), last sync {_clock(info.get('last_sync_at'))}"
+    if not info["responsive"]:
+        text += f"; unresponsive: no heartbeat since {_clock(info.get('heartbeat_at'))}"
+    elif info.get("last_error"):
+        text += f"; last attempt failed: {info['last_error']}"
+    return text
+
+
+# --------------------------------------------------------------------------- the daemon
+class _Stop(Exception):
+    """Raised at a transaction boundary when a stop was requested during a sync."""
+
+
+class Watcher:
+    """The loop. ``run()`` returns on ``request_stop()`` (signals arrive as KeyboardInterrupt)."""
+
+    def __init__(
+        self,
+        mem,
+        *,
+        debounce_s: float | None = None,
+        reconcile_s: float | None = None,
+        embed: bool = True,
+        use_events: bool = True,
+        log: Log = log_line,
+        lock_timeout: float = 2.0,
+    ) -> None:
+        self.mem = mem
+        self.root: Path = mem.root
+        self.debounce_s = (mem.cfg.debounce_ms if debounce_s is None else debounce_s * 1000) / 1000
+        self.reconcile_s = float(mem.cfg.reconcile_seconds if reconcile_s is None else reconcile_s)
+        self.reconcile_s = max(self.reconcile_s, 0.2)
+        # A file rewritten every second would postpone a trailing debounce forever.
+        self.max_delay_s = max(10.0, 5 * self.debounce_s)
+        self.embed = embed
+        self.use_events = use_events
+        self.log = log
+        self.lock_timeout = lock_timeout
+        self.stop = threading.Event()
+        self.stop_requested = False  # set by signal handlers; honoured at a safe point
+        self.syncing = False
+        self._last_progress = 0.0
+        self.syncs = 0
+        self.observer = None
+        self._watched: dict[str, tuple[object, tuple[int, int]]] = {}
+        self._mu = threading.Lock()
+        self._first_event: float | None = None
+        self._last_event = 0.0
+        self._events = 0
+        self._rewatch = False
+        self._wake = threading.Event()
+        self.state: dict = {
+            "pid": os.getpid(),
+            "workspace": str(self.root),
+            "started_at": time.time(),
+            "heartbeat_at": time.time(),
+            "last_sync_at": None,
+            "last_sync": None,
+            "last_error": None,
+            "reconcile_seconds": self.reconcile_s,
+            "debounce_ms": round(self.debounce_s * 1000),
+            "stopped_at": None,
+        }
+        self._state_error_logged = False
+        self._vectors_off_logged = False
+
+    # ------------------------------------------------------------------ events
+    def _rel(self, path) -> str | None:
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        try:
+            return Path(path).relative_to(self.root).as_posix()
+        except ValueError:
+            return None
+
+    def relevant(self, event) -> bool:
+        if event.event_type not in _RELEVANT:
+            return False
+        paths = [event.src_path, getattr(event, "dest_path", "") or ""]
+        for raw in paths:
+            if not raw:
+                continue
+            rel = self._rel(raw)
+            if rel is None or rel == ".":
+                continue
+            if event.is_directory:
+                if event.event_type in ("modified", "attrib", "closed"):
+                    continue  # the entries' own events follow
+                parts = rel.split("/")
+                if any(p.startswith(".") for p in parts):
+                    continue
+                if parts[0] in TREES or _under_extra(rel, self.mem.cfg.extra_paths):
+                    if len(parts) == 1:
+                        self._rewatch = True  # memory/ or bank/ itself appeared or vanished
+                    return True
+            elif is_memory_path(rel, self.mem.cfg.extra_paths):
+                return True
+        return False
+
+    def on_event(self, event) -> None:
+        """Called on the observer's thread: only note the time and wake the loop."""
+        if not self.relevant(event):
+            return
+        now = time.monotonic()
+        with self._mu:
+            if self._first_event is None:
+                self._first_event = now
+            self._last_event = now
+            self._events += 1
+        self._wake.set()
+
+    def _desired_watches(self) -> dict[str, bool]:
+        """Folder -> recursive. Only memory folders: a recursive watch on a workspace that is
+        also a code repository would put an inotify watch on every folder of .git and
+        node_modules."""
+        want = {str(self.root): False}  # MEMORY.md, and memory/ or bank/ appearing
+        for tree in TREES:
+            p = self.root / tree
+            if p.is_dir():
+                want[str(p)] = True
+        for extra in self.mem.cfg.extra_paths:
+            p = self.root / extra
+            if p.is_dir():
+                want[str(p)] = True
+            elif p.parent.is_dir():
+                want.setdefault(str(p.parent), False)
+        return want
+
+    def _ensure_watches(self) -> None:
+        if self.observer is None:
+            return
+        want = self._desired_watches()
+        for path in list(self._watched):
+            handle, ident = self._watched[path]
+            if path not in want or _ident(Path(path)) != ident:
+                # Gone, or deleted and re-created: the old inotify watch sees nothing any more.
+                try:
+                    self.observer.unschedule(handle)
+                except (KeyError, OSError, ValueError):
+                    pass
+                del self._watched[path]
+        for path, recursive in want.items():
+            if path in self._watched:
+                continue
+            try:
+                handle = self.observer.schedule(_Handler(self), path, recursive=recursive)
+            except OSError as exc:
+                self.log(f"warning: cannot watch {path} ({exc.strerror or exc}); "
+                         f"relying on the stat scan every {self.reconcile_s:g} s")
+                continue
+            self._watched[path] = (handle, _ident(Path(path)))
+
+    def _start_observer(self) -> None:
+        if not self.use_events:
+            return
+        from watchdog.observers import Observer
+
+        self.observer = Observer()
+        self._watched = {}
+        self._ensure_watches()
+        try:
+            self.observer.start()
+        except OSError as exc:  # e.g. the inotify instance limit
+            self.log(f"warning: file events unavailable ({exc}); "
+                     f"relying on the stat scan every {self.reconcile_s:g} s")
+            self.observer = None
+
+    def _stop_observer(self) -> None:
+        obs, self.observer = self.observer, None
+        if obs is None:
+            return
+        try:
+            obs.stop()
+            obs.join(timeout=5)
+        except Exception:  # noqa: BLE001 - a broken observer must not stop the shutdown
+            pass
+
+    # ------------------------------------------------------------------ state
+    def _save_state(self, **changes) -> None:
+        self.state.update(changes)
+        self.state["heartbeat_at"] = time.time()
+        try:
+            _write_state(self.mem.memory_dir, self.state)
+        except OSError as exc:
+            if not self._state_error_logged:
+                self.log(f"warning: cannot write {STATE_NAME} ({exc.strerror}); "
+                         "`clawmem status` will not see this watcher's progress")
+                self._state_error_logged = True
+
+    # ------------------------------------------------------------------ sync
+    def needs_sync(self) -> str | None:
+        """The cheap check: a stat scan compared with the index. Why a sync is needed, or None."""
+        from . import db
+        from .index import Index
+        from .sync import plan_sync
+
+        if not self.mem.index_path.exists():
+            return "no index yet"
+        try:
+            idx = Index.open(self.mem.index_path, readonly=True)
+        except db.DatabaseError as exc:
+            return f"index unreadable ({exc})"
+        try:
+            if idx.check_compatible() is not None:
+                return "index made by another clawmem version"
+            plan = plan_sync(self.mem.scan(), idx.file_states())
+            if not plan.empty:
+                n = len(plan.added) + len(plan.changed) + len(plan.removed)
+                return f"{n} file(s) differ from the index"
+            if self.embed and idx.pending_count():
+                emb = self.mem.embedder()
+                if emb is not None:
+                    return f"{idx.pending_count()} chunk(s) waiting for vectors"
+            return None
+        except db.DatabaseError as exc:
+            return f"index unreadable ({exc})"
+        finally:
+            idx.close()
+
+    def _progress(self, stage: str, done: int, total: int) -> None:
+        # Called between committed transactions: the one place a requested stop is clean.
+        if self.stop_requested or self.stop.is_set():
+            raise _Stop()
+        now = time.monotonic()
+        if now - self._last_progress > min(10.0, self.reconcile_s):
+            self._last_progress = now
+            if stage == "embed":
+                self.log(f"embedding {done}/{total} chunk(s)…")
+            self._save_state()  # a long first sync is not a hung daemon
+
+    def sync(self, reason: str) -> bool:
+        """One ``Memory.index()``. True if it completed; errors are logged, never raised."""
+        self._last_progress = time.monotonic()
+        self.syncing = True
+        try:
+            report = self.mem.index(
+                embed=self.embed, progress=self._progress, lock_timeout=self.lock_timeout
+            )
+        except LockedError as exc:
+            self.log(f"waiting: {exc.message}; retrying")
+            return False
+        except ClawmemError as exc:
+            hint = f" ({exc.hint})" if exc.hint else ""
+            self.log(f"error: sync failed: {exc.message}{hint}")
+            self._save_state(last_error=exc.message)
+            return False
+        except (_Stop, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # noqa: BLE001 - a daemon logs a bug and keeps serving
+            self.log(f"error: internal error while syncing: {type(exc).__name__}: {exc}")
+            for line in traceback.format_exc().rstrip().splitlines():
+                self.log("  " + line)
+            self._save_state(last_error=f"{type(exc).__name__}: {exc}")
+            return False
+        finally:
+            self.syncing = False
+        self.syncs += 1
+        if self.embed and self.mem.embedder_error and not self._vectors_off_logged:
+            self._vectors_off_logged = True
+            self.log(f"note: {self.mem.embedder_error}; syncing the lexical index only")
+        summary = _summary(report, vectors=self.embed and not self.mem.embedder_error)
+        self.log(f"synced ({reason}): {summary}")
+        self._save_state(last_sync_at=time.time(), last_sync=summary, last_error=None)
+        return True
+
+    # ------------------------------------------------------------------ loop
+    def request_stop(self) -> None:
+        """Stop from another thread (tests, embedding applications)."""
+        self.stop.set()
+        self._wake.set()
+
+    def run(self) -> None:
+        self.log(
+            f"watching {self.root} (debounce {self.debounce_s * 1000:.0f} ms, stat scan every "
+            f"{self.reconcile_s:g} s{'' if self.use_events else ', file events off'})"
+        )
+        self._save_state()
+        self._start_observer()
+        try:
+            self._loop()
+        finally:
+            self._stop_observer()
+
+    def _loop(self) -> None:
+        retry_at: float | None = None
+        backoff = 1.0
+        # Sync at start: the files may have changed while no one was watching.
+        pending_reason: str | None = "start"
+        next_reconcile = time.monotonic() + self.reconcile_s
+        while not self.stop.is_set() and not self.stop_requested:
+            now = time.monotonic()
+            with self._mu:
+                first, last, n = self._first_event, self._last_event, self._events
+            due = float("inf")
+            if first is not None:
+                due = min(last + self.debounce_s, first + self.max_delay_s)
+            if pending_reason is not None:
+                due = min(due, retry_at if retry_at is not None else now)
+            due = min(due, next_reconcile)
+            if due > now:
+                self._wake.wait(min(due - now, 1.0))
+                self._wake.clear()
+                continue
+            if first is not None and now >= min(last + self.debounce_s, first + self.max_delay_s):
+                with self._mu:
+                    self._first_event, self._events = None, 0
+                if pending_reason is None:
+                    # Events only say "look"; the stat scan says whether there is anything to do
+                    # (a sync that just ran may already have seen these changes).
+                    why = self.needs_sync()
+                    pending_reason = f"{n} file event(s)" if why is not None else None
+                retry_at = None
+            if now >= next_reconcile:
+                next_reconcile = now + self.reconcile_s
+                self._check_health()
+                with self._mu:
+                    events_waiting = self._first_event is not None
+                if pending_reason is None and not events_waiting:
+                    why = self.needs_sync()
+                    if why is not None:
+                        pending_reason = f"stat scan: {why}"
+                        if self.observer is not None:
+                            self.log(f"stat scan found changes the file watcher missed: {why}")
+                self._save_state()  # heartbeat
+            if self._rewatch:
+                self._rewatch = False
+                self._ensure_watches()
+            if pending_reason is not None and (retry_at is None or now >= retry_at):
+                if self.sync(pending_reason):
+                    pending_reason, retry_at, backoff = None, None, 1.0
+                else:
+                    retry_at = time.monotonic() + backoff
+                    backoff = min(backoff * 2, max(self.reconcile_s, 2.0))
+
+    def _check_health(self) -> None:
+        if not self.use_events:
+            return
+        if self.observer is None or not self.observer.is_alive():
+            self.log("warning: the file watcher stopped; restarting it")
+            self._stop_observer()
+            self._start_observer()
+        else:
+            self._ensure_watches()
+
+
+class _Handler:
+    """A watchdog handler without watchdog's base class, so this module imports without it."""
+
+    def __init__(self, watcher: Watcher) -> None:
+        self.watcher = watcher
+
+    def dispatch(self, event) -> None:
+        self.watcher.on_event(event)
+
+
+def _ident(path: Path) -> tuple[int, int]:
+    try:
+        st = path.stat()
+        return (st.st_dev, st.st_ino)
+    except OSError:
+        return (0, 0)
+
+
+def _under_extra(rel: str, extra_paths: tuple[str, ...]) -> bool:
+    for extra in extra_paths:
+        e = extra.strip("/")
+        if rel == e or rel.startswith(e + "/"):
+            return True
+    return False
+
+
+def _summary(report, *, vectors: bool = True) -> str:
+    r = report
+    parts = []
+    if r.rebuilt:
+        parts.append(f"rebuilt ({r.rebuild_reason})" if r.rebuild_reason else "rebuilt")
+    if r.files_indexed or r.files_removed or r.rebuilt:
+        parts.append(f"{r.files_indexed} file(s) indexed")
+        if r.files_removed:
+            parts.append(f"{r.files_removed} removed")
+        parts.append(f"{r.units} chunks+facts")
+    else:
+        parts.append("no content changed")
+    if r.embedded or r.reused:
+        parts.append(f"{r.embedded} vector(s) embedded, {r.reused} reused")
+    if r.pending and vectors:
+        parts.append(f"{r.pending} vector(s) pending")
+    if r.problems:
+        parts.append(f"{len(r.problems)} malformed fact(s) in the workspace")
+    return ", ".join(parts) + f" in {r.seconds:.2f} s"
+
+
+def run_watch(mem, *, use_events: bool = True, embed: bool = True, log: Log = log_line) -> None:
+    """The daemon in the foreground, until Ctrl-C or SIGTERM. Raises LockedError if one runs."""
+    mem._prepare_memory_dir()
+    lock = WatchLock.acquire(mem.memory_dir)
+    watcher = Watcher(mem, embed=embed, use_events=use_events, log=log)
+    if lock.took_over is not None and not _pid_alive(lock.took_over):
+        log(f"took over the watch lock of pid {lock.took_over}, which is no longer running")
+
+    def on_signal(signum, frame):  # noqa: ARG001
+        name = signal.Signals(signum).name
+        if watcher.syncing and not watcher.stop_requested:
+            # Let the sync reach its next commit; a second signal stops at once.
+            watcher.stop_requested = True
+            log(f"{name}: stopping after the current step")
+            return
+        watcher.stop_requested = True
+        raise KeyboardInterrupt(name)
+
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    reason = "stopped"
+    try:
+        watcher.run()
+    except (KeyboardInterrupt, _Stop) as exc:
+        reason = f"stopped ({exc})" if str(exc) else "stopped"
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+        watcher._save_state(stopped_at=time.time())
+        lock.release()
+    log(f"{reason} after {watcher.syncs} sync(s)")

@@ -1,0 +1,167 @@
+"""Semantic and hybrid recall with the real model (all-MiniLM-L6-v2 → GGUF → llama.cpp) and
+real sqlite-vec. The fixture workspace is embedded once per session and copied per test."""
+
+import json
+import shutil
+import sqlite3
+
+import pytest
+
+from clawmem import open_workspace
+
+from .conftest import cli
+
+
+def recall(ws, query, *extra):
+    r = cli("-w", str(ws), "recall", query, "--json", *extra)
+    assert r.code == 0, r.err
+    return json.loads(r.out)
+
+
+def test_paraphrase_finds_the_cat(indexed):
+    res = recall(indexed, "a feline resting on a rug", "-k", "3")
+    assert res["ranking"] == "rrf-v1" and res["degraded"] == []
+    assert any("Miso" in (h.get("content") or h["snippet"]) for h in res["results"][:2])
+    vec = recall(indexed, "a feline resting on a rug", "--mode", "vector", "-k", "3")
+    assert vec["ranking"] == "vector-cosine"
+    assert "Miso" in (vec["results"][0].get("content") or vec["results"][0]["snippet"])
+
+
+@pytest.mark.parametrize("ident", ["DEC-0054", "payment_processor", "v2.3.1", "src/memory/hybrid.ts"])
+def test_exact_identifier_still_comes_first(indexed, ident):
+    res = recall(indexed, ident, "--explain")
+    top = res["results"][0]
+    assert res["relaxed"] is False and top["explain"]["lexical_rank"] is not None
+    assert ident.lower() in (top["snippet"] + (top.get("content") or "")).lower()
+
+
+def test_explain_shows_both_legs(indexed):
+    res = recall(indexed, "Hetzner migration", "--explain")
+    legs = [h["explain"] for h in res["results"]]
+    assert any(e["lexical_rank"] and e["vector_rank"] for e in legs)
+    human = cli("-w", str(indexed), "recall", "Hetzner migration", "--explain").out
+    assert "lexical rank" in human and "vector rank" in human
+
+
+def test_weighted_fusion_is_available_for_comparison(indexed, monkeypatch):
+    monkeypatch.setenv("CLAWMEM_FUSION", "weighted")
+    res = recall(indexed, "DEC-0054")
+    assert res["ranking"] == "weighted-v1" and res["results"]
+
+
+def test_status_reports_the_embedder(indexed):
+    st = json.loads(cli("-w", str(indexed), "status", "--json").out)
+    v = st["vectors"]
+    assert v["backend"] == "sqlite-vec" and v["sqlite_vec"].startswith("v0.1")
+    assert v["dims"] == 384 and v["pending"] == 0 and v["indexed"] == st["chunks"] + st["facts"]
+    emb = v["configured_embedder"]
+    assert emb["model"] == "all-MiniLM-L6-v2" and len(emb["model_sha256"]) == 64
+    assert v["model_path"].endswith(".gguf") and v["state"] == "ok"
+
+
+def test_forced_rebuild_reuses_every_vector(indexed):
+    r = json.loads(cli("-w", str(indexed), "index", "--force", "--json").out)
+    assert r["rebuilt"] and r["vectors_embedded"] == 0 and r["vectors_pending"] == 0
+    assert r["vectors_reused"] == r["units"]
+
+
+def test_edit_embeds_only_changed_text(indexed):
+    log = indexed / "memory" / "2025-11-14.md"
+    log.write_text(log.read_text(encoding="utf-8") + "\nA brand new paragraph about kayaks.\n", encoding="utf-8")
+    r = json.loads(cli("-w", str(indexed), "index", "--json").out)
+    assert r["files_indexed"] == 1
+    assert 1 <= r["vectors_embedded"] <= 2  # the edited chunk only; untouched ones came from the cache
+    assert recall(indexed, "canoe", "--mode", "vector", "-k", "1")["results"][0]["path"] == "memory/2025-11-14.md"
+
+
+def test_lexical_rows_usable_before_vectors_and_pending_reported(ws):
+    r = json.loads(cli("-w", str(ws), "index", "--no-embed", "--json").out)
+    assert r["vectors_pending"] == r["units"]
+    res = recall(ws, "DEC-0054", "--no-sync")
+    assert res["results"] and res["vectors"]["pending"] == r["units"]
+    assert any("pending" in d for d in res["degraded"])
+
+
+def test_model_switch_rebuilds_vectors_never_mixes(indexed, monkeypatch):
+    (indexed / "clawmem.toml").write_text('query_prefix = "query: "\ndocument_prefix = "passage: "\n')
+    res = recall(indexed, "DEC-0054", "--no-sync")
+    assert res["vectors"]["state"] == "mismatch" and res["ranking"] == "lexical-bm25"
+    r = json.loads(cli("-w", str(indexed), "index", "--json").out)
+    assert r["vectors_embedded"] == r["vectors_embedded"] and r["vectors_pending"] == 0
+    con = sqlite3.connect(indexed / ".memory" / "index.sqlite")
+    (key,) = con.execute("select value from meta where key='embedder'").fetchone()
+    assert con.execute("select count(*) from embedding_cache where embedder != ?", (key,)).fetchone()[0] == 0
+    con.close()
+    assert r["vectors_embedded"] > 100  # every unit re-embedded in the new vector space
+    assert recall(indexed, "a feline resting on a rug")["vectors"]["state"] == "ok"
+
+
+def test_numpy_fallback_when_sqlite_vec_is_off(tmp_path, monkeypatch):
+    from .conftest import FIXTURE
+
+    ws = tmp_path / "small"
+    for rel in ("MEMORY.md", "memory/2025-11-17.md", "memory/2025-11-20.md", "bank/entities/Kenji.md"):
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(FIXTURE / rel, ws / rel)
+    assert cli("-w", str(ws), "index").code == 0  # with sqlite-vec
+    monkeypatch.setenv("CLAWMEM_DISABLE_SQLITE_VEC", "1")
+    r = cli("-w", str(ws), "index", "--json")
+    assert r.code == 0, r.err
+    rep = json.loads(r.out)
+    assert rep["rebuilt"] and "vectors were stored for sqlite-vec" in rep["rebuild_reason"]
+    assert rep["vectors_pending"] == 0
+    res = recall(ws, "a feline resting on a rug", "-k", "3")
+    assert any("NumPy" in d for d in res["degraded"])
+    assert res["ranking"] == "rrf-v1"
+    assert any("Miso" in (h.get("content") or h["snippet"]) for h in res["results"])
+    st = json.loads(cli("-w", str(ws), "status", "--json").out)
+    assert st["vectors"]["backend"] == "numpy" and "CLAWMEM_DISABLE_SQLITE_VEC" in st["vectors"]["fallback_reason"]
+    # and back: the plain vectors are carried into a new sqlite-vec index without re-embedding
+    monkeypatch.delenv("CLAWMEM_DISABLE_SQLITE_VEC")
+    back = json.loads(cli("-w", str(ws), "index", "--json").out)
+    assert back["rebuilt"] and back["vectors_embedded"] == 0 and back["vectors_pending"] == 0
+
+
+def test_missing_model_degrades_visibly(indexed, monkeypatch):
+    monkeypatch.setenv("CLAWMEM_MODEL", "/nonexistent/model.gguf")
+    res = recall(indexed, "a feline resting on a rug")
+    assert res["vectors"]["state"] == "off"
+    assert "/nonexistent/model.gguf" in res["vectors"]["reason"]
+    assert res["ranking"] == "lexical-bm25"
+    st = cli("-w", str(indexed), "status")
+    assert "/nonexistent/model.gguf" in st.out
+
+
+def test_corrupt_model_file_is_named(indexed, tmp_path, monkeypatch):
+    bad = tmp_path / "broken.gguf"
+    bad.write_bytes(b"GGUF" + b"\x00" * 100)
+    monkeypatch.setenv("CLAWMEM_MODEL", str(bad))
+    r = cli("-w", str(indexed), "index")
+    assert r.code == 0  # lexical indexing still works
+    assert "broken.gguf" in r.err
+
+
+def test_filters_inside_vector_search(indexed):
+    res = recall(indexed, "deployment plans", "--mode", "vector", "--since", "2025-11-20", "--until", "2025-11-21", "-k", "5")
+    assert len(res["results"]) == 5
+    assert all("2025-11-20" <= h["timestamp"] <= "2025-11-21" for h in res["results"])
+    res = recall(indexed, "deployment plans", "--mode", "vector", "--kind", "W", "-k", "5")
+    assert all(h["kind"] == "W" for h in res["results"])
+    res = recall(indexed, "deployment plans", "--mode", "vector", "--entity", "Kenji", "-k", "5")
+    assert all(h["path"] == "bank/entities/Kenji.md" or "Kenji" in h.get("entities", []) for h in res["results"])
+
+
+def test_overlapping_results_are_deduplicated(indexed):
+    res = recall(indexed, "payments-service double charge incident", "-k", "10")
+    seen = []
+    for h in res["results"]:
+        for p, s, e in seen:
+            assert not (p == h["path"] and not (h["end_line"] < s or h["start_line"] > e))
+        seen.append((h["path"], h["start_line"], h["end_line"]))
+
+
+def test_retain_is_recallable_semantically_at_once(indexed):
+    r = cli("-w", str(indexed), "retain", "Peter adopted a small grey kitten named Pixel", "--entity", "Peter")
+    assert r.code == 0, r.err
+    res = recall(indexed, "new pet cat", "--mode", "vector", "-k", "3", "--no-sync")
+    assert any("Pixel" in (h.get("content") or h["snippet"]) for h in res["results"])
