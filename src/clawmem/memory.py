@@ -663,6 +663,72 @@ class Memory:
             )
         return problems
 
+    # ------------------------------------------------------------------ model
+    def model_status(self) -> dict:
+        from .embedders.default import default_cache_dir, default_model_available
+        from .models import model_choice
+
+        choice = model_choice(self.root, self.cfg)
+        info: dict = {
+            "source": self.cfg.sources.get("model", "default") if choice.path else "default",
+            "path": str(choice.path) if choice.path else None,
+            "cache_dir": str(default_cache_dir()),
+        }
+        if choice.is_default:
+            ok, why = default_model_available()
+            info["default_available"] = ok
+            info["default"] = why
+        emb = self.embedder()
+        if emb is None:
+            info["state"] = f"unusable: {self.embedder_error}"
+            return info
+        info["state"] = "ok"
+        info["path"] = str(emb.model_path)
+        info["identity"] = emb.identity.to_dict()
+        if self.index_path.exists():
+            try:
+                idx = Index.open(self.index_path, readonly=True)
+                try:
+                    built = idx.get_meta("embedder")
+                finally:
+                    idx.close()
+                info["index_match"] = (
+                    "yes" if built == emb.identity.key()
+                    else f"no: index built with {built or 'no model'}; run `clawmem index`"
+                )
+            except db.DatabaseError:
+                pass
+        return info
+
+    def use_model(
+        self, path: Path | None, *, query_prefix: str | None, document_prefix: str | None
+    ) -> dict:
+        """Make this workspace use ``path`` (None: the bundled default), after checking it loads."""
+        from .embedders.llama import LlamaEmbedder
+        from .models import load_embedder
+        from .tomlfile import set_keys
+
+        if path is not None:
+            path = path.expanduser().resolve()
+            probe = LlamaEmbedder(path, query_prefix=query_prefix, document_prefix=document_prefix)
+        else:
+            probe = load_embedder(self.root, replace(self.cfg, model="", query_prefix=query_prefix, document_prefix=document_prefix))
+        identity = probe.identity.to_dict()
+        probe.close()
+        value = None
+        if path is not None:
+            try:
+                value = path.relative_to(self.root).as_posix()
+            except ValueError:
+                value = str(path)
+        set_keys(
+            self.root / "clawmem.toml",
+            {"model": value, "query_prefix": query_prefix, "document_prefix": document_prefix},
+        )
+        self.cfg = load_config(self.root)
+        self._embedder, self._embedder_error = None, None
+        return {"model": value, "identity": identity}
+
     # ------------------------------------------------------------------ get
     def get(self, path: str, *, from_line: int = 1, lines: int | None = None) -> dict:
         if from_line < 1:

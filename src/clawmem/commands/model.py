@@ -1,0 +1,87 @@
+"""`clawmem model status | import DIR | use PATH.gguf`: which embedding model a workspace uses."""
+
+# No `from __future__ import annotations`: typer reads these annotations at run time.
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ..cli import JsonOpt, WorkspaceOpt, _mem, _print_json
+
+model_app = typer.Typer(help="Show, import or choose the embedding model.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(model_app, name="model")
+
+
+@model_app.command("status")
+def status(as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
+    """The configured model, its identity, and whether the index was built with it."""
+    from ..render import out
+
+    info = _mem(workspace).model_status()
+    if as_json:
+        _print_json(info)
+        return
+    for key in ("source", "path", "state", "index_match", "cache_dir"):
+        if info.get(key) is not None:
+            out.print(f"{key:<12} {info[key]}", markup=False)
+    ident = info.get("identity")
+    if ident:
+        out.print(
+            f"{'identity':<12} {ident['provider']} {ident['model']} {ident['dims']} dims, "
+            f"{ident['pooling']} pooling, sha256 {ident['model_sha256'][:16]}…",
+            markup=False,
+        )
+        out.print(f"{'prefixes':<12} query {ident['query_prefix']!r}, document {ident['document_prefix']!r}", markup=False)
+
+
+@model_app.command("import")
+def import_(
+    src: Annotated[Path, typer.Argument(help="A local sentence-transformers BERT-family folder (MiniLM, bge, e5).")],
+    out: Annotated[Optional[Path], typer.Option("--out", help="Where to write the GGUF (default: the model cache).")] = None,
+    query_prefix: Annotated[Optional[str], typer.Option("--query-prefix", help="Prefix for queries (default: the model family's).")] = None,
+    document_prefix: Annotated[Optional[str], typer.Option("--document-prefix", help="Prefix for documents.")] = None,
+    use: Annotated[bool, typer.Option("--use", help="Also make this workspace use it.")] = False,
+    as_json: JsonOpt = False,
+    workspace: WorkspaceOpt = None,
+) -> None:
+    """Convert a local model folder to GGUF (offline), optionally using it here."""
+    from ..embedders.convert import convert_sentence_transformers
+    from ..embedders.default import default_cache_dir
+    from ..render import out as console
+
+    src = src.expanduser()
+    target = out or default_cache_dir() / "models" / f"{src.resolve().name}-f32.gguf"
+    path = convert_sentence_transformers(src, target, query_prefix=query_prefix, document_prefix=document_prefix)
+    result = {"path": str(path)}
+    if use:
+        result.update(_mem(workspace).use_model(path, query_prefix=None, document_prefix=None))
+    if as_json:
+        _print_json(result)
+    else:
+        console.print(f"wrote {path}", markup=False)
+        if use:
+            console.print("this workspace now uses it; run `clawmem index` to re-embed", markup=False)
+
+
+@model_app.command("use")
+def use(
+    path: Annotated[str, typer.Argument(help="A GGUF embedding model, or 'default' for the bundled MiniLM.")],
+    query_prefix: Annotated[Optional[str], typer.Option("--query-prefix", help="Prefix for queries (default: from the GGUF).")] = None,
+    document_prefix: Annotated[Optional[str], typer.Option("--document-prefix", help="Prefix for documents.")] = None,
+    as_json: JsonOpt = False,
+    workspace: WorkspaceOpt = None,
+) -> None:
+    """Point this workspace at an embedding model (written to clawmem.toml)."""
+    from ..render import out
+
+    res = _mem(workspace).use_model(
+        None if path == "default" else Path(path), query_prefix=query_prefix, document_prefix=document_prefix
+    )
+    if as_json:
+        _print_json(res)
+    else:
+        out.print(f"model: {res['model'] or 'default (all-MiniLM-L6-v2)'} ({res['identity']['dims']} dims); "
+                  "run `clawmem index` to re-embed", markup=False)
