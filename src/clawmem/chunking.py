@@ -11,12 +11,20 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from markdown_it import MarkdownIt
-
 # Bump when chunk boundaries or texts change for the same input: the index must then be rebuilt.
 CHUNKER_VERSION = 1
 
-_md = MarkdownIt("commonmark").enable("table")
+_md = None
+
+
+def _parser():
+    # Built on first use: importing markdown-it costs ~50 ms that read-only commands never need.
+    global _md
+    if _md is None:
+        from markdown_it import MarkdownIt
+
+        _md = MarkdownIt("commonmark").enable("table")
+    return _md
 
 
 @dataclass(frozen=True)
@@ -46,7 +54,7 @@ def sha256(text: str) -> str:
 
 def _blocks(lines: list[str]) -> list[_Block]:
     """Top-level blocks with their line spans; each list item is its own block."""
-    tokens = _md.parse("\n".join(lines))
+    tokens = _parser().parse("\n".join(lines))
     blocks: list[_Block] = []
     i = 0
     while i < len(tokens):

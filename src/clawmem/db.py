@@ -9,6 +9,7 @@ open; when it cannot load, vectors move to a plain table searched by an exact Nu
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,13 +36,14 @@ class VectorSupport:
 def _load_vec(conn: Connection) -> VectorSupport:
     if os.environ.get("CLAWMEM_DISABLE_SQLITE_VEC"):
         return VectorSupport(False, "numpy", "", "disabled by $CLAWMEM_DISABLE_SQLITE_VEC")
-    try:
-        import sqlite_vec
-    except ImportError as exc:
-        return VectorSupport(False, "numpy", "", f"sqlite-vec is not installed ({exc})")
+    # `import sqlite_vec` pulls in numpy (~120 ms) only to find its own file; locate it directly.
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        return VectorSupport(False, "numpy", "", "sqlite-vec is not installed")
+    loadable = os.path.join(list(spec.submodule_search_locations)[0], "vec0")
     try:
         conn.enable_load_extension(True)
-        sqlite_vec.load(conn)
+        conn.load_extension(loadable)  # SQLite adds the platform's suffix (.so, .dylib, .dll)
         conn.enable_load_extension(False)
         (version,) = conn.execute("select vec_version()").fetchone()
     except AttributeError:

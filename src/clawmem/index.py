@@ -12,13 +12,16 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
 
 from . import db, schema
 from .chunking import CHUNKER_VERSION
 from .errors import StoreError
 from .textnorm import NORMALIZER_VERSION, search_text
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,8 @@ def expected_meta() -> dict[str, str]:
 
 
 def _blob(vec: np.ndarray) -> bytes:
+    import numpy as np  # lazily: lexical-only commands never need it
+
     return np.asarray(vec, dtype="<f4").tobytes()
 
 

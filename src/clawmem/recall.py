@@ -7,12 +7,15 @@ import re
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import date
+from typing import TYPE_CHECKING
 
-import numpy as np
 
 from . import db, fusion
 from .index import Filters, Index
 from .textnorm import LexQuery, build_query, fold
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MODES = ("hybrid", "lexical", "vector")
 
@@ -175,6 +178,8 @@ def lexical_leg(index: Index, q: LexQuery, f: Filters, limit: int) -> tuple[list
 
 
 def vector_leg(index: Index, qvec: np.ndarray, f: Filters, limit: int) -> list[fusion.LegHit]:
+    import numpy as np  # lazily: lexical-only recall never needs it
+
     blob = np.asarray(qvec, dtype="<f4").tobytes()
     selective = bool(f.entity or f.path_prefix or len(f.kinds) > 1 or f.facts_only or f.as_of)
     if index.vec.available and not selective:
@@ -430,6 +435,8 @@ def _similar(
     except db.OperationalError:
         rows = []
     if len(rows) == 2:
+        import numpy as np
+
         va, vb = (np.frombuffer(bytes(r[1]), dtype="<f4") for r in rows)
         if float(va @ vb) >= 0.62:
             return True

@@ -299,9 +299,42 @@ def build_fresh(
     return tmp, report
 
 
+def _copy_into_live(tmp: Path, live: Path) -> bool:
+    """Replace the live index's pages with ``tmp``'s in one write transaction (backup API).
+
+    Renaming a new file over a WAL database that other processes have open leaves their old
+    connections sharing ``-wal``/``-shm`` with the new file, and their next read fails with
+    "database disk image is malformed". Copying through SQLite keeps every reader on a consistent
+    snapshot and shows the new index to its next query; a kill mid-copy leaves an uncommitted
+    transaction that recovery discards. False if the live file cannot take it (corrupt, other
+    page size): the caller falls back to renaming.
+    """
+    try:
+        src, _ = db.connect(tmp, readonly=True)
+    except db.DatabaseError:
+        return False
+    try:
+        dst, _ = db.connect(live)
+        try:
+            src.backup(dst)  # all pages in one step: one transaction
+            dst.execute("PRAGMA wal_checkpoint(PASSIVE)")  # never waits for readers
+            return True
+        finally:
+            dst.close()
+    except db.DatabaseError:
+        return False
+    finally:
+        src.close()
+
+
 def swap_in(memory_dir: Path, tmp: Path) -> None:
     """Atomically make ``tmp`` the live index, then delete abandoned rebuilds."""
     live = memory_dir / INDEX_NAME
+    if live.exists() and _copy_into_live(tmp, live):
+        remove_db_files(tmp)
+        for p in leftover_rebuilds(memory_dir):
+            remove_db_files(p)
+        return
     if live.exists():
         try:
             conn, _ = db.connect(live)

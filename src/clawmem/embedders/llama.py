@@ -13,6 +13,10 @@ Design notes, all measured on the 2-core dev machines with all-MiniLM-L6-v2 f32:
   (masked), so its cost grows with the square of the batch size.
 * Flash attention halves the time of a ~300-token chunk on CPU with identical
   results (cosine 0.999999 against the reference implementation either way).
+* Batches of a few tokens (a search query) run on one thread. On an idle
+  2-core machine that costs ~1 ms; on a busy one (an agent and its tools
+  competing for the cores) two spin-waiting ggml threads made a query take a
+  median 67 ms and p90 1.4 s, against 22 ms / 34 ms on one thread.
 * llama.cpp's graph reservation asserts (aborting the process) unless the batch
   size is at most, or a multiple of, the number of parallel sequences
   llama-cpp-python asks for (256), hence ``_batch_size``.
@@ -63,6 +67,8 @@ _POOLING_RANK = 4
 # Long-context embedders (8k+) would otherwise allocate a compute buffer for a
 # batch that size; clawmem's chunks are a few hundred tokens.
 MAX_TOKENS_CAP = 2048
+# Decodes up to this many tokens use a single thread (see the module docstring).
+_SMALL_BATCH_TOKENS = 64
 # Characters kept before tokenising: bounds the cost of a pathological input
 # (a megabyte-long "chunk") while staying far above max_tokens of real text.
 _CHARS_PER_TOKEN_BOUND = 50
@@ -118,6 +124,8 @@ class LlamaEmbedder:
         self._document_prefix = document_prefix
 
         llama_cpp = _import_llama_cpp()
+        self._n_threads = max(1, n_threads or _available_cpus())
+        self._threads_now = self._n_threads
         trained = meta.context_length or 512
         self.max_tokens = min(trained, MAX_TOKENS_CAP)
         self._batch_tokens = _batch_size(
@@ -126,7 +134,7 @@ class LlamaEmbedder:
         self._llm = _load(
             self.model_path,
             batch_tokens=self._batch_tokens,
-            n_threads=n_threads,
+            n_threads=self._n_threads,
             # Only force the pooling when the file does not say; otherwise let
             # llama.cpp use the model's own.
             pooling_type=None if meta.pooling_type else pooling_type,
@@ -262,6 +270,10 @@ class LlamaEmbedder:
         batch.n_tokens = n
 
         ctx = self._llm.ctx
+        threads = 1 if n <= _SMALL_BATCH_TOKENS else self._n_threads
+        if threads != self._threads_now:
+            C.llama_set_n_threads(ctx, threads, threads)
+            self._threads_now = threads
         memory = C.llama_get_memory(ctx)
         if memory:  # encoders have none; causal embedders keep a KV cache
             C.llama_memory_clear(memory, True)
@@ -282,6 +294,13 @@ class LlamaEmbedder:
                 )
             out.append(np.ctypeslib.as_array(ptr, shape=(self._dims,)).copy())
         return out
+
+
+def _available_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))  # honours container/taskset limits
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def _batch_size(max_tokens: int, seq_max: int) -> int:
@@ -506,7 +525,7 @@ def _import_llama_cpp() -> Any:
     return llama_cpp
 
 
-def _load(path: Path, *, batch_tokens: int, n_threads: int | None, pooling_type: int | None) -> Any:
+def _load(path: Path, *, batch_tokens: int, n_threads: int, pooling_type: int | None) -> Any:
     llama_cpp = _import_llama_cpp()
     kwargs: dict[str, Any] = {
         "model_path": str(path),
