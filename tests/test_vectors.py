@@ -165,3 +165,78 @@ def test_retain_is_recallable_semantically_at_once(indexed):
     assert r.code == 0, r.err
     res = recall(indexed, "new pet cat", "--mode", "vector", "-k", "3", "--no-sync")
     assert any("Pixel" in (h.get("content") or h["snippet"]) for h in res["results"])
+
+
+def _small_workspace(tmp_path, files):
+    from .conftest import FIXTURE
+
+    ws = tmp_path / "small"
+    for rel in files:
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(FIXTURE / rel, ws / rel)
+    return ws
+
+
+def test_ctrl_c_keeps_committed_vectors_and_next_run_resumes(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    ws = _small_workspace(tmp_path, ["MEMORY.md", "memory/2025-11-12.md", "memory/2025-11-18.md", "memory/2025-11-24.md"])
+    env = {**os.environ, "CLAWMEM_EMBED_BATCH": "4"}
+    first = json.loads(cli("-w", str(ws), "index", "--no-embed", "--json").out)
+    total = first["vectors_pending"]
+    assert total >= 20
+    proc = subprocess.Popen([sys.executable, "-m", "clawmem", "-w", str(ws), "index"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    db = ws / ".memory" / "index.sqlite"
+    deadline = time.time() + 120
+    done = 0
+    while time.time() < deadline and done < 8:
+        time.sleep(0.2)
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        done = con.execute("select count(*) from chunks where embedded = 1").fetchone()[0]
+        con.close()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    import sqlean  # the stdlib's SQLite 3.40 misreports WITHOUT ROWID tables written by 3.50
+
+    con = sqlean.connect(db)
+    kept = con.execute("select count(*) from chunks where embedded = 1").fetchone()[0]
+    assert con.execute("pragma integrity_check").fetchone()[0] == "ok"
+    con.close()
+    assert 8 <= kept < total
+    again = json.loads(cli("-w", str(ws), "index", "--json").out)
+    assert again["vectors_embedded"] == total - kept and again["vectors_pending"] == 0
+
+
+def test_cache_keeps_removed_texts_within_its_cap(tmp_path, monkeypatch):
+    ws = _small_workspace(tmp_path, ["memory/2025-11-17.md", "memory/2025-11-20.md", "memory/2025-11-21.md"])
+    assert cli("-w", str(ws), "index").code == 0
+    moved = (ws / "memory" / "2025-11-21.md").read_bytes()
+    (ws / "memory" / "2025-11-21.md").unlink()
+    monkeypatch.setenv("CLAWMEM_CACHE_MAX_ENTRIES", "3")
+    r = json.loads(cli("-w", str(ws), "index", "--json").out)
+    assert r["files_removed"] == 1
+    st = json.loads(cli("-w", str(ws), "status", "--json").out)
+    assert st["vectors"]["cache_entries"] == 3  # orphans kept for reuse, but never more than the cap
+    monkeypatch.delenv("CLAWMEM_CACHE_MAX_ENTRIES")
+    (ws / "memory" / "2025-11-21.md").write_bytes(moved)  # an undo
+    r = json.loads(cli("-w", str(ws), "index", "--json").out)
+    assert r["vectors_reused"] >= 1 and r["vectors_reused"] + r["vectors_embedded"] == r["units"]
+
+
+def test_decay_prefers_recent_notes_but_not_evergreen(indexed, monkeypatch):
+    from datetime import date
+
+    mem = open_workspace(indexed)
+    plain = mem.recall("Peter WhatsApp replies", k=10, sync=False, today=date(2025, 12, 1))
+    monkeypatch.setenv("CLAWMEM_DECAY_HALF_LIFE_DAYS", "3")
+    decayed = open_workspace(indexed).recall("Peter WhatsApp replies", k=10, sync=False, today=date(2025, 12, 1))
+    days = lambda res: [h.day for h in res.hits if h.day]  # noqa: E731
+    assert days(plain) != days(decayed)
+    assert max(days(decayed)[:3]) >= max(days(plain)[:3])

@@ -286,4 +286,6 @@ def main(argv: list[str] | None = None) -> None:
             "  hint: rerun with --traceback (or CLAWMEM_DEBUG=1) and report it\n"
         )
         sys.exit(70)
+    if code == 130:  # typer turns Ctrl-C into Exit(130) before we can see the KeyboardInterrupt
+        sys.stderr.write("clawmem: interrupted; committed work is kept and the next run resumes\n")
     sys.exit(code if isinstance(code, int) else 0)

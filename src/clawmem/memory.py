@@ -614,6 +614,28 @@ class Memory:
                     return path, line
         return None
 
+    # ------------------------------------------------------------------ reflect
+    def reflect(
+        self,
+        *,
+        since: str | None = None,
+        today: date | None = None,
+        dry_run: bool = False,
+        apply: bool = False,
+        force: bool = False,
+        llm: str | Path | None = None,
+        lock_timeout: float = 60.0,
+    ):
+        """Update entity pages, opinions and MEMORY.md proposals from the facts (see reflect.py).
+        Returns a ``ReflectResult``; raises ``ReflectConflict`` when a hand edit would be lost."""
+        from .reflect import run_reflect
+
+        today = today or date.today()
+        return run_reflect(
+            self, today=today, since=parse_since(since, today) if since else None,
+            dry_run=dry_run, apply=apply, force=force, llm=llm, lock_timeout=lock_timeout,
+        )
+
     # ------------------------------------------------------------------ entities and check
     def entities(self) -> list[dict]:
         """Every entity with its fact count, last mention and page (if any)."""

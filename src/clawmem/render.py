@@ -52,6 +52,9 @@ class IndexProgress:
 
 
 def index_summary(r: dict) -> str:
+    if not (r["files_indexed"] or r["files_removed"] or r["rebuilt"] or r["vectors_embedded"]):
+        pending = f", {r['vectors_pending']} vectors pending" if r["vectors_pending"] else ""
+        return f"clawmem index: up to date ({r['files_unchanged']} files{pending}); {r['seconds']:.1f} s"
     parts = [
         f"{r['files_indexed']} file(s) indexed",
         f"{r['files_unchanged']} unchanged",
