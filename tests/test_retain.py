@@ -161,8 +161,11 @@ def test_entities_command(ws):
 
 def test_filters_apply_before_limits(ws):
     res = json.loads(cli("-w", str(ws), "recall", "payments-service", "--since", "2025-11-24", "--until", "2025-11-26", "-k", "50", "--json", "--mode", "lexical").out)
-    days = {h["timestamp"] for h in res["results"]}
-    assert days and all("2025-11-24" <= d <= "2025-11-26" for d in days)
+    assert res["results"]
+    for h in res["results"]:
+        recorded = "2025-11-24" <= h["timestamp"] <= "2025-11-26"
+        valid = h.get("valid_from") and h["valid_from"] <= "2025-11-26" and (h["valid_to"] or "9") >= "2025-11-24"
+        assert recorded or valid, h
     mem = open_workspace(ws)
     unfiltered = mem.recall("payments-service", k=3, mode="lexical")
     window = dict(mode="lexical", since="2025-11-12", until="2025-11-13")
@@ -172,6 +175,14 @@ def test_filters_apply_before_limits(ws):
     assert len(filtered.hits) == 3  # not "top 3 overall, then filtered down to fewer"
     assert filtered.hits == everything.hits[:3]
     assert unfiltered.hits != filtered.hits
+
+
+def test_time_window_includes_facts_valid_in_it(ws):
+    # Written on Nov 27, valid Nov 27–Dec 1: inside a window that starts on Nov 30.
+    mem = open_workspace(ws)
+    res = mem.recall("Marrakech", since="2025-11-30", until="2025-12-31", mode="lexical")
+    assert any(h.kind == "W" and "Marrakech" in h.text for h in res.hits)
+    assert all(h.day is None or h.day >= "2025-11-30" or h.valid_to for h in res.hits)
 
 
 def test_as_of_shows_what_was_true_then(ws):

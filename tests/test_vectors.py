@@ -88,12 +88,24 @@ def test_model_switch_rebuilds_vectors_never_mixes(indexed, monkeypatch):
     assert res["vectors"]["state"] == "mismatch" and res["ranking"] == "lexical-bm25"
     r = json.loads(cli("-w", str(indexed), "index", "--json").out)
     assert r["vectors_embedded"] == r["vectors_embedded"] and r["vectors_pending"] == 0
-    con = sqlite3.connect(indexed / ".memory" / "index.sqlite")
-    (key,) = con.execute("select value from meta where key='embedder'").fetchone()
-    assert con.execute("select count(*) from embedding_cache where embedder != ?", (key,)).fetchone()[0] == 0
-    con.close()
-    assert r["vectors_embedded"] > 100  # every unit re-embedded in the new vector space
+    assert r["vectors_embedded"] == r["units"] or r["vectors_embedded"] > 100  # a new vector space
     assert recall(indexed, "a feline resting on a rug")["vectors"]["state"] == "ok"
+    con = sqlite3.connect(indexed / ".memory" / "index.sqlite")
+    keys = con.execute("select embedder, count(*) from embedding_cache group by embedder").fetchall()
+    con.close()
+    assert len(keys) == 1 and keys[0][1] > 100  # the old model's vectors wait in the cache
+    (indexed / "clawmem.toml").unlink()  # and switching back embeds nothing
+    back = json.loads(cli("-w", str(indexed), "index", "--json").out)
+    assert back["vectors_embedded"] == 0 and back["vectors_reused"] > 100 and back["vectors_pending"] == 0
+
+
+def test_rebuild_without_a_model_keeps_the_vectors(indexed, monkeypatch):
+    monkeypatch.setenv("CLAWMEM_VECTORS", "0")
+    r = json.loads(cli("-w", str(indexed), "index", "--force", "--json").out)
+    assert r["rebuilt"] and r["vectors_pending"] == 0 and r["vectors_reused"] == r["units"]
+    monkeypatch.delenv("CLAWMEM_VECTORS")
+    again = json.loads(cli("-w", str(indexed), "index", "--json").out)
+    assert again["vectors_embedded"] == 0
 
 
 def test_numpy_fallback_when_sqlite_vec_is_off(tmp_path, monkeypatch):

@@ -180,6 +180,17 @@ def _parse_query_line(line: str, source: str, lineno: int) -> tuple[str, dict]:
             f"{source} line {lineno}: unknown key {sorted(unknown)[0]!r}",
             hint="known keys: " + ", ".join(sorted(_QUERY_KEYS)),
         )
+    for key, value in obj.items():
+        want = int if key in ("k", "budget") else (list if key == "kind" else str)
+        ok = isinstance(value, want) and not isinstance(value, bool)
+        if key == "kind" and isinstance(value, str):
+            obj[key], ok = [value], True
+        if not ok and value is not None:
+            raise InputError(
+                f"{source} line {lineno}: {key!r} must be {'a number' if want is int else 'a string'},"
+                f" got {json.dumps(value)}",
+                hint='e.g. {"query": "payments", "k": 5, "since": "30d"}',
+            )
     q = obj.pop("query")
     return q, obj
 

@@ -61,12 +61,16 @@ class Filters:
         )
 
 
-def expected_meta() -> dict[str, str]:
-    return {
+def expected_meta(chunking: str | None = None) -> dict[str, str]:
+    """Meta values the index must carry for this code (and these chunk settings) to use it."""
+    meta = {
         "schema_version": str(schema.SCHEMA_VERSION),
         "chunker_version": str(CHUNKER_VERSION),
         "normalizer_version": str(NORMALIZER_VERSION),
     }
+    if chunking is not None:
+        meta["chunking"] = chunking  # "tokens/overlap": other settings give other chunks
+    return meta
 
 
 def _blob(vec: np.ndarray) -> bytes:
@@ -92,12 +96,12 @@ class Index:
         return cls(path, conn, vec)
 
     @classmethod
-    def create(cls, path: Path) -> Index:
+    def create(cls, path: Path, *, chunking: str | None = None) -> Index:
         """A fresh, empty index at ``path`` (which must not exist)."""
         idx = cls.open(path)
         with idx.conn:
             idx.conn.executescript(schema.DDL)
-            for key, value in expected_meta().items():
+            for key, value in expected_meta(chunking).items():
                 idx.set_meta(key, value)
             idx.set_meta("created_at", str(int(time.time())))
             idx.set_meta("vector_backend", idx.vec.backend)
@@ -106,13 +110,14 @@ class Index:
     def close(self) -> None:
         self.conn.close()
 
-    def check_compatible(self) -> str | None:
-        """None if this index matches the code; otherwise why it must be rebuilt."""
+    def check_compatible(self, chunking: str | None = None) -> str | None:
+        """None if this index matches the code (and chunk settings); otherwise why it must be
+        rebuilt."""
         try:
             meta = self.all_meta()
         except db.DatabaseError as exc:
             return f"unreadable ({exc})"
-        for key, want in expected_meta().items():
+        for key, want in expected_meta(chunking).items():
             if meta.get(key) != want:
                 return f"{key} is {meta.get(key)!r}, this clawmem writes {want!r}"
         if meta.get("vector_backend", self.vec.backend) != self.vec.backend:
@@ -240,9 +245,19 @@ class Index:
     def set_embedder(self, key: str, identity_json: str, dims: int) -> bool:
         """Declare the vector space. If it differs from the stored one, every vector is dropped
         (vectors from two models never mix) and all units become pending. Returns True if reset."""
-        if self.get_meta("embedder") == key and self.dims == dims and self._vector_table_exists():
+        old_key = self.get_meta("embedder")
+        if old_key == key and self.dims == dims and self._vector_table_exists():
             return False
         with self.conn:
+            old_table = self.vector_table()
+            if old_key and old_table:
+                # Keep the old model's vectors in the cache: switching back embeds nothing.
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO embedding_cache(embedder, sha256, vector, last_used) "
+                    f"SELECT ?, c.sha256, v.embedding, ? FROM chunks c JOIN {old_table} v "
+                    "ON v.chunk_id = c.id",
+                    (old_key, int(time.time())),
+                )
             self.conn.execute("DROP TABLE IF EXISTS chunk_vectors")
             self.conn.execute("DROP TABLE IF EXISTS chunk_vectors_plain")
             if self.vec.available:
@@ -345,9 +360,7 @@ class Index:
 
     def prune_cache(self, max_entries: int) -> int:
         with self.conn:
-            key = self.get_meta("embedder")
-            cur = self.conn.execute("DELETE FROM embedding_cache WHERE embedder != ?", (key or "",))
-            removed = cur.rowcount
+            removed = 0
             count = self.conn.execute("SELECT count(*) FROM embedding_cache").fetchone()[0]
             if count > max_entries:
                 cur = self.conn.execute(

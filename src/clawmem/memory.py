@@ -17,7 +17,15 @@ from pathlib import Path
 
 from . import db
 from .config import Config, load_config
-from .errors import ClawmemError, InputError, ModelError, StoreError, UsageError, WorkspaceError
+from .errors import (
+    ClawmemError,
+    InputError,
+    LockedError,
+    ModelError,
+    StoreError,
+    UsageError,
+    WorkspaceError,
+)
 from .index import Filters, Index
 from .locking import try_write_lock, write_lock
 from .recall import (
@@ -35,6 +43,7 @@ from .sync import (
     SyncReport,
     apply_plan,
     build_fresh,
+    chunking_key,
     embed_pending,
     leftover_rebuilds,
     plan_sync,
@@ -106,7 +115,7 @@ class Memory:
             return None, "no index yet"
         try:
             idx = Index.open(self.index_path)
-            why = idx.check_compatible()
+            why = idx.check_compatible(chunking_key(self.cfg))
             if why is None:
                 idx.conn.execute("PRAGMA journal_mode = WAL")
                 return idx, None
@@ -218,16 +227,16 @@ class Memory:
                 return
             notes.append(f"built the index first ({r.files_indexed} files)")
             return
-        try:
-            idx = Index.open(self.index_path)
-        except db.DatabaseError:
+        idx, why = self._open_existing()
+        if idx is None:
+            try:
+                self.index(embed_limit=self.cfg.lazy_embed_limit)
+            except (StoreError, LockedError) as exc:
+                notes.append(f"the index needs a rebuild ({why}) but it failed: {exc.message}")
+                return
+            notes.append(f"rebuilt the index first: {why}")
             return
         try:
-            if idx.check_compatible() is not None:
-                idx.close()
-                self.index(embed_limit=self.cfg.lazy_embed_limit)
-                notes.append("rebuilt the index (it was made by another clawmem version)")
-                return
             plan = plan_sync(self.scan(), idx.file_states())
             if plan.empty:
                 return
@@ -295,14 +304,17 @@ class Memory:
             bad = [x for x in kinds if x not in {"W", "B", "O", "S", "chunk"}]
             if bad:
                 raise UsageError(f"--kind {bad[0]}: unknown kind", hint="use W, B, O, S or chunk")
-        filters = Filters(
-            since=parse_since(since, today).isoformat() if since else None,
-            until=parse_until(until, today).isoformat() if until else None,
-            kinds=kinds,
-            entity=entity.lstrip("@") if entity else None,
-            path_prefix=path,
-            as_of=parse_date(as_of).isoformat() if as_of else None,
-        )
+        try:
+            filters = Filters(
+                since=parse_since(since, today).isoformat() if since else None,
+                until=parse_until(until, today).isoformat() if until else None,
+                kinds=kinds,
+                entity=entity.lstrip("@") if entity else None,
+                path_prefix=path,
+                as_of=parse_date(as_of).isoformat() if as_of else None,
+            )
+        except InputError as exc:
+            raise UsageError(exc.message, hint=exc.hint) from None  # a bad option value
         notes: list[str] = []
         if sync:
             self._lazy_sync(notes)
@@ -466,7 +478,7 @@ class Memory:
         try:
             plan = plan_sync(sc, idx.file_states())
             counts = idx.counts()
-            compat = idx.check_compatible()
+            compat = idx.check_compatible(chunking_key(self.cfg))
             out.update(
                 schema_version=meta.get("schema_version"),
                 chunker_version=meta.get("chunker_version"),
@@ -540,7 +552,10 @@ class Memory:
                 f"refusing to retain text that looks like {what}",
                 hint="memory files are plain text (often in git); pass --allow-secret if you mean it",
             )
-        when = day if isinstance(day, date) else (parse_date(day) if day else (today or date.today()))
+        try:
+            when = day if isinstance(day, date) else (parse_date(day) if day else (today or date.today()))
+        except InputError as exc:
+            raise UsageError(exc.message, hint=exc.hint) from None
         relpath = f"memory/{when.isoformat()}.md"
         path = self.root / relpath
         self._prepare_memory_dir()
@@ -723,7 +738,11 @@ class Memory:
         return info
 
     def use_model(
-        self, path: Path | None, *, query_prefix: str | None, document_prefix: str | None
+        self,
+        path: Path | None = None,
+        *,
+        query_prefix: str | None = None,
+        document_prefix: str | None = None,
     ) -> dict:
         """Make this workspace use ``path`` (None: the bundled default), after checking it loads."""
         from .embedders.llama import LlamaEmbedder

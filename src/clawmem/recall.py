@@ -121,12 +121,15 @@ _COLS = (
 
 def _filter_sql(f: Filters) -> tuple[str, list]:
     parts, args = [], []
-    if f.since:
-        parts.append("c.day >= ?")
-        args.append(f.since)
-    if f.until:
-        parts.append("c.day <= ?")
-        args.append(f.until)
+    if f.since or f.until:
+        # In the window if recorded in it, or if the validity a fact states overlaps it
+        # ("Currently in Marrakech (Nov 27–Dec 1)" written on Nov 20 answers "--since 2025-11-30").
+        lo, hi = f.since or "0000-00-00", f.until or "9999-99-99"
+        parts.append(
+            "((c.day >= ? AND c.day <= ?) OR (c.valid_from IS NOT NULL AND c.valid_from <= ? "
+            "AND COALESCE(c.valid_to, '9999-99-99') >= ?))"
+        )
+        args.extend([lo, hi, hi, lo])
     if f.facts_only:
         parts.append("c.kind IS NOT NULL")
     if f.kinds:
@@ -201,12 +204,35 @@ def vector_leg(index: Index, qvec: np.ndarray, f: Filters, limit: int) -> list[f
             "ORDER BY distance",
             args,
         ).fetchall()
-        rows.sort(key=lambda r: (r[1], r[0]))  # vec0 allows one ORDER BY; ties break by id here
-        return [fusion.LegHit(r[0], i, 1.0 - float(r[1])) for i, r in enumerate(rows, 1)]
+        scored = [(r[0], 1.0 - float(r[1])) for r in rows]
+        if f.since or f.until:
+            # vec0 filters on the recorded day only; facts whose stated validity overlaps the
+            # window (few) are scored exactly and merged in.
+            lo, hi = f.since or "0000-00-00", f.until or "9999-99-99"
+            extra = _exact_scores(
+                index, qvec,
+                "c.valid_from IS NOT NULL AND c.valid_from <= ? AND "
+                "COALESCE(c.valid_to, '9999-99-99') >= ? AND NOT (c.day >= ? AND c.day <= ?)"
+                + (" AND c.kind = ?" if f.kinds else ""),
+                [hi, lo, lo, hi] + ([f.kinds[0]] if f.kinds else []),
+                "chunk_vectors",
+            )
+            scored.extend(extra)
+        scored.sort(key=lambda r: (-r[1], r[0]))  # vec0 allows one ORDER BY; ties break by id
+        return [fusion.LegHit(cid, i, s) for i, (cid, s) in enumerate(scored[:limit], 1)]
     # Exact scan over the filtered candidates (NumPy): used for selective filters, where the
     # candidate set is small, and when sqlite-vec is unavailable.
     where, args = _filter_sql(f)
-    table = "chunk_vectors" if index.vec.available else "chunk_vectors_plain"
+    table = index.vector_table() or "chunk_vectors_plain"
+    scored = _exact_scores(index, qvec, where, args, table)
+    scored.sort(key=lambda r: (-r[1], r[0]))
+    return [fusion.LegHit(cid, i, s) for i, (cid, s) in enumerate(scored[:limit], 1)]
+
+
+def _exact_scores(index: Index, qvec, where: str, args: list, table: str) -> list[tuple[int, float]]:
+    """Cosine similarity of the query with every embedded unit matching ``where``."""
+    import numpy as np
+
     rows = index.conn.execute(
         f"SELECT c.id, v.embedding FROM chunks c JOIN {table} v ON v.chunk_id = c.id "
         "WHERE c.embedded = 1" + (f" AND {where}" if where else ""),
@@ -214,11 +240,9 @@ def vector_leg(index: Index, qvec: np.ndarray, f: Filters, limit: int) -> list[f
     ).fetchall()
     if not rows:
         return []
-    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     mat = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype="<f4").reshape(len(rows), -1)
     sims = mat @ np.asarray(qvec, dtype=np.float32)
-    order = np.lexsort((ids, -sims))[:limit]
-    return [fusion.LegHit(int(ids[j]), i, float(sims[j])) for i, j in enumerate(order, 1)]
+    return [(r[0], float(s)) for r, s in zip(rows, sims, strict=True)]
 
 
 def _snippet(text: str, q: LexQuery | None, max_chars: int) -> str:

@@ -7,11 +7,12 @@ See docs/storage.md for the reasoning behind each table.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 DDL = """
 -- Key/value facts about this index: schema_version, chunker_version, normalizer_version,
--- embedder (identity key + JSON), vector_backend, created_at, last_sync_at.
+-- chunking ("tokens/overlap"), embedder (identity key), embedder_identity (JSON), dims,
+-- vector_backend, created_at, last_sync_at, skipped (JSON: files the last sync could not read).
 CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -37,7 +38,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     heading     TEXT NOT NULL,        -- heading path "Day > Retain"
     text        TEXT NOT NULL,        -- the exact source text (a fact: its statement)
     sha256      TEXT NOT NULL,        -- hash of the embedded text: the embedding cache key
-    day         TEXT,                 -- date used for --since/--until (file day or fact's own date)
+    day         TEXT,                 -- the day it was recorded (the daily log's date); NULL = evergreen
     kind        TEXT,                 -- NULL for a chunk; W, B, O or S for a fact
     confidence  REAL,                 -- opinions only
     valid_from  TEXT,                 -- a validity range a fact states ("Nov 27–Dec 1, 2025")

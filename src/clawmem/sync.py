@@ -35,6 +35,10 @@ def _noop(stage: str, done: int, total: int) -> None:
     pass
 
 
+def chunking_key(cfg: Config) -> str:
+    return f"{cfg.chunk_tokens}/{cfg.chunk_overlap}"
+
+
 @dataclass(frozen=True)
 class SyncPlan:
     added: tuple[FileEntry, ...]
@@ -144,7 +148,8 @@ def parse_file(root: Path, entry: FileEntry, cfg: Config) -> ParsedFile | Skippe
                 fact.line,
                 "Retain",
                 fact.content,
-                start.isoformat() if start else day,
+                # Recorded day (the daily log's); outside daily logs, the start it states.
+                day or (start.isoformat() if start else None),
                 kind=fact.kind,
                 confidence=fact.confidence,
                 valid_from=start.isoformat() if start else None,
@@ -267,7 +272,7 @@ def build_fresh(
     """
     tmp = memory_dir / f"{REBUILD_PREFIX}{os.getpid()}"
     remove_db_files(tmp)
-    new = Index.create(tmp)
+    new = Index.create(tmp, chunking=chunking_key(cfg))
     try:
         key = None
         if identity is not None:
@@ -275,6 +280,13 @@ def build_fresh(
 
             key = identity.key()
             new.set_embedder(key, json.dumps(identity.to_dict()), identity.dims)
+        else:
+            # No model now (vectors off, model missing): keep the vector space the old index
+            # had, so its vectors survive the rebuild instead of being thrown away.
+            carried = _old_vector_space(memory_dir / INDEX_NAME)
+            if carried is not None:
+                key = carried[0]
+                new.set_embedder(*carried)
         plan = plan_sync(scan, {})
         report = apply_plan(new, root, plan, cfg, embedder_key=None, progress=progress)
         report.skipped[:0] = list(scan.skipped)
@@ -325,6 +337,23 @@ def _copy_into_live(tmp: Path, live: Path) -> bool:
         return False
     finally:
         src.close()
+
+
+def _old_vector_space(path: Path) -> tuple[str, str, int] | None:
+    """(embedder key, identity JSON, dims) of an existing index, if it is readable."""
+    if not path.exists():
+        return None
+    try:
+        old = Index.open(path, readonly=True)
+        try:
+            meta = old.all_meta()
+        finally:
+            old.close()
+    except db.DatabaseError:
+        return None
+    if meta.get("embedder") and meta.get("dims"):
+        return meta["embedder"], meta.get("embedder_identity", "{}"), int(meta["dims"])
+    return None
 
 
 def swap_in(memory_dir: Path, tmp: Path) -> None:

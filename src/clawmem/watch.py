@@ -426,7 +426,7 @@ class Watcher:
         """The cheap check: a stat scan compared with the index. Why a sync is needed, or None."""
         from . import db
         from .index import Index
-        from .sync import plan_sync
+        from .sync import chunking_key, plan_sync
 
         if not self.mem.index_path.exists():
             return "no index yet"
@@ -435,7 +435,7 @@ class Watcher:
         except db.DatabaseError as exc:
             return f"index unreadable ({exc})"
         try:
-            if idx.check_compatible() is not None:
+            if idx.check_compatible(chunking_key(self.mem.cfg)) is not None:
                 return "index made by another clawmem version"
             plan = plan_sync(self.mem.scan(), idx.file_states())
             if not plan.empty:
@@ -448,6 +448,8 @@ class Watcher:
             return None
         except db.DatabaseError as exc:
             return f"index unreadable ({exc})"
+        except OSError as exc:  # a vanished folder mid-scan: let the sync report it properly
+            return f"stat scan failed ({exc.strerror or exc})"
         finally:
             idx.close()
 

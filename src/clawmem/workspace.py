@@ -133,7 +133,10 @@ def scan(root: Path, extra_paths: tuple[str, ...] = (), *, max_file_bytes: int, 
                 if full.is_symlink():
                     if _inside(root, full):
                         # os.walk does not follow links; the target is walked where it lives.
-                        skipped.append(Skipped(rel, "symlinked folder (indexed at its real path)"))
+                        skipped.append(
+                            Skipped(rel, "symlinked folder not followed (its target is indexed "
+                                    "only where it lives, if that is a memory folder)")
+                        )
                     else:
                         skipped.append(Skipped(rel, "symlink leaves the workspace"))
                     continue

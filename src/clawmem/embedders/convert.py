@@ -190,8 +190,13 @@ def _read_config(src_dir: Path) -> dict[str, Any]:
             f"{cfg_path}: hidden_act {act!r} is not supported (llama.cpp's BERT uses GELU)",
             hint="Convert this model with llama.cpp's convert_hf_to_gguf.py.",
         )
-    for key in ("hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
-                "max_position_embeddings"):
+    for key in (
+        "hidden_size",
+        "num_hidden_layers",
+        "num_attention_heads",
+        "intermediate_size",
+        "max_position_embeddings",
+    ):
         if not isinstance(config.get(key), int):
             raise ModelError(
                 f"{cfg_path}: {key} is missing or not an integer",

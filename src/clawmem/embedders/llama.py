@@ -13,10 +13,13 @@ Design notes, all measured on the 2-core dev machines with all-MiniLM-L6-v2 f32:
   (masked), so its cost grows with the square of the batch size.
 * Flash attention halves the time of a ~300-token chunk on CPU with identical
   results (cosine 0.999999 against the reference implementation either way).
-* Batches of a few tokens (a search query) run on one thread. On an idle
-  2-core machine that costs ~1 ms; on a busy one (an agent and its tools
-  competing for the cores) two spin-waiting ggml threads made a query take a
-  median 67 ms and p90 1.4 s, against 22 ms / 34 ms on one thread.
+* Thread count is adaptive. ggml's worker threads spin-wait on each other, so
+  when other processes compete for the cores (an agent and its tools) all
+  threads can be much slower than one: on a busy 2-core machine a query took a
+  median 67 ms / p90 1.4 s on two threads against 22 ms / 34 ms on one, and a
+  300-token chunk 866 ms against 270 ms; on an idle machine two threads are ~2x
+  faster for chunks. So a few-token batch (a query) always runs on one thread,
+  and bulk embedding keeps timing both settings and uses the faster one.
 * llama.cpp's graph reservation asserts (aborting the process) unless the batch
   size is at most, or a multiple of, the number of parallel sequences
   llama-cpp-python asks for (256), hence ``_batch_size``.
@@ -31,6 +34,7 @@ import math
 import os
 import tempfile
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -69,6 +73,9 @@ _POOLING_RANK = 4
 MAX_TOKENS_CAP = 2048
 # Decodes up to this many tokens use a single thread (see the module docstring).
 _SMALL_BATCH_TOKENS = 64
+# Every this many large batches, re-time the thread setting not in use.
+_EXPLORE_EVERY = 8
+_SPEED_SMOOTHING = 0.3
 # Characters kept before tokenising: bounds the cost of a pathological input
 # (a megabyte-long "chunk") while staying far above max_tokens of real text.
 _CHARS_PER_TOKEN_BOUND = 50
@@ -126,6 +133,8 @@ class LlamaEmbedder:
         llama_cpp = _import_llama_cpp()
         self._n_threads = max(1, n_threads or _available_cpus())
         self._threads_now = self._n_threads
+        self._seconds_per_token: dict[int, float] = {}  # thread count -> smoothed cost
+        self._large_batches = 0
         trained = meta.context_length or 512
         self.max_tokens = min(trained, MAX_TOKENS_CAP)
         self._batch_tokens = _batch_size(
@@ -248,6 +257,26 @@ class LlamaEmbedder:
         if group:
             yield group
 
+    def _pick_threads(self, n_tokens: int) -> int:
+        if n_tokens <= _SMALL_BATCH_TOKENS or self._n_threads == 1:
+            return 1 if n_tokens <= _SMALL_BATCH_TOKENS else self._n_threads
+        candidates = (self._n_threads, 1)
+        for c in candidates:
+            if c not in self._seconds_per_token:
+                return c
+        best = min(candidates, key=self._seconds_per_token.__getitem__)
+        self._large_batches += 1
+        if self._large_batches % _EXPLORE_EVERY == 0:
+            # Load changes over time; keep the other setting's timing fresh.
+            return candidates[1] if best == candidates[0] else candidates[0]
+        return best
+
+    def _record_speed(self, threads: int, seconds_per_token: float) -> None:
+        old = self._seconds_per_token.get(threads)
+        self._seconds_per_token[threads] = (
+            seconds_per_token if old is None else old + _SPEED_SMOOTHING * (seconds_per_token - old)
+        )
+
     def _decode(self, seqs: list[list[int]]) -> list[np.ndarray]:
         C = self._C
         batch = self._batch
@@ -270,14 +299,17 @@ class LlamaEmbedder:
         batch.n_tokens = n
 
         ctx = self._llm.ctx
-        threads = 1 if n <= _SMALL_BATCH_TOKENS else self._n_threads
+        threads = self._pick_threads(n)
         if threads != self._threads_now:
             C.llama_set_n_threads(ctx, threads, threads)
             self._threads_now = threads
         memory = C.llama_get_memory(ctx)
         if memory:  # encoders have none; causal embedders keep a KV cache
             C.llama_memory_clear(memory, True)
+        started = time.perf_counter()
         rc = C.llama_decode(ctx, batch)
+        if n > _SMALL_BATCH_TOKENS:
+            self._record_speed(threads, (time.perf_counter() - started) / n)
         if rc != 0:
             raise ModelError(
                 f"{self.model_path}: llama.cpp failed to embed a batch "

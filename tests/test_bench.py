@@ -1,0 +1,125 @@
+"""Smoke tests of the benchmark harness (benchmarks/): metrics, the OpenClaw baseline, the question
+set, the synthetic generator, and a tiny lexical end-to-end run. Fast; no embedding model."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from benchmarks import metrics as M  # noqa: E402
+from benchmarks.openclaw import (  # noqa: E402
+    OpenClawIndex,
+    bm25_rank_to_score,
+    build_fts_query,
+    chunk_markdown,
+)
+
+
+def _len(path, n):
+    return 9  # every line is 9 characters + newline = 10
+
+
+def test_evidence_recall_reads_best_first_within_budget():
+    gold = [[{"path": "a.md", "start": 5, "end": 6}]]
+    # 10 characters per line: a 30-character budget reads three lines.
+    assert M.evidence_recall([("a.md", 5, 7)], gold, _len, 30) == 1.0
+    assert M.evidence_recall([("a.md", 1, 4), ("a.md", 5, 6)], gold, _len, 30) == 0.0
+    # A result that does not fit is read line by line up to the budget.
+    assert M.evidence_recall([("a.md", 3, 8)], gold, _len, 30) == 0.5
+    # Lines already read cost nothing the second time.
+    assert M.evidence_recall([("a.md", 1, 2), ("a.md", 1, 2), ("a.md", 5, 6)], gold, _len, 40) == 1.0
+
+
+def test_alternatives_and_items():
+    gold = [
+        [{"path": "a.md", "start": 1, "end": 1}, {"path": "b.md", "start": 3, "end": 3}],
+        [{"path": "c.md", "start": 2, "end": 3}],
+    ]
+    res = [("b.md", 3, 3), ("x.md", 1, 1), ("c.md", 3, 3)]
+    assert M.recall_at_k(res, gold, 1) == 0.5
+    assert M.recall_at_k(res, gold, 3) == 1.0
+    assert M.reciprocal_rank(res, gold) == 1.0
+    assert M.reciprocal_rank([("x.md", 1, 1), ("c.md", 2, 2)], gold) == 0.5
+    # Item 1 fully read via its alternative, item 2 half read.
+    assert M.evidence_recall(res, gold, _len, 1000) == pytest.approx(0.75)
+
+
+def test_ndcg_and_doc_recall():
+    qrels = {"d1": 1, "d2": 1}
+    assert M.ndcg_at_k(["d1", "d2", "x"], qrels) == pytest.approx(1.0)
+    assert 0 < M.ndcg_at_k(["x", "d1"], qrels) < 1
+    assert M.doc_recall_at_k(["d1", "x"], qrels, 100) == 0.5
+    assert M.dedupe_docs(["a", "b", "a", "c"]) == ["a", "b", "c"]
+
+
+def test_openclaw_chunking_and_query_are_the_classic_ones():
+    text = "\n".join("x" * 99 for _ in range(40))  # 40 lines of 100 characters with the newline
+    chunks = chunk_markdown(text)
+    assert chunks[0][:2] == (1, 16)  # 16 × 100 = 1,600 characters
+    assert chunks[1][0] == 13  # carried back until ≥ 320 characters: 4 lines
+    assert build_fts_query("Hà Nội payment_processor?") == '"H" AND "N" AND "i" AND "payment_processor"'
+    assert build_fts_query("東京リージョン") is None
+    assert bm25_rank_to_score(-7.3) == 1.0  # raw FTS5 ranks are negative: every hit scores 1.0
+
+
+def test_openclaw_keyword_only_hits_never_pass_min_score(tmp_path):
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "memory" / "2025-11-11.md").write_text("# Notes\n\nThe payment_processor retries.\n")
+    oc = OpenClawIndex(tmp_path)
+    assert oc.keyword("payment_processor", 24)  # the keyword leg finds it ...
+    assert oc.search("payment_processor") == []  # ... but 0.3 × 1.0 < 0.35 drops it
+
+
+def test_synthetic_workspace_is_deterministic(tmp_path):
+    from benchmarks.synth import generate, queries
+
+    a = generate(tmp_path / "a", 40, seed=3)
+    b = generate(tmp_path / "b", 40, seed=3)
+    assert a == b
+    fa = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*.md"))
+    fb = sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*.md"))
+    assert fa == fb
+    assert all((tmp_path / "a" / p).read_bytes() == (tmp_path / "b" / p).read_bytes() for p in fa)
+    assert queries(5) == queries(5)
+
+
+@pytest.mark.skipif(
+    not (REPO.parent / "shared" / "eval" / "memorybank").is_dir(), reason="evaluation data not present"
+)
+def test_committed_question_set_verifies():
+    from benchmarks.questions.build import load, verify
+    from benchmarks.workspaces import agentmem_files
+
+    qs = load()
+    assert len(qs) >= 150
+    cats = {q["category"] for q in qs}
+    assert {"paraphrase", "identifier", "entity", "temporal", "multi-hop", "vietnamese", "cjk", "none"} <= cats
+    assert verify(qs, agentmem_files()) == []
+
+
+def test_tiny_lexical_end_to_end(tmp_path, monkeypatch):
+    from benchmarks.quality import open_clawmem
+    from benchmarks.synth import generate
+    from benchmarks.systems import BM25Searcher, ClawmemSearcher, OpenClawSearcher, clawmem_chunks
+
+    monkeypatch.delenv("CLAWMEM_WORKSPACE", raising=False)
+    root = tmp_path / "ws"
+    generate(root, 30, seed=5)
+    mem = open_clawmem(root, vectors=False)
+    mem.index()
+    chunks, vecs = clawmem_chunks(mem.index_path)
+    assert chunks and vecs is None
+    target = chunks[len(chunks) // 2]
+    word = max(target.text.split(), key=len).strip("`*,.;:()")
+    systems = [ClawmemSearcher(mem, "lexical"), BM25Searcher(chunks), OpenClawSearcher(root, None, None)]
+    for s in systems:
+        res = s.search(word, k=5)
+        assert isinstance(res, list) and not s.errors
+    res = systems[0].search(word, k=5)
+    assert res and all(a <= b for _, a, b in res)
