@@ -33,7 +33,9 @@ def test_evidence_recall_reads_best_first_within_budget():
     # A result that does not fit is read line by line up to the budget.
     assert M.evidence_recall([("a.md", 3, 8)], gold, _len, 30) == 0.5
     # Lines already read cost nothing the second time.
-    assert M.evidence_recall([("a.md", 1, 2), ("a.md", 1, 2), ("a.md", 5, 6)], gold, _len, 40) == 1.0
+    assert (
+        M.evidence_recall([("a.md", 1, 2), ("a.md", 1, 2), ("a.md", 5, 6)], gold, _len, 40) == 1.0
+    )
 
 
 def test_alternatives_and_items():
@@ -63,14 +65,19 @@ def test_openclaw_chunking_and_query_are_the_classic_ones():
     chunks = chunk_markdown(text)
     assert chunks[0][:2] == (1, 16)  # 16 × 100 = 1,600 characters
     assert chunks[1][0] == 13  # carried back until ≥ 320 characters: 4 lines
-    assert build_fts_query("Hà Nội payment_processor?") == '"H" AND "N" AND "i" AND "payment_processor"'
+    assert (
+        build_fts_query("Hà Nội payment_processor?")
+        == '"H" AND "N" AND "i" AND "payment_processor"'
+    )
     assert build_fts_query("東京リージョン") is None
     assert bm25_rank_to_score(-7.3) == 1.0  # raw FTS5 ranks are negative: every hit scores 1.0
 
 
 def test_openclaw_keyword_only_hits_never_pass_min_score(tmp_path):
     (tmp_path / "memory").mkdir()
-    (tmp_path / "memory" / "2025-11-11.md").write_text("# Notes\n\nThe payment_processor retries.\n")
+    (tmp_path / "memory" / "2025-11-11.md").write_text(
+        "# Notes\n\nThe payment_processor retries.\n"
+    )
     oc = OpenClawIndex(tmp_path)
     assert oc.keyword("payment_processor", 24)  # the keyword leg finds it ...
     assert oc.search("payment_processor") == []  # ... but 0.3 × 1.0 < 0.35 drops it
@@ -90,7 +97,8 @@ def test_synthetic_workspace_is_deterministic(tmp_path):
 
 
 @pytest.mark.skipif(
-    not (REPO.parent / "shared" / "eval" / "memorybank").is_dir(), reason="evaluation data not present"
+    not (REPO.parent / "shared" / "eval" / "memorybank").is_dir(),
+    reason="evaluation data not present",
 )
 def test_committed_question_set_verifies():
     from benchmarks.questions.build import load, verify
@@ -99,7 +107,16 @@ def test_committed_question_set_verifies():
     qs = load()
     assert len(qs) >= 150
     cats = {q["category"] for q in qs}
-    assert {"paraphrase", "identifier", "entity", "temporal", "multi-hop", "vietnamese", "cjk", "none"} <= cats
+    assert {
+        "paraphrase",
+        "identifier",
+        "entity",
+        "temporal",
+        "multi-hop",
+        "vietnamese",
+        "cjk",
+        "none",
+    } <= cats
     assert verify(qs, agentmem_files()) == []
 
 
@@ -117,7 +134,11 @@ def test_tiny_lexical_end_to_end(tmp_path, monkeypatch):
     assert chunks and vecs is None
     target = chunks[len(chunks) // 2]
     word = max(target.text.split(), key=len).strip("`*,.;:()")
-    systems = [ClawmemSearcher(mem, "lexical"), BM25Searcher(chunks), OpenClawSearcher(root, None, None)]
+    systems = [
+        ClawmemSearcher(mem, "lexical"),
+        BM25Searcher(chunks),
+        OpenClawSearcher(root, None, None),
+    ]
     for s in systems:
         res = s.search(word, k=5)
         assert isinstance(res, list) and not s.errors

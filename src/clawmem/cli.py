@@ -38,17 +38,23 @@ WorkspaceOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout (a stable schema, see docs/cli.md).")]
 
 
-@app.callback()
-def _root(
-    workspace: WorkspaceOpt = None,
-    traceback: Annotated[bool, typer.Option("--traceback", help="Show the Python traceback on errors.")] = False,
-    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
-) -> None:
-    if version:
+def _print_version(value: bool) -> None:
+    if value:
         from . import __version__
 
         print(f"clawmem {__version__}")
         raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    workspace: WorkspaceOpt = None,
+    traceback: Annotated[bool, typer.Option("--traceback", help="Show the Python traceback on errors.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option("--version", help="Print the version and exit.", callback=_print_version, is_eager=True),
+    ] = False,
+) -> None:
     _state["workspace"] = workspace
     _state["traceback"] = traceback
 

@@ -71,5 +71,11 @@ def connect(path: Path, *, readonly: bool = False) -> tuple[Connection, VectorSu
     return conn, vec
 
 
+def is_corruption(exc: Exception) -> bool:
+    """A damaged file (rebuild it) as opposed to a full disk or an I/O error (report it)."""
+    msg = str(exc).lower()
+    return "not a database" in msg or "malformed" in msg or "file is encrypted" in msg
+
+
 def sqlite_version() -> str:
     return sqlite.sqlite_version

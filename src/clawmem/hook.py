@@ -241,47 +241,30 @@ def run(workspace: Path | None, *, strict: bool = False) -> int:
                 f"index refreshed: {report.files_indexed} file(s) indexed, "
                 f"{report.files_removed} removed ({time.perf_counter() - t0:.2f} s)"
             )
-    return _run_check(strict)
+    return _run_check(workspace, strict)
 
 
-def _run_check(strict: bool) -> int:
-    """``clawmem check --hook`` in this process (a second interpreter would double the hook's
-    time). Strictness is the hook's business, not check's: check reports findings by raising
-    CheckFailed, and only a hook installed with --strict turns that into a blocking status."""
-    import click
-    import typer
+def _run_check(workspace: Path | None, strict: bool) -> int:
+    """``clawmem check`` through the library, in this process (a second interpreter would double
+    the hook's time). Strictness is the hook's business: findings block only with --strict."""
+    from .memory import open_workspace
 
-    from .cli import app
-
-    group = typer.main.get_command(app)
-    cmd = group.get_command(click.Context(group), "check")
-    if cmd is None:
-        _warn("warning: this clawmem has no `check` command; memory files not checked")
-        return 0
-    args = ["--hook"]
     try:
-        rv = cmd.main(args=args, prog_name="clawmem check", standalone_mode=False)
-        code = rv if isinstance(rv, int) else 0
-    except CheckFailed as exc:
-        if strict:
-            raise  # the CLI's error boundary prints it; its exit status blocks the commit
-        _warn(f"check found problems: {exc.message} (not blocking: installed without --strict)")
-        return 0
-    except click.exceptions.Exit as exc:
-        code = exc.exit_code
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    except click.ClickException as exc:
-        _warn(f"warning: `clawmem check {' '.join(args)}` failed: {exc.format_message()}")
-        return 0
+        problems = open_workspace(workspace).check()
     except ClawmemError as exc:
         _warn(f"warning: `clawmem check` failed: {exc.message}; not blocking the commit")
         return 0
     except Exception as exc:  # noqa: BLE001 - only findings may block
         _warn(f"warning: `clawmem check` crashed: {type(exc).__name__}: {exc}; not blocking")
         return 0
-    if code == BLOCKING_EXIT and strict:
-        return BLOCKING_EXIT
-    if code:
-        _warn(f"`clawmem check` exited with {code}; not blocking the commit")
+    for p in problems:
+        sys.stderr.write(f"{p['path']}:{p['line']}: {p['message']}\n")
+    if not problems:
+        return 0
+    if strict:
+        raise CheckFailed(
+            f"{len(problems)} malformed fact(s) in the workspace",
+            hint="fix the lines above (grammar: docs/workspace.md), or commit with --no-verify",
+        )
+    _warn(f"check found {len(problems)} problem(s) (not blocking: installed without --strict)")
     return 0

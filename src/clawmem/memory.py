@@ -122,6 +122,12 @@ class Memory:
             idx.close()
             return None, why
         except db.DatabaseError as exc:
+            if not db.is_corruption(exc):
+                # A full disk or an I/O error is not fixed by rebuilding: say what it is.
+                raise StoreError(
+                    f"{self.index_path}: {exc}",
+                    hint="check free disk space and permissions; the index itself is unchanged",
+                ) from None
             return None, f"index.sqlite is corrupt ({exc}); rebuilding it from the Markdown"
 
     # ------------------------------------------------------------------ index
@@ -473,7 +479,10 @@ class Memory:
             idx = Index.open(self.index_path, readonly=not os.access(self.memory_dir, os.W_OK))
             meta = idx.all_meta()
         except db.DatabaseError as exc:
-            out.update(clean=False, state=f"index is corrupt ({exc}): `clawmem index` rebuilds it")
+            if db.is_corruption(exc):
+                out.update(clean=False, state=f"index is corrupt ({exc}): `clawmem index` rebuilds it")
+            else:
+                out.update(clean=False, state=f"index unreadable ({exc}): check disk space and permissions")
             return out
         try:
             plan = plan_sync(sc, idx.file_states())

@@ -273,6 +273,9 @@ def build_fresh(
     tmp = memory_dir / f"{REBUILD_PREFIX}{os.getpid()}"
     remove_db_files(tmp)
     new = Index.create(tmp, chunking=chunking_key(cfg))
+    # The file is worthless until swapped in, so it skips per-commit fsyncs; durability comes from
+    # the swap (one transaction into the live file, or an fsync before the rename).
+    new.conn.execute("PRAGMA synchronous = OFF")
     try:
         key = None
         if identity is not None:
@@ -372,6 +375,11 @@ def swap_in(memory_dir: Path, tmp: Path) -> None:
             conn.close()
         except db.DatabaseError:
             pass  # corrupt old index: nothing worth checkpointing
+    fd = os.open(tmp, os.O_RDONLY)
+    try:
+        os.fsync(fd)  # it was written with synchronous=OFF
+    finally:
+        os.close(fd)
     os.replace(tmp, live)
     try:
         fd = os.open(memory_dir, os.O_RDONLY)
