@@ -156,7 +156,9 @@ def test_corrupt_model_file_is_named(indexed, tmp_path, monkeypatch):
 def test_filters_inside_vector_search(indexed):
     res = recall(indexed, "deployment plans", "--mode", "vector", "--since", "2025-11-20", "--until", "2025-11-21", "-k", "5")
     assert len(res["results"]) == 5
-    assert all("2025-11-20" <= h["timestamp"] <= "2025-11-21" for h in res["results"])
+    for h in res["results"]:  # recorded in the window, or a fact valid during it
+        valid = h.get("valid_from") and h["valid_from"] <= "2025-11-21" and (h["valid_to"] or "9") >= "2025-11-20"
+        assert "2025-11-20" <= h["timestamp"] <= "2025-11-21" or valid, h
     res = recall(indexed, "deployment plans", "--mode", "vector", "--kind", "W", "-k", "5")
     assert all(h["kind"] == "W" for h in res["results"])
     res = recall(indexed, "deployment plans", "--mode", "vector", "--entity", "Kenji", "-k", "5")

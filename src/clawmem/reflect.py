@@ -23,14 +23,15 @@ import hashlib
 import re
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import ClawmemError, StoreError
+from .errors import ClawmemError, InputError, StoreError
 from .factlog import FactLog, LoggedFact, collect_facts, jaccard, read_text, topic_words
-from .generated import MarkerError, find_section, is_off, splice
+from .generated import OFF, MarkerError, find_section, is_off, splice
 from .opinions import Opinion, cluster
 from .workspace import CORE_FILES
 
@@ -509,6 +510,12 @@ def _new_citations(old_body: str | None, new_body: list[str]) -> int:
 Summarize = Callable[[str, list[LoggedFact]], str]
 
 
+def summary_digest(facts: list[LoggedFact]) -> str:
+    """What a summary was written from: it is kept for as long as these stay the same."""
+    text = "\n".join(f"{f.cite} {f.content}" for f in facts)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
 def _summary(
     name: str, facts: list[LoggedFact], st: FactStatus, old_body: str | None,
     summarize: Summarize | None, model: str,
@@ -522,10 +529,7 @@ def _summary(
     ][:12]
     if not current:
         return []
-    digest = hashlib.sha256(
-        "\n".join(f"{f.cite} {f.content}" for f in current).encode("utf-8")
-    ).hexdigest()[:16]
-    tag = f"<!-- clawmem:summary inputs={digest} -->"
+    tag = f"<!-- clawmem:summary inputs={summary_digest(current)} -->"
     if old_body:
         old = old_body.replace("\r\n", "\n").split("\n")
         if tag in old:
@@ -565,19 +569,15 @@ def plan_reflect(
         p = root / rel
         if not p.is_file():
             return None
-        text = read_text(p)
-        if text is None:
-            raise ReflectConflict(f"{rel}: not valid UTF-8; reflect will not rewrite it",
-                                  hint="re-save the file as UTF-8")
+        if read_text(p) is None:
+            raise InputError(f"{rel}: not valid UTF-8; reflect will not rewrite it",
+                             hint="re-save the file as UTF-8")
         return p.read_bytes().decode("utf-8")  # keep a BOM if there is one
 
-    def plan_page(rel: str, role: str, body_for, title: str, entity: str | None = None,
-                  create: bool = True) -> None:
+    def plan_page(rel: str, role: str, body_for, title: str, entity: str | None = None) -> None:
         old = read(rel)
         if old is not None and is_off(old):
-            warnings.append(f"{rel}: skipped (it has {'<!-- clawmem:reflect:off -->'})")
-            return
-        if old is None and not create:
+            warnings.append(f"{rel}: skipped (it has {OFF})")
             return
         try:
             section = find_section(old) if old is not None else None
@@ -619,10 +619,11 @@ def plan_reflect(
 
     # Opinions
     old_ops = read(OPINIONS)
+    broken = False
     try:
         old_section = find_section(old_ops) if old_ops else None
     except MarkerError:
-        old_section = None  # reported by plan_page below
+        old_section, broken = None, True  # plan_page reports it
     previous = _blocks(old_section.body if old_section else None)
     reports = []
     for op in opinions:
@@ -634,7 +635,7 @@ def plan_reflect(
             OpinionReport(op, head, before != "\n".join(block[1:]).strip(),
                           float(prev_c.group(1)) if prev_c else None)
         )
-    if opinions or old_ops is not None:
+    if opinions or old_section is not None or broken:  # no O facts: leave a person's page alone
         plan_page(OPINIONS, "opinions", lambda _old: opinions_body(opinions), "Opinions")
 
     # Proposals, and MEMORY.md with --apply
@@ -667,6 +668,31 @@ def existing_entity_pages(scan_files) -> dict[str, str]:
 # The run
 
 
+def _summaries_before_lock(
+    mem: Memory, model_path: Path, today: date, since: date | None
+) -> tuple[Summarize, str]:
+    """Ask the LLM for every summary the run will need *before* taking the write lock: a small
+    model takes seconds per entity, and retain must not wait minutes behind it. Under the lock the
+    summaries are looked up by what they were written from; one whose facts changed in between
+    is simply left for the next run."""
+    from .summarize import Summarizer
+
+    summarizer = Summarizer(model_path)
+    done: dict[str, str] = {}
+
+    def ask(name: str, facts: list[LoggedFact]) -> str:
+        done[summary_digest(facts)] = summarizer.summarize(name, facts)
+        return done[summary_digest(facts)]
+
+    sc = mem.scan()
+    log = collect_facts(mem.root, sc, today)
+    plan_reflect(
+        mem.root, log, existing_pages=existing_entity_pages(sc.files), since=since,
+        summarize=ask, model=summarizer.name,
+    )
+    return (lambda _name, facts: done.get(summary_digest(facts), "")), summarizer.name
+
+
 def run_reflect(
     mem: Memory,
     *,
@@ -685,12 +711,13 @@ def run_reflect(
     t0 = time.perf_counter()
     summarize = model = None
     if llm is not None:
-        from .summarize import Summarizer
-
-        summarizer = Summarizer(Path(llm))
-        summarize, model = summarizer.summarize, summarizer.name
-    mem._prepare_memory_dir()
-    with write_lock(mem.memory_dir, timeout=lock_timeout, purpose="clawmem reflect"):
+        summarize, model = _summaries_before_lock(mem, Path(llm), today, since)
+    if dry_run:  # reads only: no lock, so a preview works on a read-only workspace too
+        guard: AbstractContextManager = nullcontext()
+    else:
+        mem._prepare_memory_dir()
+        guard = write_lock(mem.memory_dir, timeout=lock_timeout, purpose="clawmem reflect")
+    with guard:
         sc = mem.scan()
         log = collect_facts(mem.root, sc, today)
         result, conflicts = plan_reflect(
@@ -703,10 +730,14 @@ def run_reflect(
             )
         result.warnings += [f"{p}: not UTF-8; its facts are left out" for p in log.unreadable]
         if conflicts:
+            edited = any("edited by hand" in c for c in conflicts)
             raise ReflectConflict(
                 "stopped, nothing written: " + "; ".join(conflicts),
                 hint="move your edits outside the clawmem:reflect markers (or delete the section "
-                "to have it rewritten), or rerun with --force to overwrite them",
+                "to have it rewritten), or rerun with --force to overwrite them"
+                if edited else
+                "a page holds one line <!-- clawmem:reflect:begin … --> and, below it, one line "
+                "<!-- clawmem:reflect:end -->; delete both to have the section rewritten",
             )
         result.dry_run = dry_run
         if not dry_run:

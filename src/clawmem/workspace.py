@@ -57,8 +57,10 @@ def find_root(explicit: Path | None = None, cwd: Path | None = None) -> Path:
     for candidate in (here, *here.parents):
         if any((candidate / m).exists() for m in ROOT_MARKERS):
             return candidate
-        if (candidate / "memory").is_dir() and (candidate / "bank").is_dir():
-            return candidate
+        if (candidate / "memory").is_dir() and (
+            (candidate / "bank").is_dir() or any((candidate / "memory").glob("[12][0-9][0-9][0-9]-*.md"))
+        ):
+            return candidate  # a daily-log folder is a workspace even before its first index
     raise WorkspaceError(
         f"no clawmem workspace found in {here} or any parent folder",
         hint="cd into a workspace (a folder with MEMORY.md or memory/), or pass --workspace DIR",
