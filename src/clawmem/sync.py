@@ -245,7 +245,17 @@ def embed_pending(
 
 
 def leftover_rebuilds(memory_dir: Path) -> list[Path]:
-    return sorted(p for p in memory_dir.glob(REBUILD_PREFIX + "*") if not p.name.endswith(("-wal", "-shm", "-journal")))
+    """Databases of rebuilds that never swapped in, by base name. A kill during cleanup can leave
+    only a ``-journal`` or ``-wal`` behind; its base name is listed too so it gets removed."""
+    bases = set()
+    for p in memory_dir.glob(REBUILD_PREFIX + "*"):
+        name = p.name
+        for suffix in ("-wal", "-shm", "-journal"):
+            if name.endswith(suffix):
+                name = name[: -len(suffix)]
+                break
+        bases.add(p.with_name(name))
+    return sorted(bases)
 
 
 def remove_db_files(path: Path) -> None:
