@@ -98,7 +98,9 @@ def indexed_template(tmp_path_factory, model_cache) -> Path:
     env["CLAWMEM_CACHE_DIR"] = str(model_cache)
     proc = subprocess.run(
         [sys.executable, "-m", "clawmem", "-w", str(dest), "index", "--json"],
-        env=env, capture_output=True, text=True,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 0, proc.stderr
     return dest

@@ -45,7 +45,9 @@ def test_code_fence_and_list_item_never_split():
     fence_start, fence_end = 3, 24
     for c in chunks:
         # a chunk contains the whole fence or none of it
-        inside = c.start_line <= fence_start <= c.end_line or c.start_line <= fence_end <= c.end_line
+        inside = (
+            c.start_line <= fence_start <= c.end_line or c.start_line <= fence_end <= c.end_line
+        )
         if inside:
             assert c.start_line <= fence_start and c.end_line >= fence_end
         # never begins on an item's continuation line
@@ -76,7 +78,7 @@ def test_overlap_between_consecutive_chunks():
     paras = "\n\n".join(f"Paragraph {i}. " + "z" * 300 for i in range(12))
     chunks = chunk_markdown("# H\n\n" + paras, max_chars=1600, overlap_chars=400)
     assert len(chunks) > 2
-    assert any(b.start_line <= a.end_line for a, b in zip(chunks, chunks[1:]))
+    assert any(b.start_line <= a.end_line for a, b in zip(chunks, chunks[1:], strict=False))
 
 
 def test_empty_and_blank_documents():
@@ -85,7 +87,25 @@ def test_empty_and_blank_documents():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.sampled_from(["# H", "## S", "text line", "", "- item", "  - sub", "```", "code", "| a | b |", "|---|---|"]), max_size=80))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "# H",
+                "## S",
+                "text line",
+                "",
+                "- item",
+                "  - sub",
+                "```",
+                "code",
+                "| a | b |",
+                "|---|---|",
+            ]
+        ),
+        max_size=80,
+    )
+)
 def test_every_nonblank_line_is_covered(lines):
     doc = "\n".join(lines)
     chunks = chunk_markdown(doc, max_chars=120, overlap_chars=30)

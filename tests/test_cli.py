@@ -1,7 +1,6 @@
 """The CLI as users and agents run it: output contracts, errors and exit codes."""
 
 import json
-import os
 
 import pytest
 
@@ -46,26 +45,62 @@ def test_status_never_clean_when_files_differ(ws):
     s = json.loads(cli("-w", str(ws), "status", "--json").out)
     assert s["clean"] is False
     assert s["changed_on_disk"]["modified"] == ["memory/2025-11-03.md"]
-    for key in ("files", "chunks", "index_bytes", "schema_version", "chunker_version", "tokenizer", "vectors"):
+    for key in (
+        "files",
+        "chunks",
+        "index_bytes",
+        "schema_version",
+        "chunker_version",
+        "tokenizer",
+        "vectors",
+    ):
         assert key in s
 
 
 def test_recall_syncs_changed_files_first_unless_told_not_to(ws):
     cli("-w", str(ws), "index")
-    (ws / "memory" / "2025-11-28.md").write_text("# x\n\nThe okapi project started.\n", encoding="utf-8")
+    (ws / "memory" / "2025-11-28.md").write_text(
+        "# x\n\nThe okapi project started.\n", encoding="utf-8"
+    )
     stale = json.loads(cli("-w", str(ws), "recall", "okapi", "--json", "--no-sync").out)
     assert stale["results"] == [] and stale["index"]["stale_files"] == 1
     fresh = json.loads(cli("-w", str(ws), "recall", "okapi", "--json").out)
-    assert fresh["results"][0]["citation"] == "memory/2025-11-28.md#L3-L3" or fresh["results"][0]["path"] == "memory/2025-11-28.md"
+    assert (
+        fresh["results"][0]["citation"] == "memory/2025-11-28.md#L3-L3"
+        or fresh["results"][0]["path"] == "memory/2025-11-28.md"
+    )
     assert any("synced" in n for n in fresh["notes"])
 
 
 def test_recall_json_schema(ws):
     res = json.loads(cli("-w", str(ws), "recall", "Hetzner", "--json", "--explain").out)
-    for key in ("query", "mode", "ranking", "results", "count", "empty_reason", "relaxed", "notes", "degraded", "vectors", "index", "filters"):
+    for key in (
+        "query",
+        "mode",
+        "ranking",
+        "results",
+        "count",
+        "empty_reason",
+        "relaxed",
+        "notes",
+        "degraded",
+        "vectors",
+        "index",
+        "filters",
+    ):
         assert key in res
     h = res["results"][0]
-    for key in ("type", "citation", "path", "start_line", "end_line", "score", "snippet", "heading", "explain"):
+    for key in (
+        "type",
+        "citation",
+        "path",
+        "start_line",
+        "end_line",
+        "score",
+        "snippet",
+        "heading",
+        "explain",
+    ):
         assert key in h
     assert h["citation"] == f"{h['path']}#L{h['start_line']}-L{h['end_line']}"
     assert len(h["snippet"]) <= 702
@@ -92,7 +127,9 @@ def test_queries_file_and_stdin(ws, tmp_path, monkeypatch):
     bad.write_text('{"query": 3}\n')
     r = cli("-w", str(ws), "recall", "--queries", str(bad))
     assert r.code == 7 and "bad.txt line 1" in r.err
-    r = cli_subprocess("-w", str(ws), "recall", "--queries", "-", input="Hetzner\n", env={"CLAWMEM_VECTORS": "0"})
+    r = cli_subprocess(
+        "-w", str(ws), "recall", "--queries", "-", input="Hetzner\n", env={"CLAWMEM_VECTORS": "0"}
+    )
     assert r.code == 0 and json.loads(r.out.splitlines()[0])["results"]
 
 
@@ -104,7 +141,12 @@ def test_get_reads_only_workspace_memory_files(ws, tmp_path):
     assert json.loads(r.out)["citation"] == "memory/2025-11-12.md#L3-L4"
     (tmp_path / "outside.md").write_text("secret")
     (ws / "memory" / "escape.md").symlink_to(tmp_path / "outside.md")
-    for bad in ("../outside.md", str(tmp_path / "outside.md"), "memory/escape.md", "memory/../../outside.md"):
+    for bad in (
+        "../outside.md",
+        str(tmp_path / "outside.md"),
+        "memory/escape.md",
+        "memory/../../outside.md",
+    ):
         r = cli("-w", str(ws), "get", bad)
         assert r.code == 3, bad
         assert "outside the workspace" in r.err
@@ -144,7 +186,9 @@ def test_usage_errors_exit_2(ws):
 
 
 def test_traceback_flag_reraises(ws, tmp_path):
-    with pytest.raises(Exception):
+    from clawmem.errors import WorkspaceError
+
+    with pytest.raises(WorkspaceError):
         cli("--traceback", "-w", str(tmp_path / "missing"), "status")
     r = cli("-w", str(tmp_path / "missing"), "status")
     assert r.code == 3 and "Traceback" not in r.err
@@ -160,7 +204,10 @@ def read_only(tmp_path):
     def make(src):
         dst = tmp_path / "ro"
         dst.mkdir()
-        for cmd in (["mount", "--bind", str(src), str(dst)], ["mount", "-o", "remount,ro,bind", str(dst)]):
+        for cmd in (
+            ["mount", "--bind", str(src), str(dst)],
+            ["mount", "-o", "remount,ro,bind", str(dst)],
+        ):
             r = subprocess.run(cmd, capture_output=True, text=True)
             if r.returncode != 0:
                 if mounted:

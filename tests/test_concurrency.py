@@ -84,7 +84,9 @@ out.write_text(json.dumps({"n": n, "ok": ok, "errors": errors[:5], "n_errors": l
 def clawmem(ws: Path, *args: str, **kw) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "clawmem", "--workspace", str(ws), *args],
-        capture_output=True, text=True, **kw,
+        capture_output=True,
+        text=True,
+        **kw,
     )
 
 
@@ -93,8 +95,14 @@ def start_readers(ws: Path, tmp: Path, modes: list[str]):
     procs = []
     for i, mode in enumerate(modes):
         out = tmp / f"reader{i}.json"
-        procs.append((subprocess.Popen([sys.executable, "-c", READER, str(ws), str(stop), str(out),
-                                        mode]), out))
+        procs.append(
+            (
+                subprocess.Popen(
+                    [sys.executable, "-c", READER, str(ws), str(stop), str(out), mode]
+                ),
+                out,
+            )
+        )
     deadline = time.monotonic() + 30
     while not all(Path(str(out) + ".ready").exists() for _, out in procs):
         assert time.monotonic() < deadline, "readers did not start"
@@ -159,9 +167,12 @@ def test_two_writers_never_interleave(tmp_path):
     make_workspace(ws, 50)
     assert clawmem(ws, "index", "--quiet").returncode == 0
     procs = [
-        subprocess.Popen([sys.executable, "-m", "clawmem", "--workspace", str(ws), "index",
-                          *extra, "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True)
+        subprocess.Popen(
+            [sys.executable, "-m", "clawmem", "--workspace", str(ws), "index", *extra, "--json"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for extra in (["--force"], ["--force"], [])
     ]
     outs = [p.communicate(timeout=120) for p in procs]
@@ -173,19 +184,26 @@ def test_two_writers_never_interleave(tmp_path):
     conn, _ = db.connect(ws / ".memory" / "index.sqlite", readonly=True)
     rows = dict(conn.execute("SELECT path, sha256 FROM files").fetchall())
     conn.close()
-    disk = {p.relative_to(ws).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in ws.rglob("*.md") if ".memory" not in p.parts}
+    disk = {
+        p.relative_to(ws).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in ws.rglob("*.md")
+        if ".memory" not in p.parts
+    }
     assert rows == disk
 
 
 def _hold_lock(ws: Path, seconds: float) -> subprocess.Popen:
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys, time; from pathlib import Path; from clawmem.locking import write_lock\n"
-         "with write_lock(Path(sys.argv[1]), purpose='clawmem reflect'):\n"
-         f"    print('locked', flush=True); time.sleep({seconds})",
-         str(ws / ".memory")],
-        stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from pathlib import Path; from clawmem.locking import write_lock\n"
+            "with write_lock(Path(sys.argv[1]), purpose='clawmem reflect'):\n"
+            f"    print('locked', flush=True); time.sleep({seconds})",
+            str(ws / ".memory"),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert holder.stdout.readline().strip() == "locked"
     return holder

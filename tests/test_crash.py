@@ -79,8 +79,9 @@ def timed(ws: Path, *args: str) -> float:
 
 def kill_at(ws: Path, args: list[str], delay: float) -> bool:
     """Start ``clawmem ARGS``, SIGKILL it after ``delay`` s. True if it was still running."""
-    p = subprocess.Popen(clawmem_cmd(ws, *args), stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
+    p = subprocess.Popen(
+        clawmem_cmd(ws, *args), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     time.sleep(delay)
     alive = p.poll() is None
     if alive:
@@ -96,8 +97,7 @@ def big_template(tmp_path_factory) -> Path:
     make_workspace(ws, 300)
     env = {k: v for k, v in os.environ.items() if not k.startswith("CLAWMEM_")}
     env["CLAWMEM_VECTORS"] = "0"
-    r = subprocess.run(clawmem_cmd(ws, "index", "--quiet"), capture_output=True, text=True,
-                       env=env)
+    r = subprocess.run(clawmem_cmd(ws, "index", "--quiet"), capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
     return ws
 
@@ -194,8 +194,18 @@ def test_sigkill_during_retain_leaves_the_fact_whole_or_absent(tmp_path):
     log = ws / "memory" / "2025-12-01.md"
     log.write_text("# 2025-12-01\n\nMorning notes.\n\n## Retain\n- W @Peter: In Hanoi.\n")
     t0 = time.monotonic()
-    first = run(ws, "retain", "The heron count was 0.", "--kind", "W", "--entity", "Peter",
-                "--date", "2025-12-01", "--json")
+    first = run(
+        ws,
+        "retain",
+        "The heron count was 0.",
+        "--kind",
+        "W",
+        "--entity",
+        "Peter",
+        "--date",
+        "2025-12-01",
+        "--json",
+    )
     duration = time.monotonic() - t0
     assert first.returncode == 0, first.stderr
     template = json.loads(first.stdout)["line_text"]
@@ -206,8 +216,16 @@ def test_sigkill_during_retain_leaves_the_fact_whole_or_absent(tmp_path):
         old = log.read_text(encoding="utf-8").splitlines()
         others = markdown(ws)
         others.pop("memory/2025-12-01.md")
-        args = ["retain", f"The heron count was {i}.", "--kind", "W", "--entity", "Peter",
-                "--date", "2025-12-01"]
+        args = [
+            "retain",
+            f"The heron count was {i}.",
+            "--kind",
+            "W",
+            "--entity",
+            "Peter",
+            "--date",
+            "2025-12-01",
+        ]
         killed += kill_at(ws, args, rnd.uniform(0.2, duration))
         new = log.read_text(encoding="utf-8").splitlines()  # valid UTF-8, whole lines
         added = [line for line in new if line not in old]
@@ -235,8 +253,9 @@ def small_disk(where: Path, size: str):
     if os.geteuid() != 0 or shutil.which("mount") is None:
         yield None
         return
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
-                       capture_output=True)
+    r = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True
+    )
     if r.returncode != 0:
         yield None
         return
@@ -326,8 +345,12 @@ def _full_disk_by_rlimit(tmp_path: Path) -> None:
     def cap() -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (size // 3, size // 3))
 
-    r = subprocess.run(clawmem_cmd(ws, "index", "--force", "--no-embed"), capture_output=True,
-                       text=True, preexec_fn=cap)
+    r = subprocess.run(
+        clawmem_cmd(ws, "index", "--force", "--no-embed"),
+        capture_output=True,
+        text=True,
+        preexec_fn=cap,
+    )
     assert_clear_error(r)
     assert_consistent(ws)
 

@@ -25,7 +25,10 @@ pytestmark = [
 def git(repo: Path, *args: str, check: bool = True, env: dict | None = None):
     proc = subprocess.run(
         ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-        cwd=repo, capture_output=True, text=True, env=env,
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=env,
     )
     if check:
         assert proc.returncode == 0, proc.stderr
@@ -119,8 +122,9 @@ def test_an_existing_shell_hook_is_kept_and_restored_byte_for_byte(repo, tmp_pat
     assert r.code == 0 and "existing hook" in r.out, r.out + r.err
     text = hook.read_text()
     assert text.startswith("#!/bin/sh\n# >>> clawmem hook (inserted) >>>\n")
-    assert text.endswith("# <<< clawmem hook <<<\n# the team's own checks\n"
-                         f"echo ran >> '{ran}'\nexit 0\n")
+    assert text.endswith(
+        f"# <<< clawmem hook <<<\n# the team's own checks\necho ran >> '{ran}'\nexit 0\n"
+    )
     assert hook.stat().st_mode & 0o7777 == 0o750
 
     (repo / "memory" / "2025-12-02.md").write_text("# x\n\nThe lynx budget.\n")

@@ -45,7 +45,10 @@ def test_first_index_then_incremental(ws):
     assert mem.recall("quokka", mode="lexical").hits
     # the deleted file is gone from the index
     con = sqlite3.connect(ws / ".memory" / "index.sqlite")
-    assert con.execute("select count(*) from chunks where path='memory/2025-11-29.md'").fetchone()[0] == 0
+    assert (
+        con.execute("select count(*) from chunks where path='memory/2025-11-29.md'").fetchone()[0]
+        == 0
+    )
     con.close()
 
 
@@ -109,7 +112,10 @@ def test_bad_files_are_reported_by_name_and_never_touched(ws):
     before = workspace_bytes(ws)
     r = index_json(ws)
     reasons = {s["path"]: s["reason"] for s in r["skipped"]}
-    assert "invalid UTF-8" in reasons["memory/2025-12-01.md"] and "line 2" in reasons["memory/2025-12-01.md"]
+    assert (
+        "invalid UTF-8" in reasons["memory/2025-12-01.md"]
+        and "line 2" in reasons["memory/2025-12-01.md"]
+    )
     assert "binary" in reasons["bank/blob.md"]
     assert "max_file_bytes" in reasons["bank/huge.md"]
     assert "memory/2025-12-02.md" not in reasons  # an empty file is fine

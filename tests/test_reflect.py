@@ -62,7 +62,13 @@ def test_entity_pages_cite_the_lines_that_hold_each_fact(ws):
     assert run.code == 0, run.err
     pages = sorted((ws / "bank" / "entities").glob("*.md"))
     assert [p.stem for p in pages] == [
-        "Andy", "Kenji", "Linh", "Peter", "The-Castle", "payments-service", "warelay",
+        "Andy",
+        "Kenji",
+        "Linh",
+        "Peter",
+        "The-Castle",
+        "payments-service",
+        "warelay",
     ]
     checked = 0
     for page in pages:
@@ -114,8 +120,16 @@ def test_text_a_person_wrote_outside_the_markers_is_kept_byte_for_byte(ws):
     tail = "\n## My notes\n\nBelow the markers, also mine.\n"
     page.write_bytes((head + section.begin + section.body + section.end + tail).encode())
     assert reflect(ws).code == 0  # only the person's text changed: nothing to rewrite
-    run = cli("-w", str(ws), "retain", "Peter is back in Vienna on Dec 2, 2025.", "-e", "Peter",
-              "--date", "2025-11-30")
+    run = cli(
+        "-w",
+        str(ws),
+        "retain",
+        "Peter is back in Vienna on Dec 2, 2025.",
+        "-e",
+        "Peter",
+        "--date",
+        "2025-11-30",
+    )
     assert run.code == 0, run.err
     run = reflect(ws)
     assert run.code == 0, run.err
@@ -129,8 +143,18 @@ def test_text_a_person_wrote_outside_the_markers_is_kept_byte_for_byte(ws):
 
 
 def test_new_entities_get_a_page(ws):
-    run = cli("-w", str(ws), "retain", "Marta runs The Castle and owns Miso the cat.",
-              "-e", "Marta", "-e", "The-Castle", "--date", "2025-11-30")
+    run = cli(
+        "-w",
+        str(ws),
+        "retain",
+        "Marta runs The Castle and owns Miso the cat.",
+        "-e",
+        "Marta",
+        "-e",
+        "The-Castle",
+        "--date",
+        "2025-11-30",
+    )
     assert run.code == 0, run.err
     run = reflect(ws)
     assert run.code == 0, run.err
@@ -159,12 +183,17 @@ def test_rust_opinion_falls_step_by_step_and_explains_why(ws):
     assert run.code == 0, run.err
     rust = opinion(json.loads(run.out), "memory/2025-11-05.md#L41")
     assert [s["source"] for s in rust["steps"]] == [
-        "memory/2025-11-05.md#L41", "memory/2025-11-10.md#L41",
-        "memory/2025-11-19.md#L41", "memory/2025-11-25.md#L39",
+        "memory/2025-11-05.md#L41",
+        "memory/2025-11-10.md#L41",
+        "memory/2025-11-19.md#L41",
+        "memory/2025-11-25.md#L39",
     ]
     assert [s["after"] for s in rust["steps"]] == [0.6, 0.75, 0.55, 0.2]
     assert [s["effect"] for s in rust["steps"]] == [
-        "first", "supports", "contradicts", "contradicts",
+        "first",
+        "supports",
+        "contradicts",
+        "contradicts",
     ]
     assert rust["confidence"] <= 0.3 and rust["last_updated"] == "2025-11-25"
     assert rust["contradicting"] == ["memory/2025-11-19.md#L41", "memory/2025-11-25.md#L39"]
@@ -193,8 +222,10 @@ def test_concise_replies_opinion_is_reinforced_and_stated_ways_are_one(ws):
     data = json.loads(run.out)
     concise = opinion(data, "memory/2025-11-03.md#L46")
     assert concise["supporting"] == [
-        "memory/2025-11-03.md#L46", "memory/2025-11-12.md#L182",
-        "memory/2025-11-21.md#L40", "memory/2025-11-27.md#L27",
+        "memory/2025-11-03.md#L46",
+        "memory/2025-11-12.md#L182",
+        "memory/2025-11-21.md#L40",
+        "memory/2025-11-27.md#L27",
     ]
     assert concise["contradicting"] == []
     assert [s["after"] for s in concise["steps"]] == [0.9, 0.95, 0.97, 0.97]
@@ -266,18 +297,34 @@ def test_dry_run_writes_nothing_and_prints_the_diff(ws):
     assert "clawmem reflect (dry run): 7 entity pages would be updated" in run.err
     # The diff is exactly what a real run writes.
     assert reflect(ws).code == 0
-    patched = subprocess.run(["git", "apply", "--check", "-R", "-"], input=run.out, text=True,
-                             cwd=ws, capture_output=True)
+    patched = subprocess.run(
+        ["git", "apply", "--check", "-R", "-"],
+        input=run.out,
+        text=True,
+        cwd=ws,
+        capture_output=True,
+    )
     assert patched.returncode == 0, patched.stderr
 
 
 def test_hand_edit_inside_the_generated_section_stops_the_run(ws):
     assert reflect(ws).code == 0
     page = ws / "bank" / "entities" / "Peter.md"
-    page.write_text(page.read_text().replace("no production deploys on Fridays",
-                                             "NO deploys on Fridays, ever"))
-    cli("-w", str(ws), "retain", "Peter is back in Vienna on Dec 2, 2025.", "-e", "Peter",
-        "-e", "warelay", "--date", "2025-11-30")
+    page.write_text(
+        page.read_text().replace("no production deploys on Fridays", "NO deploys on Fridays, ever")
+    )
+    cli(
+        "-w",
+        str(ws),
+        "retain",
+        "Peter is back in Vienna on Dec 2, 2025.",
+        "-e",
+        "Peter",
+        "-e",
+        "warelay",
+        "--date",
+        "2025-11-30",
+    )
     before = snapshot(ws)
     run = reflect(ws)
     assert run.code == 10
@@ -318,8 +365,11 @@ def test_since_limits_the_entity_pages(ws):
     )
     # Facts recorded Nov 28–30 mention Andy, Linh, Peter, payments-service and warelay.
     assert updated == [
-        "bank/entities/Andy.md", "bank/entities/Linh.md", "bank/entities/Peter.md",
-        "bank/entities/payments-service.md", "bank/entities/warelay.md",
+        "bank/entities/Andy.md",
+        "bank/entities/Linh.md",
+        "bank/entities/Peter.md",
+        "bank/entities/payments-service.md",
+        "bank/entities/warelay.md",
     ]
 
 
@@ -361,6 +411,7 @@ def test_memory_md_changes_only_with_apply(ws):
 
 # ------------------------------------------------------------------------------ the lock
 
+
 def test_retain_waits_while_reflect_writes(ws, monkeypatch):
     import clawmem.reflect as reflect_mod
     from clawmem.memory import open_workspace
@@ -383,8 +434,17 @@ def test_retain_waits_while_reflect_writes(ws, monkeypatch):
     thread = threading.Thread(target=run_reflect)
     thread.start()
     assert holding.wait(10)
-    retain = cli_subprocess("-w", str(ws), "retain", "Peter likes mint tea.", "-e", "Peter",
-                            "--date", "2025-11-30", env={"CLAWMEM_VECTORS": "0"})
+    retain = cli_subprocess(
+        "-w",
+        str(ws),
+        "retain",
+        "Peter likes mint tea.",
+        "-e",
+        "Peter",
+        "--date",
+        "2025-11-30",
+        env={"CLAWMEM_VECTORS": "0"},
+    )
     retain_end = time.monotonic()
     thread.join()
     assert retain.code == 0, retain.err
@@ -400,11 +460,15 @@ def test_reflect_gives_up_when_the_lock_is_held(ws):
     from clawmem.locking import write_lock
 
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys, time; from pathlib import Path; from clawmem.locking import write_lock\n"
-         f"with write_lock(Path({str(ws / '.memory')!r}), purpose='test holder'):\n"
-         "    print('held', flush=True); time.sleep(30)"],
-        stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from pathlib import Path; from clawmem.locking import write_lock\n"
+            f"with write_lock(Path({str(ws / '.memory')!r}), purpose='test holder'):\n"
+            "    print('held', flush=True); time.sleep(30)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout.readline().strip() == "held"

@@ -6,8 +6,8 @@ from datetime import date
 import pytest
 
 from clawmem import open_workspace
-from clawmem.retain import looks_like_secret, place_fact
 from clawmem.facts import make_fact
+from clawmem.retain import looks_like_secret, place_fact
 
 from .conftest import cli
 
@@ -22,28 +22,61 @@ def retain(ws, *args):
 
 
 def test_retain_then_recall_immediately(ws):
-    r, fact = retain(ws, "Peter prefers concise replies on WhatsApp", "--kind", "O", "--confidence", "0.9", "--entity", "Peter")
+    r, fact = retain(
+        ws,
+        "Peter prefers concise replies on WhatsApp",
+        "--kind",
+        "O",
+        "--confidence",
+        "0.9",
+        "--entity",
+        "Peter",
+    )
     assert r.code == 0, r.err
     assert fact["stored"] and fact["kind"] == "O" and fact["confidence"] == 0.9
     assert fact["source"] == f"memory/{TODAY}.md#L4-L4"
     text = (ws / "memory" / f"{TODAY}.md").read_text(encoding="utf-8")
-    assert text == f"# {TODAY}\n\n## Retain\n- O(c=0.9) @Peter: Peter prefers concise replies on WhatsApp\n"
-    res = json.loads(cli("-w", str(ws), "recall", "how should I reply to Peter?", "--since", "7d", "--json").out)
+    assert (
+        text
+        == f"# {TODAY}\n\n## Retain\n- O(c=0.9) @Peter: Peter prefers concise replies on WhatsApp\n"
+    )
+    res = json.loads(
+        cli("-w", str(ws), "recall", "how should I reply to Peter?", "--since", "7d", "--json").out
+    )
     top = res["results"][0]
     assert top["type"] == "fact" and top["source"] == fact["source"]
-    assert set(top) >= {"kind", "timestamp", "valid_from", "valid_to", "entities", "confidence", "content", "source", "score"}
+    assert set(top) >= {
+        "kind",
+        "timestamp",
+        "valid_from",
+        "valid_to",
+        "entities",
+        "confidence",
+        "content",
+        "source",
+        "score",
+    }
     assert top["entities"] == ["Peter"] and top["timestamp"] == TODAY
 
 
 def test_retain_keeps_existing_bytes_and_appends_to_section(ws):
     log = ws / "memory" / "2025-11-12.md"
     before = log.read_bytes()
-    r, fact = retain(ws, "The refund job finished at 23:10.", "--kind", "B", "--entity", "payments-service", "--date", "2025-11-12")
+    r, fact = retain(
+        ws,
+        "The refund job finished at 23:10.",
+        "--kind",
+        "B",
+        "--entity",
+        "payments-service",
+        "--date",
+        "2025-11-12",
+    )
     assert r.code == 0, r.err
     after = log.read_bytes()
     new_line = b"- B @payments-service: The refund job finished at 23:10.\n"
     i = after.index(new_line)
-    assert after[:i] + after[i + len(new_line):] == before  # only the new line was inserted
+    assert after[:i] + after[i + len(new_line) :] == before  # only the new line was inserted
     lines = after.decode().split("\n")
     assert lines[fact["line"] - 1] == new_line.decode().rstrip("\n")
     assert fact["line"] > [n for n, line in enumerate(lines, 1) if line.startswith("## Retain")][0]
@@ -64,7 +97,10 @@ def test_crlf_file_stays_crlf(ws):
     log.write_bytes(b"# 2025-12-05\r\n\r\n## Retain\r\n- W @Peter: one\r\n\r\n## Later\r\ntext\r\n")
     r, fact = retain(ws, "two", "--entity", "Peter", "--date", "2025-12-05")
     assert r.code == 0, r.err
-    assert log.read_bytes() == b"# 2025-12-05\r\n\r\n## Retain\r\n- W @Peter: one\r\n- W @Peter: two\r\n\r\n## Later\r\ntext\r\n"
+    assert (
+        log.read_bytes()
+        == b"# 2025-12-05\r\n\r\n## Retain\r\n- W @Peter: one\r\n- W @Peter: two\r\n\r\n## Later\r\ntext\r\n"
+    )
     assert fact["line"] == 5
 
 
@@ -76,7 +112,9 @@ def test_duplicates_are_not_appended_twice(ws):
     assert text.count("Sunny in Vienna.") == 1
     # a fact already in an older log is found through the index
     existing = "The Castle's build server castle-01 runs a nightly restic backup at 03:00 CET"
-    line = next(x for x in (ws / "memory" / "2025-11-07.md").read_text().splitlines() if existing in x)
+    line = next(
+        x for x in (ws / "memory" / "2025-11-07.md").read_text().splitlines() if existing in x
+    )
     content = line.split(": ", 1)[1]
     cli("-w", str(ws), "index")
     r, dup = retain(ws, content, "--entity", "The-Castle")
@@ -138,13 +176,31 @@ def test_place_fact_in_file_without_final_newline():
 
 
 def test_recall_by_entity_and_kind(ws):
-    res = json.loads(cli("-w", str(ws), "recall", "WhatsApp", "--entity", "Peter", "--kind", "O", "--json", "-k", "20").out)
+    res = json.loads(
+        cli(
+            "-w",
+            str(ws),
+            "recall",
+            "WhatsApp",
+            "--entity",
+            "Peter",
+            "--kind",
+            "O",
+            "--json",
+            "-k",
+            "20",
+        ).out
+    )
     facts = [h for h in res["results"] if h["type"] == "fact"]
     assert facts and all(h["kind"] == "O" and "Peter" in h["entities"] for h in facts)
     assert all(h["type"] == "fact" for h in res["results"])
-    both = json.loads(cli("-w", str(ws), "recall", "WhatsApp", "--entity", "Peter", "--json", "-k", "20").out)
+    both = json.loads(
+        cli("-w", str(ws), "recall", "WhatsApp", "--entity", "Peter", "--json", "-k", "20").out
+    )
     assert both["results"][0]["path"] == "bank/entities/Peter.md"
-    assert all(h["path"] == "bank/entities/Peter.md" or "Peter" in h["entities"] for h in both["results"])
+    assert all(
+        h["path"] == "bank/entities/Peter.md" or "Peter" in h["entities"] for h in both["results"]
+    )
 
 
 def test_tell_me_about_entity_surfaces_the_page_first(ws):
@@ -160,11 +216,31 @@ def test_entities_command(ws):
 
 
 def test_filters_apply_before_limits(ws):
-    res = json.loads(cli("-w", str(ws), "recall", "payments-service", "--since", "2025-11-24", "--until", "2025-11-26", "-k", "50", "--json", "--mode", "lexical").out)
+    res = json.loads(
+        cli(
+            "-w",
+            str(ws),
+            "recall",
+            "payments-service",
+            "--since",
+            "2025-11-24",
+            "--until",
+            "2025-11-26",
+            "-k",
+            "50",
+            "--json",
+            "--mode",
+            "lexical",
+        ).out
+    )
     assert res["results"]
     for h in res["results"]:
         recorded = "2025-11-24" <= h["timestamp"] <= "2025-11-26"
-        valid = h.get("valid_from") and h["valid_from"] <= "2025-11-26" and (h["valid_to"] or "9") >= "2025-11-24"
+        valid = (
+            h.get("valid_from")
+            and h["valid_from"] <= "2025-11-26"
+            and (h["valid_to"] or "9") >= "2025-11-24"
+        )
         assert recorded or valid, h
     mem = open_workspace(ws)
     unfiltered = mem.recall("payments-service", k=3, mode="lexical")
@@ -207,7 +283,9 @@ def test_newer_opinion_supersedes_older(ws):
 
 
 def test_budget_packs_whole_facts_with_citations(ws):
-    res = json.loads(cli("-w", str(ws), "recall", "payments-service Hetzner", "--budget", "200", "--json").out)
+    res = json.loads(
+        cli("-w", str(ws), "recall", "payments-service Hetzner", "--budget", "200", "--json").out
+    )
     assert res["budget"]["used"] <= 200 and res["results"]
     for h in res["results"]:
         if h["type"] == "fact":
@@ -220,12 +298,16 @@ def test_budget_packs_whole_facts_with_citations(ws):
 
 def test_check_lists_malformed_facts_and_index_reports_them(ws):
     log = ws / "memory" / "2025-11-05.md"
-    log.write_text(log.read_text(encoding="utf-8") + "\n## Retain\n- O(c=high) @Peter: likes tea\n- W @Peter missing colon\n", encoding="utf-8")
+    log.write_text(
+        log.read_text(encoding="utf-8")
+        + "\n## Retain\n- O(c=high) @Peter: likes tea\n- W @Peter missing colon\n",
+        encoding="utf-8",
+    )
     r = cli("-w", str(ws), "check")
     assert r.code == 9
     lines = r.out.strip().splitlines()
     assert len(lines) == 2 and all(x.startswith("memory/2025-11-05.md:") for x in lines)
-    assert 'O(c=high)' in lines[0]
+    assert "O(c=high)" in lines[0]
     idx = cli("-w", str(ws), "index")
     assert idx.code == 0 and "malformed fact" in idx.err
     st = json.loads(cli("-w", str(ws), "status", "--json").out)

@@ -27,7 +27,9 @@ def test_paraphrase_finds_the_cat(indexed):
     assert "Miso" in (vec["results"][0].get("content") or vec["results"][0]["snippet"])
 
 
-@pytest.mark.parametrize("ident", ["DEC-0054", "payment_processor", "v2.3.1", "src/memory/hybrid.ts"])
+@pytest.mark.parametrize(
+    "ident", ["DEC-0054", "payment_processor", "v2.3.1", "src/memory/hybrid.ts"]
+)
 def test_exact_identifier_still_comes_first(indexed, ident):
     res = recall(indexed, ident, "--explain")
     top = res["results"][0]
@@ -67,11 +69,19 @@ def test_forced_rebuild_reuses_every_vector(indexed):
 
 def test_edit_embeds_only_changed_text(indexed):
     log = indexed / "memory" / "2025-11-14.md"
-    log.write_text(log.read_text(encoding="utf-8") + "\nA brand new paragraph about kayaks.\n", encoding="utf-8")
+    log.write_text(
+        log.read_text(encoding="utf-8") + "\nA brand new paragraph about kayaks.\n",
+        encoding="utf-8",
+    )
     r = json.loads(cli("-w", str(indexed), "index", "--json").out)
     assert r["files_indexed"] == 1
-    assert 1 <= r["vectors_embedded"] <= 2  # the edited chunk only; untouched ones came from the cache
-    assert recall(indexed, "canoe", "--mode", "vector", "-k", "1")["results"][0]["path"] == "memory/2025-11-14.md"
+    assert (
+        1 <= r["vectors_embedded"] <= 2
+    )  # the edited chunk only; untouched ones came from the cache
+    assert (
+        recall(indexed, "canoe", "--mode", "vector", "-k", "1")["results"][0]["path"]
+        == "memory/2025-11-14.md"
+    )
 
 
 def test_lexical_rows_usable_before_vectors_and_pending_reported(ws):
@@ -83,7 +93,9 @@ def test_lexical_rows_usable_before_vectors_and_pending_reported(ws):
 
 
 def test_model_switch_rebuilds_vectors_never_mixes(indexed, monkeypatch):
-    (indexed / "clawmem.toml").write_text('query_prefix = "query: "\ndocument_prefix = "passage: "\n')
+    (indexed / "clawmem.toml").write_text(
+        'query_prefix = "query: "\ndocument_prefix = "passage: "\n'
+    )
     res = recall(indexed, "DEC-0054", "--no-sync")
     assert res["vectors"]["state"] == "mismatch" and res["ranking"] == "lexical-bm25"
     r = json.loads(cli("-w", str(indexed), "index", "--json").out)
@@ -91,12 +103,18 @@ def test_model_switch_rebuilds_vectors_never_mixes(indexed, monkeypatch):
     assert r["vectors_embedded"] == r["units"] or r["vectors_embedded"] > 100  # a new vector space
     assert recall(indexed, "a feline resting on a rug")["vectors"]["state"] == "ok"
     con = sqlite3.connect(indexed / ".memory" / "index.sqlite")
-    keys = con.execute("select embedder, count(*) from embedding_cache group by embedder").fetchall()
+    keys = con.execute(
+        "select embedder, count(*) from embedding_cache group by embedder"
+    ).fetchall()
     con.close()
     assert len(keys) == 1 and keys[0][1] > 100  # the old model's vectors wait in the cache
     (indexed / "clawmem.toml").unlink()  # and switching back embeds nothing
     back = json.loads(cli("-w", str(indexed), "index", "--json").out)
-    assert back["vectors_embedded"] == 0 and back["vectors_reused"] > 100 and back["vectors_pending"] == 0
+    assert (
+        back["vectors_embedded"] == 0
+        and back["vectors_reused"] > 100
+        and back["vectors_pending"] == 0
+    )
 
 
 def test_rebuild_without_a_model_keeps_the_vectors(indexed, monkeypatch):
@@ -112,7 +130,12 @@ def test_numpy_fallback_when_sqlite_vec_is_off(tmp_path, monkeypatch):
     from .conftest import FIXTURE
 
     ws = tmp_path / "small"
-    for rel in ("MEMORY.md", "memory/2025-11-17.md", "memory/2025-11-20.md", "bank/entities/Kenji.md"):
+    for rel in (
+        "MEMORY.md",
+        "memory/2025-11-17.md",
+        "memory/2025-11-20.md",
+        "bank/entities/Kenji.md",
+    ):
         (ws / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(FIXTURE / rel, ws / rel)
     assert cli("-w", str(ws), "index").code == 0  # with sqlite-vec
@@ -127,7 +150,10 @@ def test_numpy_fallback_when_sqlite_vec_is_off(tmp_path, monkeypatch):
     assert res["ranking"] == "rrf-v1"
     assert any("Miso" in (h.get("content") or h["snippet"]) for h in res["results"])
     st = json.loads(cli("-w", str(ws), "status", "--json").out)
-    assert st["vectors"]["backend"] == "numpy" and "CLAWMEM_DISABLE_SQLITE_VEC" in st["vectors"]["fallback_reason"]
+    assert (
+        st["vectors"]["backend"] == "numpy"
+        and "CLAWMEM_DISABLE_SQLITE_VEC" in st["vectors"]["fallback_reason"]
+    )
     # and back: the plain vectors are carried into a new sqlite-vec index without re-embedding
     monkeypatch.delenv("CLAWMEM_DISABLE_SQLITE_VEC")
     back = json.loads(cli("-w", str(ws), "index", "--json").out)
@@ -154,15 +180,33 @@ def test_corrupt_model_file_is_named(indexed, tmp_path, monkeypatch):
 
 
 def test_filters_inside_vector_search(indexed):
-    res = recall(indexed, "deployment plans", "--mode", "vector", "--since", "2025-11-20", "--until", "2025-11-21", "-k", "5")
+    res = recall(
+        indexed,
+        "deployment plans",
+        "--mode",
+        "vector",
+        "--since",
+        "2025-11-20",
+        "--until",
+        "2025-11-21",
+        "-k",
+        "5",
+    )
     assert len(res["results"]) == 5
     for h in res["results"]:  # recorded in the window, or a fact valid during it
-        valid = h.get("valid_from") and h["valid_from"] <= "2025-11-21" and (h["valid_to"] or "9") >= "2025-11-20"
+        valid = (
+            h.get("valid_from")
+            and h["valid_from"] <= "2025-11-21"
+            and (h["valid_to"] or "9") >= "2025-11-20"
+        )
         assert "2025-11-20" <= h["timestamp"] <= "2025-11-21" or valid, h
     res = recall(indexed, "deployment plans", "--mode", "vector", "--kind", "W", "-k", "5")
     assert all(h["kind"] == "W" for h in res["results"])
     res = recall(indexed, "deployment plans", "--mode", "vector", "--entity", "Kenji", "-k", "5")
-    assert all(h["path"] == "bank/entities/Kenji.md" or "Kenji" in h.get("entities", []) for h in res["results"])
+    assert all(
+        h["path"] == "bank/entities/Kenji.md" or "Kenji" in h.get("entities", [])
+        for h in res["results"]
+    )
 
 
 def test_overlapping_results_are_deduplicated(indexed):
@@ -175,7 +219,14 @@ def test_overlapping_results_are_deduplicated(indexed):
 
 
 def test_retain_is_recallable_semantically_at_once(indexed):
-    r = cli("-w", str(indexed), "retain", "Peter adopted a small grey kitten named Pixel", "--entity", "Peter")
+    r = cli(
+        "-w",
+        str(indexed),
+        "retain",
+        "Peter adopted a small grey kitten named Pixel",
+        "--entity",
+        "Peter",
+    )
     assert r.code == 0, r.err
     res = recall(indexed, "new pet cat", "--mode", "vector", "-k", "3", "--no-sync")
     assert any("Pixel" in (h.get("content") or h["snippet"]) for h in res["results"])
@@ -198,13 +249,21 @@ def test_ctrl_c_keeps_committed_vectors_and_next_run_resumes(tmp_path):
     import sys
     import time
 
-    ws = _small_workspace(tmp_path, ["MEMORY.md", "memory/2025-11-12.md", "memory/2025-11-18.md", "memory/2025-11-24.md"])
+    ws = _small_workspace(
+        tmp_path,
+        ["MEMORY.md", "memory/2025-11-12.md", "memory/2025-11-18.md", "memory/2025-11-24.md"],
+    )
     env = {**os.environ, "CLAWMEM_EMBED_BATCH": "4"}
     first = json.loads(cli("-w", str(ws), "index", "--no-embed", "--json").out)
     total = first["vectors_pending"]
     assert total >= 20
-    proc = subprocess.Popen([sys.executable, "-m", "clawmem", "-w", str(ws), "index"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "clawmem", "-w", str(ws), "index"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     db = ws / ".memory" / "index.sqlite"
     deadline = time.time() + 120
     done = 0
@@ -229,7 +288,9 @@ def test_ctrl_c_keeps_committed_vectors_and_next_run_resumes(tmp_path):
 
 
 def test_cache_keeps_removed_texts_within_its_cap(tmp_path, monkeypatch):
-    ws = _small_workspace(tmp_path, ["memory/2025-11-17.md", "memory/2025-11-20.md", "memory/2025-11-21.md"])
+    ws = _small_workspace(
+        tmp_path, ["memory/2025-11-17.md", "memory/2025-11-20.md", "memory/2025-11-21.md"]
+    )
     assert cli("-w", str(ws), "index").code == 0
     moved = (ws / "memory" / "2025-11-21.md").read_bytes()
     (ws / "memory" / "2025-11-21.md").unlink()
@@ -237,7 +298,9 @@ def test_cache_keeps_removed_texts_within_its_cap(tmp_path, monkeypatch):
     r = json.loads(cli("-w", str(ws), "index", "--json").out)
     assert r["files_removed"] == 1
     st = json.loads(cli("-w", str(ws), "status", "--json").out)
-    assert st["vectors"]["cache_entries"] == 3  # orphans kept for reuse, but never more than the cap
+    assert (
+        st["vectors"]["cache_entries"] == 3
+    )  # orphans kept for reuse, but never more than the cap
     monkeypatch.delenv("CLAWMEM_CACHE_MAX_ENTRIES")
     (ws / "memory" / "2025-11-21.md").write_bytes(moved)  # an undo
     r = json.loads(cli("-w", str(ws), "index", "--json").out)
@@ -250,7 +313,9 @@ def test_decay_prefers_recent_notes_but_not_evergreen(indexed, monkeypatch):
     mem = open_workspace(indexed)
     plain = mem.recall("Peter WhatsApp replies", k=10, sync=False, today=date(2025, 12, 1))
     monkeypatch.setenv("CLAWMEM_DECAY_HALF_LIFE_DAYS", "3")
-    decayed = open_workspace(indexed).recall("Peter WhatsApp replies", k=10, sync=False, today=date(2025, 12, 1))
+    decayed = open_workspace(indexed).recall(
+        "Peter WhatsApp replies", k=10, sync=False, today=date(2025, 12, 1)
+    )
     days = lambda res: [h.day for h in res.hits if h.day]  # noqa: E731
     assert days(plain) != days(decayed)
     assert max(days(decayed)[:3]) >= max(days(plain)[:3])

@@ -35,7 +35,9 @@ class Daemon:
         self._fh = open(self.log_path, "w")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "clawmem", "--workspace", str(ws), "watch", *args],
-            stdout=subprocess.DEVNULL, stderr=self._fh, env=dict(os.environ),
+            stdout=subprocess.DEVNULL,
+            stderr=self._fh,
+            env=dict(os.environ),
         )
 
     @property
@@ -162,7 +164,9 @@ def test_edits_atomic_saves_renames_and_deletions(ws, daemons):
 def _git(ws: Path, *args: str) -> None:
     subprocess.run(
         ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-        cwd=ws, check=True, capture_output=True,
+        cwd=ws,
+        check=True,
+        capture_output=True,
     )
 
 
@@ -201,7 +205,9 @@ def test_refuses_to_start_twice_on_one_workspace(ws, daemons):
     d.wait_log(r"watching ")
     second = subprocess.run(
         [sys.executable, "-m", "clawmem", "--workspace", str(ws), "watch"],
-        capture_output=True, text=True, timeout=30,
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     assert second.returncode == 8  # LockedError
     assert second.stderr.startswith(f"clawmem: error: {ws}: already watched by pid {d.proc.pid}")
@@ -308,12 +314,16 @@ def test_waits_for_another_writer_instead_of_crashing(ws, daemons):
     d = daemons(ws, "--debounce-ms", "100")
     d.wait_log(r"synced \(start\)")
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys, time; from pathlib import Path; from clawmem.locking import write_lock\n"
-         "with write_lock(Path(sys.argv[1]), purpose='test holder'):\n"
-         "    print('locked', flush=True); time.sleep(2.5)",
-         str(ws / ".memory")],
-        stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from pathlib import Path; from clawmem.locking import write_lock\n"
+            "with write_lock(Path(sys.argv[1]), purpose='test holder'):\n"
+            "    print('locked', flush=True); time.sleep(2.5)",
+            str(ws / ".memory"),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert holder.stdout.readline().strip() == "locked"
     (ws / "memory" / "2025-12-06.md").write_text("# x\n\nThe wombat audit.\n")
@@ -338,8 +348,13 @@ def test_a_failing_sync_is_logged_and_retried(ws, daemons):
     watcher = status(ws)["watcher"]
     assert "running (pid" in watcher and "last attempt failed" in watcher, watcher
     index.rmdir()
-    wait_until(lambda: (ws / ".memory" / "index.sqlite").is_file()
-               and hits(ws, "gecko") == ["memory/2025-12-07.md"], timeout=15)
+    wait_until(
+        lambda: (
+            (ws / ".memory" / "index.sqlite").is_file()
+            and hits(ws, "gecko") == ["memory/2025-12-07.md"]
+        ),
+        timeout=15,
+    )
     assert d.proc.poll() is None
     assert d.stop() == 0
 

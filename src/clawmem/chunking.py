@@ -155,7 +155,11 @@ def chunk_markdown(text: str, *, max_chars: int = 1600, overlap_chars: int = 320
                 csize = 0
                 for prev in reversed(group):
                     psize = sum(len(line) + 1 for line in lines[prev.start : prev.end])
-                    if prev.heading_level or csize + psize > overlap_chars or csize + psize + bsize > max_chars:
+                    if (
+                        prev.heading_level
+                        or csize + psize > overlap_chars
+                        or csize + psize + bsize > max_chars
+                    ):
                         break
                     carry.insert(0, prev)
                     csize += psize

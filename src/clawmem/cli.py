@@ -10,7 +10,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -32,10 +32,16 @@ app = typer.Typer(
 _state: dict = {"workspace": None, "traceback": False}
 
 WorkspaceOpt = Annotated[
-    Optional[Path],
-    typer.Option("--workspace", "-w", help="Workspace folder (default: $CLAWMEM_WORKSPACE, or found upward from here)."),
+    Path | None,
+    typer.Option(
+        "--workspace",
+        "-w",
+        help="Workspace folder (default: $CLAWMEM_WORKSPACE, or found upward from here).",
+    ),
 ]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout (a stable schema, see docs/cli.md).")]
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="Print JSON on stdout (a stable schema, see docs/cli.md).")
+]
 
 
 def _print_version(value: bool) -> None:
@@ -49,10 +55,14 @@ def _print_version(value: bool) -> None:
 @app.callback()
 def _root(
     workspace: WorkspaceOpt = None,
-    traceback: Annotated[bool, typer.Option("--traceback", help="Show the Python traceback on errors.")] = False,
+    traceback: Annotated[
+        bool, typer.Option("--traceback", help="Show the Python traceback on errors.")
+    ] = False,
     version: Annotated[
         bool,
-        typer.Option("--version", help="Print the version and exit.", callback=_print_version, is_eager=True),
+        typer.Option(
+            "--version", help="Print the version and exit.", callback=_print_version, is_eager=True
+        ),
     ] = False,
 ) -> None:
     _state["workspace"] = workspace
@@ -76,8 +86,13 @@ def _print_json(data) -> None:
 
 @app.command()
 def index(
-    force: Annotated[bool, typer.Option("--force", help="Rebuild from scratch beside the old index, then swap it in.")] = False,
-    no_embed: Annotated[bool, typer.Option("--no-embed", help="Lexical index only; leave vectors pending.")] = False,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Rebuild from scratch beside the old index, then swap it in."),
+    ] = False,
+    no_embed: Annotated[
+        bool, typer.Option("--no-embed", help="Lexical index only; leave vectors pending.")
+    ] = False,
     as_json: JsonOpt = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but errors.")] = False,
     workspace: WorkspaceOpt = None,
@@ -113,31 +128,73 @@ def _recall_one(mem, query: str, opts: dict):
 
 @app.command()
 def recall(
-    query: Annotated[Optional[str], typer.Argument(help="What to look for, in any language.")] = None,
-    k: Annotated[Optional[int], typer.Option("-k", help="Number of results (default: config k = 6).")] = None,
+    query: Annotated[str | None, typer.Argument(help="What to look for, in any language.")] = None,
+    k: Annotated[
+        int | None, typer.Option("-k", help="Number of results (default: config k = 6).")
+    ] = None,
     mode: Annotated[str, typer.Option("--mode", help="hybrid | lexical | vector")] = "hybrid",
-    since: Annotated[Optional[str], typer.Option("--since", help="30d, 2w, 3m, 2025-11, 2025-11-27 …")] = None,
-    until: Annotated[Optional[str], typer.Option("--until", help="Same forms as --since; inclusive.")] = None,
-    kind: Annotated[Optional[list[str]], typer.Option("--kind", help="Fact kind W, B, O or S (or 'chunk'); repeatable.")] = None,
-    entity: Annotated[Optional[str], typer.Option("--entity", help="Only facts mentioning @ENTITY, plus its entity page.")] = None,
-    path: Annotated[Optional[str], typer.Option("--path", help="Only files under this workspace path prefix.")] = None,
-    as_of: Annotated[Optional[str], typer.Option("--as-of", help="What was true on YYYY-MM-DD (newer facts mark older ones superseded).")] = None,
-    budget: Annotated[Optional[int], typer.Option("--budget", help="Pack the best results into about this many tokens.")] = None,
+    since: Annotated[
+        str | None, typer.Option("--since", help="30d, 2w, 3m, 2025-11, 2025-11-27 …")
+    ] = None,
+    until: Annotated[
+        str | None, typer.Option("--until", help="Same forms as --since; inclusive.")
+    ] = None,
+    kind: Annotated[
+        list[str] | None,
+        typer.Option("--kind", help="Fact kind W, B, O or S (or 'chunk'); repeatable."),
+    ] = None,
+    entity: Annotated[
+        str | None,
+        typer.Option("--entity", help="Only facts mentioning @ENTITY, plus its entity page."),
+    ] = None,
+    path: Annotated[
+        str | None, typer.Option("--path", help="Only files under this workspace path prefix.")
+    ] = None,
+    as_of: Annotated[
+        str | None,
+        typer.Option(
+            "--as-of", help="What was true on YYYY-MM-DD (newer facts mark older ones superseded)."
+        ),
+    ] = None,
+    budget: Annotated[
+        int | None,
+        typer.Option("--budget", help="Pack the best results into about this many tokens."),
+    ] = None,
     as_json: JsonOpt = False,
-    explain: Annotated[bool, typer.Option("--explain", help="Show each leg's rank and score.")] = False,
-    queries: Annotated[Optional[str], typer.Option("--queries", help="File of queries (one per line, text or JSON); '-' for stdin. Prints JSON lines.")] = None,
-    no_sync: Annotated[bool, typer.Option("--no-sync", help="Do not sync changed files first.")] = False,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Show each leg's rank and score.")
+    ] = False,
+    queries: Annotated[
+        str | None,
+        typer.Option(
+            "--queries",
+            help="File of queries (one per line, text or JSON); '-' for stdin. Prints JSON lines.",
+        ),
+    ] = None,
+    no_sync: Annotated[
+        bool, typer.Option("--no-sync", help="Do not sync changed files first.")
+    ] = False,
     workspace: WorkspaceOpt = None,
 ) -> None:
     """Search memory: lexical + semantic, filtered by time, kind and entity, with citations."""
     from .render import recall_human
 
     if (query is None) == (queries is None):
-        raise UsageError("give either a QUERY or --queries FILE", hint='e.g. clawmem recall "payments decision"')
+        raise UsageError(
+            "give either a QUERY or --queries FILE", hint='e.g. clawmem recall "payments decision"'
+        )
     mem = _mem(workspace)
     opts = dict(
-        k=k, mode=mode, since=since, until=until, kind=kind, entity=entity, path=path,
-        as_of=as_of, budget=budget, sync=not no_sync,
+        k=k,
+        mode=mode,
+        since=since,
+        until=until,
+        kind=kind,
+        entity=entity,
+        path=path,
+        as_of=as_of,
+        budget=budget,
+        sync=not no_sync,
     )
     if queries is not None:
         stream = sys.stdin if queries == "-" else _open_queries(queries)
@@ -215,9 +272,14 @@ def status(as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
 
 @app.command()
 def get(
-    path: Annotated[str, typer.Argument(help="A memory file, e.g. memory/2025-11-27.md (a citation's path#L12-L20 works too).")],
-    from_line: Annotated[Optional[int], typer.Option("--from", help="First line (1-based).")] = None,
-    lines: Annotated[Optional[int], typer.Option("--lines", help="How many lines.")] = None,
+    path: Annotated[
+        str,
+        typer.Argument(
+            help="A memory file, e.g. memory/2025-11-27.md (a citation's path#L12-L20 works too)."
+        ),
+    ],
+    from_line: Annotated[int | None, typer.Option("--from", help="First line (1-based).")] = None,
+    lines: Annotated[int | None, typer.Option("--lines", help="How many lines.")] = None,
     as_json: JsonOpt = False,
     workspace: WorkspaceOpt = None,
 ) -> None:
@@ -248,7 +310,12 @@ def config(as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
     mem = _mem(workspace)
     items = mem.cfg.items()
     if as_json:
-        _print_json({name: {"value": list(v) if isinstance(v, tuple) else v, "source": src} for name, v, src in items})
+        _print_json(
+            {
+                name: {"value": list(v) if isinstance(v, tuple) else v, "source": src}
+                for name, v, src in items
+            }
+        )
         return
     out.print(f"[dim]workspace {escape(str(mem.root))}[/dim]")
     for name, value, src in items:

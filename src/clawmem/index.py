@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-
 from . import db, schema
 from .chunking import CHUNKER_VERSION
 from .errors import StoreError
@@ -56,8 +55,15 @@ class Filters:
     @property
     def active(self) -> bool:
         return any(
-            [self.since, self.until, self.kinds, self.entity, self.path_prefix, self.facts_only,
-             self.as_of]
+            [
+                self.since,
+                self.until,
+                self.kinds,
+                self.entity,
+                self.path_prefix,
+                self.facts_only,
+                self.as_of,
+            ]
         )
 
 
@@ -184,14 +190,25 @@ class Index:
                     "kind, confidence, valid_from, valid_to, entities) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
-                        relpath, u.start_line, u.end_line, u.heading, u.text, u.sha256, u.day,
-                        u.kind, u.confidence, u.valid_from, u.valid_to, " ".join(u.entities),
+                        relpath,
+                        u.start_line,
+                        u.end_line,
+                        u.heading,
+                        u.text,
+                        u.sha256,
+                        u.day,
+                        u.kind,
+                        u.confidence,
+                        u.valid_from,
+                        u.valid_to,
+                        " ".join(u.entities),
                     ),
                 )
                 cid = cur.lastrowid
                 body, head = _fts_values(u.text, u.heading, u.entities)
                 self.conn.execute(
-                    "INSERT INTO chunks_fts(rowid, body, heading) VALUES (?, ?, ?)", (cid, body, head)
+                    "INSERT INTO chunks_fts(rowid, body, heading) VALUES (?, ?, ?)",
+                    (cid, body, head),
                 )
                 for ent in dict.fromkeys(u.entities):
                     self.conn.execute(
@@ -326,7 +343,8 @@ class Index:
             )
         else:
             self.conn.execute(
-                "INSERT INTO chunk_vectors_plain(chunk_id, embedding) VALUES (?, ?)", (chunk_id, vec)
+                "INSERT INTO chunk_vectors_plain(chunk_id, embedding) VALUES (?, ?)",
+                (chunk_id, vec),
             )
         self.conn.execute("UPDATE chunks SET embedded = 1 WHERE id = ?", (chunk_id,))
 
@@ -377,7 +395,9 @@ class Index:
         table = source.vector_table()
         if source.get_meta("embedder") != key or table is None:
             return 0
-        wanted = [r[0] for r in self.conn.execute("SELECT DISTINCT sha256 FROM chunks WHERE embedded = 0")]
+        wanted = [
+            r[0] for r in self.conn.execute("SELECT DISTINCT sha256 FROM chunks WHERE embedded = 0")
+        ]
         now = int(time.time())
         found = 0
         with self.conn:
@@ -418,7 +438,8 @@ class Index:
         with self.conn:
             for cid, sha, day, kind in rows:
                 vec = self.conn.execute(
-                    "SELECT vector FROM embedding_cache WHERE embedder = ? AND sha256 = ?", (key, sha)
+                    "SELECT vector FROM embedding_cache WHERE embedder = ? AND sha256 = ?",
+                    (key, sha),
                 ).fetchone()
                 if vec is None:
                     continue
@@ -467,7 +488,16 @@ def make_unit(
 ) -> Unit:
     sha = hashlib.sha256(embed_text(heading, text, entities, kind).encode("utf-8")).hexdigest()
     return Unit(
-        start_line, end_line, heading, text, sha, day, kind, confidence, valid_from, valid_to,
+        start_line,
+        end_line,
+        heading,
+        text,
+        sha,
+        day,
+        kind,
+        confidence,
+        valid_from,
+        valid_to,
         entities,
     )
 

@@ -1,9 +1,9 @@
 """The library API. The CLI is a thin shell around ``Memory``.
 
-    import clawmem
-    mem = clawmem.open_workspace("~/notes")
-    mem.index()
-    result = mem.recall("what did we decide about payments?", since="30d", k=8)
+import clawmem
+mem = clawmem.open_workspace("~/notes")
+mem.index()
+result = mem.recall("what did we decide about payments?", since="30d", k=8)
 """
 
 from __future__ import annotations
@@ -55,7 +55,9 @@ from .workspace import INDEX_DIR, Scan, find_root, resolve_member, scan
 TOKENIZER = "fts5 porter+unicode61 over NFKC/casefolded/diacritic-free text; CJK as bigrams"
 
 
-def open_workspace(path: str | Path | None = None, *, environ: dict[str, str] | None = None) -> Memory:
+def open_workspace(
+    path: str | Path | None = None, *, environ: dict[str, str] | None = None
+) -> Memory:
     """Open the workspace at ``path`` (or found from $CLAWMEM_WORKSPACE / the current folder)."""
     root = find_root(Path(path) if path is not None else None)
     return Memory(root, load_config(root, environ))
@@ -83,7 +85,8 @@ class Memory:
         """The embedding model, loaded once; None (and ``embedder_error``) when unusable."""
         if self._embedder is None and self._embedder_error is None:
             if not self.cfg.vectors:
-                self._embedder_error = f"vectors are turned off (vectors = false, {self.cfg.sources.get('vectors', 'default')})"
+                where = self.cfg.sources.get("vectors", "default")
+                self._embedder_error = f"vectors are turned off (vectors = false, {where})"
             else:
                 from .models import load_embedder
 
@@ -102,7 +105,9 @@ class Memory:
             self.memory_dir.mkdir(exist_ok=True)
             gi = self.memory_dir / ".gitignore"
             if not gi.exists():
-                gi.write_text("# clawmem's derived index: rebuilt from the Markdown at any time\n*\n")
+                gi.write_text(
+                    "# clawmem's derived index: rebuilt from the Markdown at any time\n*\n"
+                )
         except OSError as exc:
             raise StoreError(
                 f"{self.memory_dir}: cannot write the index folder ({exc.strerror})",
@@ -203,7 +208,11 @@ class Memory:
         try:
             if emb is not None and embed:
                 embed_pending(
-                    idx, emb, batch=self.cfg.embed_batch, report=report, limit=embed_limit,
+                    idx,
+                    emb,
+                    batch=self.cfg.embed_batch,
+                    report=report,
+                    limit=embed_limit,
                     progress=prog,
                 )
             report.pending = idx.pending_count()
@@ -251,7 +260,9 @@ class Memory:
             except OSError:
                 lock = None
             if lock is None:
-                notes.append("another process is writing the index; results may be a few seconds old")
+                notes.append(
+                    "another process is writing the index; results may be a few seconds old"
+                )
                 return
             try:
                 report = apply_plan(
@@ -262,7 +273,10 @@ class Memory:
                     emb = self.embedder()
                     if emb is not None and emb.identity.key() == idx.get_meta("embedder"):
                         embed_pending(
-                            idx, emb, batch=self.cfg.embed_batch, report=report,
+                            idx,
+                            emb,
+                            batch=self.cfg.embed_batch,
+                            report=report,
                             limit=self.cfg.lazy_embed_limit,
                         )
                 changed = report.files_indexed + report.files_removed
@@ -306,7 +320,9 @@ class Memory:
         kinds: tuple[str, ...] = ()
         if kind:
             raw = [kind] if isinstance(kind, str) else list(kind)
-            kinds = tuple(x.strip().upper() if x.strip().lower() != "chunk" else "chunk" for x in raw)
+            kinds = tuple(
+                x.strip().upper() if x.strip().lower() != "chunk" else "chunk" for x in raw
+            )
             bad = [x for x in kinds if x not in {"W", "B", "O", "S", "chunk"}]
             if bad:
                 raise UsageError(f"--kind {bad[0]}: unknown kind", hint="use W, B, O, S or chunk")
@@ -331,7 +347,9 @@ class Memory:
         try:
             idx = Index.open(self.index_path, readonly=not os.access(self.memory_dir, os.W_OK))
         except db.DatabaseError as exc:
-            raise StoreError(f"{self.index_path}: {exc}", hint="run `clawmem index --force`") from None
+            raise StoreError(
+                f"{self.index_path}: {exc}", hint="run `clawmem index --force`"
+            ) from None
         try:
             degraded, vectors, emb = self._vector_state(idx, mode)
             # With a budget, rank more candidates than k and let the packer choose.
@@ -370,12 +388,19 @@ class Memory:
                         )
                     else:
                         result = run_recall(
-                            idx, query, k=want, mode=mode, filters=filters, embedder=emb,
-                            fusion_name=self.cfg.fusion, rrf_k=self.cfg.rrf_k,
+                            idx,
+                            query,
+                            k=want,
+                            mode=mode,
+                            filters=filters,
+                            embedder=emb,
+                            fusion_name=self.cfg.fusion,
+                            rrf_k=self.cfg.rrf_k,
                             candidate_multiplier=self.cfg.candidate_multiplier,
                             snippet_chars=self.cfg.snippet_chars,
                             decay_half_life_days=self.cfg.decay_half_life_days,
-                            today=today, degraded=degraded,
+                            today=today,
+                            degraded=degraded,
                         )
                 self._entity_first(idx, query, filters, result, want)
                 result.hits = mark_superseded(idx, result.hits, filters.as_of)
@@ -392,8 +417,11 @@ class Memory:
             result.notes[:0] = notes
             result.vectors = vectors
             result.filters = {
-                "since": filters.since, "until": filters.until, "kind": list(filters.kinds),
-                "entity": filters.entity, "path": filters.path_prefix,
+                "since": filters.since,
+                "until": filters.until,
+                "kind": list(filters.kinds),
+                "entity": filters.entity,
+                "path": filters.path_prefix,
             }
             result.filters["as_of"] = filters.as_of
             stale = plan_sync(self.scan(), idx.file_states())
@@ -406,7 +434,7 @@ class Memory:
             idx.close()
 
     def _entity_first(self, idx: Index, query: str, filters: Filters, result, k: int) -> None:
-        """"Tell me about Peter": the entity's own page leads, then the facts about it."""
+        """ "Tell me about Peter": the entity's own page leads, then the facts about it."""
         if filters.since or filters.until or filters.facts_only:
             return  # a time window was asked for; an undated page is not in it
         if filters.kinds and "chunk" not in filters.kinds:
@@ -416,7 +444,15 @@ class Memory:
             page = entity_page_hit(idx, name, self.cfg.snippet_chars)
             if page is None:
                 continue
-            rest = [h for h in result.hits if not (h.path == page.path and h.start_line <= page.end_line and h.end_line >= page.start_line)]
+            rest = [
+                h
+                for h in result.hits
+                if not (
+                    h.path == page.path
+                    and h.start_line <= page.end_line
+                    and h.end_line >= page.start_line
+                )
+            ]
             result.hits = [page, *rest][:k]
             result.notes.append(f"entity: {name} (page {page.path})")
 
@@ -480,9 +516,13 @@ class Memory:
             meta = idx.all_meta()
         except db.DatabaseError as exc:
             if db.is_corruption(exc):
-                out.update(clean=False, state=f"index is corrupt ({exc}): `clawmem index` rebuilds it")
+                out.update(
+                    clean=False, state=f"index is corrupt ({exc}): `clawmem index` rebuilds it"
+                )
             else:
-                out.update(clean=False, state=f"index unreadable ({exc}): check disk space and permissions")
+                out.update(
+                    clean=False, state=f"index unreadable ({exc}): check disk space and permissions"
+                )
             return out
         try:
             plan = plan_sync(sc, idx.file_states())
@@ -513,7 +553,9 @@ class Memory:
                 "pending": counts["pending"],
                 "unembeddable": counts["unembeddable"],
                 "cache_entries": counts["cache_entries"],
-                "index_embedder": json.loads(meta["embedder_identity"]) if meta.get("embedder_identity") else None,
+                "index_embedder": json.loads(meta["embedder_identity"])
+                if meta.get("embedder_identity")
+                else None,
                 "dims": int(meta["dims"]) if meta.get("dims") else None,
             }
             emb = self.embedder()
@@ -521,7 +563,8 @@ class Memory:
                 vec["model_path"] = str(emb.model_path)
                 vec["configured_embedder"] = emb.identity.to_dict()
                 vec["state"] = (
-                    "mismatch: run `clawmem index`" if emb.identity.key() != meta.get("embedder")
+                    "mismatch: run `clawmem index`"
+                    if emb.identity.key() != meta.get("embedder")
                     else (f"{counts['pending']} pending" if counts["pending"] else "ok")
                 )
             else:
@@ -562,7 +605,11 @@ class Memory:
                 hint="memory files are plain text (often in git); pass --allow-secret if you mean it",
             )
         try:
-            when = day if isinstance(day, date) else (parse_date(day) if day else (today or date.today()))
+            when = (
+                day
+                if isinstance(day, date)
+                else (parse_date(day) if day else (today or date.today()))
+            )
         except InputError as exc:
             raise UsageError(exc.message, hint=exc.hint) from None
         relpath = f"memory/{when.isoformat()}.md"
@@ -608,7 +655,10 @@ class Memory:
 
         def same(f) -> bool:
             return (f.kind, f.content, set(f.entities), f.confidence) == (
-                fact.kind, fact.content, set(fact.entities), fact.confidence,
+                fact.kind,
+                fact.content,
+                set(fact.entities),
+                fact.confidence,
             )
 
         if existing is not None:
@@ -656,8 +706,14 @@ class Memory:
 
         today = today or date.today()
         return run_reflect(
-            self, today=today, since=parse_since(since, today) if since else None,
-            dry_run=dry_run, apply=apply, force=force, llm=llm, lock_timeout=lock_timeout,
+            self,
+            today=today,
+            since=parse_since(since, today) if since else None,
+            dry_run=dry_run,
+            apply=apply,
+            force=force,
+            llm=llm,
+            lock_timeout=lock_timeout,
         )
 
     # ------------------------------------------------------------------ entities and check
@@ -683,9 +739,18 @@ class Memory:
             idx.close()
         out = []
         for name, folded, n, last in rows:
-            out.append({"entity": name, "facts": n, "last_mention": last, "page": pages.pop(folded, None)})
-        for folded, page in sorted(pages.items()):
-            out.append({"entity": page.rsplit("/", 1)[1][:-3], "facts": 0, "last_mention": None, "page": page})
+            out.append(
+                {"entity": name, "facts": n, "last_mention": last, "page": pages.pop(folded, None)}
+            )
+        for _, page in sorted(pages.items()):
+            out.append(
+                {
+                    "entity": page.rsplit("/", 1)[1][:-3],
+                    "facts": 0,
+                    "last_mention": None,
+                    "page": page,
+                }
+            )
         return out
 
     def check(self) -> list[dict]:
@@ -697,8 +762,14 @@ class Memory:
             try:
                 text = (self.root / entry.relpath).read_bytes().decode("utf-8")
             except UnicodeDecodeError as exc:
-                problems.append({"path": entry.relpath, "line": 0, "text": "",
-                                 "message": f"invalid UTF-8 at byte {exc.start}; re-save the file as UTF-8"})
+                problems.append(
+                    {
+                        "path": entry.relpath,
+                        "line": 0,
+                        "text": "",
+                        "message": f"invalid UTF-8 at byte {exc.start}; re-save the file as UTF-8",
+                    }
+                )
                 continue
             except OSError:
                 continue
@@ -739,7 +810,8 @@ class Memory:
                 finally:
                     idx.close()
                 info["index_match"] = (
-                    "yes" if built == emb.identity.key()
+                    "yes"
+                    if built == emb.identity.key()
                     else f"no: index built with {built or 'no model'}; run `clawmem index`"
                 )
             except db.DatabaseError:
@@ -762,7 +834,12 @@ class Memory:
             path = path.expanduser().resolve()
             probe = LlamaEmbedder(path, query_prefix=query_prefix, document_prefix=document_prefix)
         else:
-            probe = load_embedder(self.root, replace(self.cfg, model="", query_prefix=query_prefix, document_prefix=document_prefix))
+            probe = load_embedder(
+                self.root,
+                replace(
+                    self.cfg, model="", query_prefix=query_prefix, document_prefix=document_prefix
+                ),
+            )
         identity = probe.identity.to_dict()
         probe.close()
         value = None

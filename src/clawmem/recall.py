@@ -9,7 +9,6 @@ from dataclasses import asdict, dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING
 
-
 from . import db, fusion
 from .index import Filters, Index
 from .textnorm import LexQuery, build_query, fold
@@ -71,7 +70,9 @@ class Hit:
         if explain:
             d["explain"] = {
                 "lexical_rank": self.lexical_rank,
-                "lexical_score": None if self.lexical_score is None else round(self.lexical_score, 6),
+                "lexical_score": None
+                if self.lexical_score is None
+                else round(self.lexical_score, 6),
                 "vector_rank": self.vector_rank,
                 "vector_score": None if self.vector_score is None else round(self.vector_score, 6),
             }
@@ -158,7 +159,9 @@ def _filter_sql(f: Filters) -> tuple[str, list]:
     return (" AND ".join(parts), args)
 
 
-def lexical_leg(index: Index, q: LexQuery, f: Filters, limit: int) -> tuple[list[fusion.LegHit], bool]:
+def lexical_leg(
+    index: Index, q: LexQuery, f: Filters, limit: int
+) -> tuple[list[fusion.LegHit], bool]:
     """BM25 over the normalised text. Returns (hits, relaxed)."""
     if not q.all_terms:
         return [], False
@@ -210,7 +213,8 @@ def vector_leg(index: Index, qvec: np.ndarray, f: Filters, limit: int) -> list[f
             # window (few) are scored exactly and merged in.
             lo, hi = f.since or "0000-00-00", f.until or "9999-99-99"
             extra = _exact_scores(
-                index, qvec,
+                index,
+                qvec,
                 "c.valid_from IS NOT NULL AND c.valid_from <= ? AND "
                 "COALESCE(c.valid_to, '9999-99-99') >= ? AND NOT (c.day >= ? AND c.day <= ?)"
                 + (" AND c.kind = ?" if f.kinds else ""),
@@ -229,7 +233,9 @@ def vector_leg(index: Index, qvec: np.ndarray, f: Filters, limit: int) -> list[f
     return [fusion.LegHit(cid, i, s) for i, (cid, s) in enumerate(scored[:limit], 1)]
 
 
-def _exact_scores(index: Index, qvec, where: str, args: list, table: str) -> list[tuple[int, float]]:
+def _exact_scores(
+    index: Index, qvec, where: str, args: list, table: str
+) -> list[tuple[int, float]]:
     """Cosine similarity of the query with every embedded unit matching ``where``."""
     import numpy as np
 
@@ -441,11 +447,19 @@ def _content_words(text: str, entities: tuple[str, ...]) -> set[str]:
     from .textnorm import STOPWORDS
 
     skip = {fold(e) for e in entities}
-    return {w for w in _WORD.findall(fold(text)) if w not in STOPWORDS and w not in skip and len(w) > 2}
+    return {
+        w for w in _WORD.findall(fold(text)) if w not in STOPWORDS and w not in skip and len(w) > 2
+    }
 
 
 def _similar(
-    index: Index, a_id: int, b_id: int, a_text: str, b_text: str, ents, same_entities: bool,
+    index: Index,
+    a_id: int,
+    b_id: int,
+    a_text: str,
+    b_text: str,
+    ents,
+    same_entities: bool,
     kind: str,
 ) -> bool:
     """Whether two facts about the same entity talk about the same thing (so the newer one
@@ -502,11 +516,18 @@ def mark_superseded(index: Index, hits: list[Hit], as_of: str | None) -> list[Hi
         ).fetchall()
         newer = next(
             (
-                r for r in rows
+                r
+                for r in rows
                 if hid is not None
                 and _similar(
-                    index, hid, r[0], h.text, r[4], h.entities,
-                    set(r[6].split()) == set(h.entities), h.kind,
+                    index,
+                    hid,
+                    r[0],
+                    h.text,
+                    r[4],
+                    h.entities,
+                    set(r[6].split()) == set(h.entities),
+                    h.kind,
                 )
             ),
             None,
@@ -519,10 +540,13 @@ def mark_superseded(index: Index, hits: list[Hit], as_of: str | None) -> list[Hi
 
 # ---------------------------------------------------------------------------- entities
 
+
 def known_entities(index: Index) -> dict[str, str]:
     """folded name → display name, from fact mentions and entity pages."""
     names: dict[str, str] = {}
-    for (path,) in index.conn.execute("SELECT path FROM files WHERE path LIKE 'bank/entities/%.md'"):
+    for (path,) in index.conn.execute(
+        "SELECT path FROM files WHERE path LIKE 'bank/entities/%.md'"
+    ):
         stem = path.rsplit("/", 1)[1][:-3]
         names[stem.casefold()] = stem
     for (ent,) in index.conn.execute("SELECT DISTINCT entity FROM chunk_entities"):
@@ -534,7 +558,7 @@ def entities_in_query(index: Index, query: str) -> list[str]:
     """Entities named in a question ("tell me about Peter", "what about @The-Castle?")."""
     words = " " + " ".join(_WORD.findall(fold(query))) + " "
     found = []
-    for folded, name in known_entities(index).items():
+    for name in known_entities(index).values():
         spoken = " " + " ".join(_WORD.findall(fold(name))) + " "
         if spoken.strip() and spoken in words:
             found.append(name)
@@ -550,14 +574,24 @@ def entity_page_hit(index: Index, entity: str, snippet_chars: int) -> Hit | None
     if row is None:
         return None
     return Hit(
-        path=row["path"], start_line=row["start_line"], end_line=row["end_line"],
-        heading=row["heading"], text=row["text"], snippet=_snippet(row["text"], None, snippet_chars),
-        score=1.0, kind=None, day=None, entities=(entity,), confidence=None, valid_from=None,
+        path=row["path"],
+        start_line=row["start_line"],
+        end_line=row["end_line"],
+        heading=row["heading"],
+        text=row["text"],
+        snippet=_snippet(row["text"], None, snippet_chars),
+        score=1.0,
+        kind=None,
+        day=None,
+        entities=(entity,),
+        confidence=None,
+        valid_from=None,
         valid_to=None,
     )
 
 
 # ---------------------------------------------------------------------------- token budget
+
 
 def estimate_tokens(text: str) -> int:
     """About 4 characters per token for English, 1 per character for CJK; never zero."""
@@ -593,7 +627,9 @@ def pack_budget(hits: list[Hit], budget: int) -> tuple[list[Hit], dict]:
                 take.append(line)
             if take and any(x.strip() for x in take):
                 cut = replace(
-                    h, text="\n".join(take), snippet="\n".join(take),
+                    h,
+                    text="\n".join(take),
+                    snippet="\n".join(take),
                     end_line=h.start_line + len(take) - 1,
                 )
                 kept.append(cut)

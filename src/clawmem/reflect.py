@@ -478,16 +478,25 @@ class ReflectResult:
             "facts": self.facts,
             "seconds": round(self.seconds, 3),
             "files": [
-                {"path": c.path, "role": c.role, "status": c.status, "entity": c.entity,
-                 "new_facts": c.new_facts}
+                {
+                    "path": c.path,
+                    "role": c.role,
+                    "status": c.status,
+                    "entity": c.entity,
+                    "new_facts": c.new_facts,
+                }
                 for c in self.changes
             ],
             "entity_pages_updated": len(self.written("entity")),
             "opinions_changed": sum(1 for o in self.opinions if o.changed),
             "opinions": [o.to_dict() for o in self.opinions],
             "proposals": [
-                {"text": p.text, "line": p.line, "sources": [f.cite for f in p.sources],
-                 "why": p.why}
+                {
+                    "text": p.text,
+                    "line": p.line,
+                    "sources": [f.cite for f in p.sources],
+                    "why": p.why,
+                }
                 for p in self.proposals
             ],
             "applied": [p.line for p in self.applied],
@@ -517,14 +526,21 @@ def summary_digest(facts: list[LoggedFact]) -> str:
 
 
 def _summary(
-    name: str, facts: list[LoggedFact], st: FactStatus, old_body: str | None,
-    summarize: Summarize | None, model: str,
+    name: str,
+    facts: list[LoggedFact],
+    st: FactStatus,
+    old_body: str | None,
+    summarize: Summarize | None,
+    model: str,
 ) -> list[str]:
     """The optional one-paragraph summary: kept from the old section while its inputs are the
     same, written by ``summarize`` (an LLM) when they changed, dropped when stale and no LLM."""
     current = [
-        f for f in _newest_first(facts)
-        if f.order not in st.hidden and f.order not in st.superseded_by and f.order not in st.ended
+        f
+        for f in _newest_first(facts)
+        if f.order not in st.hidden
+        and f.order not in st.superseded_by
+        and f.order not in st.ended
         and not (f.order in st.opinion_of and st.opinion_of[f.order][0].latest is not f)
     ][:12]
     if not current:
@@ -570,8 +586,10 @@ def plan_reflect(
         if not p.is_file():
             return None
         if read_text(p) is None:
-            raise InputError(f"{rel}: not valid UTF-8; reflect will not rewrite it",
-                             hint="re-save the file as UTF-8")
+            raise InputError(
+                f"{rel}: not valid UTF-8; reflect will not rewrite it",
+                hint="re-save the file as UTF-8",
+            )
         return p.read_bytes().decode("utf-8")  # keep a BOM if there is one
 
     def plan_page(rel: str, role: str, body_for, title: str, entity: str | None = None) -> None:
@@ -632,8 +650,12 @@ def plan_reflect(
         before = previous.get(head)
         prev_c = _CONF.search(before) if before else None
         reports.append(
-            OpinionReport(op, head, before != "\n".join(block[1:]).strip(),
-                          float(prev_c.group(1)) if prev_c else None)
+            OpinionReport(
+                op,
+                head,
+                before != "\n".join(block[1:]).strip(),
+                float(prev_c.group(1)) if prev_c else None,
+            )
         )
     if opinions or old_section is not None or broken:  # no O facts: leave a person's page alone
         plan_page(OPINIONS, "opinions", lambda _old: opinions_body(opinions), "Opinions")
@@ -687,8 +709,12 @@ def _summaries_before_lock(
     sc = mem.scan()
     log = collect_facts(mem.root, sc, today)
     plan_reflect(
-        mem.root, log, existing_pages=existing_entity_pages(sc.files), since=since,
-        summarize=ask, model=summarizer.name,
+        mem.root,
+        log,
+        existing_pages=existing_entity_pages(sc.files),
+        since=since,
+        summarize=ask,
+        model=summarizer.name,
     )
     return (lambda _name, facts: done.get(summary_digest(facts), "")), summarizer.name
 
@@ -721,8 +747,14 @@ def run_reflect(
         sc = mem.scan()
         log = collect_facts(mem.root, sc, today)
         result, conflicts = plan_reflect(
-            mem.root, log, existing_pages=existing_entity_pages(sc.files), since=since,
-            apply=apply, force=force, summarize=summarize, model=model or "",
+            mem.root,
+            log,
+            existing_pages=existing_entity_pages(sc.files),
+            since=since,
+            apply=apply,
+            force=force,
+            summarize=summarize,
+            model=model or "",
         )
         if log.problems:
             result.warnings.append(
@@ -735,8 +767,8 @@ def run_reflect(
                 "stopped, nothing written: " + "; ".join(conflicts),
                 hint="move your edits outside the clawmem:reflect markers (or delete the section "
                 "to have it rewritten), or rerun with --force to overwrite them"
-                if edited else
-                "a page holds one line <!-- clawmem:reflect:begin … --> and, below it, one line "
+                if edited
+                else "a page holds one line <!-- clawmem:reflect:begin … --> and, below it, one line "
                 "<!-- clawmem:reflect:end -->; delete both to have the section rewritten",
             )
         result.dry_run = dry_run

@@ -86,7 +86,9 @@ def recall_human(res: dict, explain: bool) -> None:
             c = f"(c={h['confidence']})" if h.get("confidence") is not None else ""
             tag = f" [magenta]{h['kind']}{c} {escape(ents)}[/magenta]"
         when = f" [dim]{h['timestamp']}[/dim]" if h.get("timestamp") else ""
-        out.print(f"[bold]{i}.[/bold] [cyan]{escape(h['citation'])}[/cyan]  {h['score']:.4g}{tag}{when}")
+        out.print(
+            f"[bold]{i}.[/bold] [cyan]{escape(h['citation'])}[/cyan]  {h['score']:.4g}{tag}{when}"
+        )
         if h["heading"] and h["type"] == "chunk":
             out.print(f"   [dim]{escape(h['heading'])}[/dim]")
         if h.get("superseded_by"):
@@ -123,8 +125,14 @@ def status_human(s: dict) -> None:
             for p in ch[key]:
                 out.print(f"  [yellow]{label:<9}[/yellow] {escape(p)}")
         v = s["vectors"]
-        backend = f"sqlite-vec {v['sqlite_vec']}" if v["sqlite_vec"] else f"numpy fallback ({v['fallback_reason']})"
-        out.print(f"vectors     {escape(str(v['state']))}: {v['indexed']} indexed, {v['pending']} pending; {escape(backend)}")
+        backend = (
+            f"sqlite-vec {v['sqlite_vec']}"
+            if v["sqlite_vec"]
+            else f"numpy fallback ({v['fallback_reason']})"
+        )
+        out.print(
+            f"vectors     {escape(str(v['state']))}: {v['indexed']} indexed, {v['pending']} pending; {escape(backend)}"
+        )
         emb = v.get("configured_embedder") or v.get("index_embedder")
         if emb:
             out.print(

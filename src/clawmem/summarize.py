@@ -55,7 +55,10 @@ class Summarizer:
                     arch = str(llm.metadata.get("general.architecture", ""))
                     if not llm.metadata.get("tokenizer.chat_template") and arch.startswith("gemma"):
                         llm = Llama(
-                            model_path=str(self.path), n_ctx=2048, seed=0, verbose=False,
+                            model_path=str(self.path),
+                            n_ctx=2048,
+                            seed=0,
+                            verbose=False,
                             chat_format="gemma",
                         )
                 self._llm = llm
@@ -72,7 +75,11 @@ class Summarizer:
         llm = self._load()
         with _quiet_stderr():
             out = llm.create_chat_completion(
-                messages=messages, temperature=0.0, top_k=1, max_tokens=160, seed=0,
+                messages=messages,
+                temperature=0.0,
+                top_k=1,
+                max_tokens=160,
+                seed=0,
                 repeat_penalty=1.3,
             )
         return grounded(out["choices"][0]["message"]["content"] or "", facts)

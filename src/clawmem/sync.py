@@ -159,9 +159,7 @@ def parse_file(root: Path, entry: FileEntry, cfg: Config) -> ParsedFile | Skippe
         )
     probs = tuple({"line": p.line, "text": p.text, "message": p.message} for p in problems)
     n_lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
-    return ParsedFile(
-        entry, hashlib.sha256(raw).hexdigest(), day, n_lines, tuple(units), probs
-    )
+    return ParsedFile(entry, hashlib.sha256(raw).hexdigest(), day, n_lines, tuple(units), probs)
 
 
 def apply_plan(
@@ -304,7 +302,10 @@ def build_fresh(
         report = apply_plan(new, root, plan, cfg, embedder_key=None, progress=progress)
         report.skipped[:0] = list(scan.skipped)
         if key is not None:
-            sources = [memory_dir / INDEX_NAME, *[p for p in leftover_rebuilds(memory_dir) if p != tmp]]
+            sources = [
+                memory_dir / INDEX_NAME,
+                *[p for p in leftover_rebuilds(memory_dir) if p != tmp],
+            ]
             for src in sources:
                 if not src.exists():
                     continue

@@ -22,7 +22,9 @@ from dataclasses import dataclass
 NORMALIZER_VERSION = 1
 
 # Folding the combining marks away does not cover letters that are distinct code points.
-_EXTRA_FOLD = str.maketrans({"đ": "d", "ł": "l", "ø": "o", "ħ": "h", "ı": "i", "æ": "ae", "œ": "oe"})
+_EXTRA_FOLD = str.maketrans(
+    {"đ": "d", "ł": "l", "ø": "o", "ħ": "h", "ı": "i", "æ": "ae", "œ": "oe"}
+)
 
 _CJK = (
     "\u3040-\u30ff"  # Hiragana, Katakana
@@ -119,6 +121,8 @@ def build_query(query: str) -> LexQuery:
     return LexQuery(
         terms=tuple(phrases),
         all_terms=" AND ".join(phrases),
-        any_terms=" OR ".join(dict.fromkeys(phrases + loose)) if len(phrases) + len(loose) > 1 else None,
+        any_terms=" OR ".join(dict.fromkeys(phrases + loose))
+        if len(phrases) + len(loose) > 1
+        else None,
         dropped=tuple(stop),
     )

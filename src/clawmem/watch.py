@@ -379,8 +379,10 @@ class Watcher:
             try:
                 handle = self.observer.schedule(_Handler(self), path, recursive=recursive)
             except OSError as exc:
-                self.log(f"warning: cannot watch {path} ({exc.strerror or exc}); "
-                         f"relying on the stat scan every {self.reconcile_s:g} s")
+                self.log(
+                    f"warning: cannot watch {path} ({exc.strerror or exc}); "
+                    f"relying on the stat scan every {self.reconcile_s:g} s"
+                )
                 continue
             self._watched[path] = (handle, _ident(Path(path)))
 
@@ -395,8 +397,10 @@ class Watcher:
         try:
             self.observer.start()
         except OSError as exc:  # e.g. the inotify instance limit
-            self.log(f"warning: file events unavailable ({exc}); "
-                     f"relying on the stat scan every {self.reconcile_s:g} s")
+            self.log(
+                f"warning: file events unavailable ({exc}); "
+                f"relying on the stat scan every {self.reconcile_s:g} s"
+            )
             self.observer = None
 
     def _stop_observer(self) -> None:
@@ -417,8 +421,10 @@ class Watcher:
             _write_state(self.mem.memory_dir, self.state)
         except OSError as exc:
             if not self._state_error_logged:
-                self.log(f"warning: cannot write {STATE_NAME} ({exc.strerror}); "
-                         "`clawmem status` will not see this watcher's progress")
+                self.log(
+                    f"warning: cannot write {STATE_NAME} ({exc.strerror}); "
+                    "`clawmem status` will not see this watcher's progress"
+                )
                 self._state_error_logged = True
 
     # ------------------------------------------------------------------ sync

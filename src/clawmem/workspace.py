@@ -58,7 +58,8 @@ def find_root(explicit: Path | None = None, cwd: Path | None = None) -> Path:
         if any((candidate / m).exists() for m in ROOT_MARKERS):
             return candidate
         if (candidate / "memory").is_dir() and (
-            (candidate / "bank").is_dir() or any((candidate / "memory").glob("[12][0-9][0-9][0-9]-*.md"))
+            (candidate / "bank").is_dir()
+            or any((candidate / "memory").glob("[12][0-9][0-9][0-9]-*.md"))
         ):
             return candidate  # a daily-log folder is a workspace even before its first index
     raise WorkspaceError(
@@ -93,7 +94,9 @@ def _inside(root: Path, path: Path) -> bool:
         return False
 
 
-def scan(root: Path, extra_paths: tuple[str, ...] = (), *, max_file_bytes: int, max_files: int) -> Scan:
+def scan(
+    root: Path, extra_paths: tuple[str, ...] = (), *, max_file_bytes: int, max_files: int
+) -> Scan:
     """Stat every memory file. Reads no content: this is the cheap check run before every read."""
     files: dict[str, FileEntry] = {}
     skipped: list[Skipped] = []
@@ -122,7 +125,9 @@ def scan(root: Path, extra_paths: tuple[str, ...] = (), *, max_file_bytes: int, 
 
     def walk(top: Path) -> None:
         if top.is_symlink() and not _inside(root, top):
-            skipped.append(Skipped(top.relative_to(root).as_posix(), "symlink leaves the workspace"))
+            skipped.append(
+                Skipped(top.relative_to(root).as_posix(), "symlink leaves the workspace")
+            )
             return
         for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
             base = Path(dirpath)
@@ -136,8 +141,11 @@ def scan(root: Path, extra_paths: tuple[str, ...] = (), *, max_file_bytes: int, 
                     if _inside(root, full):
                         # os.walk does not follow links; the target is walked where it lives.
                         skipped.append(
-                            Skipped(rel, "symlinked folder not followed (its target is indexed "
-                                    "only where it lives, if that is a memory folder)")
+                            Skipped(
+                                rel,
+                                "symlinked folder not followed (its target is indexed "
+                                "only where it lives, if that is a memory folder)",
+                            )
                         )
                     else:
                         skipped.append(Skipped(rel, "symlink leaves the workspace"))
@@ -189,5 +197,7 @@ def resolve_member(root: Path, user_path: str, extra_paths: tuple[str, ...] = ()
             hint="memory files are MEMORY.md, memory/**/*.md, bank/**/*.md and configured extra_paths",
         )
     if not candidate.resolve().is_file():
-        raise WorkspaceError(f"{relpath}: no such file in the workspace", hint="see `clawmem status`")
+        raise WorkspaceError(
+            f"{relpath}: no such file in the workspace", hint="see `clawmem status`"
+        )
     return relpath

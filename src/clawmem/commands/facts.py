@@ -2,7 +2,7 @@
 
 # No `from __future__ import annotations`: typer reads these annotations at run time.
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -13,11 +13,24 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def retain(
         text: Annotated[str, typer.Argument(help="The fact, one self-contained statement.")],
-        kind: Annotated[str, typer.Option("--kind", help="W world, B experience, O opinion, S observation.")] = "W",
-        confidence: Annotated[Optional[float], typer.Option("--confidence", "-c", help="Opinions only: 0.0–1.0.")] = None,
-        entity: Annotated[Optional[list[str]], typer.Option("--entity", "-e", help="Entity it is about (repeatable).")] = None,
-        day: Annotated[Optional[str], typer.Option("--date", help="Daily log to write to, YYYY-MM-DD (default today).")] = None,
-        allow_secret: Annotated[bool, typer.Option("--allow-secret", help="Store text that looks like a credential anyway.")] = False,
+        kind: Annotated[
+            str, typer.Option("--kind", help="W world, B experience, O opinion, S observation.")
+        ] = "W",
+        confidence: Annotated[
+            float | None, typer.Option("--confidence", "-c", help="Opinions only: 0.0–1.0.")
+        ] = None,
+        entity: Annotated[
+            list[str] | None,
+            typer.Option("--entity", "-e", help="Entity it is about (repeatable)."),
+        ] = None,
+        day: Annotated[
+            str | None,
+            typer.Option("--date", help="Daily log to write to, YYYY-MM-DD (default today)."),
+        ] = None,
+        allow_secret: Annotated[
+            bool,
+            typer.Option("--allow-secret", help="Store text that looks like a credential anyway."),
+        ] = False,
         as_json: JsonOpt = False,
         workspace: WorkspaceOpt = None,
     ) -> None:
@@ -25,7 +38,11 @@ def register(app: typer.Typer) -> None:
         from ..render import err, out
 
         res = _mem(workspace).retain(
-            text, kind=kind, confidence=confidence, entities=entity or [], day=day,
+            text,
+            kind=kind,
+            confidence=confidence,
+            entities=entity or [],
+            day=day,
             allow_secret=allow_secret,
         )
         if as_json:
@@ -33,7 +50,9 @@ def register(app: typer.Typer) -> None:
         elif res["stored"]:
             out.print(f"retained {res['source']}: {res['line_text']}", markup=False)
         else:
-            err.print(f"already retained at {res['duplicate_of']}; not appended again", markup=False)
+            err.print(
+                f"already retained at {res['duplicate_of']}; not appended again", markup=False
+            )
 
     @app.command()
     def entities(as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
@@ -46,12 +65,17 @@ def register(app: typer.Typer) -> None:
             return
         for r in rows:
             page = r["page"] or "(no page)"
-            out.print(f"@{r['entity']:<20} {r['facts']:>4} facts  last {r['last_mention'] or '—':<10}  {page}", markup=False)
+            out.print(
+                f"@{r['entity']:<20} {r['facts']:>4} facts  last {r['last_mention'] or '—':<10}  {page}",
+                markup=False,
+            )
 
     @app.command()
     def check(
         as_json: JsonOpt = False,
-        hook: Annotated[bool, typer.Option("--hook", help="Output for a git pre-commit hook.")] = False,
+        hook: Annotated[
+            bool, typer.Option("--hook", help="Output for a git pre-commit hook.")
+        ] = False,
         workspace: WorkspaceOpt = None,
     ) -> None:
         """Find malformed Retain facts; exits 9 if there are any (usable from a pre-commit hook)."""
@@ -72,6 +96,3 @@ def register(app: typer.Typer) -> None:
             )
         if not as_json and not hook:
             sys.stdout.write("clawmem check: no problems\n")
-
-
-

@@ -7,9 +7,7 @@ from typing import Annotated
 
 import typer
 
-WorkspaceOpt = Annotated[
-    Path | None, typer.Option("--workspace", "-w", help="Workspace folder.")
-]
+WorkspaceOpt = Annotated[Path | None, typer.Option("--workspace", "-w", help="Workspace folder.")]
 
 
 def register(app: typer.Typer) -> None:

@@ -2,7 +2,7 @@
 
 # No `from __future__ import annotations`: typer reads these annotations at run time.
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -34,15 +34,29 @@ def status(as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
             f"{ident['pooling']} pooling, sha256 {ident['model_sha256'][:16]}…",
             markup=False,
         )
-        out.print(f"{'prefixes':<12} query {ident['query_prefix']!r}, document {ident['document_prefix']!r}", markup=False)
+        out.print(
+            f"{'prefixes':<12} query {ident['query_prefix']!r}, document {ident['document_prefix']!r}",
+            markup=False,
+        )
 
 
 @model_app.command("import")
 def import_(
-    src: Annotated[Path, typer.Argument(help="A local sentence-transformers BERT-family folder (MiniLM, bge, e5).")],
-    out: Annotated[Optional[Path], typer.Option("--out", help="Where to write the GGUF (default: the model cache).")] = None,
-    query_prefix: Annotated[Optional[str], typer.Option("--query-prefix", help="Prefix for queries (default: the model family's).")] = None,
-    document_prefix: Annotated[Optional[str], typer.Option("--document-prefix", help="Prefix for documents.")] = None,
+    src: Annotated[
+        Path,
+        typer.Argument(help="A local sentence-transformers BERT-family folder (MiniLM, bge, e5)."),
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Where to write the GGUF (default: the model cache)."),
+    ] = None,
+    query_prefix: Annotated[
+        str | None,
+        typer.Option("--query-prefix", help="Prefix for queries (default: the model family's)."),
+    ] = None,
+    document_prefix: Annotated[
+        str | None, typer.Option("--document-prefix", help="Prefix for documents.")
+    ] = None,
     use: Annotated[bool, typer.Option("--use", help="Also make this workspace use it.")] = False,
     as_json: JsonOpt = False,
     workspace: WorkspaceOpt = None,
@@ -54,7 +68,9 @@ def import_(
 
     src = src.expanduser()
     target = out or default_cache_dir() / "models" / f"{src.resolve().name}-f32.gguf"
-    path = convert_sentence_transformers(src, target, query_prefix=query_prefix, document_prefix=document_prefix)
+    path = convert_sentence_transformers(
+        src, target, query_prefix=query_prefix, document_prefix=document_prefix
+    )
     result = {"path": str(path)}
     if use:
         result.update(_mem(workspace).use_model(path, query_prefix=None, document_prefix=None))
@@ -63,14 +79,23 @@ def import_(
     else:
         console.print(f"wrote {path}", markup=False)
         if use:
-            console.print("this workspace now uses it; run `clawmem index` to re-embed", markup=False)
+            console.print(
+                "this workspace now uses it; run `clawmem index` to re-embed", markup=False
+            )
 
 
 @model_app.command("use")
 def use(
-    path: Annotated[str, typer.Argument(help="A GGUF embedding model, or 'default' for the bundled MiniLM.")],
-    query_prefix: Annotated[Optional[str], typer.Option("--query-prefix", help="Prefix for queries (default: from the GGUF).")] = None,
-    document_prefix: Annotated[Optional[str], typer.Option("--document-prefix", help="Prefix for documents.")] = None,
+    path: Annotated[
+        str, typer.Argument(help="A GGUF embedding model, or 'default' for the bundled MiniLM.")
+    ],
+    query_prefix: Annotated[
+        str | None,
+        typer.Option("--query-prefix", help="Prefix for queries (default: from the GGUF)."),
+    ] = None,
+    document_prefix: Annotated[
+        str | None, typer.Option("--document-prefix", help="Prefix for documents.")
+    ] = None,
     as_json: JsonOpt = False,
     workspace: WorkspaceOpt = None,
 ) -> None:
@@ -78,10 +103,15 @@ def use(
     from ..render import out
 
     res = _mem(workspace).use_model(
-        None if path == "default" else Path(path), query_prefix=query_prefix, document_prefix=document_prefix
+        None if path == "default" else Path(path),
+        query_prefix=query_prefix,
+        document_prefix=document_prefix,
     )
     if as_json:
         _print_json(res)
     else:
-        out.print(f"model: {res['model'] or 'default (all-MiniLM-L6-v2)'} ({res['identity']['dims']} dims); "
-                  "run `clawmem index` to re-embed", markup=False)
+        out.print(
+            f"model: {res['model'] or 'default (all-MiniLM-L6-v2)'} ({res['identity']['dims']} dims); "
+            "run `clawmem index` to re-embed",
+            markup=False,
+        )

@@ -14,36 +14,73 @@ from ..cli import JsonOpt, WorkspaceOpt, _mem, _print_json
 def register(app: typer.Typer) -> None:
     @app.command()
     def reflect(
-        since: Annotated[str | None, typer.Option(
-            "--since",
-            help="Only entity pages with facts recorded since then (7d, 2025-11-20 …); "
-            "default: every page whose facts changed.",
-        )] = None,
-        today: Annotated[str | None, typer.Option(
-            "--today", help="Reflect as of YYYY-MM-DD: later logs are not read (default: today).",
-        )] = None,
-        dry_run: Annotated[bool, typer.Option(
-            "--dry-run", "-n", help="Write nothing; print the unified diff of what would change.",
-        )] = False,
-        apply: Annotated[bool, typer.Option(
-            "--apply", help="Also add the pending proposals to MEMORY.md.",
-        )] = False,
-        force: Annotated[bool, typer.Option(
-            "--force", help="Overwrite hand edits inside generated sections.",
-        )] = False,
-        explain: Annotated[bool, typer.Option(
-            "--explain", help="Show why each opinion's confidence moved, and each proposal.",
-        )] = False,
-        llm: Annotated[Path | None, typer.Option(
-            "--llm", help="A GGUF chat model for a one-paragraph summary per entity (optional).",
-        )] = None,
-        wait: Annotated[float, typer.Option(
-            "--wait", help="Seconds to wait for another writer (retain, index) to finish.",
-        )] = 60.0,
+        since: Annotated[
+            str | None,
+            typer.Option(
+                "--since",
+                help="Only entity pages with facts recorded since then (7d, 2025-11-20 …); "
+                "default: every page whose facts changed.",
+            ),
+        ] = None,
+        today: Annotated[
+            str | None,
+            typer.Option(
+                "--today",
+                help="Reflect as of YYYY-MM-DD: later logs are not read (default: today).",
+            ),
+        ] = None,
+        dry_run: Annotated[
+            bool,
+            typer.Option(
+                "--dry-run",
+                "-n",
+                help="Write nothing; print the unified diff of what would change.",
+            ),
+        ] = False,
+        apply: Annotated[
+            bool,
+            typer.Option(
+                "--apply",
+                help="Also add the pending proposals to MEMORY.md.",
+            ),
+        ] = False,
+        force: Annotated[
+            bool,
+            typer.Option(
+                "--force",
+                help="Overwrite hand edits inside generated sections.",
+            ),
+        ] = False,
+        explain: Annotated[
+            bool,
+            typer.Option(
+                "--explain",
+                help="Show why each opinion's confidence moved, and each proposal.",
+            ),
+        ] = False,
+        llm: Annotated[
+            Path | None,
+            typer.Option(
+                "--llm",
+                help="A GGUF chat model for a one-paragraph summary per entity (optional).",
+            ),
+        ] = None,
+        wait: Annotated[
+            float,
+            typer.Option(
+                "--wait",
+                help="Seconds to wait for another writer (retain, index) to finish.",
+            ),
+        ] = 60.0,
         as_json: JsonOpt = False,
-        quiet: Annotated[bool, typer.Option(
-            "--quiet", "-q", help="Print nothing but errors.",
-        )] = False,
+        quiet: Annotated[
+            bool,
+            typer.Option(
+                "--quiet",
+                "-q",
+                help="Print nothing but errors.",
+            ),
+        ] = False,
         workspace: WorkspaceOpt = None,
     ) -> None:
         """Turn recent facts into entity pages, tracked opinions and MEMORY.md proposals.
@@ -54,7 +91,12 @@ def register(app: typer.Typer) -> None:
 
         day = parse_date(today) if today else None
         result = _mem(workspace).reflect(
-            since=since, today=day, dry_run=dry_run, apply=apply, force=force, llm=llm,
+            since=since,
+            today=day,
+            dry_run=dry_run,
+            apply=apply,
+            force=force,
+            llm=llm,
             lock_timeout=wait,
         )
         if as_json:
@@ -82,8 +124,9 @@ def explain_text(result) -> str:
     for rep in result.opinions:
         op = rep.opinion
         moved = (
-            f"{rep.previous:.2f} → {op.confidence:.2f}" if rep.previous is not None
-            and rep.previous != op.confidence else f"{op.confidence:.2f}"
+            f"{rep.previous:.2f} → {op.confidence:.2f}"
+            if rep.previous is not None and rep.previous != op.confidence
+            else f"{op.confidence:.2f}"
         )
         flag = " (changed)" if rep.changed else ""
         lines.append(f"opinion {rep.heading[4:]}: c={moved}{flag}")
