@@ -1,0 +1,153 @@
+"""``python -m benchmarks`` — run the benchmarks and write docs/benchmarks.md.
+
+python -m benchmarks --quick             # every table on subsets, < 5 min once caches are warm
+python -m benchmarks --full              # SciFact in full, synthetic 1k/10k/100k chunks
+python -m benchmarks --quick --only agentmem,scifact --no-qmd --no-vectors
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .common import REPO, WORK, embedder_status, log, machine
+
+QUICK = {
+    "scifact": {"n_queries": 30, "n_docs": 100},
+    "sizes": [1000],
+    "real_embed_max": 0,
+    "sample": 32,
+}
+FULL = {
+    "scifact": {"n_queries": None, "n_docs": None},
+    "sizes": [1000, 10_000, 100_000],
+    "real_embed_max": 1000,
+    "sample": 200,
+}
+
+
+def _commit() -> str:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain"], cwd=REPO, capture_output=True, text=True, timeout=10
+        ).stdout.strip()
+        return out + ("+uncommitted changes" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def _load() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "n/a"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m benchmarks",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("--quick", action="store_true", help="subsets (default)")
+    g.add_argument("--full", action="store_true", help="SciFact in full; 1k/10k/100k chunks")
+    ap.add_argument(
+        "--only", default="agentmem,scifact,speed", help="comma-separated: agentmem, scifact, speed"
+    )
+    ap.add_argument("--sizes", help="speed sizes, e.g. 1000,10000 (overrides the mode)")
+    ap.add_argument("--no-vectors", action="store_true", help="lexical only (no embedding model)")
+    ap.add_argument("--no-qmd", action="store_true", help="skip QMD even when it is installed")
+    ap.add_argument(
+        "--out",
+        default=str(REPO / "docs" / "benchmarks.md"),
+        help="Markdown report to write ('-' for none)",
+    )
+    ap.add_argument(
+        "--json", default=None, help="raw results (default bench-results/results-MODE.json)"
+    )
+    args = ap.parse_args(argv)
+
+    mode = "full" if args.full else "quick"
+    cfg = FULL if args.full else QUICK
+    only = {x.strip() for x in args.only.split(",") if x.strip()}
+    bad = only - {"agentmem", "scifact", "speed"}
+    if bad:
+        ap.error(f"--only: unknown part(s) {sorted(bad)}")
+    sizes = [int(x) for x in args.sizes.split(",")] if args.sizes else cfg["sizes"]
+    WORK.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+    cmd = "python -m benchmarks " + " ".join(sys.argv[1:] if argv is None else argv)
+    t0 = time.perf_counter()
+    results: dict = {
+        "meta": {
+            "command": cmd.strip(),
+            "mode": mode,
+            "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+            "commit": _commit(),
+            "machine": machine(),
+            "load_start": _load(),
+        }
+    }
+    vectors = not args.no_vectors
+    if vectors:
+        emb, why = embedder_status()
+        if emb is None:
+            log(f"embedding model unavailable ({why}): lexical systems only")
+        else:
+            results["meta"]["embedder"] = emb.identity.key()
+    from . import quality, speed
+
+    if "agentmem" in only:
+        log("== agent-memory question set")
+        results["agentmem"] = quality.run_agentmem(vectors=vectors, with_qmd=not args.no_qmd)
+    if "scifact" in only:
+        log("== SciFact")
+        sc = cfg["scifact"]
+        results["scifact"] = quality.run_scifact(
+            vectors=vectors,
+            with_qmd=not args.no_qmd,
+            n_queries=sc["n_queries"],
+            n_docs=sc["n_docs"],
+            tag="full" if args.full else "quick",
+        )
+    if "speed" in only:
+        log("== speed")
+        results["speed"] = speed.run_speed(
+            sizes,
+            real_embed_max=cfg["real_embed_max"],
+            sample=cfg["sample"],
+            with_qmd=not args.no_qmd,
+        )
+    results["meta"]["seconds"] = time.perf_counter() - t0
+    results["meta"]["load_end"] = _load()
+
+    out_json = Path(args.json) if args.json else WORK / f"results-{mode}.json"
+    out_json.parent.mkdir(parents=True, exist_ok=True)
+    out_json.write_text(json.dumps(results, indent=1, default=str))
+    log(f"raw results: {out_json}")
+    if args.out != "-":
+        from .report import render
+
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(render(results), encoding="utf-8")
+        log(f"report: {args.out}")
+    log(f"done in {time.perf_counter() - t0:.0f}s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

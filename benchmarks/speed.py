@@ -1,0 +1,392 @@
+"""Speed, size and memory on seeded synthetic workspaces.
+
+For each size (chunks): generate the workspace, then
+1. lexical full index in a fresh process (measured at full scale): seconds, chunks/s, peak RSS;
+2. raw embedder throughput on the same units (clawmem's exact embed texts): all of them where
+   ``real_embed`` is set, else a seeded sample (per-unit time → an *estimate* for the rest);
+3. full index with vectors in a fresh process: with the real model where ``real_embed`` is set
+   (overhead = index time / raw embedding time − 1, both measured in this run), else with the stub
+   embedder (real vectors of the sample, reused with noise, at no model cost: it measures
+   everything except the model), whose total is reported as pipeline + estimated embedding;
+4. database bytes per chunk against raw Markdown bytes + float32 vectors;
+5. incremental sync after appending a section to one daily log (real model for its new chunks),
+   and the no-change sync (what a pre-commit hook pays);
+6. in-process recall latency p50/p95 for lexical, vector and hybrid (with and without the
+   per-recall sync check), and wall time of the ``clawmem recall`` command from a cold process;
+7. QMD's index time, database size and cold ``search`` latency, when installed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .common import REPO, WORK, embedder_status, log, median, percentile
+from .synth import generate, queries
+
+CLI_REPEATS = 5
+N_QUERIES = 40
+
+
+def child(args: dict, timeout: float = 6 * 3600) -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    res = subprocess.run(
+        [sys.executable, "-m", "benchmarks.child", json.dumps(args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=REPO,
+        env=env,
+    )
+    if res.returncode != 0:
+        raise RuntimeError(f"child {args['op']} failed: {res.stderr[-2000:]}")
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def pending_texts(root: Path) -> list[str]:
+    """The exact texts clawmem embeds for this workspace (units of a lexical-only index)."""
+    from clawmem.index import Index
+
+    idx = Index.open(root / ".memory" / "index.sqlite", readonly=True)
+    try:
+        n = idx.pending_count()
+        return [r[1] for r in idx.pending(n)]
+    finally:
+        idx.close()
+
+
+def raw_embed(emb, texts: list[str], batch: int) -> tuple[float, np.ndarray]:
+    """Seconds for the model alone to embed ``texts`` in clawmem's batch size, and the vectors."""
+    vecs = []
+    t0 = time.perf_counter()
+    for i in range(0, len(texts), batch):
+        res = emb.embed_documents(texts[i : i + batch])
+        vecs.extend(
+            v if v is not None else np.zeros(emb.identity.dims, np.float32) for v in res.vectors
+        )
+    return time.perf_counter() - t0, np.stack(vecs).astype(np.float32)
+
+
+def md_bytes(root: Path) -> int:
+    return sum(p.stat().st_size for p in root.rglob("*.md") if ".memory" not in p.parts)
+
+
+def cli_cmd() -> list[str]:
+    exe = shutil.which("clawmem")
+    return [exe] if exe else [sys.executable, "-m", "clawmem"]
+
+
+def cold_cli(root: Path, qs: list[str], mode: str) -> dict:
+    walls = []
+    for q in qs:
+        t0 = time.perf_counter()
+        res = subprocess.run(
+            [*cli_cmd(), "-w", str(root), "recall", q, "--mode", mode, "--json"],
+            capture_output=True,
+            text=True,
+        )
+        walls.append(time.perf_counter() - t0)
+        if res.returncode != 0:
+            return {"error": res.stderr[-500:]}
+        if sum(walls) > 60 and len(walls) >= 3:
+            break  # slow at this size: three runs are enough for a median
+    return {"median_s": median(walls), "max_s": max(walls), "runs": len(walls)}
+
+
+def import_profile(root: Path, q: str) -> dict:
+    """Where a cold lexical `clawmem recall` spends its import time (python -X importtime)."""
+    base = [sys.executable, "-X", "importtime", "-m", "clawmem"]
+    res = subprocess.run(
+        [*base, "-w", str(root), "recall", q, "--mode", "lexical", "--json"],
+        capture_output=True,
+        text=True,
+    )
+    top: list[tuple[int, str]] = []
+    total = 0
+    for line in res.stderr.splitlines():
+        if not line.startswith("import time:") or "|" not in line:
+            continue
+        parts = line.split("|")
+        try:
+            cum = int(parts[1])
+        except ValueError:
+            continue
+        name = parts[2].rstrip()
+        if not name.startswith("  ") and name.strip():
+            total += cum
+            top.append((cum, name.strip()))
+    top.sort(reverse=True)
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"])
+    bare = time.perf_counter() - t0
+    return {
+        "imports_ms": total / 1000,
+        "top": [(n, c / 1000) for c, n in top[:8]],
+        "bare_python_s": bare,
+    }
+
+
+def recall_latency(
+    mem, qs: list[str], mode: str, *, sync: bool, repeats: int = 2, budget_s: float = 90.0
+) -> dict:
+    """p50/p95 over ``repeats`` passes of ``qs`` (after one untimed warm-up recall). When a recall
+    is slow (large workspaces), fewer queries are timed so one mode stays within ``budget_s``; the
+    number of timed recalls is reported."""
+    t0 = time.perf_counter()
+    mem.recall(qs[0], mode=mode, sync=sync)  # warm caches and the model
+    one = time.perf_counter() - t0
+    n = max(5, min(len(qs) * repeats, int(budget_s / max(one, 1e-3))))
+    plan = [q for _ in range(repeats) for q in qs][:n]
+    lat = []
+    for q in plan:
+        t0 = time.perf_counter()
+        res = mem.recall(q, mode=mode, sync=sync)
+        lat.append(time.perf_counter() - t0)
+    return {
+        "p50_ms": median(lat) * 1000,
+        "p95_ms": percentile(lat, 95) * 1000,
+        "n": len(lat),
+        "ranking": res.ranking,
+    }
+
+
+PARTS = {
+    # (file suffix, function): what it is, in the report
+    ("clawmem/workspace.py", "scan"): "workspace scan (stat of every file)",
+    ("clawmem/index.py", "counts"): "Index.counts() (COUNT(*) queries)",
+    ("clawmem/recall.py", "run_recall"): "run_recall (both legs, fusion, rows)",
+    ("clawmem/recall.py", "lexical_leg"): "  lexical leg (FTS5)",
+    ("clawmem/recall.py", "vector_leg"): "  vector leg (sqlite-vec)",
+    ("clawmem/embedders/llama.py", "embed_query"): "  query embedding",
+    ("clawmem/recall.py", "mark_superseded"): "mark_superseded",
+    ("clawmem/memory.py", "recall"): "Memory.recall, total",
+}
+
+
+def profile_recall(mem, q: str, mode: str, *, sync: bool, n: int = 5) -> tuple[str, dict]:
+    """One recall's time split into its parts (cProfile, cumulative), and the top functions."""
+    import cProfile
+    import io
+    import pstats
+
+    pr = cProfile.Profile()
+    pr.enable()
+    for _ in range(n):
+        mem.recall(q, mode=mode, sync=sync)
+    pr.disable()
+    st = pstats.Stats(pr)
+    parts: dict[str, float] = {}
+    for (fname, _line, func), (_cc, _nc, _tt, ct, _callers) in st.stats.items():
+        for (suffix, name), label in PARTS.items():
+            if func == name and fname.replace("\\", "/").endswith(suffix):
+                parts[label] = parts.get(label, 0.0) + ct * 1000 / n
+    buf = io.StringIO()
+    pstats.Stats(pr, stream=buf).sort_stats("cumulative").print_stats(14)
+    lines = [ln for ln in buf.getvalue().splitlines() if ln.strip()]
+    ordered = {label: round(parts[label], 1) for label in PARTS.values() if label in parts}
+    return "\n".join(lines[:40]), ordered
+
+
+def append_section(root: Path) -> Path:
+    files = sorted((root / "memory").rglob("*.md"))
+    target = files[len(files) // 2]
+    with open(target, "a", encoding="utf-8") as fh:
+        fh.write(
+            f"\n## Late note {time.time_ns()}\n\nPeter asked for the summary of the backup "
+            "review; restic on castle-01 is fine, the NAS is at 71% and needs a bigger disk.\n"
+        )
+    return target
+
+
+def run_size(
+    n_chunks: int, *, real_embed: bool, sample: int, with_qmd: bool, seed: int = 1
+) -> dict:
+    from .quality import open_clawmem
+
+    root = WORK / "work" / f"synth-{n_chunks}"
+    log(f"speed {n_chunks}: generating workspace")
+    manifest = generate(root, n_chunks, seed)
+    out: dict = {"n_chunks_target": n_chunks, "manifest": manifest, "workspace": str(root)}
+    emb, why = embedder_status()
+
+    log(f"speed {n_chunks}: lexical full index (fresh process)")
+    lex = child({"op": "index", "workspace": str(root), "embed": "none"})
+    out["lexical"] = lex
+    units = lex["counts"]["chunks"] + lex["counts"]["facts"]
+    out["units"] = units
+    out["md_bytes"] = md_bytes(root)
+    if emb is None:
+        out["vectors_off_reason"] = why
+        return out
+
+    texts = pending_texts(root)
+    batch = 32
+    if real_embed:
+        log(f"speed {n_chunks}: raw embedder on all {len(texts)} units")
+        raw_s, vecs = raw_embed(emb, texts, batch)
+        out["raw_embed"] = {
+            "units": len(texts),
+            "seconds": raw_s,
+            "per_unit_s": raw_s / len(texts),
+            "measured_on": "all units",
+        }
+        base = vecs
+    else:
+        rng = random.Random(seed)
+        pick = rng.sample(texts, min(sample, len(texts)))
+        log(f"speed {n_chunks}: raw embedder on a seeded sample of {len(pick)} units")
+        raw_s, base = raw_embed(emb, pick, batch)
+        out["raw_embed"] = {
+            "units": len(pick),
+            "seconds": raw_s,
+            "per_unit_s": raw_s / len(pick),
+            "measured_on": f"seeded sample of {len(pick)} of {len(texts)} units",
+        }
+    base_path = WORK / "cache" / f"base-{n_chunks}.npy"
+    base_path.parent.mkdir(parents=True, exist_ok=True)
+    np.save(base_path, base)
+
+    log(f"speed {n_chunks}: full index with stub vectors (pipeline without the model)")
+    stub = child(
+        {"op": "index", "workspace": str(root), "embed": "stub", "base_vectors": str(base_path)}
+    )
+    out["stub"] = stub
+    est_embed = out["raw_embed"]["per_unit_s"] * stub["embedded_texts"]
+    pipeline = stub["wall_seconds"] - stub["embed_seconds"]
+    out["estimate"] = {
+        "pipeline_seconds": pipeline,
+        "embed_seconds_est": est_embed,
+        "total_seconds_est": pipeline + est_embed,
+        "overhead_est": pipeline / est_embed if est_embed else None,
+    }
+    if real_embed:
+        log(f"speed {n_chunks}: full index with the real model (fresh process)")
+        real = child({"op": "index", "workspace": str(root), "embed": "real"})
+        out["real"] = real
+        out["overhead_measured"] = real["wall_seconds"] / out["raw_embed"]["seconds"] - 1
+        out["units_per_s_measured"] = units / real["wall_seconds"]
+
+    vec_bytes = (stub["counts"]["vectors"]) * emb.identity.dims * 4
+    out["size"] = {
+        "db_bytes": stub["db_bytes"],
+        "md_bytes": out["md_bytes"],
+        "vector_bytes": vec_bytes,
+        "ratio": stub["db_bytes"] / (out["md_bytes"] + vec_bytes),
+        "bytes_per_unit": stub["db_bytes"] / units,
+        "lexical_db_bytes": lex["db_bytes"],
+    }
+
+    # In-process work on the index with vectors (stub-filled or real; the model is the real one).
+    mem = open_clawmem(root, vectors=True)
+    mem._embedder = None
+    qs = queries(N_QUERIES)
+    t0 = time.perf_counter()
+    mem.recall(qs[0], mode="hybrid", sync=False)
+    out["first_recall_s"] = time.perf_counter() - t0  # loads the model once
+    lat = {}
+    for mode in ("lexical", "vector", "hybrid"):
+        lat[mode] = recall_latency(mem, qs, mode, sync=False)
+        lat[f"{mode}+sync"] = recall_latency(
+            mem, qs[:15], mode, sync=True, repeats=1, budget_s=30.0
+        )
+    out["recall"] = lat
+    slow = lat["hybrid"]["p50_ms"] > 2000
+    out["profile_hybrid"], out["recall_parts_ms"] = profile_recall(
+        mem, qs[0], "hybrid", sync=False, n=2 if slow else 5
+    )
+
+    # Incremental sync: no change, then one edited file.
+    t0 = time.perf_counter()
+    r0 = mem.index()
+    out["sync_nochange_s"] = time.perf_counter() - t0
+    target = append_section(root)
+    from .child import TimedEmbedder
+
+    timed = TimedEmbedder(mem.embedder())
+    mem._embedder = timed
+    t0 = time.perf_counter()
+    r1 = mem.index()
+    wall = time.perf_counter() - t0
+    out["sync_one_file"] = {
+        "file": target.relative_to(root).as_posix(),
+        "wall_s": wall,
+        "embed_s": timed.seconds,
+        "without_embedding_s": wall - timed.seconds,
+        "embedded": r1.embedded,
+        "reused": r1.reused,
+        "nochange_report": {"files_indexed": r0.files_indexed},
+    }
+    # The same from a cold process, as a pre-commit hook runs it: `clawmem index` after one edit.
+    append_section(root)
+    t0 = time.perf_counter()
+    res = subprocess.run(
+        [*cli_cmd(), "-w", str(root), "index", "--json"], capture_output=True, text=True
+    )
+    cold = {"wall_s": time.perf_counter() - t0, "rc": res.returncode}
+    try:
+        rep = json.loads(res.stdout.strip().splitlines()[-1])
+        cold.update(embedded=rep.get("vectors_embedded"), files_indexed=rep.get("files_indexed"))
+    except (ValueError, IndexError):
+        cold["error"] = res.stderr[-300:]
+    out["sync_one_file_cold_cli"] = cold
+
+    log(f"speed {n_chunks}: cold `clawmem recall` processes")
+    cq = qs[:CLI_REPEATS]
+    out["cold_cli"] = {m: cold_cli(root, cq, m) for m in ("lexical", "hybrid")}
+    out["cold_cli_imports"] = import_profile(root, cq[0])
+    if n_chunks == min(_SIZES_SEEN or [n_chunks]):
+        log(f"speed {n_chunks}: profiled lexical index (for the report; its wall time is not used)")
+        prof = child({"op": "index", "workspace": str(root), "embed": "none", "profile": True})
+        out["index_profile"] = prof["profile"]
+
+    if with_qmd:
+        out["qmd"] = qmd_speed(root, qs, n_chunks)
+    return out
+
+
+def qmd_speed(root: Path, qs: list[str], n: int) -> dict:
+    from .systems import QMD, find_qmd
+
+    exe = find_qmd()
+    if exe is None:
+        return {"skipped": "qmd not installed"}
+    q = QMD(exe, f"clawmem-bench-synth-{n}")
+    try:
+        secs = q.index(root)
+    except Exception as exc:  # noqa: BLE001
+        return {"error": str(exc)}
+    walls = []
+    found = 0
+    for query in qs[:10]:
+        t0 = time.perf_counter()
+        res = q.run("search", "--json", "-n", "6", query)
+        walls.append(time.perf_counter() - t0)
+        found += res.stdout.strip().startswith("[")
+    return {
+        "index_seconds": secs,
+        "db_bytes": q.db_path().stat().st_size,
+        "cold_search_median_s": median(walls),
+        "queries_with_results": f"{found}/{len(walls)}",
+    }
+
+
+_SIZES_SEEN: list[int] = []
+
+
+def run_speed(sizes: list[int], *, real_embed_max: int, sample: int, with_qmd: bool) -> dict:
+    _SIZES_SEEN[:] = sizes
+    res = {"sizes": []}
+    for n in sizes:
+        res["sizes"].append(
+            run_size(n, real_embed=n <= real_embed_max, sample=sample, with_qmd=with_qmd)
+        )
+    return res
