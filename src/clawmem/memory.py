@@ -169,8 +169,6 @@ class Memory:
         identity = emb.identity if emb is not None else None
         idx, why = (None, "--force") if force else self._open_existing()
         if idx is None:
-            if identity is None and self.index_path.exists() and not force:
-                pass  # rebuild without vectors is still a rebuild; vectors come when the model does
             try:
                 tmp, report = build_fresh(
                     self.memory_dir, self.root, sc, self.cfg, identity=identity, progress=prog
@@ -357,20 +355,14 @@ class Memory:
             hint = None
             if not (filters.since or filters.until or filters.as_of):
                 hint = query_time_hint(query, today)
-            try:
-                run_filters = filters
-                if hint is not None:
-                    run_filters = replace(
-                        filters,
-                        since=hint.start.isoformat() if hint.start else None,
-                        until=hint.end.isoformat() if hint.end else None,
-                    )
-                result = run_recall(
+
+            def search(f: Filters) -> RecallResult:
+                return run_recall(
                     idx,
                     query,
                     k=want,
                     mode=mode,
-                    filters=run_filters,
+                    filters=f,
                     embedder=emb,
                     fusion_name=self.cfg.fusion,
                     rrf_k=self.cfg.rrf_k,
@@ -380,28 +372,26 @@ class Memory:
                     today=today,
                     degraded=degraded,
                 )
-                if hint is not None:
+
+            try:
+                if hint is None:
+                    result = search(filters)
+                else:
+                    # A time named in the question narrows the search; if nothing is in that
+                    # window, the question is answered without it.
+                    window = replace(
+                        filters,
+                        since=hint.start.isoformat() if hint.start else None,
+                        until=hint.end.isoformat() if hint.end else None,
+                    )
+                    result = search(window)
                     if result.hits:
                         result.notes.append(
-                            f"the question names a time: searched {run_filters.since or '…'}"
-                            f" to {run_filters.until or '…'}"
+                            f"the question names a time: searched {window.since or '…'}"
+                            f" to {window.until or '…'}"
                         )
                     else:
-                        result = run_recall(
-                            idx,
-                            query,
-                            k=want,
-                            mode=mode,
-                            filters=filters,
-                            embedder=emb,
-                            fusion_name=self.cfg.fusion,
-                            rrf_k=self.cfg.rrf_k,
-                            candidate_multiplier=self.cfg.candidate_multiplier,
-                            snippet_chars=self.cfg.snippet_chars,
-                            decay_half_life_days=self.cfg.decay_half_life_days,
-                            today=today,
-                            degraded=degraded,
-                        )
+                        result = search(filters)
                 self._entity_first(idx, query, filters, result, want)
                 result.hits = mark_superseded(idx, result.hits, filters.as_of)
                 if filters.as_of:
