@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING
 
@@ -432,10 +432,6 @@ def _why_empty(index: Index, q: LexQuery, f: Filters, mode: str) -> str:
     if not q.all_terms:
         return "the query has no searchable terms and vector search is off"
     return "no indexed text contains any of the query's terms"
-
-
-def hits_as_json(hits: list[Hit]) -> list[dict]:
-    return [asdict(h) for h in hits]
 
 
 # ---------------------------------------------------------------------------- facts over time
