@@ -78,7 +78,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--json", default=None, help="raw results (default bench-results/results-MODE.json)"
     )
+    ap.add_argument(
+        "--render",
+        metavar="RESULTS_JSON",
+        help="only re-render the report from a saved results file (no measurements)",
+    )
     args = ap.parse_args(argv)
+    if args.render:
+        from .report import render
+
+        results = json.loads(Path(args.render).read_text())
+        Path(args.out).write_text(render(results), encoding="utf-8")
+        log(
+            f"report: {args.out} (rendered from {args.render}, run of {results['meta']['started']})"
+        )
+        return 0
 
     mode = "full" if args.full else "quick"
     cfg = FULL if args.full else QUICK

@@ -127,6 +127,28 @@ def agentmem_section(r: dict) -> tuple[str, list[dict]]:
         if x["n_errors"]
     ]
     notes += [f"- {x['label']}: {n}" for x in s for n in x.get("notes", [])]
+    hy, lx = by.get("clawmem-hybrid"), by.get("clawmem-lexical")
+    if hy and lx:
+        for cat, v in hy["categories"].items():
+            w = lx["categories"].get(cat, {})
+            if (
+                cat != "none"
+                and w.get("er@2000") is not None
+                and w["er@2000"] - v["er@2000"] > 0.05
+            ):
+                notes.append(
+                    f"- Fusion costs clawmem on `{cat}`: hybrid {f(v['er@2000'])} vs lexical "
+                    f"{f(w['er@2000'])} ER@2k (vector-only: "
+                    f"{f(by['clawmem-vector']['categories'][cat]['er@2000']) if 'clawmem-vector' in by else '–'}"
+                    "): the English-only embedding model ranks these queries poorly and RRF "
+                    "gives its leg equal weight."
+                )
+        if hy.get("relaxed_none") is not None:
+            notes.append(
+                f"- No-answer questions: clawmem never returned an empty result; its `relaxed` flag "
+                f"(no chunk had every term) was set on {hy['relaxed_none']:.0%} of them, but also on "
+                f"{hy['relaxed_answerable']:.0%} of answerable questions, so it is no abstention signal."
+            )
     if "qmd" in by:
         notes.append(
             f"- QMD answered {r['questions'] - by['qmd'].get('no_results', 0)} of {r['questions']} "
@@ -134,6 +156,8 @@ def agentmem_section(r: dict) -> tuple[str, list[dict]]:
             'questions get "No results found".'
         )
     setup = r["setup"]
+    if isinstance(setup.get("qmd"), str) and not setup["qmd"].startswith("/"):
+        notes.append(f"- QMD skipped: {setup['qmd']}.")
     notes.append(
         f"- Chunks: clawmem {setup.get('clawmem_chunks')} structural chunks (+ Retain facts as their own "
         f"units), OpenClaw {setup.get('openclaw_chunks')} line chunks of ≤1,600 characters."
@@ -161,7 +185,8 @@ def scifact_section(r: dict) -> tuple[str, list[dict]]:
     lines = [
         "## SciFact (BEIR)",
         "",
-        f"{mode}; one Markdown file per abstract (title as `# heading`). nDCG@10, recall@10 and "
+        f"{mode}; one Markdown file per abstract (title as `# heading`, the abstract hard-wrapped "
+        "at 100 characters). nDCG@10, recall@10 and "
         f"recall@100 at document level (a document ranks where its best chunk does). Reference: "
         f"BM25 nDCG@10 {BM25_SCIFACT_REFERENCE} (k1 = 1.2, b = 0.75), dense MiniLM 0.652, on the full corpus.",
         "",
@@ -217,6 +242,9 @@ def scifact_section(r: dict) -> tuple[str, list[dict]]:
         f"{r['baseline_vector_cache']['computed']} embedded, {r['baseline_vector_cache']['hits']} "
         "from the harness cache."
     )
+    qmd_info = r["setup"].get("qmd")
+    if isinstance(qmd_info, str) and not qmd_info.startswith("/"):
+        notes.append(f"- QMD skipped: {qmd_info}.")
     if r["setup"].get("qmd_index_seconds") is not None:
         notes.append(f"- QMD indexed the abstracts in {secs(r['setup']['qmd_index_seconds'])}.")
     lines += ["Notes:", "", *notes, ""]
@@ -387,6 +415,13 @@ def speed_section(r: dict) -> tuple[str, list[dict]]:
         for s in r["sizes"]
         if isinstance(s.get("qmd"), dict) and "index_seconds" in s["qmd"]
     ]
+    skipped = [
+        s["qmd"]["skipped"]
+        for s in r["sizes"]
+        if isinstance(s.get("qmd"), dict) and "skipped" in s["qmd"]
+    ]
+    if skipped and not q_rows:
+        lines += [f"QMD skipped: {skipped[0]}.", ""]
     if q_rows:
         lines += [
             "QMD on the same workspaces (lexical index only: its vectors need models downloaded "
@@ -445,22 +480,35 @@ def speed_section(r: dict) -> tuple[str, list[dict]]:
         n = s["n_chunks_target"]
         if "recall" in s and n >= 100_000:
             v = s["recall"]["hybrid"]["p50_ms"]
+            pm = s.get("recall_parts_ms", {})
+            why = ", ".join(
+                f"{k.strip()} {ms(x)} ms"
+                for k, x in sorted(pm.items(), key=lambda kv: -kv[1])
+                if not k.startswith("Memory.recall") and not k.startswith("  ") and x >= 20
+            )
             targets.append(
                 {
                     "target": f"hybrid recall p50 < 50 ms in-process at {n:,} chunks",
                     "value": f"{ms(v)} ms",
                     "met": v < 50,
+                    "why": f"per recall (profiled): {why}" if why else "",
                 }
             )
         if "cold_cli" in s and n == 10_000:
             a = s["cold_cli"]["lexical"].get("median_s")
             b = s["cold_cli"]["hybrid"].get("median_s")
             if a is not None:
+                ci = s.get("cold_cli_imports") or {}
+                top = ", ".join(f"{m} {c:.0f} ms" for m, c in ci.get("top", [])[:3])
                 targets.append(
                     {
                         "target": "cold `clawmem recall` lexical < 0.4 s at 10,000 chunks",
                         "value": secs(a),
                         "met": a < 0.4,
+                        "why": f"imports {ci['imports_ms']:.0f} ms ({top}); the rest is the "
+                        "workspace scan(s) and the query"
+                        if ci
+                        else "",
                     }
                 )
             if b is not None:
@@ -481,11 +529,16 @@ def speed_section(r: dict) -> tuple[str, list[dict]]:
                 }
             )
         if "size" in s:
+            cv = s.get("stub", {}).get("table_bytes", {}).get("chunk_vectors")
             targets.append(
                 {
                     "target": f"database ≤ 1.5× Markdown + vectors ({n:,} chunks)",
                     "value": f"{s['size']['ratio']:.2f}×",
                     "met": s["size"]["ratio"] <= 1.5,
+                    "why": f"sqlite-vec allocates 1,024-row blocks: the vector table is "
+                    f"{cv / s['size']['vector_bytes']:.2f}× the vectors at this size"
+                    if cv
+                    else "",
                 }
             )
         if "stub" in s and n >= 100_000:
@@ -556,8 +609,21 @@ def render(results: dict) -> str:
             body += [text, ""]
             targets += t
     if targets:
-        rows = [[t["target"], t["value"], "met" if t["met"] else "**missed**"] for t in targets]
-        parts += ["## Targets", "", table(["target", "this run", ""], rows), ""]
+        rows = [
+            [
+                t["target"],
+                t["value"],
+                "met" if t["met"] else "**missed**",
+                t.get("why", "") if not t["met"] else "",
+            ]
+            for t in targets
+        ]
+        parts += [
+            "## Targets",
+            "",
+            table(["target", "this run", "", "why (when missed)"], rows),
+            "",
+        ]
     parts += body
     if results.get("analysis"):
         parts += ["## Analysis", "", results["analysis"], ""]

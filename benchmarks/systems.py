@@ -196,7 +196,7 @@ class OpenClawSearcher(Searcher):
             log(f"openclaw baseline: {len(texts)} chunks to embed (cached vectors reused)")
             vecs = cache.embed(embedder, texts)
             self.index.attach_vectors(embedder, vecs)
-        elif embedder is None:
+        elif index is None:
             self.notes.append("no embedder: keyword leg only (every hit scores 0.3 < 0.35)")
 
     def _search(self, query, *, k, today):

@@ -117,3 +117,11 @@ def test_every_nonblank_line_is_covered(lines):
     for i, line in enumerate(src, 1):
         if line.strip():
             assert i in covered, (i, line)
+
+
+def test_line_exactly_at_the_cap_terminates():
+    # A 1,600-character line inside an oversized block once looped forever (found on SciFact).
+    doc = "# T\n\n" + "\n".join(["y" * 1600] * 3 + ["short"] * 5) + "\n"
+    chunks = chunk_markdown(doc, max_chars=1600, overlap_chars=320)
+    assert [(c.start_line, c.end_line) for c in chunks][-1] == (6, 10)
+    assert all(len(c.text) <= 1600 for c in chunks)

@@ -96,7 +96,7 @@ def _split_oversized(lines: list[str], start: int, end: int, cap: int, overlap: 
     i = start
     while i < end:
         line = lines[i]
-        if len(line) > cap:
+        if len(line) + 1 > cap:  # a line that cannot share a chunk (incl. exactly cap long)
             step = max(1, cap - overlap)
             for off in range(0, len(line), step):
                 pieces.append((i, i + 1, line[off : off + cap]))
@@ -109,6 +109,7 @@ def _split_oversized(lines: list[str], start: int, end: int, cap: int, overlap: 
         while j < end and len(lines[j]) <= cap and size + len(lines[j]) + 1 <= cap:
             size += len(lines[j]) + 1
             j += 1
+        j = max(j, i + 1)  # always consume at least one line
         pieces.append((i, j, "\n".join(lines[i:j])))
         if j >= end:
             break

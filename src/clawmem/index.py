@@ -452,6 +452,15 @@ class Index:
         return len(rows)
 
     # ----------------------------------------------------------------- stats
+    def vector_counts(self) -> dict[str, int]:
+        """Vectors stored and pending, cheaply (recall asks on every query): the partial index
+        on pending units makes the second count a lookup, not a scan."""
+        q = self.conn.execute
+        pending = q("SELECT count(*) FROM chunks WHERE embedded = 0").fetchone()[0]
+        total = q("SELECT count(*) FROM chunks").fetchone()[0]
+        failed = q("SELECT count(*) FROM chunks WHERE embedded = -1").fetchone()[0]
+        return {"vectors": total - pending - failed, "pending": pending}
+
     def counts(self) -> dict[str, int]:
         q = self.conn.execute
         return {

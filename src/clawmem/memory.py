@@ -71,6 +71,7 @@ class Memory:
         self.index_path = self.memory_dir / INDEX_NAME
         self._embedder = None
         self._embedder_error: str | None = None
+        self._last_scan: Scan | None = None  # the lazy sync's stat scan, reused for staleness
 
     # ------------------------------------------------------------------ helpers
     def scan(self) -> Scan:
@@ -250,7 +251,8 @@ class Memory:
             notes.append(f"rebuilt the index first: {why}")
             return
         try:
-            plan = plan_sync(self.scan(), idx.file_states())
+            self._last_scan = self.scan()
+            plan = plan_sync(self._last_scan, idx.file_states())
             if plan.empty:
                 return
             try:
@@ -336,6 +338,7 @@ class Memory:
         except InputError as exc:
             raise UsageError(exc.message, hint=exc.hint) from None  # a bad option value
         notes: list[str] = []
+        self._last_scan = None
         if sync:
             self._lazy_sync(notes)
         if not self.index_path.exists():
@@ -414,11 +417,15 @@ class Memory:
                 "path": filters.path_prefix,
             }
             result.filters["as_of"] = filters.as_of
-            stale = plan_sync(self.scan(), idx.file_states())
-            result.index = {
-                "path": str(self.index_path),
-                "stale_files": len(stale.added) + len(stale.changed) + len(stale.removed),
-            }
+            stale_files = None  # not checked: the caller asked for no sync (a stat of every file)
+            if sync:
+                stale = plan_sync(self._last_scan or self.scan(), idx.file_states())
+                stale_files = len(stale.added) + len(stale.changed) + len(stale.removed)
+            result.index = {"path": str(self.index_path), "stale_files": stale_files}
+            if stale_files:
+                result.degraded.append(
+                    f"index is stale: {stale_files} file(s) changed on disk were not synced"
+                )
             return result
         finally:
             idx.close()
@@ -449,7 +456,7 @@ class Memory:
     def _vector_state(self, idx: Index, mode: str):
         """(degraded reasons, vectors summary, embedder or None) for a recall."""
         degraded: list[str] = []
-        counts = idx.counts()
+        counts = idx.vector_counts()
         state = {
             "backend": idx.vec.backend,
             "sqlite_vec": idx.vec.version or None,

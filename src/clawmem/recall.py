@@ -448,32 +448,38 @@ def _content_words(text: str, entities: tuple[str, ...]) -> set[str]:
     }
 
 
-def _similar(
-    index: Index,
-    a_id: int,
-    b_id: int,
-    a_text: str,
-    b_text: str,
-    ents,
-    same_entities: bool,
-    kind: str,
-) -> bool:
+# Supersession looks at this many of the newest later facts per hit: enough for any real
+# history of one entity, and it keeps recall fast when an entity has thousands of facts.
+SUPERSEDE_CANDIDATES = 40
+
+
+def _vector_of(index: Index, chunk_id: int, cache: dict):
+    """One unit's vector by primary-key lookup (``IN (…)`` on vec0 would scan the table)."""
+    if chunk_id not in cache:
+        table = index.vector_table()
+        row = None
+        if table:
+            try:
+                row = index.conn.execute(
+                    f"SELECT embedding FROM {table} WHERE chunk_id = ?", (chunk_id,)
+                ).fetchone()
+            except db.OperationalError:
+                row = None
+        if row is None:
+            cache[chunk_id] = None
+        else:
+            import numpy as np
+
+            cache[chunk_id] = np.frombuffer(bytes(row[0]), dtype="<f4")
+    return cache[chunk_id]
+
+
+def _similar(va, vb, a_text: str, b_text: str, ents, same_entities: bool, kind: str) -> bool:
     """Whether two facts about the same entity talk about the same thing (so the newer one
     supersedes the older). Vectors when both have one, word overlap otherwise; two opinions held
     about exactly the same entities need only share two topic words ("Rust", "CLI")."""
-    table = "chunk_vectors" if index.vec.available else "chunk_vectors_plain"
-    try:
-        rows = index.conn.execute(
-            f"SELECT chunk_id, embedding FROM {table} WHERE chunk_id IN (?, ?)", (a_id, b_id)
-        ).fetchall()
-    except db.OperationalError:
-        rows = []
-    if len(rows) == 2:
-        import numpy as np
-
-        va, vb = (np.frombuffer(bytes(r[1]), dtype="<f4") for r in rows)
-        if float(va @ vb) >= 0.62:
-            return True
+    if va is not None and vb is not None and float(va @ vb) >= 0.62:
+        return True
     wa, wb = _content_words(a_text, ents), _content_words(b_text, ents)
     if not (wa and wb):
         return False
@@ -495,41 +501,40 @@ def mark_superseded(index: Index, hits: list[Hit], as_of: str | None) -> list[Hi
     talks about the same thing (as known at ``as_of``, or now)."""
     from dataclasses import replace
 
+    vectors: dict = {}
     out = []
     for h in hits:
         if not h.kind or not h.entities or not h.day:
             out.append(h)
             continue
         hid = _fact_id(index, h)
+        if hid is None:
+            out.append(h)
+            continue
         folded = [e.casefold() for e in h.entities]
         rows = index.conn.execute(
             "SELECT DISTINCT c.id, c.path, c.start_line, c.end_line, c.text, c.day, c.entities "
             "FROM chunks c "
             "JOIN chunk_entities e ON e.chunk_id = c.id "
             f"WHERE e.folded IN ({','.join('?' * len(folded))}) AND c.kind = ? AND c.day > ? "
-            "AND (? IS NULL OR c.day <= ?) AND c.text != ? ORDER BY c.day DESC, c.id DESC",
-            (*folded, h.kind, h.day, as_of, as_of, h.text),
+            "AND (? IS NULL OR c.day <= ?) AND c.text != ? ORDER BY c.day DESC, c.id DESC "
+            "LIMIT ?",
+            (*folded, h.kind, h.day, as_of, as_of, h.text, SUPERSEDE_CANDIDATES),
         ).fetchall()
-        newer = next(
-            (
-                r
-                for r in rows
-                if hid is not None
-                and _similar(
-                    index,
-                    hid,
-                    r[0],
-                    h.text,
-                    r[4],
-                    h.entities,
-                    set(r[6].split()) == set(h.entities),
-                    h.kind,
-                )
-            ),
-            None,
-        )
-        if newer is not None:
-            h = replace(h, superseded_by=f"{newer[1]}#L{newer[2]}-L{newer[3]}")
+        mine = _vector_of(index, hid, vectors)
+        ents = set(h.entities)
+        for r in rows:
+            if _similar(
+                mine,
+                _vector_of(index, r[0], vectors),
+                h.text,
+                r[4],
+                h.entities,
+                set(r[6].split()) == ents,
+                h.kind,
+            ):
+                h = replace(h, superseded_by=f"{r[1]}#L{r[2]}-L{r[3]}")
+                break
         out.append(h)
     return out
 

@@ -7,7 +7,7 @@ See docs/storage.md for the reasoning behind each table.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 DDL = """
 -- Key/value facts about this index: schema_version, chunker_version, normalizer_version,
@@ -49,7 +49,7 @@ CREATE TABLE IF NOT EXISTS chunks (
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
 CREATE INDEX IF NOT EXISTS chunks_sha ON chunks(sha256);
 CREATE INDEX IF NOT EXISTS chunks_day ON chunks(day);
-CREATE INDEX IF NOT EXISTS chunks_pending ON chunks(embedded) WHERE embedded = 0;
+CREATE INDEX IF NOT EXISTS chunks_embedded ON chunks(embedded);  -- pending/failed counts per query
 
 -- Entity mentions, for --entity filters and `clawmem entities`. Stored folded for matching.
 CREATE TABLE IF NOT EXISTS chunk_entities (
