@@ -65,6 +65,12 @@ class LockedError(ClawmemError):
     exit_code = 8
 
 
+class ReflectConflict(ClawmemError):
+    """``reflect`` would overwrite a hand edit of a section it generated (or its markers are broken)."""
+
+    exit_code = 10
+
+
 class CheckFailed(ClawmemError):
     """``clawmem check`` found problems in the workspace."""
 

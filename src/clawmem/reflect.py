@@ -29,7 +29,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import ClawmemError, InputError, StoreError
+from .errors import InputError, ReflectConflict, StoreError
 from .factlog import FactLog, LoggedFact, collect_facts, jaccard, read_text, topic_words
 from .generated import OFF, MarkerError, find_section, is_off, splice
 from .opinions import Opinion, cluster
@@ -49,12 +49,6 @@ RESTATED_JACCARD = 0.6  # W facts this close, on different days, count as one re
 COVERED = 0.6  # share of a candidate's words found in one MEMORY.md line: already there
 CORE_MIN_CONFIDENCE = 0.8
 CORE_MIN_SUPPORT = 3
-
-
-class ReflectConflict(ClawmemError):
-    """A generated section was edited by hand since reflect wrote it (or its markers are broken)."""
-
-    exit_code = 10
 
 
 # --------------------------------------------------------------------------------------------

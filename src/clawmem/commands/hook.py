@@ -2,12 +2,11 @@
 
 # No `from __future__ import annotations`: typer reads these annotations at run time.
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-WorkspaceOpt = Annotated[Path | None, typer.Option("--workspace", "-w", help="Workspace folder.")]
+from ..cli import WorkspaceOpt
 
 
 def register(app: typer.Typer) -> None:

@@ -2,10 +2,11 @@
 
 # No `from __future__ import annotations`: typer reads these annotations at run time.
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
+
+from ..cli import WorkspaceOpt
 
 
 def register(app: typer.Typer) -> None:
@@ -35,9 +36,7 @@ def register(app: typer.Typer) -> None:
         no_embed: Annotated[
             bool, typer.Option("--no-embed", help="Lexical index only; leave vectors pending.")
         ] = False,
-        workspace: Annotated[
-            Path | None, typer.Option("--workspace", "-w", help="Workspace folder.")
-        ] = None,
+        workspace: WorkspaceOpt = None,
     ) -> None:
         """Watch the memory files and sync the index as they change (foreground; Ctrl-C stops).
 
