@@ -1,0 +1,150 @@
+"""`clawmem context`: the auto-inject block for an agent's turn. Trivial messages cost nothing,
+irrelevant ones inject nothing, relevant lines come cited, core MEMORY.md first, within budget."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from clawmem.context import (
+    HEADER,
+    build_context,
+    lexical_score,
+    meaningful_words,
+    trivial_reason,
+)
+from clawmem.recall import estimate_tokens
+
+from .conftest import cli, cli_subprocess
+
+CITED = re.compile(r"^- \[([^\]#]+)#L(\d+)(?:-L(\d+))?\] (.+)$")
+FACT = re.compile(r"^[WBOS](?:\(c=[\d.]+\))?(?: @\S+)*: (.+?)(?: \(\d{4}-\d\d-\d\d\))?$")
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "ok",
+        "thanks!",
+        "Hi there :)",
+        "ok, sounds good, go ahead",
+        "yes please",
+        "ありがとう",
+        "cảm ơn",
+    ],
+)
+def test_trivial_messages(message):
+    words = meaningful_words(message)
+    assert trivial_reason(words, set()) is not None, words
+
+
+def test_meaningful_words_and_specific_terms():
+    assert meaningful_words("Where is Peter this week?") == ["peter", "week"]
+    assert meaningful_words("Đặt lịch họp Hà Nội") == ["dat", "lich", "hop", "ha", "noi"]
+    # A short message that names an identifier or an entity is not trivial.
+    assert trivial_reason(["dec-0054"], {"dec-0054"}) is None
+    assert trivial_reason(["peter"], {"peter"}) is None
+    assert "fewer than 3" in trivial_reason(["peter"], set())
+    assert lexical_score("Keep WhatsApp replies concise", ["whatsapp", "reply"], set()) == 0.5
+    assert lexical_score("EU deploys per DEC-0054", ["dec-0054"], {"dec-0054"}) == 0.5
+    assert lexical_score("nothing in common", ["whatsapp"], set()) == 0.0
+
+
+def _lines(out: str, ws) -> list[tuple[str, int, str]]:
+    """(path, first line, text) of each line of the block, checked against the file it cites."""
+    rows = out.strip().splitlines()
+    assert rows[0] == HEADER
+    parsed = []
+    for row in rows[1:]:
+        m = CITED.match(row)
+        assert m, row
+        path, start, text = m.group(1), int(m.group(2)), m.group(4)
+        end = int(m.group(3) or start)
+        cited = (ws / path).read_text(encoding="utf-8").splitlines()[start - 1 : end]
+        cited = " ".join(re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+", "", x).strip() for x in cited)
+        fact = FACT.match(text)
+        assert text == cited or (fact and fact.group(1) in cited), (row, cited)
+        parsed.append((path, start, text))
+    return parsed
+
+
+def test_context_is_cited_core_first_and_within_budget(ws, lexical):
+    r = cli("-w", str(ws), "context", "Where do EU deploys of payments-service go? DEC-0054?")
+    assert r.code == 0, r.err
+    lines = _lines(r.out, ws)
+    assert lines[0][:2] == ("MEMORY.md", 14)  # the core file leads when it is relevant
+    assert estimate_tokens(r.out) <= 200 + 10
+
+    small = cli(
+        "-w",
+        str(ws),
+        "context",
+        "Where do EU deploys of payments-service go?",
+        "--json",
+        "--budget",
+        "60",
+    )
+    data = json.loads(small.out)
+    assert data["injected"] and data["budget"]["used"] <= 60
+    assert data["budget"]["dropped"] >= 1
+    assert data["text"] == "\n".join(
+        [HEADER, *(f"- [{x['citation']}] {x['text']}" for x in data["lines"])]
+    )
+
+
+def test_trivial_and_irrelevant_messages_print_nothing(ws, lexical):
+    for message in ("thanks!", "ok go ahead", "Please write a limerick about autumn leaves"):
+        r = cli("-w", str(ws), "context", message)
+        assert (r.code, r.out) == (0, ""), (message, r.err)
+    data = json.loads(cli("-w", str(ws), "context", "thanks!", "--json").out)
+    assert data["injected"] is False and data["skipped"].startswith("trivial message")
+    assert data["lines"] == [] and data["text"] == ""
+    # A short question naming a known entity is not trivial.
+    data = json.loads(cli("-w", str(ws), "context", "where is Peter?", "--json").out)
+    assert data["skipped"] is None
+
+
+def test_hook_reads_claude_code_json_and_never_blocks_the_prompt(ws, tmp_path):
+    hook_input = json.dumps(
+        {
+            "session_id": "abc",
+            "hook_event_name": "UserPromptSubmit",
+            "cwd": str(ws),
+            "prompt": "How should I send Peter the long release notes on WhatsApp?",
+        }
+    )
+    env = {"CLAWMEM_VECTORS": "0"}
+    r = cli_subprocess("-w", str(ws), "context", "--hook", input=hook_input, env=env)
+    assert r.code == 0, r.err
+    assert any(path == "MEMORY.md" and lineno == 8 for path, lineno, _ in _lines(r.out, ws))
+    plain = cli_subprocess("-w", str(ws), "context", "-", input="ok thanks", env=env)
+    assert (plain.code, plain.out) == (0, "")
+    # A broken set-up reports itself on stderr with exit 1: exit 2 would block the user's prompt.
+    broken = cli_subprocess(
+        "-w", str(tmp_path / "nowhere"), "context", "--hook", input=hook_input, env=env
+    )
+    assert broken.code == 1 and broken.out == ""
+    assert broken.err.startswith("clawmem: error: ")
+    assert cli("-w", str(tmp_path / "nowhere"), "context", "where is Peter?").code == 3
+
+
+def test_bad_options(ws, lexical):
+    assert cli("-w", str(ws), "context", "payments", "--budget", "0").code == 2
+    assert cli("-w", str(ws), "context", "payments", "--min-score", "1.5").code == 2
+
+
+def test_context_with_the_real_model(indexed):
+    from clawmem import open_workspace
+
+    mem = open_workspace(indexed)
+    res = build_context(mem, "The cat was sleeping on the mat by the front door again")
+    assert res.injected, res.to_dict()
+    assert any("Miso" in ln.text for ln in res.lines)
+    assert not res.degraded
+    # Nothing in these notes is about this: nothing is injected.
+    off = build_context(mem, "Please write a limerick about autumn leaves in the rain")
+    assert not off.injected, off.to_dict()
+    peter = build_context(mem, "how long should my WhatsApp answers to Peter be?")
+    assert peter.lines[0].citation in {"MEMORY.md#L7", "MEMORY.md#L8"}

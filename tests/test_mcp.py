@@ -1,0 +1,269 @@
+"""`clawmem mcp` as an agent uses it: the MCP SDK's own stdio client starts the server as a
+subprocess, lists the tools and calls them against a real workspace (real index, real SQLite, the
+real model where the behaviour depends on it). Bad arguments come back as tool errors carrying the
+CLI's message, and the server keeps answering."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from clawmem.errors import UsageError
+from clawmem.mcp_server import TOOLS, validate_arguments
+
+from .conftest import cli
+
+TOOL_NAMES = {"memory_search", "memory_get", "memory_retain", "memory_status", "memory_entities"}
+
+
+def _env(**extra: str) -> dict[str, str]:
+    # The SDK passes only a safe subset of the environment on; clawmem's settings go explicitly.
+    env = {k: v for k, v in os.environ.items() if k.startswith("CLAWMEM_")}
+    return {**env, **extra}
+
+
+def run_session(tmp_path: Path, ws: Path, scenario, *server_args: str, env=None):
+    """Start `python -m clawmem mcp -w WS ARGS` as an MCP client does and run ``scenario(session)``."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "clawmem", "mcp", "-w", str(ws), *server_args],
+        env=_env(**(env or {})),
+    )
+    errlog = tmp_path / "server-stderr.log"
+
+    async def main():
+        with open(errlog, "w", encoding="utf-8") as err:
+            async with stdio_client(params, errlog=err) as (read, write):
+                async with ClientSession(read, write) as session:
+                    init = await session.initialize()
+                    return await scenario(session, init)
+
+    return anyio.run(main)
+
+
+def _text(result) -> str:
+    assert len(result.content) == 1
+    return result.content[0].text
+
+
+def _ok(result) -> dict:
+    assert not result.is_error, _text(result)
+    data = json.loads(_text(result))
+    assert data == result.structured_content
+    return data
+
+
+def _error(result) -> str:
+    assert result.is_error, _text(result)
+    text = _text(result)
+    assert text.startswith("clawmem: error: ")
+    assert "Traceback" not in text
+    return text
+
+
+# ------------------------------------------------------------------------- with the real model
+
+
+def test_every_tool_over_stdio_with_the_real_model(indexed, tmp_path):
+    huge = "payments " * 600_000  # about 5 MB
+
+    async def scenario(s, init):
+        out = {"init": init}
+        out["tools"] = (await s.list_tools()).tools
+        out["semantic"] = await s.call_tool("memory_search", {"query": "a feline resting on a rug"})
+        out["filtered"] = await s.call_tool(
+            "memory_search",
+            {"query": "replies", "kind": ["O"], "entity": "@Peter", "since": "2025-11", "k": 3},
+        )
+        out["budget"] = await s.call_tool(
+            "memory_search", {"query": "payments deploy", "budget": 120}
+        )
+        out["get"] = await s.call_tool("memory_get", {"path": "MEMORY.md#L7-L8"})
+        fact = {
+            "text": "Miso the cat is afraid of the vacuum cleaner",
+            "kind": "W",
+            "entities": ["Miso"],
+            "date": "2025-12-01",
+        }
+        out["retain"] = await s.call_tool("memory_retain", fact)
+        out["recall_retained"] = await s.call_tool(
+            "memory_search", {"query": "which household appliance scares the cat?", "k": 3}
+        )
+        out["retain_again"] = await s.call_tool("memory_retain", fact)
+        out["status"] = await s.call_tool("memory_status", {})
+        out["entities"] = await s.call_tool("memory_entities", {})
+        # Bad arguments: each a tool error, and the server goes on answering.
+        out["bad_kind"] = await s.call_tool("memory_search", {"query": "x", "kind": ["X"]})
+        out["k0"] = await s.call_tool("memory_search", {"query": "payments", "k": 0})
+        out["huge"] = await s.call_tool("memory_search", {"query": huge})
+        out["outside"] = await s.call_tool("memory_get", {"path": "../../etc/passwd"})
+        out["secret"] = await s.call_tool(
+            "memory_retain",
+            {"text": "the prod key is sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz012345"},
+        )
+        out["after"] = await s.call_tool("memory_search", {"query": "DEC-0054", "k": 1})
+        return out
+
+    out = run_session(tmp_path, indexed, scenario)
+
+    assert out["init"].server_info.name == "clawmem"
+    assert "memory_search" in out["init"].instructions
+    tools = {t.name: t for t in out["tools"]}
+    assert set(tools) == TOOL_NAMES
+    for t in tools.values():
+        assert len(t.description) > 80, t.name
+        assert t.input_schema["type"] == "object"
+        for name, prop in t.input_schema["properties"].items():
+            assert prop.get("description"), f"{t.name}.{name}"
+    assert tools["memory_search"].input_schema["required"] == ["query"]
+    assert tools["memory_retain"].annotations.read_only_hint is False
+    assert tools["memory_search"].annotations.read_only_hint is True
+
+    semantic = _ok(out["semantic"])
+    # The same stable JSON as `recall --json`, with vectors on.
+    cli_json = json.loads(cli("-w", str(indexed), "recall", "x", "--json", "--no-sync").out)
+    assert set(semantic) == set(cli_json)
+    assert semantic["vectors"]["state"] == "ok"
+    assert "Miso" in " ".join(r["snippet"] for r in semantic["results"][:2])
+
+    filtered = _ok(out["filtered"])
+    assert filtered["filters"]["entity"] == "Peter"
+    assert filtered["filters"]["kind"] == ["O"]
+    assert filtered["results"] and all(r.get("kind") == "O" for r in filtered["results"])
+
+    packed = _ok(out["budget"])
+    assert packed["budget"]["limit"] == 120 and packed["budget"]["used"] <= 120
+
+    got = _ok(out["get"])
+    lines = (indexed / "MEMORY.md").read_text(encoding="utf-8").splitlines()
+    assert got["text"] == "\n".join(lines[6:8]) and got["citation"] == "MEMORY.md#L7-L8"
+
+    retained = _ok(out["retain"])
+    assert retained["stored"] and retained["path"] == "memory/2025-12-01.md"
+    found = _ok(out["recall_retained"])  # read-your-writes, found by meaning
+    assert retained["source"] in [r["citation"] for r in found["results"]]
+    again = _ok(out["retain_again"])
+    assert again["stored"] is False and again["duplicate_of"] == retained["source"]
+
+    status = _ok(out["status"])
+    assert status["clean"] and status["vectors"]["state"] == "ok"
+    entities = _ok(out["entities"])
+    assert entities["count"] == len(entities["entities"])
+    assert "Peter" in {e["entity"] for e in entities["entities"]}
+
+    assert "unknown kind" in _error(out["bad_kind"])
+    assert _error(out["k0"]) == cli("-w", str(indexed), "recall", "payments", "-k", "0").err.strip()
+    assert "the limit is 4,000" in _error(out["huge"])
+    outside = _error(out["outside"])
+    assert outside == cli("-w", str(indexed), "get", "../../etc/passwd").err.strip()
+    assert "looks like" in _error(out["secret"])
+    assert "DEC-0054" in _ok(out["after"])["results"][0]["snippet"]  # still answering
+
+
+# ------------------------------------------------------------------------- plumbing, no model
+
+
+def test_read_only_leaves_out_the_writing_tool(ws, tmp_path):
+    async def scenario(s, init):
+        names = {t.name for t in (await s.list_tools()).tools}
+        return names, await s.call_tool("memory_retain", {"text": "anything"})
+
+    names, retain = run_session(tmp_path, ws, scenario, "--read-only", env={"CLAWMEM_VECTORS": "0"})
+    assert names == TOOL_NAMES - {"memory_retain"}
+    assert "--read-only" in _error(retain)
+    assert not (ws / "memory" / "2025-12-01.md").exists()
+
+
+def test_argument_errors_and_fresh_index_over_stdio(ws, tmp_path):
+    log = ws / "memory" / "2025-11-30.md"
+
+    async def scenario(s, init):
+        out = {}
+        out["unknown_tool"] = await s.call_tool("memory_delete", {})
+        out["unknown_arg"] = await s.call_tool("memory_search", {"query": "x", "limit": 3})
+        out["wrong_type"] = await s.call_tool("memory_search", {"query": "x", "k": "five"})
+        out["missing"] = await s.call_tool("memory_get", {})
+        out["bad_date"] = await s.call_tool(
+            "memory_search", {"query": "x", "since": "last blue moon"}
+        )
+        out["past_end"] = await s.call_tool("memory_get", {"path": "MEMORY.md", "from": 9999})
+        out["first"] = await s.call_tool("memory_search", {"query": "zeppelin", "mode": "lexical"})
+        # Edited on disk while the server runs (by a person, or another agent): found next call.
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write("\nPeter wants to ride a zeppelin over Vienna next summer.\n")
+        out["second"] = await s.call_tool("memory_search", {"query": "zeppelin", "mode": "lexical"})
+        out["nulls"] = await s.call_tool(
+            "memory_search", {"query": "zeppelin", "k": None, "kind": None, "since": None}
+        )
+        return out
+
+    out = run_session(tmp_path, ws, scenario, env={"CLAWMEM_VECTORS": "0"})
+    assert "unknown tool 'memory_delete'" in _error(out["unknown_tool"])
+    assert "unknown argument 'limit'" in _error(out["unknown_arg"])
+    assert "'k' must be an integer, got \"five\"" in _error(out["wrong_type"])
+    assert "'path' is required" in _error(out["missing"])
+    assert "last blue moon" in _error(out["bad_date"])
+    assert "has" in _error(out["past_end"]) and "lines" in _error(out["past_end"])
+    first = _ok(out["first"])
+    assert first["count"] == 0 and first["empty_reason"]
+    second = _ok(out["second"])
+    assert second["results"][0]["path"] == "memory/2025-11-30.md"
+    assert any("synced" in n for n in second["notes"])
+    assert _ok(out["nulls"])["count"] >= 1
+
+
+def test_a_workspace_that_cannot_be_found_fails_at_start(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "clawmem", "mcp", "-w", str(tmp_path / "nowhere")],
+        env={**os.environ, **_env()},
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 3
+    assert proc.stdout == ""  # stdout belongs to the protocol
+    assert proc.stderr.startswith("clawmem: error: ")
+
+
+def test_other_commands_do_not_import_the_sdk():
+    code = "import sys\nfrom clawmem.cli import app\nprint('mcp' in sys.modules)\n"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+# ------------------------------------------------------------------------- argument checking
+
+
+def _spec(name):
+    return next(t for t in TOOLS if t.name == name)
+
+
+def test_validate_arguments_types_and_limits():
+    search = _spec("memory_search")
+    assert validate_arguments(search, {"query": "x", "k": 3.0, "kind": "W"}) == {
+        "query": "x",
+        "k": 3,
+        "kind": ["W"],
+    }
+    with pytest.raises(UsageError, match="'k' must be an integer, got true"):
+        validate_arguments(search, {"query": "x", "k": True})
+    with pytest.raises(UsageError, match="'query' is empty"):
+        validate_arguments(search, {"query": "   "})
+    with pytest.raises(UsageError, match="every item of 'kind' must be a string"):
+        validate_arguments(search, {"query": "x", "kind": [1]})
+    retain = _spec("memory_retain")
+    with pytest.raises(UsageError, match="'entities' has 21 items"):
+        validate_arguments(retain, {"text": "x", "entities": ["a"] * 21})
+    assert validate_arguments(retain, {"text": "x", "confidence": 1}) == {
+        "text": "x",
+        "confidence": 1,
+    }
