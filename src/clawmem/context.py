@@ -7,7 +7,12 @@ Every line carries its citation (``path#Lnn``) so the agent can verify it or rea
 ``get``. When nothing is relevant the block is empty and the caller injects nothing.
 
 Relevance is per line, in [0, 1], the larger of:
-- the vector leg's cosine similarity of the line's chunk to the message (when vectors are on);
+- the vector leg's similarity of the line's chunk to the message (when vectors are on), measured
+  against a null level: raw cosines mean different things for different models (MiniLM puts
+  unrelated text near 0.1, multilingual-e5 near 0.8), so the message is also compared with a few
+  sentences about nothing in particular, and a cosine counts by how far it rises from their mean
+  toward 1 (``(cos - null) / (1 - null)``). Unrelated notes then score about 0.3 or less with
+  either model, related ones 0.3 to 0.7;
 - a lexical match score: each meaningful word of the message found in the line counts 0.25, a
   specific one (an identifier such as ``DEC-0054`` or ``payment_processor``, an ``@mention``, or the
   name of a known entity) counts 0.5, capped at 1. With the default threshold of 0.3 a line needs
@@ -190,6 +195,71 @@ def _clean(line: str) -> str:
     return _BULLET.sub("", line).strip()
 
 
+# Sentences about nothing a memory is likely to hold: the message's similarity to them is the
+# level below which a cosine means "unrelated" for the model in use.
+NULL_PROBES = (
+    "The recipe calls for two cups of flour and a pinch of salt.",
+    "The train to the coast leaves from platform four at noon.",
+    "Photosynthesis turns sunlight, water and carbon dioxide into sugar.",
+    "The museum is closed on Mondays and public holidays.",
+    "He scored twice in the second half of the match.",
+    "Tomorrow will be cloudy with light rain in the afternoon.",
+    "The violin was made in Cremona in the eighteenth century.",
+    "Penguins huddle together to survive the Antarctic winter.",
+)
+_probe_vectors: dict[str, object] = {}  # embedder identity -> matrix of the probes' vectors
+
+
+def _null_level(mem, message: str) -> float | None:
+    """The message's mean cosine to NULL_PROBES, or None when vectors are off."""
+    emb = mem.embedder()
+    if emb is None:
+        return None
+    import numpy as np
+
+    key = emb.identity.key()
+    if key not in _probe_vectors:
+        _probe_vectors[key] = _load_probes(mem, emb, key)
+    probes, q = _probe_vectors[key], emb.embed_query(message)
+    if probes is None or q is None:
+        return None
+    return float(np.mean(probes @ q))
+
+
+def _load_probes(mem, emb, key: str):
+    """The probes' vectors for this model: embedding them costs about half a second, so a hook
+    that runs on every prompt reads them from .memory/ (derived data, like the index)."""
+    import hashlib
+    import json
+
+    import numpy as np
+
+    digest = hashlib.sha256("\n".join([key, *NULL_PROBES]).encode()).hexdigest()[:16]
+    path = mem.memory_dir / f"context-probes-{digest}.json"
+    try:
+        return np.asarray(json.loads(path.read_text(encoding="utf-8")), dtype=np.float32)
+    except (OSError, ValueError):
+        pass
+    vecs = [v for v in emb.embed_documents(NULL_PROBES).vectors if v is not None]
+    if not vecs:
+        return None
+    matrix = np.stack(vecs)
+    try:
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(matrix.round(6).tolist()), encoding="utf-8")
+        tmp.replace(path)
+    except OSError:
+        pass  # a read-only workspace: embed them again next time
+    return matrix
+
+
+def vector_relevance(cosine: float | None, null: float | None) -> float:
+    """A cosine as relevance in [0, 1]: how far it rises from the null level toward 1."""
+    if cosine is None or null is None or null >= 1.0:
+        return 0.0
+    return min(1.0, max(0.0, (cosine - null) / (1.0 - null)))
+
+
 def _estimate_tokens(text: str) -> int:
     from .recall import estimate_tokens
 
@@ -203,6 +273,7 @@ def build_context(
     budget: int = DEFAULT_BUDGET,
     min_score: float = DEFAULT_MIN_SCORE,
     candidates: int = DEFAULT_CANDIDATES,
+    mode: str = "hybrid",
     today: date | None = None,
 ) -> ContextResult:
     """The auto-inject block for ``message`` from the workspace ``mem`` (a ``Memory``)."""
@@ -226,7 +297,7 @@ def build_context(
         res.seconds = time.perf_counter() - t0
         return res
 
-    hits = mem.recall(message, k=candidates, today=today)
+    hits = mem.recall(message, k=candidates, mode=mode, today=today)
     res.degraded = list(hits.degraded)
     if hits.empty_reason and not hits.hits:
         res.degraded.append(hits.empty_reason)
@@ -235,9 +306,10 @@ def build_context(
     if core is not None:
         # The core file competes with every note for k places; ask it separately so a relevant
         # core line is never crowded out (synced already by the recall above).
-        in_core = mem.recall(message, k=3, path=core, sync=False, today=today)
+        in_core = mem.recall(message, k=3, mode=mode, path=core, sync=False, today=today)
         results = in_core.to_dict(explain=True)["results"] + results
-    found = _relevant_lines(mem, results, words, specific, min_score, core)
+    null = _null_level(mem, message) if hits.vectors.get("state") in ("ok", "partial") else None
+    found = _relevant_lines(mem, results, words, specific, min_score, core, null)
     res.match_count = len(found)
     res.top_score = max((ln.score for ln in found), default=0.0)
     # The core file first when it has something relevant, then the rest by relevance, then rank.
@@ -257,14 +329,14 @@ def build_context(
     return res
 
 
-def _relevant_lines(mem, results, words, specific, min_score, core) -> list[ContextLine]:
+def _relevant_lines(mem, results, words, specific, min_score, core, null) -> list[ContextLine]:
     """The lines of the recalled hits that pass the threshold, in recall order, no repeats."""
     found: list[ContextLine] = []
     seen: set[tuple[str, int]] = set()
     for hit in results:
         if hit.get("superseded_by"):
             continue  # a newer fact says otherwise: not worth a line of a small budget
-        vec = hit["explain"]["vector_score"] or 0.0
+        vec = vector_relevance(hit["explain"]["vector_score"], null)
         if hit["type"] == "fact":
             units = [(hit["start_line"], hit["start_line"], _fact_text(hit))]
         else:
@@ -274,6 +346,8 @@ def _relevant_lines(mem, results, words, specific, min_score, core) -> list[Cont
         for start, end, text in units:
             if any((hit["path"], n) in seen for n in range(start, end + 1)):
                 continue
+            if len(_tokens(text)) < 3:
+                continue  # "evidence:", "- [x] done": nothing to read on its own
             lex = lexical_score(text, words, specific)
             score = max(vec, lex)
             if score < min_score:

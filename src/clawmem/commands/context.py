@@ -39,6 +39,12 @@ def register(app: typer.Typer) -> None:
             typer.Option("--min-score", help="Relevance a line needs, 0-1 (see docs/agents.md)."),
         ] = 0.3,
         k: Annotated[int, typer.Option("-k", help="Recall candidates to draw lines from.")] = 8,
+        mode: Annotated[
+            str,
+            typer.Option(
+                "--mode", help="hybrid | lexical (no model to load: faster cold start) | vector"
+            ),
+        ] = "hybrid",
         hook: Annotated[
             bool,
             typer.Option(
@@ -70,7 +76,12 @@ def register(app: typer.Typer) -> None:
             from ..context import build_context
 
             res = build_context(
-                _mem(workspace), message, budget=budget, min_score=min_score, candidates=k
+                _mem(workspace),
+                message,
+                budget=budget,
+                min_score=min_score,
+                candidates=k,
+                mode=mode,
             )
         except ClawmemError as exc:
             if not hook:
