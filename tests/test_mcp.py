@@ -260,6 +260,8 @@ def test_validate_arguments_types_and_limits():
         validate_arguments(search, {"query": "   "})
     with pytest.raises(UsageError, match="every item of 'kind' must be a string"):
         validate_arguments(search, {"query": "x", "kind": [1]})
+    with pytest.raises(UsageError, match="arguments must be an object"):
+        validate_arguments(search, ["x"])
     retain = _spec("memory_retain")
     with pytest.raises(UsageError, match="'entities' has 21 items"):
         validate_arguments(retain, {"text": "x", "entities": ["a"] * 21})

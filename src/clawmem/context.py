@@ -231,6 +231,7 @@ def _load_probes(mem, emb, key: str):
     that runs on every prompt reads them from .memory/ (derived data, like the index)."""
     import hashlib
     import json
+    import os
 
     import numpy as np
 
@@ -245,7 +246,7 @@ def _load_probes(mem, emb, key: str):
         return None
     matrix = np.stack(vecs)
     try:
-        tmp = path.with_suffix(".tmp")
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(json.dumps(matrix.round(6).tolist()), encoding="utf-8")
         tmp.replace(path)
     except OSError:

@@ -316,6 +316,8 @@ def _describe(value) -> str:
 def validate_arguments(spec: ToolSpec, args: dict | None) -> dict:
     """Type-check ``args`` against the tool's schema; values are checked by the library itself
     (so the messages are the CLI's). Raises ``UsageError`` with a one-line message."""
+    if args is not None and not isinstance(args, dict):
+        raise UsageError(f"{spec.name}: arguments must be an object, got {_describe(args)}")
     args = dict(args or {})
     props = spec.schema["properties"]
     where = spec.name
