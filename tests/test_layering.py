@@ -1,45 +1,149 @@
-"""Architecture rules that keep clawmem a library with a thin CLI, and fast to start."""
+"""Architecture rules that keep clawmem a library with a thin CLI, and fast to start.
+
+Each rule comes with a test that it can fail: a guard that passes on a broken tree guards nothing.
+"""
 
 import ast
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "clawmem"
-UI_MODULES = {"cli.py", "render.py"}
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "workspace"
+UI_MODULES = {"clawmem.cli", "clawmem.render", "clawmem.__main__"}
+UI_PACKAGES = {"typer", "rich", "click"}
 
 
-def _imports(path: Path) -> set[str]:
-    names = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imported_modules(source: str, module: str, *, is_package: bool = False) -> set[str]:
+    """Every module ``source`` (the text of ``module``) imports, anywhere in it, as absolute
+    dotted names: ``from .render import err`` in ``clawmem.memory`` is ``clawmem.render``."""
+    package = module if is_package else module.rpartition(".")[0]
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
-            names.update(a.name.split(".")[0] for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            names.add(target)
+            # `from . import render` and `from .commands import facts` name modules too.
+            names.update(f"{target}.{a.name}" for a in node.names)
     return names
 
 
-def test_core_never_imports_the_ui():
-    offenders = []
-    for path in SRC.rglob("*.py"):
-        rel = path.relative_to(SRC).as_posix()
-        if rel in UI_MODULES or rel.startswith("commands/"):
+def _is_ui(name: str) -> bool:
+    top = name.split(".")[0]
+    return (
+        top in UI_PACKAGES
+        or name in UI_MODULES
+        or any(name.startswith(m + ".") for m in UI_MODULES)
+        or name == "clawmem.commands"
+        or name.startswith("clawmem.commands.")
+    )
+
+
+def ui_imports(path: Path) -> set[str]:
+    module = _module_name(path)
+    found = imported_modules(
+        path.read_text(encoding="utf-8"), module, is_package=path.name == "__init__.py"
+    )
+    return {n for n in found if _is_ui(n)}
+
+
+def _core_files() -> list[Path]:
+    out = []
+    for path in sorted(SRC.rglob("*.py")):
+        name = _module_name(path)
+        if name in UI_MODULES or name.startswith("clawmem.commands"):
             continue
-        bad = _imports(path) & {"typer", "rich", "click"}
-        if bad:
-            offenders.append(f"{rel}: {sorted(bad)}")
+        out.append(path)
+    return out
+
+
+def test_core_never_imports_the_ui():
+    offenders = [
+        f"{p.relative_to(SRC).as_posix()}: {sorted(ui_imports(p))}"
+        for p in _core_files()
+        if ui_imports(p)
+    ]
     assert offenders == []
 
 
-def test_help_and_lexical_paths_do_not_load_heavy_modules():
+def test_the_layering_rule_catches_relative_and_late_imports(tmp_path):
+    """The rule above fails on each way a core module could reach the UI."""
+    cases = [
+        "from .render import err\n",
+        "from . import render\n",
+        "from .commands import facts\n",
+        "from ..render import err\n",  # from a subpackage (clawmem/embedders/x.py)
+        "import clawmem.cli\n",
+        "from clawmem.render import err\n",
+        "def f():\n    from rich.console import Console\n",
+        "def f():\n    import typer\n",
+    ]
+    for i, code in enumerate(cases):
+        sub = "embedders" if code.startswith("from ..") else ""
+        path = SRC / sub / f"_probe{i}.py"
+        found = imported_modules(code, _module_name(path))
+        assert any(_is_ui(n) for n in found), code
+    clean = "from .errors import UsageError\nfrom . import db\nimport json\n"
+    assert not any(_is_ui(n) for n in imported_modules(clean, "clawmem.memory"))
+
+
+def _run(code: str, cwd: Path | None = None) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CLAWMEM_")}
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=cwd,
+        env=env,
+    ).stdout.strip()
+
+
+def test_help_does_not_load_heavy_modules():
     code = (
         "import sys\n"
         "from clawmem.cli import app\n"
-        "names = ('numpy', 'llama_cpp', 'markdown_it', 'watchdog', 'gguf', 'safetensors')\n"
-        "heavy = [m for m in names if m in sys.modules]\n"
-        "print(','.join(heavy))\n"
+        "names = ('numpy', 'llama_cpp', 'markdown_it', 'watchdog', 'gguf', 'safetensors',"
+        " 'sqlite_vec', 'mcp')\n"
+        "print(','.join(m for m in names if m in sys.modules))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout
-    assert out.strip() == ""
+    assert _run(code) == ""
+
+
+def test_a_lexical_recall_loads_no_model_and_no_numpy(tmp_path):
+    """Index (lexical) and recall through the library: neither NumPy, llama.cpp nor sqlite-vec's
+    Python package is imported (sqlite-vec's extension is loaded by file, see db.py)."""
+    ws = tmp_path / "ws"
+    shutil.copytree(FIXTURE, ws)
+    code = (
+        "import sys, clawmem\n"
+        f"mem = clawmem.open_workspace({str(ws)!r}, environ={{'CLAWMEM_VECTORS': '0'}})\n"
+        "mem.index()\n"
+        "res = mem.recall('DEC-0054', mode='lexical')\n"
+        "assert res.hits, res.empty_reason\n"
+        "names = ('numpy', 'llama_cpp', 'sqlite_vec', 'gguf', 'safetensors', 'watchdog')\n"
+        "print(','.join(m for m in names if m in sys.modules))\n"
+    )
+    assert _run(code) == ""
+
+
+def test_the_start_up_check_sees_a_heavy_import():
+    """The check above can fail: importing sqlite_vec's helpers is visible in sys.modules."""
+    code = "import sys, sqlite_vec\nprint('numpy' in sys.modules, 'sqlite_vec' in sys.modules)\n"
+    assert _run(code) == "True True"
