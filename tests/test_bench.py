@@ -3,22 +3,18 @@ set, the synthetic generator, and a tiny lexical end-to-end run. Fast; no embedd
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from benchmarks import metrics as M  # noqa: E402
-from benchmarks.openclaw import (  # noqa: E402
+from benchmarks import metrics as M
+from benchmarks.openclaw import (
     OpenClawIndex,
     bm25_rank_to_score,
     build_fts_query,
     chunk_markdown,
 )
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def _len(path, n):

@@ -1,1 +1,2 @@
-"""The agent-memory question set: ``author.py`` (source), ``agent_memory.jsonl`` (built)."""
+"""The agent-memory question set: ``authored.jsonl`` (written by hand, gold lines named by quotes)
+and ``agent_memory.jsonl`` (built by ``build.py``: quotes resolved to line ranges, checked)."""

@@ -1,7 +1,17 @@
-"""Build and verify ``agent_memory.jsonl``.
+"""Build and verify ``agent_memory.jsonl`` from the questions written by hand.
 
     python -m benchmarks.questions.build            # resolve quotes, write the JSONL, verify it
     python -m benchmarks.questions.build --verify   # only verify the committed JSONL
+
+Sources: the 25 labelled questions of ``fixtures/FACTS.md`` and ``authored.jsonl``, one question
+per line: ``category``, ``question``, ``answer``, ``today`` (anchors "yesterday"; defaults to the
+day after the logs the question is about) and ``gold``, a list of evidence items (all needed: two
+for a multi-hop question), each a list of alternatives (any one satisfies it: the same fact in a
+daily log, a Retain bullet or a bank/ page). An alternative names its lines by quoting them:
+``{"path": …, "quote": "…"}`` for the one line holding the quote, or ``"quote": [first, last]`` for
+the lines from one to the other. Questions about MemoryBank users name the user (all 15 share one
+workspace). Categories: paraphrase, identifier, entity, temporal, multi-hop, vietnamese, cjk and
+none (no answer anywhere: no gold, and the best output is nothing).
 
 Verification re-creates the workspace text (fixtures + converted MemoryBank logs) and checks every
 gold range: inside its file, and for authored questions, the first line holds the first quote and
@@ -20,6 +30,7 @@ from ..common import QUESTIONS, REPO
 from ..workspaces import agentmem_files, memorybank_files
 
 OUT = QUESTIONS / "agent_memory.jsonl"
+AUTHORED = QUESTIONS / "authored.jsonl"
 FACTS = REPO / "fixtures" / "FACTS.md"
 MB_TODAY = "2023-05-07"  # the day after the last MemoryBank log
 FX_TODAY = "2025-12-01"  # the day after the last fixture log
@@ -79,17 +90,16 @@ def facts_questions() -> list[dict]:
 
 
 def authored_questions(files: dict[str, str]) -> list[dict]:
-    from .author import QUESTIONS as AUTHORED
-
     users = {p.split("/")[1] for p in memorybank_files()}
     out = []
-    for n, q in enumerate(AUTHORED, 1):
+    for n, q in enumerate(load(AUTHORED), 1):
         items = []
-        for item in q["gold"]:
+        for item in q.get("gold", []):
             alts = []
-            for path, quote in item:
+            for alt in item:
+                path, quote = alt["path"], alt["quote"]
                 lines = _lines(files, path)
-                if isinstance(quote, tuple):
+                if isinstance(quote, list):
                     a = _find(lines, quote[0], path)
                     b = _find(lines, quote[1], path, start=a - 1)
                     quotes = list(quote)
@@ -98,7 +108,7 @@ def authored_questions(files: dict[str, str]) -> list[dict]:
                     quotes = [quote]
                 alts.append({"path": path, "start": a, "end": b, "quotes": quotes})
             items.append(alts)
-        today = q["today"]
+        today = q.get("today")
         if today is None:
             paths = [alt["path"] for item in items for alt in item]
             mentioned = any(u.replace("-", " ") in q["question"] for u in users)
@@ -107,10 +117,10 @@ def authored_questions(files: dict[str, str]) -> list[dict]:
         out.append(
             {
                 "id": f"AM-{n:03d}",
-                "source": "benchmarks/questions/author.py",
+                "source": "benchmarks/questions/authored.jsonl",
                 "category": q["category"],
                 "question": q["question"],
-                "answer": q["answer"],
+                "answer": q.get("answer", ""),
                 "today": today,
                 "gold": items,
             }
