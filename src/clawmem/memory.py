@@ -559,6 +559,7 @@ class Memory:
             if emb is not None:
                 vec["model_path"] = str(emb.model_path)
                 vec["configured_embedder"] = emb.identity.to_dict()
+                vec["model"] = getattr(emb, "about", None)  # name, languages, licence
                 vec["state"] = (
                     "mismatch: run `clawmem index`"
                     if emb.identity.key() != meta.get("embedder")
@@ -779,79 +780,23 @@ class Memory:
 
     # ------------------------------------------------------------------ model
     def model_status(self) -> dict:
-        from .embedders.default import default_cache_dir, default_model_available
-        from .models import model_choice
+        """The configured embedding model: name, languages, licence, identity, index match."""
+        from .models import model_status
 
-        choice = model_choice(self.root, self.cfg)
-        info: dict = {
-            "source": self.cfg.sources.get("model", "default") if choice.path else "default",
-            "path": str(choice.path) if choice.path else None,
-            "cache_dir": str(default_cache_dir()),
-        }
-        if choice.is_default:
-            ok, why = default_model_available()
-            info["default_available"] = ok
-            info["default"] = why
-        emb = self.embedder()
-        if emb is None:
-            info["state"] = f"unusable: {self.embedder_error}"
-            return info
-        info["state"] = "ok"
-        info["path"] = str(emb.model_path)
-        info["identity"] = emb.identity.to_dict()
-        if self.index_path.exists():
-            try:
-                idx = Index.open(self.index_path, readonly=True)
-                try:
-                    built = idx.get_meta("embedder")
-                finally:
-                    idx.close()
-                info["index_match"] = (
-                    "yes"
-                    if built == emb.identity.key()
-                    else f"no: index built with {built or 'no model'}; run `clawmem index`"
-                )
-            except db.DatabaseError:
-                pass
-        return info
+        return model_status(self)
 
     def use_model(
         self,
-        path: Path | None = None,
+        target: str | Path | None = None,
         *,
         query_prefix: str | None = None,
         document_prefix: str | None = None,
     ) -> dict:
-        """Make this workspace use ``path`` (None: the bundled default), after checking it loads."""
-        from .embedders.llama import LlamaEmbedder
-        from .models import load_embedder
-        from .tomlfile import set_keys
+        """Use ``target`` here: None (the default), a built-in name ("e5", "minilm") or a
+        GGUF path, after checking it loads."""
+        from .models import use_model
 
-        if path is not None:
-            path = path.expanduser().resolve()
-            probe = LlamaEmbedder(path, query_prefix=query_prefix, document_prefix=document_prefix)
-        else:
-            probe = load_embedder(
-                self.root,
-                replace(
-                    self.cfg, model="", query_prefix=query_prefix, document_prefix=document_prefix
-                ),
-            )
-        identity = probe.identity.to_dict()
-        probe.close()
-        value = None
-        if path is not None:
-            try:
-                value = path.relative_to(self.root).as_posix()
-            except ValueError:
-                value = str(path)
-        set_keys(
-            self.root / "clawmem.toml",
-            {"model": value, "query_prefix": query_prefix, "document_prefix": document_prefix},
-        )
-        self.cfg = load_config(self.root)
-        self._embedder, self._embedder_error = None, None
-        return {"model": value, "identity": identity}
+        return use_model(self, target, query_prefix=query_prefix, document_prefix=document_prefix)
 
     # ------------------------------------------------------------------ get
     def get(self, path: str, *, from_line: int = 1, lines: int | None = None) -> dict:

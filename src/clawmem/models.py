@@ -1,4 +1,9 @@
-"""Which embedding model a workspace uses, and loading it (lazily: llama.cpp costs ~0.5 s)."""
+"""Which embedding model a workspace uses, and loading it (lazily: llama.cpp costs ~0.5 s).
+
+The ``model`` setting is empty (the default, multilingual-e5-small), the name of a
+built-in model (``e5``, ``minilm``: see ``embedders.default``), or the path of a
+GGUF embedding model, relative to the workspace or absolute.
+"""
 
 from __future__ import annotations
 
@@ -6,26 +11,36 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import Config
+from .embedders.default import DEFAULT, BuiltinModel, builtin
 from .errors import ModelError
 
 
 @dataclass(frozen=True)
 class ModelChoice:
-    path: Path | None  # None: the bundled default, converted on first use
+    path: Path | None  # a GGUF file; None for a built-in model
+    builtin: BuiltinModel | None  # the built-in model, converted on first use
     query_prefix: str | None
     document_prefix: str | None
 
     @property
     def is_default(self) -> bool:
-        return self.path is None
+        return self.path is None and self.builtin is DEFAULT
+
+    def describe(self) -> dict | None:
+        """Name, languages and licence of a built-in model (None for a user's GGUF)."""
+        return self.builtin.describe() if self.builtin is not None else None
 
 
 def model_choice(root: Path, cfg: Config) -> ModelChoice:
-    path = None
-    if cfg.model:
-        p = Path(cfg.model).expanduser()
-        path = p if p.is_absolute() else root / p
-    return ModelChoice(path, cfg.query_prefix, cfg.document_prefix)
+    value = (cfg.model or "").strip()
+    if not value:
+        return ModelChoice(None, DEFAULT, cfg.query_prefix, cfg.document_prefix)
+    named = builtin(value)
+    if named is not None and not value.lower().endswith(".gguf"):
+        return ModelChoice(None, named, cfg.query_prefix, cfg.document_prefix)
+    p = Path(value).expanduser()
+    path = p if p.is_absolute() else root / p
+    return ModelChoice(path, None, cfg.query_prefix, cfg.document_prefix)
 
 
 def load_embedder(root: Path, cfg: Config):
@@ -35,14 +50,122 @@ def load_embedder(root: Path, cfg: Config):
     choice = model_choice(root, cfg)
     path = choice.path
     if path is None:
-        from .embedders.default import default_model_path
+        from .embedders.default import builtin_model_path
 
-        path = default_model_path()
-    if not path.exists():
+        assert choice.builtin is not None
+        path = builtin_model_path(choice.builtin)
+    elif not path.exists():
         raise ModelError(
             f"{path}: model file not found",
-            hint="fix `model` in clawmem.toml, or `clawmem model use PATH.gguf`",
+            hint="fix `model` in clawmem.toml, or `clawmem model use e5|minilm|PATH.gguf`",
         )
-    return LlamaEmbedder(
-        path, query_prefix=choice.query_prefix, document_prefix=choice.document_prefix
+    emb = LlamaEmbedder(
+        path,
+        query_prefix=choice.query_prefix,
+        document_prefix=choice.document_prefix,
+        n_threads=cfg.embed_threads or None,
     )
+    emb.about = choice.describe()
+    return emb
+
+
+def model_status(mem) -> dict:
+    """What ``clawmem model status`` reports for the workspace ``mem`` (a ``Memory``)."""
+    from . import db
+    from .embedders.default import BUILTINS, builtin_available, default_cache_dir
+    from .index import Index
+
+    choice = model_choice(mem.root, mem.cfg)
+    info: dict = {
+        "source": mem.cfg.sources.get("model", "default") if mem.cfg.model else "default",
+        "model": choice.builtin.name if choice.builtin is not None else None,
+        "path": str(choice.path) if choice.path else None,
+        "cache_dir": str(default_cache_dir()),
+        "about": choice.describe(),
+    }
+    if choice.builtin is not None:
+        ok, why = builtin_available(choice.builtin)
+        info["available"], info["detail"] = ok, why
+        if choice.is_default:
+            info["default_available"], info["default"] = ok, why
+    info["builtins"] = [
+        {**m.describe(), "aliases": list(m.aliases), "available": builtin_available(m)[0]}
+        for m in BUILTINS
+    ]
+    emb = mem.embedder()
+    if emb is None:
+        info["state"] = f"unusable: {mem.embedder_error}"
+        return info
+    info["state"] = "ok"
+    info["path"] = str(emb.model_path)
+    info["identity"] = emb.identity.to_dict()
+    info["about"] = getattr(emb, "about", None) or info["about"]
+    if mem.index_path.exists():
+        try:
+            idx = Index.open(mem.index_path, readonly=True)
+            try:
+                built = idx.get_meta("embedder")
+            finally:
+                idx.close()
+            info["index_match"] = (
+                "yes"
+                if built == emb.identity.key()
+                else f"no: index built with {built or 'no model'}; run `clawmem index`"
+            )
+        except db.DatabaseError:
+            pass
+    return info
+
+
+def use_model(
+    mem,
+    target: str | Path | None = None,
+    *,
+    query_prefix: str | None = None,
+    document_prefix: str | None = None,
+) -> dict:
+    """Make the workspace ``mem`` use ``target`` after checking that it loads.
+
+    ``target``: None or "default" for the default model, a built-in model's name or
+    alias ("e5", "minilm"), or the path of a GGUF embedding model. Written to
+    ``clawmem.toml``; the next ``clawmem index`` embeds every unit once with it
+    (vectors of different models never mix; the old ones wait in the cache).
+    """
+    from dataclasses import replace
+
+    from .config import load_config
+    from .embedders.llama import LlamaEmbedder
+    from .tomlfile import set_keys
+
+    named = DEFAULT if target is None else None
+    if isinstance(target, str) and not target.lower().endswith(".gguf"):
+        named = builtin(target)
+    value: str | None
+    if named is not None:
+        value = None if named is DEFAULT else named.name
+        probe = load_embedder(
+            mem.root,
+            replace(
+                mem.cfg,
+                model=value or "",
+                query_prefix=query_prefix,
+                document_prefix=document_prefix,
+            ),
+        )
+    else:
+        path = Path(target).expanduser().resolve()  # type: ignore[arg-type]
+        probe = LlamaEmbedder(path, query_prefix=query_prefix, document_prefix=document_prefix)
+        try:
+            value = path.relative_to(mem.root).as_posix()
+        except ValueError:
+            value = str(path)
+    identity = probe.identity.to_dict()
+    about = getattr(probe, "about", None)
+    probe.close()
+    set_keys(
+        mem.root / "clawmem.toml",
+        {"model": value, "query_prefix": query_prefix, "document_prefix": document_prefix},
+    )
+    mem.cfg = load_config(mem.root)
+    mem._embedder, mem._embedder_error = None, None
+    return {"model": value, "identity": identity, "about": about}

