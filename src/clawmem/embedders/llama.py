@@ -157,6 +157,7 @@ class LlamaEmbedder:
         document_prefix: str | None = None,
         n_threads: int | None = None,
         pack_tokens: int | None = None,
+        lanes: int | None = None,
     ) -> None:
         self.model_path = Path(model_path).expanduser()
         self._llm: Any = None
@@ -184,6 +185,8 @@ class LlamaEmbedder:
 
         llama_cpp = _import_llama_cpp()
         self._n_threads = max(1, n_threads or _available_cpus())
+        # Bulk decodes side by side, one thread each; 1 = one decode at a time on all threads.
+        self._max_lanes = max(1, min(lanes or self._n_threads, self._n_threads))
         self._seconds_per_token: dict[int, float] = {}  # thread count -> smoothed cost
         self._large_batches = 0
         trained = meta.context_length or 512
@@ -241,7 +244,7 @@ class LlamaEmbedder:
     @property
     def lanes(self) -> int:
         """How many decodes bulk embedding runs side by side (one thread each)."""
-        return self._n_threads
+        return self._max_lanes
 
     def close(self) -> None:
         with self._lock:
@@ -351,7 +354,7 @@ class LlamaEmbedder:
                 for i, total in sums.items():
                     vectors[i] = normalize(total)
             else:
-                vectors = [normalize(v) for v in raw]
+                vectors = [None if v is None else normalize(v) for v in raw]
             return EmbedResult(vectors=vectors, truncated=truncated, windowed=windowed)
 
     def _pack(self, order: list[int], lengths: list[int]) -> Iterator[list[int]]:
@@ -375,7 +378,7 @@ class LlamaEmbedder:
         operation, which costs most when other processes compete for the cores;
         n decodes on one thread each never wait (see the module docstring).
         """
-        lanes = min(self._n_threads, len(groups))
+        lanes = min(self._max_lanes, len(groups))
         if lanes <= 1:
             lane = self._lanes[0]
             for group in groups:
