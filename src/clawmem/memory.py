@@ -234,6 +234,8 @@ class Memory:
             notes.append("the index folder is read-only: changed files were not synced")
             return
         if not self.index_path.exists():
+            if self._wait_for_first_build(notes):
+                return
             try:
                 r = self.index(embed_limit=self.cfg.lazy_embed_limit)
             except StoreError as exc:
@@ -288,6 +290,22 @@ class Memory:
             notes.append(f"could not sync changed files: {exc}")
         finally:
             idx.close()
+
+    def _wait_for_first_build(self, notes: list[str], timeout: float = 60.0) -> bool:
+        """True if another process is building the first index: wait for its lexical rows (the
+        build swaps the database in before it embeds), not for its vectors."""
+        try:
+            lock = try_write_lock(self.memory_dir)
+        except OSError:
+            return False
+        if lock is not None:
+            lock.release()
+            return False
+        deadline = time.monotonic() + timeout
+        while not self.index_path.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        notes.append("another process is building the index; vectors may still be pending")
+        return True
 
     # ------------------------------------------------------------------ recall
     def recall(
