@@ -224,6 +224,15 @@ def run_speed(*, quick: bool) -> dict:
             MODELS[0]: sum(e5.count_tokens(u) for u in units),
             MODELS[1]: sum(mini.count_tokens(u) for u in units),
         }
+    # Opening a model (what every `clawmem recall` process pays once): CPU seconds, best of 3.
+    out["load"] = {}
+    for name in MODELS:
+        cpu = []
+        for _ in range(3):
+            c0 = time.process_time()
+            _embedder(name, n_threads=1).close()
+            cpu.append(time.process_time() - c0)
+        out["load"][name] = min(cpu)
     configs = [(1, 256), (2, 256), (2, 128), (2, 512)]
     if not quick:
         configs += [(1, 128), (1, 512), (2, 64)]
@@ -323,6 +332,11 @@ def render(results: dict) -> str:
         f"| tokens per unit (with the model's prefix) | "
         f"{sp['tokens'][e5] / sp['units']:.1f} | {sp['tokens'][mini] / sp['units']:.1f} |"
     )
+    if sp.get("load"):
+        lines.append(
+            f"| opening the model (CPU seconds, once per process) | {sp['load'][e5]:.2f} | "
+            f"{sp['load'][mini]:.2f} |"
+        )
     ratio_today = best[e5]["units_s"] / sp["today"]["units_s"]
     ratio_same = best[e5]["units_s"] / best[mini]["units_s"]
     lines += [
