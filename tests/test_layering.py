@@ -147,3 +147,51 @@ def test_the_start_up_check_sees_a_heavy_import():
     """The check above can fail: importing sqlite_vec's helpers is visible in sys.modules."""
     code = "import sys, sqlite_vec\nprint('numpy' in sys.modules, 'sqlite_vec' in sys.modules)\n"
     assert _run(code) == "True True"
+
+
+def _runtime_imports(path: Path) -> set[str]:
+    """The clawmem modules ``path`` imports when it runs (``if TYPE_CHECKING:`` blocks aside)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            node.body = [ast.Pass()]
+    module = _module_name(path)
+    found = imported_modules(ast.unparse(tree), module, is_package=path.name == "__init__.py")
+    known = {_module_name(p) for p in SRC.rglob("*.py")}
+    return {n for n in found if n in known and n != module}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    cycles, state = [], {}
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = "open"
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == "open":
+                cycles.append(stack[stack.index(nxt) :] + [nxt])
+            elif nxt not in state:
+                visit(nxt, [*stack, nxt])
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    return cycles
+
+
+def test_no_import_cycles():
+    """Modules form layers: nothing imports a module that (even lazily) imports it back. The
+    package (``clawmem/__init__.py``: lazy exports for users) is an entry point, not a layer; the
+    CLI imports every command module (``cli._register_command_modules``, by name)."""
+    graph = {}
+    for path in SRC.rglob("*.py"):
+        name = _module_name(path)
+        if name != "clawmem":
+            graph[name] = _runtime_imports(path) - {"clawmem"}
+    graph["clawmem.cli"] |= {n for n in graph if n.startswith("clawmem.commands.")}
+    assert _cycles(graph) == []
+
+
+def test_the_cycle_check_finds_a_cycle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c", "a"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []

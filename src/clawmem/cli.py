@@ -9,12 +9,26 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from .commands import JsonOpt, WorkspaceOpt, open_mem, print_json, state
 from .errors import ClawmemError, InputError, UsageError
+
+# The library names its parameters; the command line names its options (see errors.BadArgument).
+OPTIONS = {
+    "k": "-k",
+    "candidates": "-k",
+    "budget": "--budget",
+    "kind": "--kind",
+    "from_line": "--from",
+    "lines": "--lines",
+    "min_score": "--min-score",
+    "allow_secret": "--allow-secret",
+    "since": "--since",
+    "until": "--until",
+}
 
 try:  # typer >= 0.20 vendors click as typer._click; older releases use click itself
     from typer import _click as click  # type: ignore[attr-defined]
@@ -28,20 +42,6 @@ app = typer.Typer(
     help="Offline long-term memory for AI agents: Markdown in, cited recall out.",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-
-_state: dict = {"workspace": None, "traceback": False}
-
-WorkspaceOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--workspace",
-        "-w",
-        help="Workspace folder (default: $CLAWMEM_WORKSPACE, or found upward from here).",
-    ),
-]
-JsonOpt = Annotated[
-    bool, typer.Option("--json", help="Print JSON on stdout (a stable schema, see docs/cli.md).")
-]
 
 
 def _print_version(value: bool) -> None:
@@ -65,23 +65,8 @@ def _root(
         ),
     ] = False,
 ) -> None:
-    _state["workspace"] = workspace
-    _state["traceback"] = traceback
-
-
-def current_workspace(workspace: Path | None = None) -> Path | None:
-    """The --workspace given to this command, else the global one."""
-    return workspace or _state["workspace"]
-
-
-def _mem(workspace: Path | None = None):
-    from .memory import open_workspace
-
-    return open_workspace(workspace or _state["workspace"])
-
-
-def _print_json(data) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+    state["workspace"] = workspace
+    state["traceback"] = traceback
 
 
 @app.command()
@@ -100,14 +85,14 @@ def index(
     """Bring the index up to date with the Markdown (incremental unless --force)."""
     from .render import IndexProgress, err, index_summary
 
-    mem = _mem(workspace)
+    mem = open_mem(workspace)
     with IndexProgress(enabled=None if not (as_json or quiet) else False) as progress:
         report = mem.index(force=force, embed=not no_embed, progress=progress)
     data = report.to_dict()
     if mem.embedder_error and not no_embed:
         data["vectors_off_reason"] = mem.embedder_error
     if as_json:
-        _print_json(data)
+        print_json(data)
         return
     if quiet:
         return
@@ -183,7 +168,7 @@ def recall(
         raise UsageError(
             "give either a QUERY or --queries FILE", hint='e.g. clawmem recall "payments decision"'
         )
-    mem = _mem(workspace)
+    mem = open_mem(workspace)
     opts = dict(
         k=k,
         mode=mode,
@@ -206,11 +191,11 @@ def recall(
             q, local = _parse_query_line(line, queries, lineno)
             res = mem.recall(q, **{**opts, **local, "sync": opts["sync"] and first})
             first = False
-            _print_json(res.to_dict(explain))
+            print_json(res.to_dict(explain))
         return
     res = mem.recall(query, **opts)
     if as_json:
-        _print_json(res.to_dict(explain))
+        print_json(res.to_dict(explain))
     else:
         recall_human(res.to_dict(explain=True), explain)
 
@@ -263,9 +248,9 @@ def status(as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
     """What is indexed, what changed on disk since, and the state of vectors."""
     from .render import status_human
 
-    s = _mem(workspace).status()
+    s = open_mem(workspace).status()
     if as_json:
-        _print_json(s)
+        print_json(s)
     else:
         status_human(s)
 
@@ -293,9 +278,9 @@ def get(
             from_line = int(m.group(2))
         if lines is None and m.group(3):
             lines = int(m.group(3)) - int(m.group(2)) + 1
-    res = _mem(workspace).get(path, from_line=from_line or 1, lines=lines)
+    res = open_mem(workspace).get(path, from_line=from_line or 1, lines=lines)
     if as_json:
-        _print_json(res)
+        print_json(res)
     else:
         sys.stdout.write(res["text"] + ("\n" if res["text"] else ""))
 
@@ -307,10 +292,10 @@ def config(as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
 
     from .render import out
 
-    mem = _mem(workspace)
+    mem = open_mem(workspace)
     items = mem.cfg.items()
     if as_json:
-        _print_json(
+        print_json(
             {
                 name: {"value": list(v) if isinstance(v, tuple) else v, "source": src}
                 for name, v, src in items
@@ -336,7 +321,7 @@ _register_command_modules()
 
 
 def _debug() -> bool:
-    return bool(_state["traceback"] or os.environ.get("CLAWMEM_DEBUG"))
+    return bool(state["traceback"] or os.environ.get("CLAWMEM_DEBUG"))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -346,16 +331,18 @@ def main(argv: list[str] | None = None) -> None:
     except ClawmemError as exc:
         if _debug():
             raise
-        sys.stderr.write(f"clawmem: error: {exc.message}\n")
-        if exc.hint:
-            sys.stderr.write(f"  hint: {exc.hint}\n")
+        message, hint = exc.in_words(OPTIONS)
+        sys.stderr.write(f"clawmem: error: {message}\n")
+        if hint:
+            sys.stderr.write(f"  hint: {hint}\n")
         sys.exit(exc.exit_code)
     except click.exceptions.NoArgsIsHelpError:
         sys.exit(0)  # typer has already printed the help
     except click.ClickException as exc:
         sys.stderr.write(f"clawmem: error: {exc.format_message()}\n")
-        if getattr(exc, "ctx", None) is not None:
-            sys.stderr.write(f"  hint: see `{exc.ctx.command_path} --help`\n")
+        ctx = getattr(exc, "ctx", None)  # usage errors carry the command they came from
+        if ctx is not None:
+            sys.stderr.write(f"  hint: see `{ctx.command_path} --help`\n")
         sys.exit(2)
     except (typer.Abort, KeyboardInterrupt):
         sys.stderr.write("clawmem: interrupted; committed work is kept and the next run resumes\n")

@@ -101,10 +101,10 @@ def _coerce(name: str, raw: Any, default: Any, origin: str) -> Any:
                 raise ValueError
             return value
         if isinstance(default, float):
-            value = float(raw)
-            if value < 0:
+            number = float(raw)
+            if number < 0:
                 raise ValueError
-            return value
+            return number
         return str(raw)
     except (TypeError, ValueError):
         raise ConfigError(

@@ -26,7 +26,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from datetime import date
 
-from .errors import UsageError
+from .atomic import write_atomic
+from .errors import BadArgument
 
 DEFAULT_BUDGET = 200
 DEFAULT_MIN_SCORE = 0.3
@@ -231,7 +232,6 @@ def _load_probes(mem, emb, key: str):
     that runs on every prompt reads them from .memory/ (derived data, like the index)."""
     import hashlib
     import json
-    import os
 
     import numpy as np
 
@@ -246,9 +246,7 @@ def _load_probes(mem, emb, key: str):
         return None
     matrix = np.stack(vecs)
     try:
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(matrix.round(6).tolist()), encoding="utf-8")
-        tmp.replace(path)
+        write_atomic(path, json.dumps(matrix.round(6).tolist()))
     except OSError:
         pass  # a read-only workspace: embed them again next time
     return matrix
@@ -280,11 +278,11 @@ def build_context(
     """The auto-inject block for ``message`` from the workspace ``mem`` (a ``Memory``)."""
     t0 = time.perf_counter()
     if budget < 1:
-        raise UsageError(f"--budget {budget}: must be a positive number of tokens")
+        raise BadArgument("budget", budget, "must be a positive number of tokens")
     if not 0.0 <= min_score <= 1.0:
-        raise UsageError(f"--min-score {min_score}: must be between 0 and 1")
+        raise BadArgument("min_score", min_score, "must be between 0 and 1")
     if candidates < 1:
-        raise UsageError(f"-k {candidates}: must be at least 1")
+        raise BadArgument("candidates", candidates, "must be at least 1")
     message = message[:MAX_MESSAGE_CHARS]
     res = ContextResult(message=message, budget={"limit": budget, "used": 0, "dropped": 0})
     words = meaningful_words(message)

@@ -10,14 +10,37 @@ from __future__ import annotations
 
 
 class ClawmemError(Exception):
-    """Base class. ``message`` says what went wrong and where; ``hint`` says how to fix it."""
+    """Base class. ``message`` says what went wrong and where; ``hint`` says how to fix it.
+
+    Errors speak the library's language. Where a message or hint names a parameter of the call
+    (``allow_secret``), it is written ``{param}`` and ``param`` is set: a shell around the library
+    (the CLI, the MCP server) says it in its own words with ``in_words`` (``--allow-secret``)."""
 
     exit_code = 1
 
-    def __init__(self, message: str, hint: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
+    def __init__(self, message: str, hint: str | None = None, *, param: str | None = None) -> None:
+        self.param = param
+        self._text = (message, hint)
+        self.message, self.hint = self._said(param)
+        super().__init__(self.message)
+
+    def _said(self, name: str | None) -> tuple[str, str | None]:
+        message, hint = self._text
+        if self.param is None or name is None:
+            return message, hint
+        return message.replace("{param}", name), hint and hint.replace("{param}", name)
+
+    def in_words(self, names: dict[str, str], sep: str = " ") -> tuple[str, str | None]:
+        """(message, hint) with the parameter called ``names[param]`` (as is if absent)."""
+        if self.param is None or self.param not in names:
+            return self.message, self.hint
+        return self._said(names[self.param])
+
+    def recast(self, cls: type[ClawmemError]) -> ClawmemError:
+        """The same message and hint as another kind of error (a bad value given as an option
+        is a usage error, the same text found in a file an input error)."""
+        message, hint = self._text
+        return cls(message, hint, param=self.param)
 
     def __str__(self) -> str:
         return self.message
@@ -27,6 +50,22 @@ class UsageError(ClawmemError):
     """Bad arguments or options: the command line itself is wrong."""
 
     exit_code = 2
+
+
+class BadArgument(UsageError):
+    """One argument of a library call is out of range: ``k=0: must be at least 1`` (the CLI says
+    ``-k 0: must be at least 1``)."""
+
+    def __init__(self, param: str, value: object, problem: str, hint: str | None = None) -> None:
+        super().__init__(f"{param}={value}: {problem}", hint, param=param)
+        self.value = value
+        self.problem = problem
+
+    def in_words(self, names: dict[str, str], sep: str = " ") -> tuple[str, str | None]:
+        name = names.get(self.param or "")
+        if name is None:
+            return self.message, self.hint
+        return f"{name}{sep}{self.value}: {self.problem}", self.hint
 
 
 class WorkspaceError(ClawmemError):

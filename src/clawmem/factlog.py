@@ -135,13 +135,32 @@ class FactLog:
         return max(days) if days else None
 
 
+def decode(raw: bytes) -> str:
+    """A memory file's text: UTF-8 without a BOM. Raises ``UnicodeDecodeError``."""
+    text = raw.decode("utf-8")
+    return text[1:] if text.startswith("\ufeff") else text
+
+
 def read_text(path: Path) -> str | None:
     """A memory file's text without a BOM, or None when it is not valid UTF-8."""
     try:
-        text = path.read_bytes().decode("utf-8")
+        return decode(path.read_bytes())
     except (UnicodeDecodeError, OSError):
         return None
-    return text[1:] if text.startswith("\ufeff") else text
+
+
+def fact_dates(
+    fact: Fact, file_day: date | None, today: date
+) -> tuple[date | None, date | None, date | None]:
+    """``(recorded day, valid_from, valid_to)`` of a fact in a file dated ``file_day``: the one
+    rule indexing, reflect and check share. A date the statement gives without a year takes the
+    daily log's year, else ``today``'s; a statement whose dates cannot be read states none."""
+    year = file_day.year if file_day else today.year
+    try:
+        start, end = fact_validity(fact.content, year)
+    except (ValueError, OverflowError):
+        start = end = None
+    return file_day or start, start, end
 
 
 def collect_facts(root: Path, scan: Scan, today: date) -> FactLog:
@@ -161,13 +180,8 @@ def collect_facts(root: Path, scan: Scan, today: date) -> FactLog:
         file_day = date_from_path(entry.relpath)
         if file_day is not None and file_day > today:
             continue
-        year = file_day.year if file_day else today.year
         for fact in found:
-            try:
-                start, end = fact_validity(fact.content, year)
-            except (ValueError, OverflowError):
-                start = end = None
-            day = file_day or start
+            day, start, end = fact_dates(fact, file_day, today)
             if day is not None and day > today:
                 continue
             order += 1

@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .atomic import write_atomic
 from .errors import CheckFailed, ClawmemError, LockedError, UsageError, WorkspaceError
 
 HOOK_NAME = "pre-commit"
@@ -139,10 +140,7 @@ def _is_shell_script(data: bytes) -> bool:
 
 def _write(path: Path, text: str, mode: int) -> None:
     """Replace ``path`` atomically: a commit running right now sees the old hook or the new one."""
-    tmp = path.with_name(f".{path.name}.clawmem-{os.getpid()}")
-    tmp.write_bytes(text.encode("utf-8", "surrogateescape"))
-    os.chmod(tmp, mode)
-    os.replace(tmp, path)
+    write_atomic(path, text.encode("utf-8", "surrogateescape"), mode=mode)
 
 
 def install(root: Path, *, strict: bool = False, python: str | None = None) -> tuple[str, Path]:

@@ -21,6 +21,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 from .errors import ClawmemError, UsageError
 
@@ -294,7 +295,7 @@ def tools(read_only: bool = False) -> list[ToolSpec]:
 
 # ------------------------------------------------------------------------------ arguments
 
-_TYPES = {
+_TYPES: dict[str, tuple[type[Any], ...]] = {
     "string": (str,),
     "integer": (int,),
     "number": (int, float),
@@ -318,18 +319,18 @@ def validate_arguments(spec: ToolSpec, args: dict | None) -> dict:
     (so the messages are the CLI's). Raises ``UsageError`` with a one-line message."""
     if args is not None and not isinstance(args, dict):
         raise UsageError(f"{spec.name}: arguments must be an object, got {_describe(args)}")
-    args = dict(args or {})
+    given: dict[str, Any] = dict(args or {})
     props = spec.schema["properties"]
     where = spec.name
-    unknown = sorted(set(args) - set(props))
+    unknown = sorted(set(given) - set(props))
     if unknown:
         known = ", ".join(props) or "none"
         raise UsageError(f"{where}: unknown argument {unknown[0]!r}", hint=f"arguments: {known}")
     for name in spec.schema.get("required", []):
-        if args.get(name) is None:
+        if given.get(name) is None:
             raise UsageError(f"{where}: {name!r} is required")
     out: dict = {}
-    for name, value in args.items():
+    for name, value in given.items():
         if value is None:
             continue  # an LLM often sends null for "not given"
         rule = props[name]
@@ -371,11 +372,16 @@ def validate_arguments(spec: ToolSpec, args: dict | None) -> dict:
     return out
 
 
+# The library's parameter names that the tools call otherwise (memory_get's "from").
+ARGUMENTS = {"from_line": "from"}
+
+
 def error_text(exc: ClawmemError) -> str:
-    """Exactly what the CLI prints on stderr for this error."""
-    text = f"clawmem: error: {exc.message}"
-    if exc.hint:
-        text += f"\n  hint: {exc.hint}"
+    """What the CLI prints on stderr for this error, naming the tool's arguments."""
+    message, hint = exc.in_words(ARGUMENTS, sep="=")
+    text = f"clawmem: error: {message}"
+    if hint:
+        text += f"\n  hint: {hint}"
     return text
 
 

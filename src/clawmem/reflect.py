@@ -33,6 +33,8 @@ from .errors import InputError, ReflectConflict, StoreError
 from .factlog import FactLog, LoggedFact, collect_facts, jaccard, read_text, topic_words
 from .generated import OFF, MarkerError, find_section, is_off, splice
 from .opinions import Opinion, cluster
+from .supersession import KINDS as SUPERSEDABLE
+from .supersession import Statement, supersedes
 from .workspace import CORE_FILES
 
 if TYPE_CHECKING:
@@ -44,7 +46,6 @@ PROPOSALS = "bank/proposals.md"
 CORE_SECTION = "## Added by clawmem reflect"
 KINDS = (("W", "World"), ("O", "Opinions"), ("B", "Experience"), ("S", "Observations"))
 MAX_PER_KIND = 60  # older facts of a kind are counted, not listed: recall has them all
-SUPERSEDE_JACCARD = 0.4  # topic-word overlap for a newer W/S fact to supersede an older one
 RESTATED_JACCARD = 0.6  # W facts this close, on different days, count as one restated fact
 COVERED = 0.6  # share of a candidate's words found in one MEMORY.md line: already there
 CORE_MIN_CONFIDENCE = 0.8
@@ -64,6 +65,11 @@ class FactStatus:
     opinion_of: dict[int, tuple[Opinion, int]] = field(default_factory=dict)  # -> (opinion, step)
 
 
+def _statement(f: LoggedFact) -> Statement:
+    day = f.day.isoformat() if f.day else None
+    return Statement(f.kind, day, f.folded_entities, f.words)
+
+
 def fact_status(log: FactLog, opinions: list[Opinion]) -> FactStatus:
     st = FactStatus()
     newest: dict[tuple, LoggedFact] = {}
@@ -77,23 +83,17 @@ def fact_status(log: FactLog, opinions: list[Opinion]) -> FactStatus:
     # The reference day for "ended" is the newest fact, not the clock: a page changes only when
     # the log does.
     asof = log.newest_day()
+    said = {f.order: _statement(f) for f in shown}
     for i, f in enumerate(shown):
-        if f.kind not in ("W", "S"):
-            continue
         # Only world facts end: a summary's first "until" is rarely the end of what it says.
-        period = f.valid_to is not None and (f.valid_from is None or f.valid_from < f.valid_to)
-        if f.kind == "W" and asof and period and f.valid_to < asof:
-            st.ended[f.order] = f.valid_to
-        if f.day is None:
+        end = f.valid_to
+        period = end is not None and (f.valid_from is None or f.valid_from < end)
+        if f.kind == "W" and asof and end is not None and period and end < asof:
+            st.ended[f.order] = end
+        if f.day is None or f.kind not in SUPERSEDABLE:
             continue
         for g in reversed(shown[i + 1 :]):  # newest first
-            if (
-                g.kind == f.kind
-                and g.day is not None
-                and g.day > f.day
-                and g.folded_entities & f.folded_entities
-                and jaccard(f.words, g.words) >= SUPERSEDE_JACCARD
-            ):
+            if supersedes(said[g.order], said[f.order]):
                 st.superseded_by[f.order] = g
                 break
     for op in opinions:
@@ -725,8 +725,8 @@ def run_reflect(
     lock_timeout: float = 60.0,
 ) -> ReflectResult:
     """Plan and (unless ``dry_run``) write, all under the workspace's write lock."""
+    from .atomic import write_atomic
     from .locking import write_lock
-    from .retain import write_atomic
 
     t0 = time.perf_counter()
     summarize = model = None

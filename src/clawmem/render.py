@@ -7,7 +7,7 @@ from datetime import datetime
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 
 out = Console(soft_wrap=True, highlight=False)
 err = Console(stderr=True, soft_wrap=True, highlight=False)
@@ -19,7 +19,7 @@ class IndexProgress:
     def __init__(self, enabled: bool | None = None) -> None:
         self.enabled = err.is_terminal if enabled is None else enabled
         self._progress: Progress | None = None
-        self._tasks: dict[str, int] = {}
+        self._tasks: dict[str, TaskID] = {}
 
     def __enter__(self) -> IndexProgress:
         if self.enabled:

@@ -312,6 +312,13 @@ def _needs_preposition(m: re.Match[str], t: str) -> bool:
     return bool(m.group(f"bw{t}") or m.group(f"bm{t}") or m.group(f"by{t}"))
 
 
+def _closed(m: re.Match[str], t: str, today: date) -> tuple[date, date]:
+    """``_resolve_expr``'s days as (first, last): an expression always names both ends."""
+    r = _resolve_expr(m, t, today)
+    assert r.start is not None and r.end is not None
+    return r.start, r.end
+
+
 def _resolve_expr(m: re.Match[str], t: str, today: date) -> TimeRange:
     """The days an ``_expr`` match covers. Raises ValueError for a day that does not exist."""
     g = m.group
@@ -388,23 +395,23 @@ def match_time_hint(query: str, today: date) -> tuple[TimeRange, int, int] | Non
 
     def resolve(kind: str, m: re.Match[str]) -> TimeRange | None:
         if kind == "range":
-            first, second = _resolve_expr(m, "1", today), _resolve_expr(m, "2", today)
-            if second.end < first.start:  # type: ignore[operator]
+            first, second = _closed(m, "1", today), _closed(m, "2", today)
+            if second[1] < first[0]:
                 first, second = second, first  # "between Dec 15 and Dec 1" means the same days
-            return TimeRange(first.start, second.end)
-        hint = _resolve_expr(m, "1", today)
+            return TimeRange(first[0], second[1])
+        start, end = _closed(m, "1", today)
         if kind == "plain":
             if _needs_preposition(m, "1") and not m.group("prep"):
                 return None
-            return hint
+            return TimeRange(start, end)
         bound = m.group("bound").lower()
         if bound == "since":
-            return TimeRange(hint.start, None)
+            return TimeRange(start, None)
         if bound == "after":
-            return TimeRange(hint.end + timedelta(days=1), None)  # type: ignore[operator]
+            return TimeRange(end + timedelta(days=1), None)
         if bound == "before":
-            return TimeRange(None, hint.start - timedelta(days=1))  # type: ignore[operator]
-        return TimeRange(None, hint.end)  # until, till, through, by
+            return TimeRange(None, start - timedelta(days=1))
+        return TimeRange(None, end)  # until, till, through, by
 
     found, m = _first_resolved(_HINT_PATTERNS, query, resolve)
     if found is None or m is None:
@@ -435,36 +442,41 @@ _ACCEPTED = (
 )
 
 
-def _whole_range(text: str, today: date, what: str) -> TimeRange | date:
-    """One whole --since/--until value: a date for a duration, a range for everything else."""
+def _whole_range(text: str, today: date, param: str) -> TimeRange | date:
+    """One whole since/until value: a date for a duration, a range for everything else. Errors
+    name the parameter ``param`` (the CLI says ``--since``)."""
     value = text.strip()
     rel = _RELATIVE.fullmatch(value)
     if rel:
         try:
             return _shift(today, int(rel.group("n")), _UNITS[rel.group("u").lower().rstrip("s")])
         except (OverflowError, ValueError):
-            raise InputError(f'{what} "{text}" reaches before year 1; {_ACCEPTED}') from None
+            raise InputError(
+                f'{{param}} value "{text}" reaches before year 1; {_ACCEPTED}', param=param
+            ) from None
     m = _WHOLE.fullmatch(value)
     if m is None:
-        raise InputError(f'cannot read {what} "{text}": {_ACCEPTED}')
+        raise InputError(f'cannot read {{param}} value "{text}": {_ACCEPTED}', param=param)
     try:
         return _resolve_expr(m, "1", today)
     except (ValueError, OverflowError) as exc:
-        raise InputError(f'invalid {what} "{text}": {exc}; {_ACCEPTED}') from None
+        raise InputError(
+            f'invalid {{param}} value "{text}": {exc}; {_ACCEPTED}', param=param
+        ) from None
 
 
 def parse_since(text: str, today: date) -> date:
     """Inclusive first day for ``--since``: ``30d`` (30 days before today), ``2w``, ``3m`` (calendar
     months), ``1y``, ``2025`` (Jan 1), ``2025-11`` (Nov 1), ``2025-11-27``, ``today``,
     ``yesterday``, ``last week`` (its Monday), ``this month`` …"""
-    found = _whole_range(text, today, "--since value")
+    found = _whole_range(text, today, "since")
     return found if isinstance(found, date) else found.start  # type: ignore[return-value]
 
 
 def parse_until(text: str, today: date) -> date:
     """Inclusive last day for ``--until``: the end of the named period (``2025-11`` → Nov 30,
     ``2025`` → Dec 31, ``last week`` → its Sunday); a duration counts back from today (``7d``)."""
-    found = _whole_range(text, today, "--until value")
+    found = _whole_range(text, today, "until")
     return found if isinstance(found, date) else found.end  # type: ignore[return-value]
 
 

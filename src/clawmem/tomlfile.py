@@ -11,8 +11,8 @@ import re
 import tomllib
 from pathlib import Path
 
+from .atomic import write_atomic
 from .errors import ConfigError
-from .retain import write_atomic
 
 
 def _toml_string(value: str) -> str:

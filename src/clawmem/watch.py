@@ -30,9 +30,15 @@ import traceback
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
+from .atomic import write_atomic
 from .errors import ClawmemError, LockedError, StoreError
 from .workspace import TREES, is_memory_path
+
+if TYPE_CHECKING:
+    from watchdog.events import FileSystemEventHandler
+    from watchdog.observers.api import BaseObserver, ObservedWatch
 
 LOCK_NAME = "watch.lock"
 STATE_NAME = "watch.json"
@@ -165,10 +171,7 @@ def _lock_held(path: Path) -> bool | None:
 
 # --------------------------------------------------------------------------- state file
 def _write_state(memory_dir: Path, state: dict) -> None:
-    path = memory_dir / STATE_NAME
-    tmp = memory_dir / f"{STATE_NAME}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(state, indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, path)  # readers never see half a file
+    write_atomic(memory_dir / STATE_NAME, json.dumps(state, indent=1) + "\n")
 
 
 def _read_state(memory_dir: Path) -> dict | None:
@@ -275,8 +278,8 @@ class Watcher:
         self.syncing = False
         self._last_progress = 0.0
         self.syncs = 0
-        self.observer = None
-        self._watched: dict[str, tuple[object, tuple[int, int]]] = {}
+        self.observer: BaseObserver | None = None
+        self._watched: dict[str, tuple[ObservedWatch, tuple[int, int]]] = {}
         self._mu = threading.Lock()
         self._first_event: float | None = None
         self._last_event = 0.0
@@ -377,7 +380,9 @@ class Watcher:
             if path in self._watched:
                 continue
             try:
-                handle = self.observer.schedule(_Handler(self), path, recursive=recursive)
+                handle = self.observer.schedule(
+                    cast("FileSystemEventHandler", _Handler(self)), path, recursive=recursive
+                )
             except OSError as exc:
                 self.log(
                     f"warning: cannot watch {path} ({exc.strerror or exc}); "

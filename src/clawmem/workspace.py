@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from .errors import WorkspaceError
+from .errors import BadArgument, InputError, WorkspaceError
 
 INDEX_DIR = ".memory"
 CORE_FILES = ("MEMORY.md", "memory.md")
@@ -201,3 +201,38 @@ def resolve_member(root: Path, user_path: str, extra_paths: tuple[str, ...] = ()
             f"{relpath}: no such file in the workspace", hint="see `clawmem status`"
         )
     return relpath
+
+
+def read_lines(
+    root: Path,
+    path: str,
+    *,
+    from_line: int = 1,
+    lines: int | None = None,
+    extra_paths: tuple[str, ...] = (),
+) -> dict:
+    """Lines ``from_line`` .. ``from_line + lines - 1`` of a memory file, with their citation."""
+    if from_line < 1:
+        raise BadArgument("from_line", from_line, "lines are numbered from 1")
+    if lines is not None and lines < 1:
+        raise BadArgument("lines", lines, "must be at least 1")
+    rel = resolve_member(root, path, extra_paths)
+    try:
+        text = (root / rel).read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{rel}: invalid UTF-8 at byte {exc.start}", hint="re-save the file as UTF-8"
+        ) from None
+    all_lines = text.splitlines()
+    if from_line > max(len(all_lines), 1):
+        raise BadArgument("from_line", from_line, f"{rel} has {len(all_lines)} lines")
+    end = len(all_lines) if lines is None else min(len(all_lines), from_line + lines - 1)
+    chunk = all_lines[from_line - 1 : end]
+    return {
+        "path": rel,
+        "from": from_line,
+        "to": end,
+        "total_lines": len(all_lines),
+        "citation": f"{rel}#L{from_line}-L{end}",
+        "text": "\n".join(chunk),
+    }

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from ..cli import JsonOpt, WorkspaceOpt, _mem, _print_json
+from . import JsonOpt, WorkspaceOpt, open_mem, print_json
 
 
 def _hook_message(text: str) -> str:
@@ -76,7 +76,7 @@ def register(app: typer.Typer) -> None:
             from ..context import build_context
 
             res = build_context(
-                _mem(workspace),
+                open_mem(workspace),
                 message,
                 budget=budget,
                 min_score=min_score,
@@ -91,6 +91,6 @@ def register(app: typer.Typer) -> None:
                 sys.stderr.write(f"  hint: {exc.hint}\n")
             raise typer.Exit(1) from None
         if as_json:
-            _print_json(res.to_dict())
+            print_json(res.to_dict())
         elif res.lines:
             sys.stdout.write(res.render() + "\n")

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from ..cli import JsonOpt, WorkspaceOpt, _mem, _print_json
+from . import JsonOpt, WorkspaceOpt, open_mem, print_json
 
 
 def register(app: typer.Typer) -> None:
@@ -37,7 +37,7 @@ def register(app: typer.Typer) -> None:
         """Append a fact to today's (or --date's) ## Retain section; recallable on return."""
         from ..render import err, out
 
-        res = _mem(workspace).retain(
+        res = open_mem(workspace).retain(
             text,
             kind=kind,
             confidence=confidence,
@@ -46,7 +46,7 @@ def register(app: typer.Typer) -> None:
             allow_secret=allow_secret,
         )
         if as_json:
-            _print_json(res)
+            print_json(res)
         elif res["stored"]:
             out.print(f"retained {res['source']}: {res['line_text']}", markup=False)
         else:
@@ -59,9 +59,9 @@ def register(app: typer.Typer) -> None:
         """List entities with their fact counts, last mention and page."""
         from ..render import out
 
-        rows = _mem(workspace).entities()
+        rows = open_mem(workspace).entities()
         if as_json:
-            _print_json(rows)
+            print_json(rows)
             return
         for r in rows:
             page = r["page"] or "(no page)"
@@ -83,9 +83,9 @@ def register(app: typer.Typer) -> None:
 
         from ..errors import CheckFailed
 
-        problems = _mem(workspace).check()
+        problems = open_mem(workspace).check()
         if as_json:
-            _print_json(problems)
+            print_json(problems)
         else:
             for p in problems:
                 sys.stdout.write(f"{p['path']}:{p['line']}: {p['message']}\n")

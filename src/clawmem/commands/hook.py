@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from ..cli import WorkspaceOpt
+from . import WorkspaceOpt
 
 
 def register(app: typer.Typer) -> None:
@@ -28,9 +28,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Add the hook to the workspace's git repository, keeping any hook already there."""
         from .. import hook
-        from ..cli import _mem
+        from . import open_mem
 
-        mem = _mem(workspace)
+        mem = open_mem(workspace)
         action, path = hook.install(mem.root, strict=strict)
         text = {
             "created": "created",
@@ -44,9 +44,9 @@ def register(app: typer.Typer) -> None:
     def uninstall(workspace: WorkspaceOpt = None) -> None:
         """Remove exactly what `hook install` added (an existing hook comes back byte for byte)."""
         from .. import hook
-        from ..cli import _mem
+        from . import open_mem
 
-        mem = _mem(workspace)
+        mem = open_mem(workspace)
         action, path = hook.uninstall(mem.root)
         print(f"clawmem hook: {action}: {path}")
 
@@ -59,7 +59,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """What the installed hook runs: refresh the index (no embedding), then `clawmem check`."""
         from .. import hook
-        from ..cli import current_workspace
+        from . import current_workspace
 
         code = hook.run(current_workspace(workspace), strict=strict)
         if code:

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from ..cli import WorkspaceOpt, _mem
+from . import WorkspaceOpt, open_mem
 
 
 def register(app: typer.Typer) -> None:
@@ -32,7 +32,7 @@ def register(app: typer.Typer) -> None:
         # The SDK itself is imported inside serve(): it costs about a second no other command pays.
         from ..mcp_server import serve, tools
 
-        mem = _mem(workspace)
+        mem = open_mem(workspace)
         names = ", ".join(t.name for t in tools(read_only))
         sys.stderr.write(f"clawmem mcp: serving {mem.root} on stdio ({names})\n")
         serve(mem, read_only=read_only)

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from ..cli import JsonOpt, WorkspaceOpt, _mem, _print_json
+from . import JsonOpt, WorkspaceOpt, open_mem, print_json
 
 model_app = typer.Typer(help="Show, import or choose the embedding model.", no_args_is_help=True)
 
@@ -21,9 +21,9 @@ def status(as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
     with it."""
     from ..render import out
 
-    info = _mem(workspace).model_status()
+    info = open_mem(workspace).model_status()
     if as_json:
-        _print_json(info)
+        print_json(info)
         return
     about = info.get("about") or {}
     rows = [
@@ -92,9 +92,9 @@ def import_(
     )
     result = {"path": str(path)}
     if use:
-        result.update(_mem(workspace).use_model(path, query_prefix=None, document_prefix=None))
+        result.update(open_mem(workspace).use_model(path, query_prefix=None, document_prefix=None))
     if as_json:
-        _print_json(result)
+        print_json(result)
     else:
         console.print(f"wrote {path}", markup=False)
         if use:
@@ -126,11 +126,11 @@ def use(
     `clawmem index` embeds every unit once with it."""
     from ..render import out
 
-    res = _mem(workspace).use_model(
+    res = open_mem(workspace).use_model(
         path, query_prefix=query_prefix, document_prefix=document_prefix
     )
     if as_json:
-        _print_json(res)
+        print_json(res)
     else:
         about = res.get("about") or {}
         name = about.get("name") or res["model"]

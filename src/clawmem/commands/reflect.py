@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ..cli import JsonOpt, WorkspaceOpt, _mem, _print_json
+from . import JsonOpt, WorkspaceOpt, open_mem, print_json
 
 
 def register(app: typer.Typer) -> None:
@@ -90,7 +90,7 @@ def register(app: typer.Typer) -> None:
         from ..timeexpr import parse_date
 
         day = parse_date(today) if today else None
-        result = _mem(workspace).reflect(
+        result = open_mem(workspace).reflect(
             since=since,
             today=day,
             dry_run=dry_run,
@@ -100,7 +100,7 @@ def register(app: typer.Typer) -> None:
             lock_timeout=wait,
         )
         if as_json:
-            _print_json(result.to_dict())
+            print_json(result.to_dict())
             return
         for w in result.warnings:
             sys.stderr.write(f"clawmem reflect: warning: {w}\n")

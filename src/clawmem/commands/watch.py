@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from ..cli import WorkspaceOpt
+from . import WorkspaceOpt
 
 
 def register(app: typer.Typer) -> None:
@@ -44,11 +44,11 @@ def register(app: typer.Typer) -> None:
         `clawmem status` shows whether it runs and when it last synced."""
         import dataclasses
 
-        from ..cli import _mem
         from ..errors import UsageError
         from ..watch import run_watch
+        from . import open_mem
 
-        mem = _mem(workspace)
+        mem = open_mem(workspace)
         changes: dict = {}
         if debounce_ms is not None:
             if debounce_ms < 0:

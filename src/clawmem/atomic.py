@@ -1,0 +1,62 @@
+"""Replacing a file so that a reader, or a crash, sees the old file or the new one, whole.
+
+Every file clawmem writes in place (daily logs, entity pages, ``clawmem.toml``, the git hook, the
+watcher's state, caches in ``.memory/``) goes through ``write_atomic``: the new content goes to a
+temporary file in the same folder, is flushed and fsynced, and is renamed over the target; then
+the folder is fsynced so that the rename itself survives a power cut.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def _default_mode() -> int:
+    # What open() would give a new file; mkstemp's 0600 would hide notes from their owner's tools.
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def write_atomic(path: Path, data: str | bytes, *, mode: int | None = None) -> None:
+    """Replace ``path`` with ``data`` (text is written as UTF-8, line endings untouched).
+
+    ``mode``: the new file's permissions; by default an existing file keeps its own and a new
+    one gets the usual ``0666 & ~umask``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if mode is None:
+        try:
+            mode = path.stat().st_mode & 0o7777
+        except FileNotFoundError:
+            mode = _default_mode()
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        dfd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return  # Windows cannot open a folder; its rename is durable enough
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)
