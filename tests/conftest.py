@@ -111,3 +111,32 @@ def indexed(indexed_template, tmp_path) -> Path:
     dest = tmp_path / "ws"
     shutil.copytree(indexed_template, dest)
     return dest
+
+
+@pytest.fixture
+def hash_model(monkeypatch):
+    """The deterministic test embedder (embedders/testing.py) stands in for the configured model
+    in this process: for plumbing tests (storage, cache, filters, fusion), not for meaning."""
+    import clawmem.models
+    from clawmem.embedders.testing import HashEmbedder
+
+    monkeypatch.setattr(clawmem.models, "load_embedder", lambda root, cfg: HashEmbedder())
+
+
+@pytest.fixture(scope="session")
+def hash_indexed_template(tmp_path_factory) -> Path:
+    """The fixture workspace indexed once with the test embedder."""
+    from clawmem import open_workspace
+    from clawmem.embedders.testing import HashEmbedder
+
+    dest = tmp_path_factory.mktemp("hash-indexed") / "ws"
+    shutil.copytree(FIXTURE, dest)
+    open_workspace(dest, environ={}, embedder=HashEmbedder()).index()
+    return dest
+
+
+@pytest.fixture
+def hash_indexed(hash_indexed_template, hash_model, tmp_path) -> Path:
+    dest = tmp_path / "ws"
+    shutil.copytree(hash_indexed_template, dest)
+    return dest
