@@ -65,9 +65,16 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--quick", action="store_true", help="subsets (default)")
     g.add_argument("--full", action="store_true", help="SciFact in full; 1k/10k/100k chunks")
     ap.add_argument(
-        "--only", default="agentmem,scifact,speed", help="comma-separated: agentmem, scifact, speed"
+        "--only",
+        default="realtalk,agentmem,scifact,speed",
+        help="comma-separated: realtalk, agentmem, scifact, speed",
     )
     ap.add_argument("--sizes", help="speed sizes, e.g. 1000,10000 (overrides the mode)")
+    ap.add_argument(
+        "--scifact",
+        metavar="QUERIES,DOCS",
+        help="SciFact subset size, e.g. 100,1000 (overrides the mode; relevant abstracts kept)",
+    )
     ap.add_argument("--no-vectors", action="store_true", help="lexical only (no embedding model)")
     ap.add_argument("--no-qmd", action="store_true", help="skip QMD even when it is installed")
     ap.add_argument(
@@ -97,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     mode = "full" if args.full else "quick"
     cfg = FULL if args.full else QUICK
     only = {x.strip() for x in args.only.split(",") if x.strip()}
-    bad = only - {"agentmem", "scifact", "speed"}
+    bad = only - {"realtalk", "agentmem", "scifact", "speed"}
     if bad:
         ap.error(f"--only: unknown part(s) {sorted(bad)}")
     sizes = [int(x) for x in args.sizes.split(",")] if args.sizes else cfg["sizes"]
@@ -123,20 +130,26 @@ def main(argv: list[str] | None = None) -> int:
             log(f"embedding model unavailable ({why}): lexical systems only")
         else:
             results["meta"]["embedder"] = emb.identity.key()
-    from . import quality, speed
+    from . import quality, realtalk, speed
 
+    if "realtalk" in only:
+        log("== REALTALK")
+        results["realtalk"] = realtalk.run_realtalk(vectors=vectors)
     if "agentmem" in only:
         log("== agent-memory question set")
         results["agentmem"] = quality.run_agentmem(vectors=vectors, with_qmd=not args.no_qmd)
     if "scifact" in only:
         log("== SciFact")
-        sc = cfg["scifact"]
+        sc = dict(cfg["scifact"])
+        if args.scifact:
+            nq, nd = (int(x) for x in args.scifact.split(","))
+            sc = {"n_queries": nq, "n_docs": nd}
         results["scifact"] = quality.run_scifact(
             vectors=vectors,
             with_qmd=not args.no_qmd,
             n_queries=sc["n_queries"],
             n_docs=sc["n_docs"],
-            tag="full" if args.full else "quick",
+            tag=f"{sc['n_queries']}-{sc['n_docs']}" if args.scifact else mode,
         )
     if "speed" in only:
         log("== speed")

@@ -94,8 +94,11 @@ def embedder_status() -> tuple[object | None, str | None]:
         from clawmem.config import Config
         from clawmem.models import load_embedder
 
-        # Exactly what a workspace without settings loads: the bundled default model.
-        _EMBEDDER.append((load_embedder(REPO, Config()), None))
+        # Exactly what a workspace without settings loads: the bundled default model, unless
+        # $CLAWMEM_BENCH_MODEL names another GGUF (e.g. to compare models in the same harness).
+        other = os.environ.get("CLAWMEM_BENCH_MODEL")
+        cfg = Config(model=other) if other else Config()
+        _EMBEDDER.append((load_embedder(REPO, cfg), None))
     except Exception as exc:  # noqa: BLE001 - any failure means: report and run lexical only
         _EMBEDDER.append((None, f"{type(exc).__name__}: {exc}"))
     return _EMBEDDER[0]

@@ -29,13 +29,15 @@ DEFAULT_K = (
 )
 
 
-def open_clawmem(root: Path, vectors: bool):
+def open_clawmem(root: Path, vectors: bool, embedder=None):
+    """clawmem on ``root`` with the workspace's defaults; ``embedder`` (the harness's one loaded
+    model) is shared between workspaces instead of loading the same model again for each."""
     import clawmem
 
     env = dict(os.environ)
     env["CLAWMEM_VECTORS"] = "1" if vectors else "0"
     env.pop("CLAWMEM_WORKSPACE", None)
-    return clawmem.open_workspace(root, environ=env)
+    return clawmem.open_workspace(root, environ=env, embedder=embedder if vectors else None)
 
 
 def index_clawmem(mem, label: str) -> dict:

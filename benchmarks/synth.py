@@ -4,8 +4,8 @@
 ``generate(root, n_chunks, seed)`` writes ``memory/<project>/YYYY-MM-DD.md`` daily logs (a title,
 3–6 ``##`` sections of prose, bullets, the odd code fence or table, now and then a Vietnamese or
 Japanese line, and a ``## Retain`` section of W/B/O facts with @entities) until clawmem's chunker
-would produce about ``n_chunks`` chunks (every section stays under the 1,600-character cap, so one
-section is one chunk). Same (n_chunks, seed) → byte-identical files. A manifest records what was
+produces ``n_chunks`` search units (blocks and facts, counted with ``clawmem.chunking`` itself).
+Same (n_chunks, seed) → byte-identical files. A manifest records what was
 generated so a rerun with the same parameters does nothing.
 """
 
@@ -147,7 +147,9 @@ class _Gen:
 def generate(root: Path, n_chunks: int, seed: int = 1) -> dict:
     """Write the workspace (replacing one made with other parameters). Returns the manifest."""
     manifest_path = root / "synth.json"
-    want = {"n_chunks": n_chunks, "seed": seed, "generator": 1}
+    from clawmem.chunking import chunk_markdown
+
+    want = {"n_chunks": n_chunks, "seed": seed, "generator": 2}
     if manifest_path.exists():
         try:
             have = json.loads(manifest_path.read_text())
@@ -180,7 +182,7 @@ def generate(root: Path, n_chunks: int, seed: int = 1) -> dict:
         path = root / "memory" / proj / f"{day.isoformat()}.md"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-        chunks += n_sec + 1
+        chunks += len(chunk_markdown(text))  # one unit per block; a Retain bullet is a fact
         facts += text.count("\n- W @") + text.count("\n- B @") + text.count("\n- O(c=")
         files += 1
         text_bytes += len(text.encode("utf-8"))

@@ -1,7 +1,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clawmem.chunking import chunk_markdown, sha256
+from clawmem.chunking import chunk_markdown, sha256, weight
 
 DOC = """# Day
 
@@ -24,12 +24,14 @@ def f():
 """
 
 
-def test_chunks_follow_headings_with_exact_lines():
+def test_units_are_blocks_with_heading_paths_and_exact_lines():
     chunks = chunk_markdown(DOC)
     assert [(c.start_line, c.end_line, c.heading) for c in chunks] == [
-        (1, 4, "Day"),
-        (6, 15, "Day > Work"),
-        (17, 18, "Day > Retain"),
+        (3, 4, "Day"),  # a paragraph
+        (7, 8, "Day > Work"),  # a list item with its nested item
+        (9, 9, "Day > Work"),
+        (11, 15, "Day > Work"),  # a whole fence, blank line inside and all
+        (18, 18, "Day > Retain"),
     ]
     lines = DOC.split("\n")
     for c in chunks:
@@ -74,11 +76,37 @@ def test_oversized_block_and_line_still_chunk():
     assert covered == set(range(1, 5001))
 
 
-def test_overlap_between_consecutive_chunks():
+def test_short_paragraphs_are_units_of_their_own():
     paras = "\n\n".join(f"Paragraph {i}. " + "z" * 300 for i in range(12))
     chunks = chunk_markdown("# H\n\n" + paras, max_chars=1600, overlap_chars=400)
-    assert len(chunks) > 2
-    assert any(b.start_line <= a.end_line for a, b in zip(chunks, chunks[1:], strict=False))
+    assert [(c.start_line, c.end_line) for c in chunks] == [(3 + 2 * i,) * 2 for i in range(12)]
+    assert all(c.heading == "H" for c in chunks)
+
+
+def test_windows_of_an_oversized_block_overlap():
+    para = "\n".join(f"line {i} " + "z" * 90 for i in range(60))  # one paragraph, ~6,000 chars
+    chunks = chunk_markdown("# H\n\n" + para, max_chars=1600, overlap_chars=400)
+    assert len(chunks) > 3
+    assert all(b.start_line <= a.end_line for a, b in zip(chunks, chunks[1:], strict=False))
+    assert chunks[0].start_line == 3 and chunks[-1].end_line == 62
+
+
+def test_a_heading_without_a_body_is_a_unit():
+    doc = "# Ideas\n\n## Later\n\n# Done\n\nshipped it\n"
+    chunks = chunk_markdown(doc)
+    assert [(c.start_line, c.heading, c.text) for c in chunks] == [
+        (1, "Ideas", "# Ideas"),  # its only subsection is empty too
+        (3, "Ideas > Later", "## Later"),
+        (7, "Done", "shipped it"),  # "# Done" has a body: it is context, not a unit
+    ]
+
+
+def test_cjk_text_weighs_more_so_units_fit_the_model():
+    han = "決済サービスの障害対応について議論した。" * 60  # 1,200 characters, ~1,200 tokens
+    chunks = chunk_markdown(han, max_chars=1600, overlap_chars=320)
+    assert len(chunks) >= 3
+    assert all(weight(c.text) <= 1600 for c in chunks)
+    assert "".join(c.text for c in chunks).count("決済") >= han.count("決済")
 
 
 def test_empty_and_blank_documents():
@@ -115,7 +143,7 @@ def test_every_nonblank_line_is_covered(lines):
         assert 1 <= c.start_line <= c.end_line <= len(src)
         covered.update(range(c.start_line, c.end_line + 1))
     for i, line in enumerate(src, 1):
-        if line.strip():
+        if line.strip() and not line.startswith("#"):  # headings are context, in heading paths
             assert i in covered, (i, line)
 
 

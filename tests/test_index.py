@@ -167,3 +167,34 @@ def test_file_deleted_mid_index_is_reported(ws):
     mem = open_workspace(ws)
     gone = parse_file(ws, FileEntry("memory/never.md", 10, 0), mem.cfg)
     assert gone.reason == "deleted while indexing"
+
+
+def _fts_vocabulary(index_path):
+    """Every (term, rows, occurrences) of the lexical index, read through fts5vocab."""
+    from clawmem import db
+
+    conn, _ = db.connect(index_path)
+    try:
+        conn.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, chunks_fts, 'col')")
+        return sorted(tuple(r) for r in conn.execute("SELECT term, col, doc, cnt FROM temp.v"))
+    finally:
+        conn.close()
+
+
+def test_incremental_edits_leave_the_same_lexical_index_as_a_rebuild(ws):
+    """Units carry their neighbours' text as context in the contentless FTS table, and deleting a
+    row must restate exactly what was inserted. Edit a section so that neighbours change (a unit
+    removed from the middle, one added, a file deleted), then compare every term count of the
+    incrementally synced index with a fresh rebuild's."""
+    index_json(ws)
+    log = ws / "memory" / "2025-11-12.md"
+    text = log.read_text(encoding="utf-8")
+    text = text.replace("- [x] unique index `charges_order_intent_succeeded_key`\n", "")
+    text = text.replace("## Follow-ups\n\n", "## Follow-ups\n\n- [ ] quokka drill on Monday\n")
+    log.write_text(text, encoding="utf-8")
+    (ws / "memory" / "2025-11-29.md").unlink()
+    assert index_json(ws)["files_indexed"] == 1
+    incremental = _fts_vocabulary(ws / ".memory" / "index.sqlite")
+    index_json(ws, "--force")
+    assert _fts_vocabulary(ws / ".memory" / "index.sqlite") == incremental
+    assert ("quokka", "context", 1, 1) in incremental  # the context of the item after it

@@ -1,18 +1,19 @@
-"""Markdown → chunks that follow the document's structure.
+"""Markdown → search units that follow the document's structure.
 
-markdown-it-py gives every block its exact source lines. Chunks never cross a heading, never split
-a code fence, table or list item (unless one block alone is over the size cap, which is then cut by
-lines, and a single over-long line by characters), carry their heading path, and overlap their
-predecessor by whole blocks up to ``overlap_chars``. Line numbers are 1-based and inclusive.
+markdown-it-py gives every block its exact source lines. Each block (a list item with its nested
+items, a paragraph, a code fence, a table) is one unit with its heading path; only a block over
+the size cap is cut, by lines (and a single over-long line by characters), into overlapping
+windows. Line numbers are 1-based and inclusive.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 
 # Bump when chunk boundaries or texts change for the same input: the index must then be rebuilt.
-CHUNKER_VERSION = 1
+CHUNKER_VERSION = 2
 
 _md = None
 
@@ -90,24 +91,49 @@ def _blocks(lines: list[str]) -> list[_Block]:
     return out
 
 
+def _slices(line: str, cap: int, overlap: int) -> list[str]:
+    """An over-long line cut into pieces of at most ``cap`` weight, overlapping by ``overlap``."""
+    if not _WIDE.search(line):  # the common case: weight is length
+        step = max(1, cap - overlap)
+        out = []
+        for off in range(0, len(line), step):
+            out.append(line[off : off + cap])
+            if off + cap >= len(line):
+                break
+        return out
+    out, start = [], 0
+    while start < len(line):
+        end, w = start, 0
+        while end < len(line) and w + weight(line[end]) <= cap:
+            w += weight(line[end])
+            end += 1
+        end = max(end, start + 1)
+        out.append(line[start:end])
+        if end >= len(line):
+            break
+        back, k = 0, end  # step back by about `overlap` weight, always moving forward
+        while k - 1 > start and back + weight(line[k - 1]) <= overlap:
+            k -= 1
+            back += weight(line[k])
+        start = k
+    return out
+
+
 def _split_oversized(lines: list[str], start: int, end: int, cap: int, overlap: int):
     """Cut one block that is over the cap into line windows (and an over-long line into slices)."""
     pieces: list[tuple[int, int, str]] = []
     i = start
     while i < end:
         line = lines[i]
-        if len(line) + 1 > cap:  # a line that cannot share a chunk (incl. exactly cap long)
-            step = max(1, cap - overlap)
-            for off in range(0, len(line), step):
-                pieces.append((i, i + 1, line[off : off + cap]))
-                if off + cap >= len(line):
-                    break
+        if weight(line) + 1 > cap:  # a line that cannot share a chunk (incl. exactly cap long)
+            for part in _slices(line, cap, overlap):
+                pieces.append((i, i + 1, part))
             i += 1
             continue
         size = 0
         j = i
-        while j < end and len(lines[j]) <= cap and size + len(lines[j]) + 1 <= cap:
-            size += len(lines[j]) + 1
+        while j < end and weight(lines[j]) <= cap and size + weight(lines[j]) + 1 <= cap:
+            size += weight(lines[j]) + 1
             j += 1
         j = max(j, i + 1)  # always consume at least one line
         pieces.append((i, j, "\n".join(lines[i:j])))
@@ -115,14 +141,34 @@ def _split_oversized(lines: list[str], start: int, end: int, cap: int, overlap: 
             break
         # Step back by whole lines worth about `overlap` characters, always moving forward.
         back, k = 0, j
-        while k - 1 > i and back + len(lines[k - 1]) + 1 <= overlap:
+        while k - 1 > i and back + weight(lines[k - 1]) + 1 <= overlap:
             k -= 1
-            back += len(lines[k]) + 1
+            back += weight(lines[k]) + 1
         i = k if lines[j - 1 : j] and k > i else j
     return pieces
 
 
+def weight(text: str) -> int:
+    """Size of ``text`` against the cap, in "Latin characters": about four per model token.
+
+    A CJK character is about one token on its own, so it weighs four: a unit of CJK text stays
+    within the embedding model's 512-token window just as a unit of English does."""
+    return len(text) + 3 * len(_WIDE.findall(text))
+
+
+_WIDE = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+
+
 def chunk_markdown(text: str, *, max_chars: int = 1600, overlap_chars: int = 320) -> list[Chunk]:
+    """The search units of a Markdown document: one per block.
+
+    A unit is a single list item (with its nested items), paragraph, code fence, table or quote,
+    citing exactly its lines; its heading path says where it sits. Recall ranks these small units,
+    so a hit is the evidence itself, not the section around it (the section still informs
+    ranking: see ``index.neighbour_context``). A heading whose section has no body of its own is a
+    unit by itself, so every non-blank line is searchable. A block over ``max_chars`` (measured by
+    ``weight``) is cut into line windows that overlap by about ``overlap_chars``.
+    """
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -137,50 +183,26 @@ def chunk_markdown(text: str, *, max_chars: int = 1600, overlap_chars: int = 320
         heading = " > ".join(t for _, t in path)
         chunks.append(Chunk(s + 1, e, heading, body, sha256(body)))
 
-    def flush(section: list[_Block]) -> None:
-        group: list[_Block] = []
-        size = 0
-        for b in section:
-            bsize = sum(len(line) + 1 for line in lines[b.start : b.end])
-            if bsize > max_chars:
-                if group:
-                    emit(group[0].start, group[-1].end)
-                for s, e, body in _split_oversized(lines, b.start, b.end, max_chars, overlap_chars):
-                    emit(s, e, body)
-                group, size = [], 0
-                continue
-            if group and size + bsize > max_chars:
-                emit(group[0].start, group[-1].end)
-                # Carry trailing blocks of the previous chunk as overlap (never the heading).
-                carry: list[_Block] = []
-                csize = 0
-                for prev in reversed(group):
-                    psize = sum(len(line) + 1 for line in lines[prev.start : prev.end])
-                    if (
-                        prev.heading_level
-                        or csize + psize > overlap_chars
-                        or csize + psize + bsize > max_chars
-                    ):
-                        break
-                    carry.insert(0, prev)
-                    csize += psize
-                group, size = carry, csize
-            group.append(b)
-            size += bsize
-        if group:
-            emit(group[0].start, group[-1].end)
-
-    section: list[_Block] = []
-    for b in blocks:
+    for i, b in enumerate(blocks):
         if b.heading_level:
-            # A heading directly followed by another heading has no body: keep it with the next.
-            if section and not all(x.heading_level for x in section):
-                flush(section)
-                section = []
             while path and path[-1][0] >= b.heading_level:
                 path.pop()
+            # A heading with no body before the next heading of its level or higher is searchable
+            # on its own ("## Ideas" with nothing under it yet); otherwise it is context only.
+            body = False
+            for nxt in blocks[i + 1 :]:
+                if nxt.heading_level and nxt.heading_level <= b.heading_level:
+                    break
+                if not nxt.heading_level:
+                    body = True
+                    break
             path.append((b.heading_level, b.heading_text))
-        section.append(b)
-    if section:
-        flush(section)
+            if not body:
+                emit(b.start, b.end)
+            continue
+        if weight("\n".join(lines[b.start : b.end])) > max_chars:
+            for s, e, part in _split_oversized(lines, b.start, b.end, max_chars, overlap_chars):
+                emit(s, e, part)
+        else:
+            emit(b.start, b.end)
     return chunks

@@ -8,8 +8,39 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-RRF = "rrf-v1"
-WEIGHTED = "weighted-v1"
+RRF = "rrf-v2"
+WEIGHTED = "weighted-v2"
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """Every number that decides an order, in one place. The defaults were chosen on the tuning
+    half of the REALTALK benchmark (chats 1-5) and checked on the other benchmarks; see
+    docs/benchmarks.md. Changing one is a new version of the ranking: bump ``RRF``/``WEIGHTED``."""
+
+    rrf_k: int = 20
+    lexical_weight: float = 1.0  # RRF weight of the lexical leg
+    # A lexical hit counts in proportion to coverage**coverage_power: the IDF-weighted share of
+    # the query's terms it matches (0 = every lexical hit counts fully).
+    coverage_power: float = 0.25
+    vector_weight: float = 1.0  # RRF weight of the vector leg
+    # bm25() column weights: the unit's own text, its heading path (+ entities), its neighbours.
+    heading_weight: float = 0.4
+    context_weight: float = 0.5
+    # A unit whose neighbour in the same section is also a candidate gains this share of the
+    # neighbour's fused score: the section informs ranking without being the hit.
+    neighbour_boost: float = 0.15
+    # Diversity: each further hit from a section already shown has its score multiplied by this
+    # (1.0: off; 0.85 lost evidence on the tuning split: a conversation's answer is often two
+    # messages of one session).
+    same_section_factor: float = 1.0
+    # A hit shorter than this many characters takes in the units on the lines right next to it
+    # (recall._grow): "Yes, loved it!" comes with the message it answers. 0 = single units only.
+    hit_min_chars: int = 50
+    # A time named in the question: its window, widened by this many days each side, is searched
+    # too, and that ranking is fused (with this weight) with the unrestricted one.
+    time_slack_days: int = 1
+    time_weight: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -17,6 +48,8 @@ class LegHit:
     chunk_id: int
     rank: int  # 1-based within its leg
     score: float  # lexical: normalised BM25 in (0, 1); vector: cosine similarity in [-1, 1]
+    exact: bool = False  # lexical: holds every identifier and quoted phrase of the query
+    coverage: float = 1.0  # lexical: IDF-weighted share of the query's terms it matches
 
 
 def bm25_to_unit(bm25: float) -> float:
@@ -31,16 +64,20 @@ def bm25_to_unit(bm25: float) -> float:
 
 
 def rrf(
-    lexical: list[LegHit], vector: list[LegHit], k: int = 60, lexical_weight: float = 1.0
+    lexical: list[LegHit],
+    vector: list[LegHit],
+    k: int = 60,
+    lexical_weight: float = 1.0,
+    vector_weight: float = 1.0,
+    coverage_power: float = 0.0,
 ) -> dict[int, float]:
-    """Reciprocal rank fusion (Cormack et al., 2009): sum of w/(k + rank) over the legs.
-
-    The lexical leg counts half when it had to be relaxed (no text had every query term): a
-    document matching one stray word of a question is weak evidence next to a close vector."""
+    """Weighted reciprocal rank fusion (Cormack et al., 2009): sum of w/(k + rank) over the legs."""
     scores: dict[int, float] = {}
-    for leg, w in ((lexical, lexical_weight), (vector, 1.0)):
-        for h in leg:
-            scores[h.chunk_id] = scores.get(h.chunk_id, 0.0) + w / (k + h.rank)
+    for h in lexical:
+        share = h.coverage**coverage_power if coverage_power else 1.0
+        scores[h.chunk_id] = scores.get(h.chunk_id, 0.0) + lexical_weight * share / (k + h.rank)
+    for h in vector:
+        scores[h.chunk_id] = scores.get(h.chunk_id, 0.0) + vector_weight / (k + h.rank)
     return scores
 
 

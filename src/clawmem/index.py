@@ -85,8 +85,39 @@ def _blob(vec: np.ndarray) -> bytes:
     return np.asarray(vec, dtype="<f4").tobytes()
 
 
-def _fts_values(text: str, heading: str, entities: Iterable[str]) -> tuple[str, str]:
-    return search_text(text), search_text(" ".join([heading, *entities]))
+def _fts_values(
+    text: str, heading: str, entities: Iterable[str], context: str
+) -> tuple[str, str, str]:
+    return (
+        search_text(text),
+        search_text(" ".join([heading, *entities])),
+        search_text(context),
+    )
+
+
+# How much of each neighbour a unit carries as context: enough for the message that asked the
+# question a reply answers, not so much that a unit matches for its whole section.
+CONTEXT_CHARS = 300
+
+
+def neighbour_context(units: Sequence[tuple[str, str, str | None]]) -> list[str]:
+    """For units of one file in file order, given as (heading, text, kind): the text of each
+    plain unit's neighbours in the same section ("" for facts, which are self-contained).
+
+    It is indexed (at low weight) but not stored: deleting a contentless FTS5 row restates its
+    values, which are re-derived from the file's stored rows in the same order, so this must stay
+    a pure function of them."""
+    out = []
+    for i, (heading, _text, kind) in enumerate(units):
+        if kind is not None:
+            out.append("")
+            continue
+        near = []
+        for j in (i - 1, i + 1):
+            if 0 <= j < len(units) and units[j][2] is None and units[j][0] == heading:
+                near.append(units[j][1][:CONTEXT_CHARS])
+        out.append("\n".join(near))
+    return out
 
 
 class Index:
@@ -184,7 +215,8 @@ class Index:
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (relpath, sha256, size, mtime_ns, day, lines, json.dumps(list(problems))),
             )
-            for u in units:
+            contexts = neighbour_context([(u.heading, u.text, u.kind) for u in units])
+            for u, context in zip(units, contexts, strict=True):
                 cur = self.conn.execute(
                     "INSERT INTO chunks(path, start_line, end_line, heading, text, sha256, day, "
                     "kind, confidence, valid_from, valid_to, entities) "
@@ -205,10 +237,10 @@ class Index:
                     ),
                 )
                 cid = cur.lastrowid
-                body, head = _fts_values(u.text, u.heading, u.entities)
+                body, head, ctx = _fts_values(u.text, u.heading, u.entities, context)
                 self.conn.execute(
-                    "INSERT INTO chunks_fts(rowid, body, heading) VALUES (?, ?, ?)",
-                    (cid, body, head),
+                    "INSERT INTO chunks_fts(rowid, body, heading, context) VALUES (?, ?, ?, ?)",
+                    (cid, body, head, ctx),
                 )
                 for ent in dict.fromkeys(u.entities):
                     self.conn.execute(
@@ -229,16 +261,19 @@ class Index:
 
     def _remove_file_rows(self, relpath: str, *, keep_vectors: bool, now: int) -> None:
         rows = self.conn.execute(
-            "SELECT id, heading, text, entities, sha256, embedded FROM chunks WHERE path = ?",
+            "SELECT id, heading, text, entities, sha256, embedded, kind FROM chunks "
+            "WHERE path = ? ORDER BY id",
             (relpath,),
         ).fetchall()
         key = self.get_meta("embedder")
-        for r in rows:
-            body, head = _fts_values(r["text"], r["heading"], r["entities"].split())
+        contexts = neighbour_context([(r["heading"], r["text"], r["kind"]) for r in rows])
+        for r, context in zip(rows, contexts, strict=True):
+            body, head, ctx = _fts_values(r["text"], r["heading"], r["entities"].split(), context)
             # Contentless FTS5 deletes by restating the indexed values (deterministic, see textnorm).
             self.conn.execute(
-                "INSERT INTO chunks_fts(chunks_fts, rowid, body, heading) VALUES('delete', ?, ?, ?)",
-                (r["id"], body, head),
+                "INSERT INTO chunks_fts(chunks_fts, rowid, body, heading, context) "
+                "VALUES('delete', ?, ?, ?, ?)",
+                (r["id"], body, head, ctx),
             )
             if r["embedded"]:
                 if keep_vectors and key:

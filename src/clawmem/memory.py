@@ -26,6 +26,7 @@ from .errors import (
     UsageError,
     WorkspaceError,
 )
+from .fusion import Ranking
 from .index import Filters, Index
 from .locking import try_write_lock, write_lock
 from .recall import (
@@ -56,20 +57,26 @@ TOKENIZER = "fts5 porter+unicode61 over NFKC/casefolded/diacritic-free text; CJK
 
 
 def open_workspace(
-    path: str | Path | None = None, *, environ: dict[str, str] | None = None
+    path: str | Path | None = None,
+    *,
+    environ: dict[str, str] | None = None,
+    embedder=None,
 ) -> Memory:
-    """Open the workspace at ``path`` (or found from $CLAWMEM_WORKSPACE / the current folder)."""
+    """Open the workspace at ``path`` (or found from $CLAWMEM_WORKSPACE / the current folder).
+
+    ``embedder``: use this embedder (anything with ``identity``, ``embed_query`` and
+    ``embed_documents``, see embedders/base.py) instead of loading the configured model."""
     root = find_root(Path(path) if path is not None else None)
-    return Memory(root, load_config(root, environ))
+    return Memory(root, load_config(root, environ), embedder=embedder)
 
 
 class Memory:
-    def __init__(self, root: Path, cfg: Config) -> None:
+    def __init__(self, root: Path, cfg: Config, *, embedder=None) -> None:
         self.root = root
         self.cfg = cfg
         self.memory_dir = root / INDEX_DIR
         self.index_path = self.memory_dir / INDEX_NAME
-        self._embedder = None
+        self._embedder = embedder
         self._embedder_error: str | None = None
         self._last_scan: Scan | None = None  # the lazy sync's stat scan, reused for staleness
 
@@ -323,9 +330,11 @@ class Memory:
         budget: int | None = None,
         sync: bool = True,
         today: date | None = None,
+        ranking: Ranking | None = None,
     ) -> RecallResult:
         """Search memory. Filters (time, kind, entity, path, as-of) apply before ranking limits;
-        ``budget`` packs the best results into about that many tokens."""
+        ``budget`` packs the best results into about that many tokens. ``ranking`` overrides the
+        ranking's numbers (for experiments; results then name it ``…+custom``)."""
         if mode not in MODES:
             raise UsageError(f"unknown mode {mode!r}", hint="use one of: " + ", ".join(MODES))
         k_given = k is not None
@@ -377,6 +386,8 @@ class Memory:
             if not (filters.since or filters.until or filters.as_of):
                 hint = query_time_hint(query, today)
 
+            rk = ranking or Ranking(rrf_k=self.cfg.rrf_k)
+
             def search(f: Filters) -> RecallResult:
                 return run_recall(
                     idx,
@@ -386,7 +397,7 @@ class Memory:
                     filters=f,
                     embedder=emb,
                     fusion_name=self.cfg.fusion,
-                    rrf_k=self.cfg.rrf_k,
+                    ranking=rk,
                     candidate_multiplier=self.cfg.candidate_multiplier,
                     snippet_chars=self.cfg.snippet_chars,
                     decay_half_life_days=self.cfg.decay_half_life_days,
@@ -398,21 +409,7 @@ class Memory:
                 if hint is None:
                     result = search(filters)
                 else:
-                    # A time named in the question narrows the search; if nothing is in that
-                    # window, the question is answered without it.
-                    window = replace(
-                        filters,
-                        since=hint.start.isoformat() if hint.start else None,
-                        until=hint.end.isoformat() if hint.end else None,
-                    )
-                    result = search(window)
-                    if result.hits:
-                        result.notes.append(
-                            f"the question names a time: searched {window.since or '…'}"
-                            f" to {window.until or '…'}"
-                        )
-                    else:
-                        result = search(filters)
+                    result = self._time_hinted(search, filters, hint, rk)
                 self._entity_first(idx, query, filters, result, want)
                 result.hits = mark_superseded(idx, result.hits, filters.as_of)
                 if filters.as_of:
@@ -447,6 +444,44 @@ class Memory:
             return result
         finally:
             idx.close()
+
+    @staticmethod
+    def _time_hinted(search, filters: Filters, hint, rk: Ranking) -> RecallResult:
+        """A time named in the question ("on 29 Dec 2023", "last week") is a preference, not a
+        filter: people talk about a day on the next one, and a question may date the wrong
+        session. Search the window (widened by ``rk.time_slack_days``) and everywhere, and fuse
+        the two rankings, so dated hits rise and nothing outside the window is lost."""
+        from datetime import timedelta
+
+        slack = timedelta(days=rk.time_slack_days)
+        try:
+            since = (hint.start - slack).isoformat() if hint.start else None
+        except OverflowError:  # the first days of year 1
+            since = hint.start.isoformat()
+        try:
+            until = (hint.end + slack).isoformat() if hint.end else None
+        except OverflowError:
+            until = hint.end.isoformat()
+        window = replace(filters, since=since, until=until)
+        near = search(window)
+        wide = search(filters)
+        if not near.hits:
+            return wide
+        fused: dict[str, float] = {}
+        by_cite = {}
+        for hits, w in ((near.hits, rk.time_weight), (wide.hits, 1.0)):
+            for rank, h in enumerate(hits, 1):
+                fused[h.citation] = fused.get(h.citation, 0.0) + w / (rk.rrf_k + rank)
+                by_cite.setdefault(h.citation, h)
+        order = sorted(fused, key=lambda c: -fused[c])  # stable: near's order breaks ties
+        wide.hits = [replace(by_cite[c], score=fused[c]) for c in order][
+            : max(len(wide.hits), len(near.hits))
+        ]
+        wide.notes.append(
+            f"the question names a time: hits from {window.since or '…'} to {window.until or '…'}"
+            " rank higher"
+        )
+        return wide
 
     def _entity_first(self, idx: Index, query: str, filters: Filters, result, k: int) -> None:
         """ "Tell me about Peter": the entity's own page leads, then the facts about it."""

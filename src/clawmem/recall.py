@@ -160,27 +160,70 @@ def _filter_sql(f: Filters) -> tuple[str, list]:
 
 
 def lexical_leg(
-    index: Index, q: LexQuery, f: Filters, limit: int
+    index: Index,
+    q: LexQuery,
+    f: Filters,
+    limit: int,
+    ranking: fusion.Ranking | None = None,
 ) -> tuple[list[fusion.LegHit], bool]:
-    """BM25 over the normalised text. Returns (hits, relaxed)."""
-    if not q.all_terms:
+    """BM25 over the normalised text, any term matching (IDF weighs them). Units holding every
+    identifier and quoted phrase of the query come first. Returns (hits, relaxed): ``relaxed``
+    says that no unit holds every term of the query."""
+    if not q.any_terms:
         return [], False
+    r = ranking or fusion.Ranking()
     where, args = _filter_sql(f)
+    bm25 = f"bm25(chunks_fts, 1.0, {r.heading_weight:g}, {r.context_weight:g})"
     sql = (
-        "SELECT c.id, bm25(chunks_fts, 1.0, 0.4) AS r FROM chunks_fts "
+        f"SELECT c.id, {bm25} AS r FROM chunks_fts "
         "JOIN chunks c ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ? "
         + (f"AND {where} " if where else "")
         + "ORDER BY r, c.path, c.start_line, c.id LIMIT ?"
     )
-    for expr, relaxed in ((q.all_terms, False), (q.any_terms, True)):
-        if not expr:
-            continue
-        rows = index.conn.execute(sql, (expr, *args, limit)).fetchall()
-        if rows:
-            return [
-                fusion.LegHit(r[0], i, fusion.bm25_to_unit(r[1])) for i, r in enumerate(rows, 1)
-            ], relaxed
-    return [], False
+    rows = []
+    if q.strong:
+        rows = index.conn.execute(sql, (f"({q.strong}) AND ({q.any_terms})", *args, limit))
+        rows = rows.fetchall()
+    seen = {row[0] for row in rows}
+    strong = frozenset(seen)
+    if len(rows) < limit:
+        rest = index.conn.execute(sql, (q.any_terms, *args, limit)).fetchall()
+        rows += [row for row in rest if row[0] not in seen][: limit - len(rows)]
+    relaxed = False
+    if rows and q.all_terms != q.any_terms:
+        probe = (
+            "SELECT 1 FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid "
+            "WHERE chunks_fts MATCH ? " + (f"AND {where} " if where else "") + "LIMIT 1"
+        )
+        relaxed = index.conn.execute(probe, (q.all_terms, *args)).fetchone() is None
+    return [
+        fusion.LegHit(row[0], i, fusion.bm25_to_unit(row[1]), row[0] in strong)
+        for i, row in enumerate(rows, 1)
+    ], relaxed
+
+
+def _coverage(index: Index, q: LexQuery, ids: list[int]) -> dict[int, float]:
+    """The share of the query's meaning each unit holds: the IDF-weighted fraction of the query's
+    terms it matches (in any column). "a feline resting on a rug" matching only "rest" (of the
+    evening) holds little of the question, however rare "rest" is; fusion weighs it so."""
+    if len(q.terms) < 2 or not ids:
+        return {}
+    total = index.conn.execute("SELECT count(*) FROM chunks").fetchone()[0] or 1
+    marks = ",".join("?" * len(ids))
+    weight: dict[str, float] = {}
+    matched: dict[int, float] = {}
+    for term in q.terms:
+        df = index.conn.execute(
+            "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (term,)
+        ).fetchone()[0]
+        weight[term] = math.log(1.0 + (total - df + 0.5) / (df + 0.5))
+        for (rowid,) in index.conn.execute(
+            f"SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({marks})",
+            (term, *ids),
+        ):
+            matched[rowid] = matched.get(rowid, 0.0) + weight[term]
+    whole = sum(weight.values()) or 1.0
+    return {cid: matched.get(cid, 0.0) / whole for cid in ids}
 
 
 def vector_leg(index: Index, qvec: np.ndarray, f: Filters, limit: int) -> list[fusion.LegHit]:
@@ -287,7 +330,7 @@ def run_recall(
     filters: Filters,
     embedder=None,
     fusion_name: str = "rrf",
-    rrf_k: int = 60,
+    ranking: fusion.Ranking | None = None,
     candidate_multiplier: int = 4,
     snippet_chars: int = 700,
     decay_half_life_days: float = 0.0,
@@ -295,16 +338,19 @@ def run_recall(
     degraded: list[str] | None = None,
 ) -> RecallResult:
     t0 = time.perf_counter()
+    rk = ranking or fusion.Ranking()
     degraded = list(degraded or [])
-    ranking = fusion.WEIGHTED if fusion_name == "weighted" else fusion.RRF
-    result = RecallResult(query, mode, ranking, [], degraded=degraded)
+    name = fusion.WEIGHTED if fusion_name == "weighted" else fusion.RRF
+    if ranking is not None and ranking != fusion.Ranking(rrf_k=ranking.rrf_k):
+        name += "+custom"
+    result = RecallResult(query, mode, name, [], degraded=degraded)
     n_cand = max(k * candidate_multiplier, k)
     q = build_query(query)
 
     lex: list[fusion.LegHit] = []
     vec: list[fusion.LegHit] = []
     if mode in ("hybrid", "lexical"):
-        lex, result.relaxed = lexical_leg(index, q, filters, n_cand)
+        lex, result.relaxed = lexical_leg(index, q, filters, n_cand, rk)
         if result.relaxed:
             result.notes.append(
                 "no result contained every term; showing results that match some of them"
@@ -332,10 +378,17 @@ def run_recall(
         result.ranking = "vector-cosine"
 
     if mode == "hybrid" and vector_used:
+        if rk.coverage_power and lex:
+            from dataclasses import replace
+
+            cover = _coverage(index, q, [h.chunk_id for h in lex])
+            lex = [replace(h, coverage=cover.get(h.chunk_id, 1.0)) for h in lex]
         scores = (
             fusion.weighted(lex, vec)
             if fusion_name == "weighted"
-            else fusion.rrf(lex, vec, rrf_k, lexical_weight=0.5 if result.relaxed else 1.0)
+            else fusion.rrf(
+                lex, vec, rk.rrf_k, rk.lexical_weight, rk.vector_weight, rk.coverage_power
+            )
         )
     else:
         leg = lex if mode != "vector" else vec
@@ -348,53 +401,67 @@ def run_recall(
 
     lex_by = {h.chunk_id: h for h in lex}
     vec_by = {h.chunk_id: h for h in vec}
-    ids = list(scores)
-    rows = {}
-    for i in range(0, len(ids), 500):
-        part = ids[i : i + 500]
-        for r in index.conn.execute(
-            f"SELECT {_COLS} FROM chunks c WHERE c.id IN ({','.join('?' * len(part))})", part
-        ):
-            rows[r[0]] = r
+    rows = _rows(index, list(scores))
+    ids = [cid for cid in scores if cid in rows]
     today = today or date.today()
 
-    def final_score(cid: int) -> float:
+    def section(cid: int) -> tuple[str, str]:
+        return rows[cid]["path"], rows[cid]["heading"]
+
+    final = {}
+    for cid in ids:
         s = scores[cid]
-        day = rows[cid]["day"] if cid in rows else None
+        if rk.neighbour_boost and mode == "hybrid" and vector_used:
+            # On fused (RRF) scores only: a single leg's BM25 or cosine scores are on other
+            # scales. Units of one file are stored in file order, so neighbours are id ± 1.
+            near = [
+                scores[n]
+                for n in (cid - 1, cid + 1)
+                if n in scores and n in rows and section(n) == section(cid) and rows[n]["kind"] is None
+            ]
+            if near and rows[cid]["kind"] is None:
+                s += rk.neighbour_boost * max(near)
+        day = rows[cid]["day"]
         if decay_half_life_days > 0 and day and not rows[cid]["path"].startswith("bank/"):
             age = (today - date.fromisoformat(day)).days
             if age > 0:
                 s *= math.pow(0.5, age / decay_half_life_days)
-        return s
+        final[cid] = s
 
     # Stable order: score, then the better lexical rank, then path and line.
-    ordered = sorted(
-        (cid for cid in ids if cid in rows),
-        key=lambda c: (
-            -final_score(c),
-            lex_by[c].rank if c in lex_by else 10**9,
-            rows[c]["path"],
-            rows[c]["start_line"],
-            c,
-        ),
-    )
-    # The best all-terms keyword hit is never dropped because the vector leg missed it.
-    if mode == "hybrid" and lex and not result.relaxed and lex[0].chunk_id in ordered[k:]:
-        ordered.remove(lex[0].chunk_id)
-        ordered.insert(k - 1, lex[0].chunk_id)
+    def order_key(c: int):
+        lr = lex_by[c].rank if c in lex_by else 10**9
+        return (-final[c], lr, rows[c]["path"], rows[c]["start_line"], c)
+
+    ordered = sorted(ids, key=order_key)
+    if rk.same_section_factor < 1.0:
+        ordered = _diversify(ordered, final, section, rk.same_section_factor)
+    # Units holding every identifier and quoted phrase of the query ("DEC-0054", "v2.3.1") come
+    # first, in their fused order: a close vector never outranks the exact thing asked for.
+    exact = {h.chunk_id for h in lex if h.exact}
+    if exact:
+        ordered = [c for c in ordered if c in exact] + [c for c in ordered if c not in exact]
 
     hits: list[Hit] = []
+    taken: set[int] = set()  # units already shown, alone or in a group
     for cid in ordered:
+        if cid in taken:
+            continue
         r = rows[cid]
         lh, vh = lex_by.get(cid), vec_by.get(cid)
+        group = [r]
+        if rk.hit_min_chars and r["kind"] is None:
+            group = _grow(index, r, final, taken, rk.hit_min_chars)
+        taken.update(g["id"] for g in group)
+        text = "\n".join(g["text"] for g in group)
         hit = Hit(
             path=r["path"],
-            start_line=r["start_line"],
-            end_line=r["end_line"],
+            start_line=group[0]["start_line"],
+            end_line=group[-1]["end_line"],
             heading=r["heading"],
-            text=r["text"],
-            snippet=_snippet(r["text"], q, snippet_chars),
-            score=final_score(cid),
+            text=text,
+            snippet=_snippet(text, q, snippet_chars),
+            score=final[cid],
             kind=r["kind"],
             day=r["day"],
             entities=tuple(r["entities"].split()),
@@ -407,13 +474,79 @@ def run_recall(
             vector_score=vh.score if vh else None,
         )
         if _overlaps(hit, hits):
-            continue  # overlapping chunks (or a fact inside a chunk already shown) add nothing
+            continue  # overlapping units (a fact inside a list item already shown) add nothing
         hits.append(hit)
         if len(hits) >= k:
             break
     result.hits = hits
     result.seconds = time.perf_counter() - t0
     return result
+
+
+def _grow(index: Index, row, score: dict, taken: set[int], min_chars: int) -> list:
+    """A short unit (a chat message, a checklist item) with the units right next to it, until
+    the group is about ``min_chars`` long: one hit then carries the question a reply answers, or
+    the reply a question got. Only units on adjacent lines of the same section join (so the
+    group's text is exactly its lines), never one already shown, and the better-scored
+    neighbour (else the one before) joins first."""
+    group = [row]
+    size = len(row["text"])
+    lo = index.conn.execute(
+        f"SELECT {_COLS} FROM chunks c WHERE c.id BETWEEN ? AND ? AND c.path = ? "
+        "AND c.kind IS NULL ORDER BY c.id",
+        (row["id"] - 8, row["id"] + 8, row["path"]),
+    ).fetchall()
+    near = {r["id"]: r for r in lo}
+    while size < min_chars:
+        first, last = group[0], group[-1]
+        options = []
+        for cand, before in ((near.get(first["id"] - 1), True), (near.get(last["id"] + 1), False)):
+            if cand is None or cand["id"] in taken or cand["heading"] != row["heading"]:
+                continue
+            touching = (
+                cand["end_line"] == first["start_line"] - 1
+                if before
+                else cand["start_line"] == last["end_line"] + 1
+            )
+            if touching:
+                options.append((score.get(cand["id"], 0.0), before, cand))
+        if not options:
+            break
+        _, before, cand = max(options, key=lambda o: (o[0], o[1]))
+        group = [cand, *group] if before else [*group, cand]
+        size += len(cand["text"]) + 1
+    return group
+
+
+def _rows(index: Index, ids: list[int]) -> dict:
+    """The candidates' rows and their neighbours' (id ± 1), by id."""
+    want = sorted({n for cid in ids for n in (cid - 1, cid, cid + 1)})
+    rows = {}
+    for i in range(0, len(want), 500):
+        part = want[i : i + 500]
+        for r in index.conn.execute(
+            f"SELECT {_COLS} FROM chunks c WHERE c.id IN ({','.join('?' * len(part))})", part
+        ):
+            rows[r[0]] = r
+    return rows
+
+
+def _diversify(ordered: list[int], score: dict, section, factor: float) -> list[int]:
+    """Greedy re-ranking: each pick from a section already picked counts ``factor`` times less,
+    so questions whose evidence spans days get several short hits rather than one section."""
+    shown: dict = {}
+    out: list[int] = []
+    left = list(ordered)
+    while left:
+        best = max(left, key=lambda c: (score[c] * factor ** shown.get(section(c), 0)))
+        # ties keep the original order (max returns the first)
+        out.append(best)
+        left.remove(best)
+        shown[section(best)] = shown.get(section(best), 0) + 1
+        if len(out) >= 200:  # nothing past a page of hits is read
+            out += left
+            break
+    return out
 
 
 def _why_empty(index: Index, q: LexQuery, f: Filters, mode: str) -> str:

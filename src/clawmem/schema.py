@@ -7,7 +7,7 @@ See docs/storage.md for the reasoning behind each table.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 DDL = """
 -- Key/value facts about this index: schema_version, chunker_version, normalizer_version,
@@ -29,7 +29,8 @@ CREATE TABLE IF NOT EXISTS files (
     problems   TEXT NOT NULL DEFAULT '[]'  -- JSON list of malformed facts: [{line, text, message}]
 ) WITHOUT ROWID;
 
--- Search units: structural chunks of every file, and one unit per `## Retain` fact.
+-- Search units: one per block of every file (a list item, paragraph, fence, table), and one per
+-- `## Retain` fact.
 CREATE TABLE IF NOT EXISTS chunks (
     id          INTEGER PRIMARY KEY,  -- also the rowid in chunks_fts and in the vector table
     path        TEXT NOT NULL REFERENCES files(path) ON DELETE CASCADE,
@@ -61,8 +62,10 @@ CREATE TABLE IF NOT EXISTS chunk_entities (
 
 -- Lexical index over the *normalised* text (see textnorm.py). Contentless: the text lives once,
 -- in chunks.text; deleting a row re-derives its normalised text, which is deterministic.
+-- body: the unit's text; heading: its heading path and entities; context: the text of its
+-- neighbours in the same section (index.neighbour_context), ranked at a low weight.
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    body, heading, content='', tokenize='porter unicode61 remove_diacritics 0'
+    body, heading, context, content='', tokenize='porter unicode61 remove_diacritics 0'
 );
 
 -- Vectors of texts that left the index (edited or deleted), kept so that an undo, a rename or a

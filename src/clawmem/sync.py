@@ -135,10 +135,13 @@ def parse_file(root: Path, entry: FileEntry, cfg: Config) -> ParsedFile | Skippe
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     file_day = date_from_path(entry.relpath)
     day = file_day.isoformat() if file_day else None
+    facts, problems = extract_facts(text)
+    fact_lines = {f.line for f in facts}
     units = []
     for c in chunk_markdown(text, max_chars=cfg.chunk_chars, overlap_chars=cfg.overlap_chars):
+        if c.start_line == c.end_line and c.start_line in fact_lines:
+            continue  # the fact's own unit (below) stands for this line, with its kind and date
         units.append(make_unit(c.start_line, c.end_line, c.heading, c.text, day))
-    facts, problems = extract_facts(text)
     year = file_day.year if file_day else time.localtime().tm_year
     for fact in facts:
         start, end = fact_validity(fact.content, year)

@@ -38,11 +38,18 @@ _CJK_RUN = re.compile(f"[{_CJK}]+")
 # What FTS5's unicode61 tokenizer treats as token characters: letters and digits. `_` splits.
 _TOKEN = re.compile(r"[^\W_]+")
 
+# Function words and the words questions are made of. They are left out of lexical queries (a
+# question's "when did … do" says nothing about which note answers it) unless a query has nothing
+# else; BM25's IDF would weigh them low anyway, but each one drags thousands of rows into ranking.
 STOPWORDS = frozenset(
-    """a an and are as at be been but by can could did do does for from had has have how i if in
-    into is it its me my of on or our so than that the their them then there these they this to
-    was we were what when where which who why will with would you your about tell show find give
-    any all some please""".split()
+    """a an and are as at be been being but by can could did do does doing done for from had has
+    have having how i if in into is it its itself me my myself of on or our ours so than that the
+    their theirs them themselves then there these they this those to too was we were what when
+    where which while who whom whose why will with would you your yours yourself about tell show
+    find give any all some please also just very much many more most other such own same should
+    shall may might must ever each both few further here once only again against between during
+    before after above below up down out off over under until he him his she her hers herself
+    himself let lets get got us ok okay kind sort""".split()
 )
 
 
@@ -78,9 +85,10 @@ class LexQuery:
     """FTS5 MATCH expressions derived from a user's query."""
 
     terms: tuple[str, ...]  # one quoted FTS5 phrase per meaningful user term
-    all_terms: str | None  # every term must match
-    any_terms: str | None  # relaxed: any term may match (ranked by BM25)
-    dropped: tuple[str, ...]  # stopwords left out of the all-terms query
+    all_terms: str | None  # every term must match (only to tell whether any unit has them all)
+    any_terms: str | None  # what recall ranks: any term may match, BM25 weighs them
+    strong: str | None  # identifiers and quoted phrases, all required: such hits come first
+    dropped: tuple[str, ...]  # stopwords left out
 
 
 def _phrase(toks: list[str]) -> str:
@@ -88,12 +96,22 @@ def _phrase(toks: list[str]) -> str:
     return '"' + " ".join(toks) + '"'
 
 
+_QUOTED = re.compile(r'"([^"]+)"')
+# A term typed as an identifier: words joined by _ - . / : (DEC-0054, payment_processor, v2.3.1,
+# src/memory/hybrid.ts) or letters mixed with digits (v2, 88213a). Plain numbers and words are not.
+_IDENT = re.compile(r"\w+(?:[_\-./:]\w+)+|(?=\w*\d)(?=\w*[^\W\d])\w+")
+
+
 def build_query(query: str) -> LexQuery:
     phrases: list[str] = []
-    loose: list[str] = []  # extra terms for the relaxed query: the bigrams of long CJK runs
+    strong: list[str] = []
+    loose: list[str] = []  # extra terms: the bigrams of long CJK runs, each on its own
     stop: list[str] = []
     seen: set[str] = set()
-    for raw in query.split():
+    quoted = [m.group(1) for m in _QUOTED.finditer(query)]
+    rest = _QUOTED.sub(" ", query)
+    raws = [(q, True) for q in quoted] + [(r, False) for r in rest.split()]
+    for raw, is_quoted in raws:
         toks = tokens(raw)
         if not toks:
             continue
@@ -109,20 +127,22 @@ def build_query(query: str) -> LexQuery:
         seen.add(phrase)
         if len(toks) > 2 and all(_CJK_RUN.fullmatch(t) for t in toks):
             loose.extend(_phrase([t]) for t in toks)
-        if len(toks) == 1 and toks[0] in STOPWORDS:
+        if len(toks) == 1 and toks[0] in STOPWORDS and not is_quoted:
             stop.append(phrase)
-        else:
-            phrases.append(phrase)
+            continue
+        phrases.append(phrase)
+        if is_quoted or _IDENT.fullmatch(raw.strip(".,;:!?()[]{}'\"")):
+            strong.append(phrase)
     if not phrases:
         # A query made only of stopwords ("who are you") still deserves a lexical try.
         phrases, stop = stop, []
     if not phrases:
-        return LexQuery((), None, None, ())
+        return LexQuery((), None, None, None, ())
+    alternatives = list(dict.fromkeys(phrases + loose))
     return LexQuery(
         terms=tuple(phrases),
         all_terms=" AND ".join(phrases),
-        any_terms=" OR ".join(dict.fromkeys(phrases + loose))
-        if len(phrases) + len(loose) > 1
-        else None,
+        any_terms=" OR ".join(alternatives),
+        strong=" AND ".join(strong) if strong else None,
         dropped=tuple(stop),
     )

@@ -1,0 +1,328 @@
+"""REALTALK: real 21-day conversations that no one on this project wrote, as daily logs.
+
+The conversion follows ``../shared/eval/realtalk``'s README: one daily log a day
+(``memory/YYYY-MM-DD.md``), one ``## Session N`` section per session (a session that runs past
+midnight continues under the same heading in the next day's log), one ``- Speaker: text`` bullet
+per message (whitespace collapsed to one line; a photo's caption appended as ``[photo: …]``). A
+question's gold lines are the bullets of its evidence messages; questions without evidence ids are
+left out. Nothing from the data is written into the repository: workspaces are built under
+``bench-results/``.
+
+Baselines, on the same workspaces and the same embedder as clawmem, over *single messages*:
+BM25 (FTS5 ``bm25()``, any term, ``unicode61 remove_diacritics 2``), dense (exact cosine of each
+bullet's text) and their reciprocal rank fusion (k = 60). Chats 1–5 are the tuning split, 6–10
+the held-out split; results are reported for both and for all ten.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+
+from . import metrics as M
+from .common import EVAL, WORK, VectorCache, embedder_status, log, median, percentile
+from .systems import ClawmemSearcher, Searcher
+from .workspaces import _remove_strays, write_files
+
+try:
+    import sqlean as sqlite
+except ImportError:  # pragma: no cover
+    import sqlite3 as sqlite  # type: ignore[no-redef]
+
+REALTALK = EVAL / "realtalk"
+BUDGETS = (1000, 2000, 4000)
+EVAL_K = 20
+TUNE = (1, 2, 3, 4, 5)
+HELD_OUT = (6, 7, 8, 9, 10)
+
+
+@dataclass(frozen=True)
+class Message:
+    path: str
+    line: int
+    text: str  # the bullet's text without "- "
+
+
+@dataclass
+class Chat:
+    number: int
+    name: str
+    files: dict[str, str]
+    messages: list[Message]
+    questions: list[dict]  # {question, answer, category, gold: [[{path, start, end}]]}
+    today: date  # the day after the last message: when an agent would ask
+
+
+def chat_files() -> list[Path]:
+    files = sorted(REALTALK.glob("Chat_*.json"), key=lambda p: int(p.name.split("_")[1]))
+    if not files:
+        raise FileNotFoundError(f"{REALTALK}: no Chat_*.json (set CLAWMEM_BENCH_EVAL)")
+    return files
+
+
+def _when(stamp: str) -> datetime:
+    return datetime.strptime(stamp.strip(), "%d.%m.%Y, %H:%M:%S")
+
+
+def convert(path: Path) -> Chat:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    number = int(path.name.split("_")[1])
+    sessions = sorted(
+        (int(k.split("_")[1]), v)
+        for k, v in data.items()
+        if re.fullmatch(r"session_\d+", k) and isinstance(v, list)
+    )
+    by_day: dict[str, list[tuple[int, dict]]] = {}
+    for n, msgs in sessions:
+        for m in msgs:
+            by_day.setdefault(_when(m["date_time"]).date().isoformat(), []).append((n, m))
+    files: dict[str, str] = {}
+    where: dict[str, tuple[str, int]] = {}
+    messages: list[Message] = []
+    for day in sorted(by_day):
+        rel = f"memory/{day}.md"
+        lines = [f"# {day}"]
+        current = None
+        for n, m in by_day[day]:
+            if n != current:
+                lines += ["", f"## Session {n}", ""]
+                current = n
+            text = " ".join(m["clean_text"].split())
+            if m.get("blip_caption"):
+                text = f"{text} [photo: {' '.join(m['blip_caption'].split())}]".strip()
+            body = f"{m['speaker']}: {text}"
+            lines.append(f"- {body}")
+            where[m["dia_id"]] = (rel, len(lines))
+            messages.append(Message(rel, len(lines), body))
+        files[rel] = "\n".join(lines) + "\n"
+    questions = []
+    for q in data["qa"]:
+        ev = [e for e in q.get("evidence") or [] if e in where]
+        if not ev:
+            continue
+        gold = [[{"path": where[e][0], "start": where[e][1], "end": where[e][1]}] for e in ev]
+        questions.append(
+            {
+                "question": q["question"],
+                "answer": q.get("answer"),
+                "category": q.get("category"),
+                "gold": gold,
+            }
+        )
+    last = max(date.fromisoformat(d) for d in by_day)
+    return Chat(number, path.stem, files, messages, questions, last + timedelta(days=1))
+
+
+def build(chat: Chat) -> Path:
+    root = WORK / "work" / "realtalk" / f"chat-{chat.number:02d}"
+    root.mkdir(parents=True, exist_ok=True)
+    _remove_strays(root, chat.files)
+    write_files(root, chat.files)
+    return root
+
+
+# --------------------------------------------------------------------------- baselines
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+class MessageBM25(Searcher):
+    def __init__(self, messages: list[Message]) -> None:
+        super().__init__("msg-bm25", "BM25 over single messages (FTS5, any term)")
+        self.messages = messages
+        self.conn = sqlite.connect(":memory:")
+        self.conn.execute(
+            "CREATE VIRTUAL TABLE t USING fts5(body, tokenize = 'unicode61 remove_diacritics 2')"
+        )
+        with self.conn:
+            self.conn.executemany(
+                "INSERT INTO t(rowid, body) VALUES (?, ?)",
+                [(i, m.text) for i, m in enumerate(messages)],
+            )
+
+    def ranked(self, query: str, k: int) -> list[int]:
+        toks = list(dict.fromkeys(t.lower() for t in _WORD.findall(query)))
+        if not toks:
+            return []
+        expr = " OR ".join('"' + t.replace('"', "") + '"' for t in toks)
+        rows = self.conn.execute(
+            "SELECT rowid FROM t WHERE t MATCH ? ORDER BY bm25(t), rowid LIMIT ?", (expr, k)
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def _search(self, query, *, k, today):
+        return [_cite(self.messages[i]) for i in self.ranked(query, k)]
+
+
+class MessageDense(Searcher):
+    def __init__(self, messages: list[Message], vectors: np.ndarray, embedder) -> None:
+        super().__init__("msg-dense", "dense over single messages (exact cosine)")
+        self.messages = messages
+        self.vectors = vectors
+        self.embedder = embedder
+
+    def ranked(self, query: str, k: int) -> list[int]:
+        q = self.embedder.embed_query(query)
+        if q is None:
+            return []
+        sims = self.vectors @ np.asarray(q, dtype=np.float32)
+        return [int(i) for i in np.argsort(-sims, kind="stable")[:k]]
+
+    def _search(self, query, *, k, today):
+        return [_cite(self.messages[i]) for i in self.ranked(query, k)]
+
+
+class MessageRRF(Searcher):
+    def __init__(self, bm25: MessageBM25, dense: MessageDense, rrf_k: int = 60) -> None:
+        super().__init__("msg-rrf", "RRF of those two (k = 60)")
+        self.bm25, self.dense, self.rrf_k = bm25, dense, rrf_k
+
+    def _search(self, query, *, k, today):
+        scores: dict[int, float] = {}
+        for leg in (self.bm25.ranked(query, 100), self.dense.ranked(query, 100)):
+            for rank, i in enumerate(leg, 1):
+                scores[i] = scores.get(i, 0.0) + 1.0 / (self.rrf_k + rank)
+        best = sorted(scores, key=lambda i: (-scores[i], i))[:k]
+        return [_cite(self.bm25.messages[i]) for i in best]
+
+
+def _cite(m: Message) -> tuple[str, int, int]:
+    return (m.path, m.line, m.line)
+
+
+# --------------------------------------------------------------------------- the run
+def _open(root: Path, emb):
+    from .quality import open_clawmem
+
+    return open_clawmem(root, vectors=emb is not None, embedder=emb)
+
+
+def run_realtalk(*, vectors: bool, chats: tuple[int, ...] | None = None) -> dict:
+    emb, why = embedder_status() if vectors else (None, "vectors disabled (--no-vectors)")
+    cache = VectorCache()
+    per_q: dict[str, list[dict]] = {}
+    labels: dict[str, str] = {}
+    latencies: dict[str, list[float]] = {}
+    setup = []
+    for path in chat_files():
+        chat = convert(path)
+        if chats and chat.number not in chats:
+            continue
+        root = build(chat)
+        mem = _open(root, emb)
+        from .quality import index_clawmem
+
+        idx = index_clawmem(mem, f"realtalk-{chat.number}")
+        searchers: list[Searcher] = []
+        modes = ["hybrid", "lexical", "vector"] if emb is not None else ["lexical"]
+        searchers += [ClawmemSearcher(mem, m) for m in modes]
+        bm25 = MessageBM25(chat.messages)
+        searchers.append(bm25)
+        if emb is not None:
+            vecs = cache.embed(emb, [m.text for m in chat.messages])
+            dense = MessageDense(chat.messages, vecs, emb)
+            searchers += [dense, MessageRRF(bm25, dense)]
+        setup.append(
+            {
+                "chat": chat.number,
+                "name": chat.name,
+                "files": len(chat.files),
+                "messages": len(chat.messages),
+                "questions": len(chat.questions),
+                "units": mem.status().get("chunks"),
+                "index_seconds": idx.get("wall_seconds"),
+            }
+        )
+        lens = {rel: [len(x) for x in text.split("\n")] for rel, text in chat.files.items()}
+
+        def line_len(p: str, n: int, lens=lens) -> int:
+            ls = lens.get(p, [])
+            return ls[n - 1] if 0 < n <= len(ls) else 0
+
+        for s in searchers:
+            s.warm("warm-up question about a trip")
+            labels[s.name] = s.label
+        log(f"realtalk chat {chat.number}: {len(chat.questions)} questions × {len(searchers)}")
+        for q in chat.questions:
+            for s in searchers:
+                res = s.search(q["question"], k=EVAL_K, today=chat.today)
+                row = {"chat": chat.number, "category": q["category"]}
+                for b in BUDGETS:
+                    row[f"er@{b}"] = M.evidence_recall(res, q["gold"], line_len, b)
+                row["r@5"] = M.recall_at_k(res, q["gold"], 5)
+                row["r@10"] = M.recall_at_k(res, q["gold"], 10)
+                row["mrr"] = M.reciprocal_rank(res, q["gold"])
+                row["chars"] = M.chars_returned(res, line_len)
+                row["lines"] = sum(b - a + 1 for _, a, b in res) / max(1, len(res))
+                per_q.setdefault(s.name, []).append(row)
+        for s in searchers:
+            latencies.setdefault(s.name, []).extend(s.latencies)
+    cache.close()
+
+    def summarise(rows: list[dict]) -> dict:
+        out = {f"er@{b}": M.mean(r[f"er@{b}"] for r in rows) for b in BUDGETS}
+        out.update(
+            {
+                "r@5": M.mean(r["r@5"] for r in rows),
+                "r@10": M.mean(r["r@10"] for r in rows),
+                "mrr": M.mean(r["mrr"] for r in rows),
+                "chars": M.mean(r["chars"] for r in rows),
+                "lines_per_hit": M.mean(r["lines"] for r in rows),
+                "n": len(rows),
+            }
+        )
+        return out
+
+    systems = []
+    for name, rows in per_q.items():
+        systems.append(
+            {
+                "name": name,
+                "label": labels[name],
+                "all": summarise(rows),
+                "tune": summarise([r for r in rows if r["chat"] in TUNE]),
+                "held_out": summarise([r for r in rows if r["chat"] in HELD_OUT]),
+                "p50_ms": median(latencies[name]) * 1000,
+                "p95_ms": percentile(latencies[name], 95) * 1000,
+            }
+        )
+    return {
+        "vectors": emb is not None,
+        "vectors_off_reason": None if emb is not None else why,
+        "embedder": emb.identity.key() if emb is not None else None,
+        "setup": setup,
+        "questions": sum(s["questions"] for s in setup),
+        "systems": systems,
+        "per_question": per_q,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.realtalk")
+    ap.add_argument("--chats", help="comma-separated chat numbers (default: all ten)")
+    ap.add_argument("--no-vectors", action="store_true")
+    args = ap.parse_args(argv)
+    chats = tuple(int(x) for x in args.chats.split(",")) if args.chats else None
+    res = run_realtalk(vectors=not args.no_vectors, chats=chats)
+    print(f"{'system':<16} {'split':<9} ER@1k  ER@2k  ER@4k  R@5    R@10   MRR    chars")
+    for s in res["systems"]:
+        for split in ("tune", "held_out", "all"):
+            m = s[split]
+            if not m["n"]:
+                continue
+            print(
+                f"{s['name']:<16} {split:<9} {m['er@1000']:.3f}  {m['er@2000']:.3f}  "
+                f"{m['er@4000']:.3f}  {m['r@5']:.3f}  {m['r@10']:.3f}  {m['mrr']:.3f}  "
+                f"{m['chars']:.0f}"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
