@@ -107,10 +107,6 @@ def index(
     print(index_summary(data))
 
 
-def _recall_one(mem, query: str, opts: dict):
-    return mem.recall(query, **opts)
-
-
 @app.command()
 def recall(
     query: Annotated[str | None, typer.Argument(help="What to look for, in any language.")] = None,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from datetime import datetime
 
 from rich.console import Console
@@ -153,7 +152,3 @@ def status_human(s: dict) -> None:
         out.print(f"[red]problem[/red]     {escape(p['path'])}:{p['line']}: {escape(p['message'])}")
     for sk in s.get("skipped", []) + s.get("unreadable", []):
         out.print(f"[yellow]skipped[/yellow]     {escape(sk['path'])}: {escape(sk['reason'])}")
-
-
-def is_tty() -> bool:
-    return sys.stdout.isatty()
