@@ -253,24 +253,35 @@ def run_speed(*, quick: bool) -> dict:
 # --- the whole run and its report ------------------------------------------------------------
 
 
-def run(quick: bool) -> dict:
-    if not (EVAL / "scifact").is_dir():
+PARTS = ("scifact", "fixture", "multilingual", "speed")
+
+
+def run(quick: bool, only: tuple[str, ...] = PARTS, previous: dict | None = None) -> dict:
+    """Measure ``only`` these parts; the others are taken from ``previous`` (a saved run)."""
+    if "scifact" in only and not (EVAL / "scifact").is_dir():
         raise SystemExit(f"SciFact not found at {EVAL / 'scifact'} (set CLAWMEM_BENCH_EVAL)")
+    results = dict(previous or {})
+    results["mode"] = "quick" if quick else "default"
     cache = VectorCache()
     t0 = time.perf_counter()
     try:
-        results = {
-            "mode": "quick" if quick else "default",
-            "scifact": run_scifact(
+        if "scifact" in only:
+            results["scifact"] = run_scifact(
                 cache, n_queries=30 if quick else 100, n_docs=300 if quick else 1000
-            ),
-            "fixture": run_fixture(),
-            "multilingual": run_multilingual(),
-            "speed": run_speed(quick=quick),
-        }
+            )
+        if "fixture" in only:
+            results["fixture"] = run_fixture()
+        if "multilingual" in only:
+            results["multilingual"] = run_multilingual()
+        if "speed" in only:
+            results["speed"] = run_speed(quick=quick)
     finally:
         cache.close()
-    results["seconds"] = time.perf_counter() - t0
+    seconds = dict(results.get("part_seconds") or {})
+    for part in only:
+        seconds[part] = time.perf_counter() - t0
+    results["part_seconds"] = seconds
+    results["seconds"] = sum(seconds.values())
     return results
 
 
@@ -387,13 +398,30 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", default=str(REPO / "docs" / "benchmarks.md"), help="'-' for none")
     ap.add_argument("--json", default=str(WORK / "embedders.json"))
     ap.add_argument("--render", help="re-render from a saved JSON, no measurements")
+    ap.add_argument(
+        "--only",
+        default=",".join(PARTS),
+        help="measure these parts (scifact,fixture,multilingual,speed); the others are read "
+        "from --json's file",
+    )
     args = ap.parse_args(argv)
     if args.render:
         results = json.loads(Path(args.render).read_text(encoding="utf-8"))
     else:
-        results = run(args.quick)
+        only = tuple(p for p in args.only.split(",") if p)
+        unknown = sorted(set(only) - set(PARTS))
+        if unknown:
+            ap.error(f"unknown part(s): {', '.join(unknown)}")
+        previous = None
+        if set(only) != set(PARTS) and Path(args.json).is_file():
+            previous = json.loads(Path(args.json).read_text(encoding="utf-8"))
+        results = run(args.quick, only, previous)
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(results, indent=1), encoding="utf-8")
+    missing = [p for p in PARTS if p not in results]
+    if missing:
+        log(f"saved {args.json}; not rendered: {', '.join(missing)} not measured yet")
+        return
     section = render(results)
     print(section)
     if args.out != "-":

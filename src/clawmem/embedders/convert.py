@@ -451,6 +451,45 @@ def _read_vocab(src_dir: Path, n_vocab: int) -> _Vocab:
 # --- writing ----------------------------------------------------------------
 
 
+def gguf_writer(path: Path, arch: str) -> Any:
+    """A ``gguf.GGUFWriter`` that packs long metadata arrays (token lists, scores) in bulk.
+
+    The stock writer packs array items one Python call at a time: for a 250k-piece
+    vocabulary that is most of a conversion's time (seconds, tens on a busy machine).
+    """
+    import struct as _struct
+
+    import gguf
+
+    vt = gguf.GGUFValueType
+    bulk = {vt.FLOAT32: "<f4", vt.INT32: "<i4", vt.UINT32: "<u4"}
+
+    class _Writer(gguf.GGUFWriter):
+        def _pack_val(self, val, vtype, add_vtype, sub_type=None):  # type: ignore[no-untyped-def]
+            if (
+                vtype == vt.ARRAY
+                and isinstance(val, list)
+                and len(val) > 256
+                and self.endianess == gguf.GGUFEndian.LITTLE
+            ):
+                ltype = sub_type if sub_type is not None else vt.get_type(val[0])
+                if ltype == vt.STRING:
+                    length = _struct.Struct("<Q").pack
+                    body = b"".join(
+                        length(len(b)) + b
+                        for b in (v.encode("utf-8") if isinstance(v, str) else v for v in val)
+                    )
+                elif ltype in bulk:
+                    body = np.asarray(val, dtype=bulk[ltype]).tobytes()
+                else:
+                    return super()._pack_val(val, vtype, add_vtype, sub_type)
+                head = _struct.pack("<I", vtype) if add_vtype else b""
+                return head + _struct.pack("<IQ", ltype, len(val)) + body
+            return super()._pack_val(val, vtype, add_vtype, sub_type)
+
+    return _Writer(path, arch)
+
+
 def _write_gguf(
     path: Path,
     *,
@@ -465,7 +504,7 @@ def _write_gguf(
     import gguf  # deferred: only conversion needs the writer
 
     arch = "bert"
-    writer = gguf.GGUFWriter(path, arch)
+    writer = gguf_writer(path, arch)
     writer.add_name(name)
     writer.add_file_type(gguf.LlamaFileType.ALL_F32)
     writer.add_context_length(config["max_position_embeddings"])

@@ -30,7 +30,7 @@ import numpy as np
 
 from clawmem.errors import ModelError
 
-from .convert import KEY_DOCUMENT_PREFIX, KEY_QUERY_PREFIX
+from .convert import KEY_DOCUMENT_PREFIX, KEY_QUERY_PREFIX, gguf_writer
 
 KEY_NORMALIZE = "clawmem.normalize"
 KEY_SOURCE = "clawmem.source"
@@ -244,7 +244,7 @@ def _write(
     import gguf  # deferred: only conversion needs the writer
 
     h = packed.header
-    writer = gguf.GGUFWriter(path, "bert")
+    writer = gguf_writer(path, "bert")
     writer.add_name(name)
     if licence:
         writer.add_string("general.license", licence)
