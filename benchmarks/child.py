@@ -146,14 +146,14 @@ def op_index(args: dict) -> dict:
     mem = clawmem.open_workspace(root, environ=env)
     timed = None
     if args["embed"] in ("real", "stub"):
-        from clawmem.models import load_embedder
+        from clawmem.model_choice import load_embedder
 
         real = load_embedder(root, mem.cfg)
         if args["embed"] == "real":
             timed = TimedEmbedder(real)
         else:
             timed = StubEmbedder(real.identity, np.load(args["base_vectors"]))
-        mem._embedder = timed  # the harness chooses the embedder; Memory.index() runs unchanged
+        mem.reconfigure(mem.cfg, embedder=timed)  # the harness's embedder; index() unchanged
     load_s = time.perf_counter() - t_import
     prof = None
     if args.get("profile"):

@@ -163,9 +163,9 @@ PARTS = {
     # (file suffix, function): what it is, in the report
     ("clawmem/workspace.py", "scan"): "workspace scan (stat of every file)",
     ("clawmem/index.py", "counts"): "Index.counts() (COUNT(*) queries)",
-    ("clawmem/recall.py", "run_recall"): "run_recall (both legs, fusion, rows)",
-    ("clawmem/recall.py", "lexical_leg"): "  lexical leg (FTS5)",
-    ("clawmem/recall.py", "vector_leg"): "  vector leg (sqlite-vec)",
+    ("clawmem/ranking.py", "rank"): "ranking.rank (both legs, fusion, rows)",
+    ("clawmem/search.py", "lexical_leg"): "  lexical leg (FTS5)",
+    ("clawmem/search.py", "vector_leg"): "  vector leg (sqlite-vec)",
     ("clawmem/embedders/llama.py", "embed_query"): "  query embedding",
     ("clawmem/recall.py", "mark_superseded"): "mark_superseded",
     ("clawmem/memory.py", "recall"): "Memory.recall, total",
@@ -287,7 +287,7 @@ def run_size(
 
     # In-process work on the index with vectors (stub-filled or real; the model is the real one).
     mem = open_clawmem(root, vectors=True)
-    mem._embedder = None
+    mem.reconfigure(mem.cfg)  # the real model, loaded by the first recall
     qs = queries(N_QUERIES)
     t0 = time.perf_counter()
     mem.recall(qs[0], mode="hybrid", sync=False)
@@ -312,7 +312,7 @@ def run_size(
     from .child import TimedEmbedder
 
     timed = TimedEmbedder(mem.embedder())
-    mem._embedder = timed
+    mem.reconfigure(mem.cfg, embedder=timed)
     t0 = time.perf_counter()
     r1 = mem.index()
     wall = time.perf_counter() - t0

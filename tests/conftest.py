@@ -117,10 +117,10 @@ def indexed(indexed_template, tmp_path) -> Path:
 def hash_model(monkeypatch):
     """The deterministic test embedder (embedders/testing.py) stands in for the configured model
     in this process: for plumbing tests (storage, cache, filters, fusion), not for meaning."""
-    import clawmem.models
+    import clawmem.model_choice
     from clawmem.embedders.testing import HashEmbedder
 
-    monkeypatch.setattr(clawmem.models, "load_embedder", lambda root, cfg: HashEmbedder())
+    monkeypatch.setattr(clawmem.model_choice, "load_embedder", lambda root, cfg: HashEmbedder())
 
 
 @pytest.fixture(scope="session")

@@ -195,3 +195,19 @@ def test_no_import_cycles():
 def test_the_cycle_check_finds_a_cycle():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c", "a"]]
     assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_nothing_reaches_into_the_facade():
+    """Callers of ``Memory`` (``mem``) use its public methods, never its private names."""
+    offenders = []
+    for path in [*SRC.rglob("*.py"), *(SRC.parents[1] / "benchmarks").rglob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Attribute) and node.attr.startswith("_")):
+                continue
+            if node.attr.startswith("__"):
+                continue
+            owner = node.value
+            name = owner.id if isinstance(owner, ast.Name) else getattr(owner, "attr", "")
+            if name == "mem":
+                offenders.append(f"{path.name}:{node.lineno}: mem.{node.attr}")
+    assert offenders == []

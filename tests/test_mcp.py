@@ -160,7 +160,10 @@ def test_every_tool_over_stdio_with_the_real_model(indexed, tmp_path):
     assert "Peter" in {e["entity"] for e in entities["entities"]}
 
     assert "unknown kind" in _error(out["bad_kind"])
-    assert _error(out["k0"]) == cli("-w", str(indexed), "recall", "payments", "-k", "0").err.strip()
+    # The same error in each shell's words: the tool's argument, the command's option.
+    assert _error(out["k0"]) == "clawmem: error: k=0: must be at least 1"
+    k0 = cli("-w", str(indexed), "recall", "payments", "-k", "0")
+    assert k0.code == 2 and k0.err.strip() == "clawmem: error: -k 0: must be at least 1"
     assert "the limit is 4,000" in _error(out["huge"])
     outside = _error(out["outside"])
     assert outside == cli("-w", str(indexed), "get", "../../etc/passwd").err.strip()

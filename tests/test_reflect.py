@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from clawmem.facts import extract_facts
-from clawmem.generated import find_section
+from clawmem.markers import find_section
 
 from .conftest import FIXTURE, cli, cli_subprocess
 

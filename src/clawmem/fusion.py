@@ -35,7 +35,7 @@ class Ranking:
     # messages of one session).
     same_section_factor: float = 1.0
     # A hit shorter than this many characters takes in the units on the lines right next to it
-    # (recall._grow): "Yes, loved it!" comes with the message it answers. 0 = single units only.
+    # (ranking._grow): "Yes, loved it!" comes with the message it answers. 0 = single units only.
     hit_min_chars: int = 50
     # A time named in the question: its window, widened by this many days each side, is searched
     # too, and that ranking is fused (with this weight) with the unrestricted one.

@@ -509,7 +509,7 @@ class Index:
         }
 
     def problems(self) -> list[tuple[str, dict]]:
-        out = []
+        out: list[tuple[str, dict]] = []
         for path, raw in self.conn.execute(
             "SELECT path, problems FROM files WHERE problems != '[]' ORDER BY path"
         ):

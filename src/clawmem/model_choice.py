@@ -166,6 +166,5 @@ def use_model(
         mem.root / "clawmem.toml",
         {"model": value, "query_prefix": query_prefix, "document_prefix": document_prefix},
     )
-    mem.cfg = load_config(mem.root)
-    mem._embedder, mem._embedder_error = None, None
+    mem.reconfigure(load_config(mem.root))
     return {"model": value, "identity": identity, "about": about}

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from .errors import InputError, ReflectConflict, StoreError
 from .factlog import FactLog, LoggedFact, collect_facts, jaccard, read_text, topic_words
-from .generated import OFF, MarkerError, find_section, is_off, splice
+from .markers import OFF, MarkerError, find_section, is_off, splice
 from .opinions import Opinion, cluster
 from .supersession import KINDS as SUPERSEDABLE
 from .supersession import Statement, supersedes
@@ -735,7 +735,7 @@ def run_reflect(
     if dry_run:  # reads only: no lock, so a preview works on a read-only workspace too
         guard: AbstractContextManager = nullcontext()
     else:
-        mem._prepare_memory_dir()
+        mem.prepare_memory_dir()
         guard = write_lock(mem.memory_dir, timeout=lock_timeout, purpose="clawmem reflect")
     with guard:
         sc = mem.scan()
@@ -784,7 +784,7 @@ def run_reflect(
                     ) from None
             if result.written() and mem.index_path.exists():
                 try:
-                    mem._index_locked(False, True, mem.cfg.lazy_embed_limit, lambda *a: None)
+                    mem.index_locked(embed_limit=mem.cfg.lazy_embed_limit)
                 except OSError as exc:
                     raise StoreError(
                         f"{mem.memory_dir}: the pages were written but the index sync failed "

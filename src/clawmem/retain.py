@@ -9,15 +9,19 @@ refused unless the caller insists.
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from .errors import InputError
-from .facts import Fact, format_fact, retain_insert_index
+from . import db, search
+from .atomic import write_atomic
+from .errors import InputError, StoreError, UsageError
+from .facts import Fact, extract_facts, format_fact, make_fact, retain_insert_index
+from .index import Index
+from .indexing import Indexer
+from .locking import write_lock
+from .timeexpr import parse_date
 
 # Credential shapes worth refusing by default (a memory file is plain text in git).
 _SECRETS = [
@@ -87,35 +91,6 @@ def place_fact(existing: str | None, fact: Fact, day: date) -> Placement:
     return Placement("".join(lines), at + 1, False, False)
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` so that readers see the old file or the new one, whole."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o7777 if path.exists() else None
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    try:
-        dfd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-    except OSError:
-        pass
-
-
 def read_log(path: Path, relpath: str) -> str | None:
     if not path.exists():
         return None
@@ -128,3 +103,108 @@ def read_log(path: Path, relpath: str) -> str | None:
             f"{relpath} line {line}: invalid UTF-8; clawmem will not rewrite it",
             hint="re-save the file as UTF-8, then retain again",
         ) from None
+
+
+# ---------------------------------------------------------------------------- retain, end to end
+
+
+def retain(
+    ix: Indexer,
+    text: str,
+    *,
+    kind: str = "W",
+    confidence: float | None = None,
+    entities: tuple[str, ...] | list[str] = (),
+    day: str | date | None = None,
+    allow_secret: bool = False,
+    today: date | None = None,
+) -> dict:
+    """Append a fact to the day's ``## Retain`` section and index it before returning (a retained
+    fact is recallable at once). An identical fact already in the workspace is not written again:
+    the result names it (``duplicate_of``)."""
+    fact = make_fact(kind, text, entities, confidence)
+    what = looks_like_secret(text)
+    if what and not allow_secret:
+        raise InputError(
+            f"refusing to retain text that looks like {what}",
+            hint="memory files are plain text (often in git); pass {param} if you mean it",
+            param="allow_secret",
+        )
+    try:
+        when = (
+            day if isinstance(day, date) else (parse_date(day) if day else (today or date.today()))
+        )
+    except InputError as exc:
+        raise UsageError(exc.message, hint=exc.hint) from None
+    relpath = f"memory/{when.isoformat()}.md"
+    path = ix.root / relpath
+    ix.prepare_memory_dir()
+    with write_lock(ix.memory_dir, purpose="clawmem retain"):
+        existing = read_log(path, relpath)
+        dup = _duplicate_of(ix, fact, relpath, existing)
+        if dup is None:
+            placed = place_fact(existing, fact, when)
+            try:
+                write_atomic(path, placed.text)
+            except OSError as exc:
+                raise StoreError(
+                    f"{relpath}: cannot write ({exc.strerror})",
+                    hint="the file is unchanged; check permissions and free space",
+                ) from None
+            line = placed.line
+            # Read-your-writes: the fact is indexed (and embedded) before we return.
+            ix.index_locked(embed_limit=ix.cfg.lazy_embed_limit)
+        else:
+            relpath, line = dup
+    facts, _ = extract_facts((ix.root / relpath).read_text(encoding="utf-8"))
+    stored = next((f for f in facts if f.line == line), fact)
+    citation = f"{relpath}#L{line}-L{line}"
+    return {
+        "stored": dup is None,
+        "duplicate_of": citation if dup is not None else None,
+        "kind": stored.kind,
+        "timestamp": when.isoformat(),
+        "entities": list(stored.entities),
+        "confidence": stored.confidence,
+        "content": stored.content,
+        "line_text": format_fact(stored).rstrip("\r\n"),
+        "source": citation,
+        "path": relpath,
+        "line": line,
+    }
+
+
+def _duplicate_of(ix: Indexer, fact: Fact, relpath: str, existing: str | None):
+    """An identical fact (kind, statement, entities, confidence) already in the workspace: in
+    the day's own log, else anywhere the index knows of. Returns (path, line) or None."""
+
+    def same(f: Fact) -> bool:
+        return (f.kind, f.content, set(f.entities), f.confidence) == (
+            fact.kind,
+            fact.content,
+            set(fact.entities),
+            fact.confidence,
+        )
+
+    if existing is not None:
+        found, _ = extract_facts(existing)
+        for f in found:
+            if same(f):
+                return relpath, f.line
+    if not ix.index_path.exists():
+        return None
+    try:
+        idx = Index.open(ix.index_path)
+    except db.DatabaseError:
+        return None
+    try:
+        rows = search.facts_stating(idx, fact.kind, fact.content)
+    except db.DatabaseError:
+        rows = []
+    finally:
+        idx.close()
+    for path, line, ents, conf in rows:
+        if set(ents.split()) == set(fact.entities) and conf == fact.confidence:
+            if (ix.root / path).exists():
+                return path, line
+    return None

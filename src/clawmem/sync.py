@@ -15,14 +15,16 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 
 from . import db
 from .chunking import chunk_markdown
 from .config import Config
+from .factlog import decode, fact_dates
 from .facts import extract_facts
 from .index import Index, make_unit
-from .timeexpr import date_from_path, fact_validity
+from .timeexpr import date_from_path
 from .workspace import FileEntry, Scan, Skipped
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
@@ -123,15 +125,13 @@ def parse_file(root: Path, entry: FileEntry, cfg: Config) -> ParsedFile | Skippe
     if b"\x00" in raw[:8192]:
         return Skipped(entry.relpath, "binary content (NUL bytes), not Markdown")
     try:
-        text = raw.decode("utf-8")
+        text = decode(raw)
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         return Skipped(
             entry.relpath,
             f"line {line}: invalid UTF-8 at byte {exc.start}; re-save the file as UTF-8",
         )
-    if text.startswith("\ufeff"):
-        text = text[1:]
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     file_day = date_from_path(entry.relpath)
     day = file_day.isoformat() if file_day else None
@@ -142,9 +142,9 @@ def parse_file(root: Path, entry: FileEntry, cfg: Config) -> ParsedFile | Skippe
         if c.start_line == c.end_line and c.start_line in fact_lines:
             continue  # the fact's own unit (below) stands for this line, with its kind and date
         units.append(make_unit(c.start_line, c.end_line, c.heading, c.text, day))
-    year = file_day.year if file_day else time.localtime().tm_year
+    today = date.today()
     for fact in facts:
-        start, end = fact_validity(fact.content, year)
+        recorded, start, end = fact_dates(fact, file_day, today)
         units.append(
             make_unit(
                 fact.line,
@@ -152,7 +152,7 @@ def parse_file(root: Path, entry: FileEntry, cfg: Config) -> ParsedFile | Skippe
                 "Retain",
                 fact.content,
                 # Recorded day (the daily log's); outside daily logs, the start it states.
-                day or (start.isoformat() if start else None),
+                recorded.isoformat() if recorded else None,
                 kind=fact.kind,
                 confidence=fact.confidence,
                 valid_from=start.isoformat() if start else None,

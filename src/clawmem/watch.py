@@ -639,7 +639,7 @@ def _summary(report, *, vectors: bool = True) -> str:
 
 def run_watch(mem, *, use_events: bool = True, embed: bool = True, log: Log = log_line) -> None:
     """The daemon in the foreground, until Ctrl-C or SIGTERM. Raises LockedError if one runs."""
-    mem._prepare_memory_dir()
+    mem.prepare_memory_dir()
     lock = WatchLock.acquire(mem.memory_dir)
     watcher = Watcher(mem, embed=embed, use_events=use_events, log=log)
     if lock.took_over is not None and not _pid_alive(lock.took_over):

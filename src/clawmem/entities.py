@@ -1,0 +1,63 @@
+"""Entities: the people, places and projects facts mention (``@Peter``) and their pages
+(``bank/entities/Peter.md``): listing them, and finding them named in a question."""
+
+from __future__ import annotations
+
+import re
+
+from . import search
+from .index import Index
+from .indexing import Indexer
+from .textnorm import fold
+
+_WORD = re.compile(r"[^\W_]+")
+ENTITY_DIR = "bank/entities"
+
+
+def page_path(entity: str) -> str:
+    return f"{ENTITY_DIR}/{entity}.md"
+
+
+def list_entities(ix: Indexer) -> list[dict]:
+    """Every entity with its fact count, last mention and page (if any), most mentioned first."""
+    ix.lazy_sync([])
+    if not ix.index_path.exists():
+        return []
+    idx = ix.open_for_read()
+    try:
+        rows = search.entity_mentions(idx)
+        pages = {p.rsplit("/", 1)[1][:-3].casefold(): p for p in search.entity_pages(idx)}
+    finally:
+        idx.close()
+    out = []
+    for name, folded, n, last in rows:
+        out.append(
+            {"entity": name, "facts": n, "last_mention": last, "page": pages.pop(folded, None)}
+        )
+    for _, page in sorted(pages.items()):
+        out.append(
+            {"entity": page.rsplit("/", 1)[1][:-3], "facts": 0, "last_mention": None, "page": page}
+        )
+    return out
+
+
+def known_entities(index: Index) -> dict[str, str]:
+    """folded name → display name, from entity pages and fact mentions."""
+    names: dict[str, str] = {}
+    for path in search.entity_pages(index):
+        stem = path.rsplit("/", 1)[1][:-3]
+        names[stem.casefold()] = stem
+    for ent in search.entity_names(index):
+        names.setdefault(ent.casefold(), ent)
+    return names
+
+
+def entities_in_query(index: Index, query: str) -> list[str]:
+    """Entities named in a question ("tell me about Peter", "what about @The-Castle?")."""
+    words = " " + " ".join(_WORD.findall(fold(query))) + " "
+    found = []
+    for name in known_entities(index).values():
+        spoken = " " + " ".join(_WORD.findall(fold(name))) + " "
+        if spoken.strip() and spoken in words:
+            found.append(name)
+    return sorted(found, key=lambda n: -len(n))

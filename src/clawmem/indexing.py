@@ -1,0 +1,316 @@
+"""The index's life cycle for one workspace: build, sync, rebuild, and the lazy sync before a read.
+
+``Indexer`` owns the paths (``.memory/index.sqlite``), the configuration and the embedding model
+of an opened workspace. What a sync does to the database is in ``sync.py`` (pure planning, then
+applying the plan); this module decides *when*: under the write lock, rebuilding when the index is
+missing, incompatible or corrupt, and syncing changed files before a read when that is cheap.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from . import db
+from .config import Config
+from .errors import LockedError, ModelError, StoreError
+from .index import Index
+from .locking import try_write_lock, write_lock
+from .sync import (
+    INDEX_NAME,
+    Progress,
+    SyncPlan,
+    SyncReport,
+    apply_plan,
+    build_fresh,
+    chunking_key,
+    embed_pending,
+    leftover_rebuilds,
+    plan_sync,
+    remove_db_files,
+    swap_in,
+)
+from .workspace import INDEX_DIR, Scan, scan
+
+
+def _silent(stage: str, done: int, total: int) -> None:
+    pass
+
+
+class Indexer:
+    """One workspace's index: where it is, how it is built, which model embeds it."""
+
+    def __init__(self, root: Path, cfg: Config, *, embedder=None) -> None:
+        self.root = root
+        self.cfg = cfg
+        self.memory_dir = root / INDEX_DIR
+        self.index_path = self.memory_dir / INDEX_NAME
+        self._embedder = embedder
+        self._embedder_error: str | None = None
+
+    # ------------------------------------------------------------------ configuration and model
+    def reconfigure(self, cfg: Config, *, embedder=None) -> None:
+        """Use ``cfg`` from now on; the model is loaded again when next needed."""
+        self.cfg = cfg
+        self._embedder, self._embedder_error = embedder, None
+
+    def embedder(self):
+        """The embedding model, loaded once; None (and ``embedder_error``) when unusable."""
+        if self._embedder is None and self._embedder_error is None:
+            if not self.cfg.vectors:
+                where = self.cfg.sources.get("vectors", "default")
+                self._embedder_error = f"vectors are turned off (vectors = false, {where})"
+            else:
+                from .model_choice import load_embedder
+
+                try:
+                    self._embedder = load_embedder(self.root, self.cfg)
+                except ModelError as exc:
+                    self._embedder_error = f"embedding model unavailable: {exc.message}"
+        return self._embedder
+
+    @property
+    def embedder_error(self) -> str | None:
+        return self._embedder_error
+
+    def scan(self) -> Scan:
+        return scan(
+            self.root,
+            self.cfg.extra_paths,
+            max_file_bytes=self.cfg.max_file_bytes,
+            max_files=self.cfg.max_files,
+        )
+
+    # ------------------------------------------------------------------ opening
+    def prepare_memory_dir(self) -> None:
+        """Create ``.memory/`` (ignored by git) if needed; StoreError when it cannot be written."""
+        try:
+            self.memory_dir.mkdir(exist_ok=True)
+            gi = self.memory_dir / ".gitignore"
+            if not gi.exists():
+                gi.write_text(
+                    "# clawmem's derived index: rebuilt from the Markdown at any time\n*\n"
+                )
+        except OSError as exc:
+            raise StoreError(
+                f"{self.memory_dir}: cannot write the index folder ({exc.strerror})",
+                hint="make the workspace writable, or run read-only commands only",
+            ) from None
+
+    def open_existing(self) -> tuple[Index | None, str | None]:
+        """The live index if usable, else (None, why it must be rebuilt)."""
+        if not self.index_path.exists():
+            return None, "no index yet"
+        try:
+            idx = Index.open(self.index_path)
+            why = idx.check_compatible(chunking_key(self.cfg))
+            if why is None:
+                idx.conn.execute("PRAGMA journal_mode = WAL")
+                return idx, None
+            idx.close()
+            return None, why
+        except db.DatabaseError as exc:
+            if not db.is_corruption(exc):
+                # A full disk or an I/O error is not fixed by rebuilding: say what it is.
+                raise StoreError(
+                    f"{self.index_path}: {exc}",
+                    hint="check free disk space and permissions; the index itself is unchanged",
+                ) from None
+            return None, f"index.sqlite is corrupt ({exc}); rebuilding it from the Markdown"
+
+    def open_for_read(self) -> Index:
+        """The index for a query (read-only when the folder is); raises ``db.DatabaseError``."""
+        return Index.open(self.index_path, readonly=not os.access(self.memory_dir, os.W_OK))
+
+    # ------------------------------------------------------------------ writing
+    def index(
+        self,
+        *,
+        force: bool = False,
+        embed: bool = True,
+        embed_limit: int | None = None,
+        progress: Progress | None = None,
+        lock_timeout: float = 60.0,
+    ) -> SyncReport:
+        """Bring the index up to date under the write lock (``force``: rebuild and swap)."""
+        t0 = time.perf_counter()
+        self.prepare_memory_dir()
+        try:
+            with write_lock(self.memory_dir, timeout=lock_timeout, purpose="clawmem index"):
+                report = self.index_locked(
+                    force=force, embed=embed, embed_limit=embed_limit, progress=progress
+                )
+        except OSError as exc:
+            raise StoreError(
+                f"{self.memory_dir}: {exc.strerror or exc}",
+                hint="check free disk space and permissions; the previous index is unchanged",
+            ) from None
+        report.seconds = time.perf_counter() - t0
+        return report
+
+    def index_locked(
+        self,
+        *,
+        force: bool = False,
+        embed: bool = True,
+        embed_limit: int | None = None,
+        progress: Progress | None = None,
+    ) -> SyncReport:
+        """``index`` for a caller that already holds the write lock (retain, reflect)."""
+        prog = progress or _silent
+        sc = self.scan()
+        emb = self.embedder()  # even with embed=False: the vector space is declared, units pending
+        identity = emb.identity if emb is not None else None
+        idx, why = (None, "--force") if force else self.open_existing()
+        if idx is None:
+            try:
+                tmp, report = build_fresh(
+                    self.memory_dir, self.root, sc, self.cfg, identity=identity, progress=prog
+                )
+            except db.DatabaseError as exc:
+                raise StoreError(
+                    f"{self.memory_dir}: rebuilding the index failed ({exc})",
+                    hint="the previous index is unchanged; check disk space and retry",
+                ) from None
+            swap_in(self.memory_dir, tmp)
+            report.rebuilt, report.rebuild_reason = True, why or ""
+            idx = Index.open(self.index_path)
+            idx.conn.execute("PRAGMA journal_mode = WAL")
+        else:
+            for stale in leftover_rebuilds(self.memory_dir):
+                # A rebuild that was killed before its swap: mine it for vectors, then drop it.
+                if identity is not None:
+                    try:
+                        src = Index.open(stale, readonly=True)
+                        idx.import_vectors(identity.key(), src)
+                        src.close()
+                    except db.DatabaseError:
+                        pass
+                remove_db_files(stale)
+            if identity is not None:
+                idx.set_embedder(identity.key(), json.dumps(identity.to_dict()), identity.dims)
+            plan = plan_sync(sc, idx.file_states())
+            report = apply_plan(
+                idx, self.root, plan, self.cfg, embedder_key=idx.get_meta("embedder"), progress=prog
+            )
+            report.skipped[:0] = list(sc.skipped)
+            report.reused += idx.adopt_cached()
+        try:
+            if emb is not None and embed:
+                embed_pending(
+                    idx,
+                    emb,
+                    batch=self.cfg.embed_batch,
+                    report=report,
+                    limit=embed_limit,
+                    progress=prog,
+                )
+            report.pending = idx.pending_count()
+            idx.prune_cache(self.cfg.cache_max_entries)
+            with idx.conn:
+                idx.set_meta(
+                    "skipped",
+                    json.dumps([{"path": s.relpath, "reason": s.reason} for s in report.skipped]),
+                )
+            report.problems = idx.problems()
+        finally:
+            idx.close()
+        return report
+
+    def lazy_sync(self, notes: list[str]) -> Scan | None:
+        """Before a read: sync files changed since the last sync (a stat check when nothing did).
+        Says what happened in ``notes``; returns the scan it compared, for a staleness check."""
+        sc, idx = self.sync_for_read(notes)
+        if idx is not None:
+            idx.close()
+        return sc
+
+    def sync_for_read(self, notes: list[str]) -> tuple[Scan | None, Index | None]:
+        """``lazy_sync`` that also hands over the index it opened, still open, when it is usable
+        (the caller reads on that one connection and closes it); else (scan, None)."""
+        if not self.cfg.sync_on_read:
+            return None, None
+        if not os.access(self.memory_dir if self.memory_dir.exists() else self.root, os.W_OK):
+            notes.append("the index folder is read-only: changed files were not synced")
+            return None, None
+        if not self.index_path.exists():
+            if self._wait_for_first_build(notes):
+                return None, None
+            try:
+                r = self.index(embed_limit=self.cfg.lazy_embed_limit)
+            except StoreError as exc:
+                notes.append(f"could not build the index: {exc.message}")
+                return None, None
+            notes.append(f"built the index first ({r.files_indexed} files)")
+            return None, None
+        idx, why = self.open_existing()
+        if idx is None:
+            try:
+                self.index(embed_limit=self.cfg.lazy_embed_limit)
+            except (StoreError, LockedError) as exc:
+                notes.append(f"the index needs a rebuild ({why}) but it failed: {exc.message}")
+                return None, None
+            notes.append(f"rebuilt the index first: {why}")
+            return None, None
+        sc: Scan | None = None
+        try:
+            sc = self.scan()
+            plan = plan_sync(sc, idx.file_states())
+            if not plan.empty:
+                self._apply_now(idx, plan, notes)
+        except (db.DatabaseError, OSError) as exc:
+            notes.append(f"could not sync changed files: {exc}")
+            idx.close()
+            return sc, None
+        except BaseException:
+            idx.close()
+            raise
+        return sc, idx
+
+    def _apply_now(self, idx: Index, plan: SyncPlan, notes: list[str]) -> None:
+        """Apply a lazy sync's plan if the write lock is free right now (a few units embedded)."""
+        try:
+            lock = try_write_lock(self.memory_dir)
+        except OSError:
+            lock = None
+        if lock is None:
+            notes.append("another process is writing the index; results may be a few seconds old")
+            return
+        try:
+            report = apply_plan(
+                idx, self.root, plan, self.cfg, embedder_key=idx.get_meta("embedder")
+            )
+            idx.adopt_cached()
+            if report.files_indexed and idx.pending_count():
+                emb = self.embedder()
+                if emb is not None and emb.identity.key() == idx.get_meta("embedder"):
+                    embed_pending(
+                        idx,
+                        emb,
+                        batch=self.cfg.embed_batch,
+                        report=report,
+                        limit=self.cfg.lazy_embed_limit,
+                    )
+            changed = report.files_indexed + report.files_removed
+            if changed:
+                notes.append(f"synced {changed} changed file(s) first")
+        finally:
+            lock.release()
+
+    def _wait_for_first_build(self, notes: list[str], timeout: float = 60.0) -> bool:
+        """True if another process is building the first index: wait for its lexical rows (the
+        build swaps the database in before it embeds), not for its vectors."""
+        try:
+            lock = try_write_lock(self.memory_dir)
+        except OSError:
+            return False
+        if lock is not None:
+            lock.release()
+            return False
+        deadline = time.monotonic() + timeout
+        while not self.index_path.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        notes.append("another process is building the index; vectors may still be pending")
+        return True

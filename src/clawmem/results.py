@@ -1,0 +1,101 @@
+"""What recall returns: ``Hit`` (one cited passage or fact) and ``RecallResult`` (the hits, and
+why there are few or none: notes, degraded legs, the empty reason, the filters applied)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Hit:
+    path: str
+    start_line: int
+    end_line: int
+    heading: str
+    text: str
+    snippet: str
+    score: float
+    kind: str | None  # None for a chunk; W/B/O/S for a fact
+    day: str | None
+    entities: tuple[str, ...]
+    confidence: float | None
+    valid_from: str | None
+    valid_to: str | None
+    lexical_rank: int | None = None
+    lexical_score: float | None = None
+    vector_rank: int | None = None
+    vector_score: float | None = None
+    superseded_by: str | None = None  # citation of a newer fact about the same entity
+
+    @property
+    def citation(self) -> str:
+        return f"{self.path}#L{self.start_line}-L{self.end_line}"
+
+    def to_dict(self, explain: bool = False) -> dict:
+        d: dict[str, object] = {
+            "type": "fact" if self.kind else "chunk",
+            "citation": self.citation,
+            "source": self.citation,
+            "path": self.path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "score": round(self.score, 6),
+            "heading": self.heading,
+            "snippet": self.snippet,
+            "timestamp": self.day,
+        }
+        if self.kind:
+            d.update(
+                kind=self.kind,
+                content=self.text,
+                entities=list(self.entities),
+                confidence=self.confidence,
+                valid_from=self.valid_from,
+                valid_to=self.valid_to,
+                superseded_by=self.superseded_by,
+            )
+        if explain:
+            d["explain"] = {
+                "lexical_rank": self.lexical_rank,
+                "lexical_score": None
+                if self.lexical_score is None
+                else round(self.lexical_score, 6),
+                "vector_rank": self.vector_rank,
+                "vector_score": None if self.vector_score is None else round(self.vector_score, 6),
+            }
+        return d
+
+
+@dataclass
+class RecallResult:
+    query: str
+    mode: str
+    ranking: str
+    hits: list[Hit]
+    empty_reason: str | None = None
+    relaxed: bool = False  # the all-terms query found nothing; fewer terms were used
+    notes: list[str] = field(default_factory=list)
+    degraded: list[str] = field(default_factory=list)  # why a leg is off or partial
+    vectors: dict = field(default_factory=dict)
+    index: dict = field(default_factory=dict)
+    filters: dict = field(default_factory=dict)
+    budget: dict | None = None
+    seconds: float = 0.0
+
+    def to_dict(self, explain: bool = False) -> dict:
+        return {
+            "query": self.query,
+            "mode": self.mode,
+            "ranking": self.ranking,
+            "results": [h.to_dict(explain) for h in self.hits],
+            "count": len(self.hits),
+            "empty_reason": self.empty_reason,
+            "relaxed": self.relaxed,
+            "notes": self.notes,
+            "degraded": self.degraded,
+            "vectors": self.vectors,
+            "index": self.index,
+            "filters": self.filters,
+            "budget": self.budget,
+            "seconds": round(self.seconds, 4),
+        }

@@ -1,0 +1,326 @@
+"""The index's read queries: every SELECT that recall, entities and retain ask of the index.
+
+``index.py`` owns the schema and the writes; this module owns the questions. Filters become SQL
+in exactly one place (``filter_sql``), so "recorded in the window, or its stated validity overlaps
+it" is written once.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from . import fusion
+from .index import Filters, Index
+from .textnorm import LexQuery
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# The columns of a unit that recall reads, as ``row["name"]``.
+COLUMNS = (
+    "c.id, c.path, c.start_line, c.end_line, c.heading, c.text, c.kind, c.day, c.entities, "
+    "c.confidence, c.valid_from, c.valid_to"
+)
+_OPEN_START, _OPEN_END = "0000-00-00", "9999-99-99"
+
+
+# ---------------------------------------------------------------------------- filters
+
+
+def _recorded_in(lo: str, hi: str) -> tuple[str, list]:
+    return "(c.day >= ? AND c.day <= ?)", [lo, hi]
+
+
+def _valid_in(lo: str, hi: str) -> tuple[str, list]:
+    # The validity a fact states ("Currently in Marrakech (Nov 27–Dec 1)") overlaps the window.
+    return (
+        f"(c.valid_from IS NOT NULL AND c.valid_from <= ? AND COALESCE(c.valid_to, '{_OPEN_END}') >= ?)",
+        [hi, lo],
+    )
+
+
+def filter_sql(f: Filters) -> tuple[str, list]:
+    """``f`` as a WHERE condition over ``chunks c`` (empty when nothing is filtered)."""
+    parts, args = [], []
+    if f.since or f.until:
+        # In the window if recorded in it, or if the validity a fact states overlaps it
+        # ("Currently in Marrakech (Nov 27–Dec 1)" written on Nov 20 answers "--since 2025-11-30").
+        lo, hi = f.since or _OPEN_START, f.until or _OPEN_END
+        (recorded, a1), (valid, a2) = _recorded_in(lo, hi), _valid_in(lo, hi)
+        parts.append(f"({recorded} OR {valid})")
+        args.extend(a1 + a2)
+    if f.facts_only:
+        parts.append("c.kind IS NOT NULL")
+    if f.kinds:
+        kinds = [k for k in f.kinds if k != "chunk"]
+        sub = []
+        if kinds:
+            sub.append(f"c.kind IN ({','.join('?' * len(kinds))})")
+            args.extend(kinds)
+        if "chunk" in f.kinds:
+            sub.append("c.kind IS NULL")
+        parts.append("(" + " OR ".join(sub) + ")")
+    if f.entity:
+        parts.append(
+            "(c.id IN (SELECT chunk_id FROM chunk_entities WHERE folded = ?) "
+            "OR lower(c.path) = lower(?))"
+        )
+        args.extend([f.entity.casefold(), f"bank/entities/{f.entity}.md"])
+    if f.as_of:
+        # Recorded by then (evergreen pages are timeless), and not expired by then.
+        parts.append("(c.day IS NULL OR c.day <= ?) AND (c.valid_to IS NULL OR c.valid_to >= ?)")
+        args.extend([f.as_of, f.as_of])
+    if f.path_prefix:
+        parts.append("c.path LIKE ? ESCAPE '\\'")
+        esc = f.path_prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        args.append(esc + "%")
+    return (" AND ".join(parts), args)
+
+
+# ---------------------------------------------------------------------------- the two legs
+
+
+def lexical_leg(
+    index: Index,
+    q: LexQuery,
+    f: Filters,
+    limit: int,
+    ranking: fusion.Ranking | None = None,
+) -> tuple[list[fusion.LegHit], bool]:
+    """BM25 over the normalised text, any term matching (IDF weighs them). Units holding every
+    identifier and quoted phrase of the query come first. Returns (hits, relaxed): ``relaxed``
+    says that no unit holds every term of the query."""
+    if not q.any_terms:
+        return [], False
+    r = ranking or fusion.Ranking()
+    where, args = filter_sql(f)
+    bm25 = f"bm25(chunks_fts, 1.0, {r.heading_weight:g}, {r.context_weight:g})"
+    sql = (
+        f"SELECT c.id, {bm25} AS r FROM chunks_fts "
+        "JOIN chunks c ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ? "
+        + (f"AND {where} " if where else "")
+        + "ORDER BY r, c.path, c.start_line, c.id LIMIT ?"
+    )
+    rows = []
+    if q.strong:
+        rows = index.conn.execute(sql, (f"({q.strong}) AND ({q.any_terms})", *args, limit))
+        rows = rows.fetchall()
+    seen = {row[0] for row in rows}
+    strong = frozenset(seen)
+    if len(rows) < limit:
+        rest = index.conn.execute(sql, (q.any_terms, *args, limit)).fetchall()
+        rows += [row for row in rest if row[0] not in seen][: limit - len(rows)]
+    relaxed = False
+    if rows and q.all_terms != q.any_terms:
+        probe = (
+            "SELECT 1 FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid "
+            "WHERE chunks_fts MATCH ? " + (f"AND {where} " if where else "") + "LIMIT 1"
+        )
+        relaxed = index.conn.execute(probe, (q.all_terms, *args)).fetchone() is None
+    return [
+        fusion.LegHit(row[0], i, fusion.bm25_to_unit(row[1]), row[0] in strong)
+        for i, row in enumerate(rows, 1)
+    ], relaxed
+
+
+def coverage(index: Index, q: LexQuery, ids: list[int]) -> dict[int, float]:
+    """The share of the query's meaning each unit holds: the IDF-weighted fraction of the query's
+    terms it matches (in any column). "a feline resting on a rug" matching only "rest" (of the
+    evening) holds little of the question, however rare "rest" is; fusion weighs it so."""
+    if len(q.terms) < 2 or not ids:
+        return {}
+    total = index.conn.execute("SELECT count(*) FROM chunks").fetchone()[0] or 1
+    marks = ",".join("?" * len(ids))
+    weight: dict[str, float] = {}
+    matched: dict[int, float] = {}
+    for term in q.terms:
+        df = index.conn.execute(
+            "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (term,)
+        ).fetchone()[0]
+        weight[term] = math.log(1.0 + (total - df + 0.5) / (df + 0.5))
+        for (rowid,) in index.conn.execute(
+            f"SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({marks})",
+            (term, *ids),
+        ):
+            matched[rowid] = matched.get(rowid, 0.0) + weight[term]
+    whole = sum(weight.values()) or 1.0
+    return {cid: matched.get(cid, 0.0) / whole for cid in ids}
+
+
+def vector_leg(index: Index, qvec: np.ndarray, f: Filters, limit: int) -> list[fusion.LegHit]:
+    import numpy as np  # lazily: lexical-only recall never needs it
+
+    blob = np.asarray(qvec, dtype="<f4").tobytes()
+    selective = bool(f.entity or f.path_prefix or len(f.kinds) > 1 or f.facts_only or f.as_of)
+    if index.vec.available and not selective:
+        # Time and kind filters run inside sqlite-vec's KNN scan (metadata columns).
+        cond, args = ["embedding MATCH ?", "k = ?"], [blob, limit]
+        if f.since:
+            cond.append("day >= ?")
+            args.append(f.since)
+            cond.append("evergreen = 0")
+        if f.until:
+            cond.append("day <= ?")
+            args.append(f.until)
+            cond.append("evergreen = 0")
+        if f.kinds:
+            cond.append("kind = ?")
+            args.append("" if f.kinds[0] == "chunk" else f.kinds[0])
+        rows = index.conn.execute(
+            f"SELECT chunk_id, distance FROM chunk_vectors WHERE {' AND '.join(cond)} "
+            "ORDER BY distance",
+            args,
+        ).fetchall()
+        scored = [(r[0], 1.0 - float(r[1])) for r in rows]
+        if f.since or f.until:
+            # vec0 filters on the recorded day only; facts whose stated validity overlaps the
+            # window (few) are scored exactly and merged in.
+            lo, hi = f.since or _OPEN_START, f.until or _OPEN_END
+            (recorded, a1), (valid, a2) = _recorded_in(lo, hi), _valid_in(lo, hi)
+            where = f"{valid} AND NOT {recorded}" + (" AND c.kind = ?" if f.kinds else "")
+            extra_args = a2 + a1 + ([f.kinds[0]] if f.kinds else [])
+            scored.extend(exact_scores(index, qvec, where, extra_args, "chunk_vectors"))
+        scored.sort(key=lambda r: (-r[1], r[0]))  # vec0 allows one ORDER BY; ties break by id
+        return [fusion.LegHit(cid, i, s) for i, (cid, s) in enumerate(scored[:limit], 1)]
+    # Exact scan over the filtered candidates (NumPy): used for selective filters, where the
+    # candidate set is small, and when sqlite-vec is unavailable.
+    where, args = filter_sql(f)
+    table = index.vector_table() or "chunk_vectors_plain"
+    scored = exact_scores(index, qvec, where, args, table)
+    scored.sort(key=lambda r: (-r[1], r[0]))
+    return [fusion.LegHit(cid, i, s) for i, (cid, s) in enumerate(scored[:limit], 1)]
+
+
+def exact_scores(index: Index, qvec, where: str, args: list, table: str) -> list[tuple[int, float]]:
+    """Cosine similarity of the query with every embedded unit matching ``where``."""
+    import numpy as np
+
+    rows = index.conn.execute(
+        f"SELECT c.id, v.embedding FROM chunks c JOIN {table} v ON v.chunk_id = c.id "
+        "WHERE c.embedded = 1" + (f" AND {where}" if where else ""),
+        args,
+    ).fetchall()
+    if not rows:
+        return []
+    mat = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype="<f4").reshape(len(rows), -1)
+    sims = mat @ np.asarray(qvec, dtype=np.float32)
+    return [(r[0], float(s)) for r, s in zip(rows, sims, strict=True)]
+
+
+# ---------------------------------------------------------------------------- units
+
+
+def rows_around(index: Index, ids: list[int]) -> dict:
+    """The units ``ids`` and their neighbours (id ± 1: a file's units are stored in order), by id."""
+    want = sorted({n for cid in ids for n in (cid - 1, cid, cid + 1)})
+    rows = {}
+    for i in range(0, len(want), 500):
+        part = want[i : i + 500]
+        for r in index.conn.execute(
+            f"SELECT {COLUMNS} FROM chunks c WHERE c.id IN ({','.join('?' * len(part))})", part
+        ):
+            rows[r[0]] = r
+    return rows
+
+
+def chunks_near(index: Index, row, reach: int = 8) -> dict:
+    """The plain chunks of ``row``'s file within ``reach`` ids of it, by id."""
+    near = index.conn.execute(
+        f"SELECT {COLUMNS} FROM chunks c WHERE c.id BETWEEN ? AND ? AND c.path = ? "
+        "AND c.kind IS NULL ORDER BY c.id",
+        (row["id"] - reach, row["id"] + reach, row["path"]),
+    ).fetchall()
+    return {r["id"]: r for r in near}
+
+
+def unit_count(index: Index, f: Filters | None = None) -> int:
+    """How many units the index holds (matching ``f``, if given)."""
+    where, args = filter_sql(f) if f is not None else ("", [])
+    sql = "SELECT count(*) FROM chunks c" + (f" WHERE {where}" if where else "")
+    return index.conn.execute(sql, args).fetchone()[0]
+
+
+def entity_page(index: Index, entity: str):
+    """The first unit of ``bank/entities/ENTITY.md`` (any case), or None."""
+    return index.conn.execute(
+        f"SELECT {COLUMNS} FROM chunks c WHERE lower(c.path) = lower(?) AND c.kind IS NULL "
+        "ORDER BY c.start_line LIMIT 1",
+        (f"bank/entities/{entity}.md",),
+    ).fetchone()
+
+
+# ---------------------------------------------------------------------------- supersession
+
+
+def fact_id(index: Index, path: str, line: int) -> int | None:
+    row = index.conn.execute(
+        "SELECT id FROM chunks WHERE path = ? AND start_line = ? AND kind IS NOT NULL",
+        (path, line),
+    ).fetchone()
+    return row[0] if row else None
+
+
+def later_facts(
+    index: Index,
+    *,
+    kind: str,
+    entities: tuple[str, ...],
+    after: str,
+    as_of: str | None,
+    not_text: str,
+    limit: int,
+) -> list:
+    """Facts of ``kind`` mentioning any of ``entities``, recorded after ``after`` (and by
+    ``as_of``), newest first: (id, path, start_line, end_line, text, day, entities)."""
+    folded = [e.casefold() for e in entities]
+    return index.conn.execute(
+        "SELECT DISTINCT c.id, c.path, c.start_line, c.end_line, c.text, c.day, c.entities "
+        "FROM chunks c "
+        "JOIN chunk_entities e ON e.chunk_id = c.id "
+        f"WHERE e.folded IN ({','.join('?' * len(folded))}) AND c.kind = ? AND c.day > ? "
+        "AND (? IS NULL OR c.day <= ?) AND c.text != ? ORDER BY c.day DESC, c.id DESC "
+        "LIMIT ?",
+        (*folded, kind, after, as_of, as_of, not_text, limit),
+    ).fetchall()
+
+
+# ---------------------------------------------------------------------------- entities
+
+
+def entity_pages(index: Index) -> list[str]:
+    """Paths of the indexed entity pages (``bank/entities/*.md``)."""
+    return [
+        p
+        for (p,) in index.conn.execute(
+            "SELECT path FROM files WHERE path LIKE 'bank/entities/%.md'"
+        )
+    ]
+
+
+def entity_names(index: Index) -> list[str]:
+    """Every entity name a fact mentions, as written."""
+    return [e for (e,) in index.conn.execute("SELECT DISTINCT entity FROM chunk_entities")]
+
+
+def entity_mentions(index: Index) -> list[tuple[str, str, int, str | None]]:
+    """(name, folded name, facts mentioning it, last day mentioned), most mentioned first."""
+    return index.conn.execute(
+        "SELECT e.entity, e.folded, count(DISTINCT c.id), max(c.day) FROM chunk_entities e "
+        "JOIN chunks c ON c.id = e.chunk_id WHERE c.kind IS NOT NULL GROUP BY e.folded "
+        "ORDER BY count(DISTINCT c.id) DESC, e.folded"
+    ).fetchall()
+
+
+# ---------------------------------------------------------------------------- facts
+
+
+def facts_stating(
+    index: Index, kind: str, content: str
+) -> list[tuple[str, int, str, float | None]]:
+    """(path, line, entities, confidence) of every fact of ``kind`` stating exactly ``content``."""
+    return index.conn.execute(
+        "SELECT path, start_line, entities, confidence FROM chunks WHERE kind = ? AND text = ? "
+        "ORDER BY path, start_line",
+        (kind, content),
+    ).fetchall()
