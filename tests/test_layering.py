@@ -5,6 +5,7 @@ Each rule comes with a test that it can fail: a guard that passes on a broken tr
 
 import ast
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -211,3 +212,13 @@ def test_nothing_reaches_into_the_facade():
             if name == "mem":
                 offenders.append(f"{path.name}:{node.lineno}: mem.{node.attr}")
     assert offenders == []
+
+
+def test_the_architecture_page_names_every_module():
+    """docs/architecture.md answers "where is X?": it names every top-level module, and only
+    modules that exist."""
+    doc = (SRC.parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`(\w+\.py)`", doc))
+    modules = {p.name for p in SRC.glob("*.py")} - {"__init__.py", "__main__.py"}
+    assert sorted(modules - named) == []
+    assert sorted(n for n in named - modules if not (SRC / "commands" / n).exists()) == []
