@@ -28,6 +28,8 @@ OPTIONS = {
     "allow_secret": "--allow-secret",
     "since": "--since",
     "until": "--until",
+    "llm": "--llm",
+    "force": "--force",
 }
 
 try:  # typer >= 0.20 vendors click as typer._click; older releases use click itself

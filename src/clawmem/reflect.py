@@ -760,10 +760,11 @@ def run_reflect(
             raise ReflectConflict(
                 "stopped, nothing written: " + "; ".join(conflicts),
                 hint="move your edits outside the clawmem:reflect markers (or delete the section "
-                "to have it rewritten), or rerun with --force to overwrite them"
+                "to have it rewritten), or rerun with {param} to overwrite them"
                 if edited
                 else "a page holds one line <!-- clawmem:reflect:begin … --> and, below it, one line "
                 "<!-- clawmem:reflect:end -->; delete both to have the section rewritten",
+                param="force",
             )
         result.dry_run = dry_run
         if not dry_run:

@@ -33,7 +33,9 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 class Summarizer:
     def __init__(self, path: Path) -> None:
         if not path.is_file():
-            raise ModelError(f"{path}: no such model file", hint="pass a GGUF chat model to --llm")
+            raise ModelError(
+                f"{path}: no such model file", hint="pass a GGUF chat model to {param}", param="llm"
+            )
         self.path = path
         self.name = path.stem
         self._llm = None
@@ -45,7 +47,8 @@ class Summarizer:
             except ImportError as exc:
                 raise ModelError(
                     f"llama-cpp-python is not installed ({exc})",
-                    hint="pip install llama-cpp-python, or run reflect without --llm",
+                    hint="pip install llama-cpp-python, or run reflect without {param}",
+                    param="llm",
                 ) from None
             try:
                 with _quiet_stderr():
@@ -65,7 +68,8 @@ class Summarizer:
             except (ValueError, RuntimeError) as exc:
                 raise ModelError(
                     f"{self.path}: cannot load this model ({exc})",
-                    hint="--llm needs a GGUF chat model that llama.cpp can run",
+                    hint="{param} needs a GGUF chat model that llama.cpp can run",
+                    param="llm",
                 ) from None
         return self._llm
 
