@@ -55,6 +55,21 @@ def _load() -> str:
         return "n/a"
 
 
+def _embedding_models_section(out: Path) -> None:
+    """The embedding-model comparison (``python -m benchmarks.embedders``, a separate run: it
+    embeds everything with two models) keeps its section in the report, rendered from its saved
+    results."""
+    saved = WORK / "embedders.json"
+    if not saved.is_file():
+        return
+    from . import embedders
+
+    try:
+        embedders.write_section(embedders.render(json.loads(saved.read_text())), out)
+    except (KeyError, ValueError) as exc:  # an incomplete run: say so instead of failing
+        log(f"embedding models section not rendered ({exc!r}); see {saved}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m benchmarks",
@@ -96,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
 
         results = json.loads(Path(args.render).read_text())
         Path(args.out).write_text(render(results), encoding="utf-8")
+        _embedding_models_section(Path(args.out))
         log(
             f"report: {args.out} (rendered from {args.render}, run of {results['meta']['started']})"
         )
@@ -171,6 +187,7 @@ def main(argv: list[str] | None = None) -> int:
 
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(render(results), encoding="utf-8")
+        _embedding_models_section(Path(args.out))
         log(f"report: {args.out}")
     log(f"done in {time.perf_counter() - t0:.0f}s")
     return 0
