@@ -55,19 +55,35 @@ def _load() -> str:
         return "n/a"
 
 
-def _embedding_models_section(out: Path) -> None:
-    """The embedding-model comparison (``python -m benchmarks.embedders``, a separate run: it
-    embeds everything with two models) keeps its section in the report, rendered from its saved
-    results."""
-    saved = WORK / "embedders.json"
-    if not saved.is_file():
-        return
+def _old_section(out: Path) -> str | None:
+    """The report's ``## Embedding models`` section as it stands, if any."""
     from . import embedders
 
+    text = out.read_text(encoding="utf-8") if out.is_file() else ""
+    start = text.find(embedders.HEADING + "\n")
+    if start < 0:
+        return None
+    end = text.find("\n## ", start + len(embedders.HEADING))
+    return text[start:] if end < 0 else text[start : end + 1]
+
+
+def _write_report(out: Path, report: str) -> None:
+    """Write the report. The embedding-model comparison (``python -m benchmarks.embedders``, a
+    separate run: it embeds everything with two models) keeps its section: rendered from its saved
+    results when they are here, else carried over as it was."""
+    from . import embedders
+
+    old = _old_section(out)
+    out.write_text(report, encoding="utf-8")
+    saved = WORK / "embedders.json"
     try:
-        embedders.write_section(embedders.render(json.loads(saved.read_text())), out)
-    except (KeyError, ValueError) as exc:  # an incomplete run: say so instead of failing
-        log(f"embedding models section not rendered ({exc!r}); see {saved}")
+        if saved.is_file():
+            embedders.write_section(embedders.render(json.loads(saved.read_text())), out)
+            return
+    except (KeyError, ValueError) as exc:  # an incomplete run: keep the old section
+        log(f"embedding models section not rendered from {saved} ({exc!r})")
+    if old:
+        embedders.write_section(old, out)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -110,8 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         from .report import render
 
         results = json.loads(Path(args.render).read_text())
-        Path(args.out).write_text(render(results), encoding="utf-8")
-        _embedding_models_section(Path(args.out))
+        _write_report(Path(args.out), render(results))
         log(
             f"report: {args.out} (rendered from {args.render}, run of {results['meta']['started']})"
         )
@@ -186,8 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         from .report import render
 
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(render(results), encoding="utf-8")
-        _embedding_models_section(Path(args.out))
+        _write_report(Path(args.out), render(results))
         log(f"report: {args.out}")
     log(f"done in {time.perf_counter() - t0:.0f}s")
     return 0
