@@ -140,3 +140,41 @@ def test_tiny_lexical_end_to_end(tmp_path, monkeypatch):
         assert isinstance(res, list) and not s.errors
     res = systems[0].search(word, k=5)
     assert res and all(a <= b for _, a, b in res)
+
+
+@pytest.mark.skipif(
+    not (REPO.parent / "shared" / "eval" / "realtalk").is_dir(),
+    reason="evaluation data not present",
+)
+def test_realtalk_conversion_points_gold_at_the_evidence_messages():
+    """Every REALTALK chat becomes daily logs whose gold lines are exactly the evidence messages
+    (a wrong line would score a system on the wrong text)."""
+    import json
+
+    from benchmarks.realtalk import chat_files, convert
+
+    for path in chat_files():
+        data = json.loads(path.read_text(encoding="utf-8"))
+        by_id = {
+            m["dia_id"]: m
+            for key, msgs in data.items()
+            if key.startswith("session_") and isinstance(msgs, list)
+            for m in msgs
+        }
+        chat = convert(path)
+        assert chat.questions and len(chat.messages) == len(by_id)
+        lines = {rel: text.split("\n") for rel, text in chat.files.items()}
+        asked = [q for q in data["qa"] if any(e in by_id for e in q.get("evidence") or [])]
+        assert len(asked) == len(chat.questions)
+        for raw, q in zip(asked, chat.questions, strict=True):
+            assert raw["question"] == q["question"]
+            ids = [e for e in raw["evidence"] if e in by_id]
+            for ev, item in zip(ids, q["gold"], strict=True):
+                (alt,) = item
+                m = by_id[ev]
+                words = " ".join(m["clean_text"].split())
+                line = lines[alt["path"]][alt["start"] - 1]
+                assert alt["start"] == alt["end"]
+                assert line.startswith(f"- {m['speaker']}: {words}".rstrip()), (ev, line)
+                day = m["date_time"][:10].split(".")
+                assert alt["path"] == f"memory/{day[2]}-{day[1]}-{day[0]}.md"
