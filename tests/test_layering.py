@@ -222,3 +222,10 @@ def test_the_architecture_page_names_every_module():
     modules = {p.name for p in SRC.glob("*.py")} - {"__init__.py", "__main__.py"}
     assert sorted(modules - named) == []
     assert sorted(n for n in named - modules if not (SRC / "commands" / n).exists()) == []
+
+
+def test_every_command_module_is_registered():
+    from clawmem.cli import COMMAND_MODULES
+
+    modules = {p.stem for p in (SRC / "commands").glob("*.py")} - {"__init__"}
+    assert sorted(COMMAND_MODULES) == sorted(modules)

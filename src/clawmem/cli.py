@@ -305,14 +305,25 @@ def config(as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
         out.print(f"{name:<22} {escape(repr(value)):<28} [dim]{escape(src)}[/dim]")
 
 
+# The command modules (clawmem/commands/), in the order `clawmem --help` lists them.
+COMMAND_MODULES = (
+    "context",
+    "retain",
+    "entities",
+    "check",
+    "hook",
+    "mcp",
+    "model",
+    "reflect",
+    "watch",
+)
+
+
 def _register_command_modules() -> None:
     import importlib
-    import pkgutil
 
-    from . import commands
-
-    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        importlib.import_module(f"{commands.__name__}.{info.name}").register(app)
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"{__package__}.commands.{name}").register(app)
 
 
 _register_command_modules()
