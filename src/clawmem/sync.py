@@ -13,7 +13,8 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -229,20 +230,54 @@ def embed_pending(
         total = min(total, limit)
     done = 0
     progress("embed", 0, total)
-    while done < total:
-        rows = index.pending(min(batch, total - done))
-        if not rows:
-            break
-        result = embedder.embed_documents([r[1] for r in rows])
-        index.store_vectors(
-            [(r[0], vec, r[3], r[4]) for r, vec in zip(rows, result.vectors, strict=True)]
-        )
-        report.truncated += result.truncated
-        report.unembeddable += sum(1 for v in result.vectors if v is None)
-        report.embedded += sum(1 for v in result.vectors if v is not None)
-        done += len(rows)
-        progress("embed", done, total)
+    with _interrupt_between_batches() as check:
+        while done < total:
+            rows = index.pending(min(batch, total - done))
+            if not rows:
+                break
+            result = embedder.embed_documents([r[1] for r in rows])
+            index.store_vectors(
+                [(r[0], vec, r[3], r[4]) for r, vec in zip(rows, result.vectors, strict=True)]
+            )
+            report.truncated += result.truncated
+            report.unembeddable += sum(1 for v in result.vectors if v is None)
+            report.embedded += sum(1 for v in result.vectors if v is not None)
+            done += len(rows)
+            progress("embed", done, total)
+            check()
     report.pending = index.pending_count()
+
+
+@contextmanager
+def _interrupt_between_batches() -> Iterator[Callable[[], None]]:
+    """Ctrl-C during embedding always stops the run, at the latest after the batch in hand is
+    committed. A KeyboardInterrupt raised while llama.cpp is calling back into Python (its log
+    callback) is printed and swallowed by ctypes, and the run would go on to the end; so the
+    signal is also remembered, and checked after each batch."""
+    import signal
+    import threading
+
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield lambda: None  # not ours to change (a thread, or a caller's own handler)
+        return
+    seen: list[int] = []
+
+    def on_sigint(signum, frame):
+        seen.append(signum)
+        raise KeyboardInterrupt
+
+    def check() -> None:
+        if seen:
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield check
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def leftover_rebuilds(memory_dir: Path) -> list[Path]:
