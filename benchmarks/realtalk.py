@@ -22,17 +22,10 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
-import numpy as np
-
 from . import metrics as M
 from .common import EVAL, WORK, VectorCache, embedder_status, log, median, percentile
-from .systems import ClawmemSearcher, Searcher
+from .systems import BM25Searcher, Chunk, ClawmemSearcher, Searcher, VectorSearcher, cite
 from .workspaces import _remove_strays, write_files
-
-try:
-    import sqlean as sqlite
-except ImportError:  # pragma: no cover
-    import sqlite3 as sqlite  # type: ignore[no-redef]
 
 REALTALK = EVAL / "realtalk"
 BUDGETS = (1000, 2000, 4000)
@@ -127,57 +120,13 @@ def build(chat: Chat) -> Path:
 
 
 # --------------------------------------------------------------------------- baselines
-_WORD = re.compile(r"\w+", re.UNICODE)
-
-
-class MessageBM25(Searcher):
-    def __init__(self, messages: list[Message]) -> None:
-        super().__init__("msg-bm25", "BM25 over single messages (FTS5, any term)")
-        self.messages = messages
-        self.conn = sqlite.connect(":memory:")
-        self.conn.execute(
-            "CREATE VIRTUAL TABLE t USING fts5(body, tokenize = 'unicode61 remove_diacritics 2')"
-        )
-        with self.conn:
-            self.conn.executemany(
-                "INSERT INTO t(rowid, body) VALUES (?, ?)",
-                [(i, m.text) for i, m in enumerate(messages)],
-            )
-
-    def ranked(self, query: str, k: int) -> list[int]:
-        toks = list(dict.fromkeys(t.lower() for t in _WORD.findall(query)))
-        if not toks:
-            return []
-        expr = " OR ".join('"' + t.replace('"', "") + '"' for t in toks)
-        rows = self.conn.execute(
-            "SELECT rowid FROM t WHERE t MATCH ? ORDER BY bm25(t), rowid LIMIT ?", (expr, k)
-        ).fetchall()
-        return [r[0] for r in rows]
-
-    def _search(self, query, *, k, today):
-        return [_cite(self.messages[i]) for i in self.ranked(query, k)]
-
-
-class MessageDense(Searcher):
-    def __init__(self, messages: list[Message], vectors: np.ndarray, embedder) -> None:
-        super().__init__("msg-dense", "dense over single messages (exact cosine)")
-        self.messages = messages
-        self.vectors = vectors
-        self.embedder = embedder
-
-    def ranked(self, query: str, k: int) -> list[int]:
-        q = self.embedder.embed_query(query)
-        if q is None:
-            return []
-        sims = self.vectors @ np.asarray(q, dtype=np.float32)
-        return [int(i) for i in np.argsort(-sims, kind="stable")[:k]]
-
-    def _search(self, query, *, k, today):
-        return [_cite(self.messages[i]) for i in self.ranked(query, k)]
+def message_chunks(chat: Chat) -> list[Chunk]:
+    """Each message as a one-line unit, for the generic baselines in systems.py."""
+    return [Chunk(i, m.path, m.line, m.line, m.text) for i, m in enumerate(chat.messages)]
 
 
 class MessageRRF(Searcher):
-    def __init__(self, bm25: MessageBM25, dense: MessageDense, rrf_k: int = 60) -> None:
+    def __init__(self, bm25: BM25Searcher, dense: VectorSearcher, rrf_k: int = 60) -> None:
         super().__init__("msg-rrf", "RRF of those two (k = 60)")
         self.bm25, self.dense, self.rrf_k = bm25, dense, rrf_k
 
@@ -187,11 +136,7 @@ class MessageRRF(Searcher):
             for rank, i in enumerate(leg, 1):
                 scores[i] = scores.get(i, 0.0) + 1.0 / (self.rrf_k + rank)
         best = sorted(scores, key=lambda i: (-scores[i], i))[:k]
-        return [_cite(self.bm25.messages[i]) for i in best]
-
-
-def _cite(m: Message) -> tuple[str, int, int]:
-    return (m.path, m.line, m.line)
+        return [cite(self.bm25.chunks[i]) for i in best]
 
 
 # --------------------------------------------------------------------------- the run
@@ -220,11 +165,14 @@ def run_realtalk(*, vectors: bool, chats: tuple[int, ...] | None = None) -> dict
         searchers: list[Searcher] = []
         modes = ["hybrid", "lexical", "vector"] if emb is not None else ["lexical"]
         searchers += [ClawmemSearcher(mem, m) for m in modes]
-        bm25 = MessageBM25(chat.messages)
+        units = message_chunks(chat)
+        bm25 = BM25Searcher(units, "msg-bm25", "BM25 over single messages (FTS5, any term)")
         searchers.append(bm25)
         if emb is not None:
-            vecs = cache.embed(emb, [m.text for m in chat.messages])
-            dense = MessageDense(chat.messages, vecs, emb)
+            vecs = cache.embed(emb, [u.text for u in units])
+            dense = VectorSearcher(
+                units, vecs, emb, "msg-dense", "dense over single messages (exact cosine)"
+            )
             searchers += [dense, MessageRRF(bm25, dense)]
         setup.append(
             {

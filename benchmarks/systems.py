@@ -125,8 +125,10 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 class BM25Searcher(Searcher):
     """Textbook BM25 over clawmem's chunks: what a plain SQLite FTS5 index gives."""
 
-    def __init__(self, chunks: list[Chunk]) -> None:
-        super().__init__("bm25", "BM25 (plain FTS5)")
+    def __init__(
+        self, chunks: list[Chunk], name: str = "bm25", label: str = "BM25 (plain FTS5)"
+    ) -> None:
+        super().__init__(name, label)
         self.chunks = chunks
         self.conn = sqlite.connect(":memory:")
         self.conn.execute(
@@ -138,7 +140,8 @@ class BM25Searcher(Searcher):
                 [(i, c.text) for i, c in enumerate(chunks)],
             )
 
-    def _search(self, query, *, k, today):
+    def ranked(self, query: str, k: int) -> list[int]:
+        """Positions in ``chunks``, best first."""
         toks = list(dict.fromkeys(t.lower() for t in _WORD.findall(query)))
         if not toks:
             return []
@@ -146,28 +149,40 @@ class BM25Searcher(Searcher):
         rows = self.conn.execute(
             "SELECT rowid FROM t WHERE t MATCH ? ORDER BY bm25(t), rowid LIMIT ?", (expr, k)
         ).fetchall()
-        return [
-            (self.chunks[r[0]].path, self.chunks[r[0]].start_line, self.chunks[r[0]].end_line)
-            for r in rows
-        ]
+        return [r[0] for r in rows]
+
+    def _search(self, query, *, k, today):
+        return [cite(self.chunks[i]) for i in self.ranked(query, k)]
 
 
 class VectorSearcher(Searcher):
-    def __init__(self, chunks: list[Chunk], vectors: np.ndarray, embedder) -> None:
-        super().__init__("vector", "vectors alone (exact cosine)")
+    def __init__(
+        self,
+        chunks: list[Chunk],
+        vectors: np.ndarray,
+        embedder,
+        name: str = "vector",
+        label: str = "vectors alone (exact cosine)",
+    ) -> None:
+        super().__init__(name, label)
         self.chunks = chunks
         self.vectors = vectors
         self.embedder = embedder
 
-    def _search(self, query, *, k, today):
+    def ranked(self, query: str, k: int) -> list[int]:
+        """Positions in ``chunks``, best first."""
         q = self.embedder.embed_query(query)
         if q is None:
             return []
         sims = self.vectors @ np.asarray(q, dtype=np.float32)
-        order = np.argsort(-sims, kind="stable")[:k]
-        return [
-            (self.chunks[i].path, self.chunks[i].start_line, self.chunks[i].end_line) for i in order
-        ]
+        return [int(i) for i in np.argsort(-sims, kind="stable")[:k]]
+
+    def _search(self, query, *, k, today):
+        return [cite(self.chunks[i]) for i in self.ranked(query, k)]
+
+
+def cite(c: Chunk) -> Citation:
+    return (c.path, c.start_line, c.end_line)
 
 
 class OpenClawSearcher(Searcher):
