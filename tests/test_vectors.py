@@ -333,3 +333,22 @@ def test_decay_prefers_recent_notes_but_not_evergreen(hash_indexed, monkeypatch)
             assert h.score < before[h.citation].score  # older than today: halved every 3 days
             compared["dated"] += 1
     assert compared["evergreen"] and compared["dated"]
+
+
+def test_a_time_hinted_recall_embeds_the_question_once(hash_indexed):
+    """A question naming a time is ranked twice (its window and everywhere), on one query vector."""
+    from datetime import date
+
+    from clawmem.embedders.testing import HashEmbedder
+
+    calls = []
+
+    class Counting(HashEmbedder):
+        def embed_query(self, text):
+            calls.append(text)
+            return super().embed_query(text)
+
+    mem = open_workspace(hash_indexed, environ={}, embedder=Counting())
+    res = mem.recall("what happened with payments on Nov 12?", sync=False, today=date(2025, 12, 1))
+    assert any("names a time" in n for n in res.notes)  # the two-search path was taken
+    assert calls == ["what happened with payments on Nov 12?"]

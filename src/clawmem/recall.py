@@ -81,6 +81,8 @@ def recall(
     t0 = time.perf_counter()
     try:
         degraded, vectors, emb = _vector_state(ix, idx, mode)
+        if emb is not None:
+            emb = _QueryOnce(emb)  # a time-hinted recall ranks twice: embed the query once
         # With a budget, rank more candidates than k and let the packer choose.
         want = max(k, 20) if budget and not k_given else k
         rk = ranking or Ranking(rrf_k=ix.cfg.rrf_k)
@@ -217,6 +219,26 @@ def _vector_state(ix: Indexer, idx: Index, mode: str):
         state.update(state="partial", reason=f"vectors: {counts['pending']} pending")
         degraded.append(f"vectors: {counts['pending']} pending; run `clawmem index` to embed them")
     return degraded, state, emb
+
+
+class _QueryOnce:
+    """An embedder that embeds each query text once (documents pass straight through)."""
+
+    def __init__(self, embedder) -> None:
+        self._embedder = embedder
+        self.identity = embedder.identity
+        self._memo: dict[str, object] = {}
+
+    def embed_query(self, text: str):
+        if text not in self._memo:
+            self._memo[text] = self._embedder.embed_query(text)
+        return self._memo[text]
+
+    def embed_documents(self, texts):
+        return self._embedder.embed_documents(texts)
+
+    def __getattr__(self, name: str):
+        return getattr(self._embedder, name)
 
 
 def _time_hinted(
