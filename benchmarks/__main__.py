@@ -67,6 +67,10 @@ def _old_section(out: Path) -> str | None:
     return text[start:] if end < 0 else text[start : end + 1]
 
 
+# What the numbers mean, written by people after a run (the report's last section).
+ANALYSIS = REPO / "benchmarks" / "analysis.md"
+
+
 def _write_report(out: Path, report: str) -> None:
     """Write the report. The embedding-model comparison (``python -m benchmarks.embedders``, a
     separate run: it embeds everything with two models) keeps its section: rendered from its saved
@@ -119,17 +123,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--render",
         metavar="RESULTS_JSON",
-        help="only re-render the report from a saved results file (no measurements)",
+        nargs="+",
+        help="only re-render the report from saved results files (no measurements); with "
+        "several, each part comes from the last file that has it",
     )
     args = ap.parse_args(argv)
     if args.render:
-        from .report import render
+        from .report import merge, render
 
-        results = json.loads(Path(args.render).read_text())
+        results = merge([json.loads(Path(p).read_text()) for p in args.render])
+        if ANALYSIS.is_file():
+            results["analysis"] = ANALYSIS.read_text(encoding="utf-8").strip()
         _write_report(Path(args.out), render(results))
-        log(
-            f"report: {args.out} (rendered from {args.render}, run of {results['meta']['started']})"
-        )
+        log(f"report: {args.out} (rendered from {', '.join(args.render)})")
         return 0
 
     mode = "full" if args.full else "quick"
@@ -201,6 +207,8 @@ def main(argv: list[str] | None = None) -> int:
         from .report import render
 
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        if ANALYSIS.is_file():
+            results["analysis"] = ANALYSIS.read_text(encoding="utf-8").strip()
         _write_report(Path(args.out), render(results))
         log(f"report: {args.out}")
     log(f"done in {time.perf_counter() - t0:.0f}s")

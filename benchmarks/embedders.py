@@ -66,7 +66,7 @@ def _cpu_name() -> str:
 # --- SciFact -----------------------------------------------------------------------------
 
 
-def run_scifact(cache: VectorCache, *, n_queries: int, n_docs: int) -> dict:
+def run_scifact(cache: VectorCache, *, n_queries: int | None, n_docs: int | None) -> dict:
     from .workspaces import load_scifact, scifact_subset
 
     corpus, queries, qrels = load_scifact("test")
@@ -256,8 +256,14 @@ def run_speed(*, quick: bool) -> dict:
 PARTS = ("scifact", "fixture", "multilingual", "speed")
 
 
-def run(quick: bool, only: tuple[str, ...] = PARTS, previous: dict | None = None) -> dict:
-    """Measure ``only`` these parts; the others are taken from ``previous`` (a saved run)."""
+def run(
+    quick: bool,
+    only: tuple[str, ...] = PARTS,
+    previous: dict | None = None,
+    scifact: tuple[int | None, int | None] | None = None,
+) -> dict:
+    """Measure ``only`` these parts; the others are taken from ``previous`` (a saved run).
+    ``scifact`` = (queries, documents) overrides the mode's subsample (None = all)."""
     if "scifact" in only and not (EVAL / "scifact").is_dir():
         raise SystemExit(f"SciFact not found at {EVAL / 'scifact'} (set CLAWMEM_BENCH_EVAL)")
     results = dict(previous or {})
@@ -266,9 +272,8 @@ def run(quick: bool, only: tuple[str, ...] = PARTS, previous: dict | None = None
     t0 = time.perf_counter()
     try:
         if "scifact" in only:
-            results["scifact"] = run_scifact(
-                cache, n_queries=30 if quick else 100, n_docs=300 if quick else 1000
-            )
+            nq, nd = scifact or ((30, 300) if quick else (100, 1000))
+            results["scifact"] = run_scifact(cache, n_queries=nq, n_docs=nd)
         if "fixture" in only:
             results["fixture"] = run_fixture()
         if "multilingual" in only:
@@ -404,7 +409,19 @@ def main(argv: list[str] | None = None) -> None:
         help="measure these parts (scifact,fixture,multilingual,speed); the others are read "
         "from --json's file",
     )
+    ap.add_argument(
+        "--scifact",
+        metavar="QUERIES,DOCS",
+        help="SciFact size instead of the mode's subsample, e.g. 100,1000; 'all' for the whole "
+        "test set (300 queries, 5,183 abstracts)",
+    )
     args = ap.parse_args(argv)
+    scifact: tuple[int | None, int | None] | None = None
+    if args.scifact == "all":
+        scifact = (None, None)
+    elif args.scifact:
+        nq, nd = (int(x) for x in args.scifact.split(","))
+        scifact = (nq, nd)
     if args.render:
         results = json.loads(Path(args.render).read_text(encoding="utf-8"))
     else:
@@ -415,7 +432,7 @@ def main(argv: list[str] | None = None) -> None:
         previous = None
         if set(only) != set(PARTS) and Path(args.json).is_file():
             previous = json.loads(Path(args.json).read_text(encoding="utf-8"))
-        results = run(args.quick, only, previous)
+        results = run(args.quick, only, previous, scifact)
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(results, indent=1), encoding="utf-8")
     missing = [p for p in PARTS if p not in results]
