@@ -14,7 +14,7 @@ from .indexing import Indexer
 def check(ix: Indexer) -> list[dict]:
     """Every malformed fact line (and every file that is not UTF-8): path, line, text, message."""
     problems = []
-    for entry in ix.scan().files:
+    for entry in ix.scan().markdown_files:
         try:
             text = decode((ix.root / entry.relpath).read_bytes())
         except UnicodeDecodeError as exc:

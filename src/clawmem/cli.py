@@ -30,6 +30,7 @@ OPTIONS = {
     "until": "--until",
     "llm": "--llm",
     "force": "--force",
+    "source": "--source",
 }
 
 try:  # typer >= 0.20 vendors click as typer._click; older releases use click itself
@@ -143,6 +144,12 @@ def recall(
         int | None,
         typer.Option("--budget", help="Pack the best results into about this many tokens."),
     ] = None,
+    source: Annotated[
+        str,
+        typer.Option(
+            "--source", help="memory (the Markdown) | sessions (transcripts) | all (default)."
+        ),
+    ] = "all",
     as_json: JsonOpt = False,
     explain: Annotated[
         bool, typer.Option("--explain", help="Show each leg's rank and score.")
@@ -178,6 +185,7 @@ def recall(
         as_of=as_of,
         budget=budget,
         sync=not no_sync,
+        source=source,
     )
     if queries is not None:
         stream = sys.stdin if queries == "-" else _open_queries(queries)
@@ -205,7 +213,19 @@ def _open_queries(path: str):
         raise InputError(f"{path}: cannot read the queries file ({exc.strerror})") from None
 
 
-_QUERY_KEYS = {"query", "k", "mode", "since", "until", "kind", "entity", "path", "as_of", "budget"}
+_QUERY_KEYS = {
+    "query",
+    "k",
+    "mode",
+    "since",
+    "until",
+    "kind",
+    "entity",
+    "path",
+    "as_of",
+    "budget",
+    "source",
+}
 
 
 def _parse_query_line(line: str, source: str, lineno: int) -> tuple[str, dict]:
@@ -258,7 +278,8 @@ def get(
     path: Annotated[
         str,
         typer.Argument(
-            help="A memory file, e.g. memory/2025-11-27.md (a citation's path#L12-L20 works too)."
+            help="A memory file, e.g. memory/2025-11-27.md, or a transcript, sessions/ID.jsonl "
+            "(a citation's path#L12-L20 works too)."
         ),
     ],
     from_line: Annotated[int | None, typer.Option("--from", help="First line (1-based).")] = None,
@@ -266,7 +287,7 @@ def get(
     as_json: JsonOpt = False,
     workspace: WorkspaceOpt = None,
 ) -> None:
-    """Print lines of a memory file (only files inside the workspace)."""
+    """Print lines of a memory file, or what was said in lines of a transcript (redacted)."""
     import re
 
     m = re.fullmatch(r"(.+?)#L(\d+)(?:-L?(\d+))?", path)

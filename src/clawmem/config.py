@@ -52,6 +52,15 @@ class Config:
     # watch
     debounce_ms: int = 1500
     reconcile_seconds: int = 30
+    # Agent session transcripts (``[sessions]`` in clawmem.toml; see docs/sessions.md): the folders
+    # of .jsonl files to index beside the Markdown, the only places outside the workspace clawmem
+    # reads. A session with no new line for ``session_idle_minutes`` is finished (reflect writes
+    # its episode). The watcher syncs a growing transcript once this many bytes or messages are
+    # new, or when it goes quiet (the seeds' delta thresholds).
+    session_paths: tuple[str, ...] = ()
+    session_idle_minutes: int = 60
+    session_batch_bytes: int = 100_000
+    session_batch_messages: int = 50
     sources: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -113,6 +122,36 @@ def _coerce(name: str, raw: Any, default: Any, origin: str) -> Any:
         ) from None
 
 
+# ``[sessions] paths = [...]`` is written ``session_paths`` everywhere else (``clawmem config``,
+# ``$CLAWMEM_SESSION_PATHS``).
+SESSION_KEYS = {
+    "paths": "session_paths",
+    "idle_minutes": "session_idle_minutes",
+    "batch_bytes": "session_batch_bytes",
+    "batch_messages": "session_batch_messages",
+}
+
+
+def _flatten_sessions(table: dict) -> dict:
+    section = table.get("sessions")
+    if section is None:
+        return table
+    if not isinstance(section, dict):
+        raise ConfigError(
+            f"{CONFIG_FILE}: sessions must be a table",
+            hint='write [sessions] with paths = ["~/.openclaw/agents/main/sessions"]',
+        )
+    out = {k: v for k, v in table.items() if k != "sessions"}
+    for key, raw in section.items():
+        if key not in SESSION_KEYS:
+            raise ConfigError(
+                f"{CONFIG_FILE}: unknown setting {key!r} in [sessions]",
+                hint="known: " + ", ".join(sorted(SESSION_KEYS)),
+            )
+        out[SESSION_KEYS[key]] = raw
+    return out
+
+
 def load_config(root: Path, environ: dict[str, str] | None = None) -> Config:
     env = os.environ if environ is None else environ
     allowed = _settable_fields()
@@ -130,6 +169,7 @@ def load_config(root: Path, environ: dict[str, str] | None = None) -> Config:
             ) from None
         # Settings may live at the top level or under [clawmem].
         table = data.get("clawmem", data) if isinstance(data.get("clawmem"), dict) else data
+        table = _flatten_sessions(table)
         for key, raw in table.items():
             if key not in allowed:
                 raise ConfigError(

@@ -168,7 +168,7 @@ def collect_facts(root: Path, scan: Scan, today: date) -> FactLog:
     are left out: reflecting "as of" a day only knows what had been written by then."""
     log = FactLog()
     order = 0
-    for entry in scan.files:
+    for entry in scan.markdown_files:
         text = read_text(root / entry.relpath)
         if text is None:
             log.unreadable.append(entry.relpath)

@@ -41,6 +41,10 @@ class Ranking:
     # too, and that ranking is fused (with this weight) with the unrestricted one.
     time_slack_days: int = 1
     time_weight: float = 1.0
+    # A transcript's message is evidence of what was said; a curated note is what was kept. A unit
+    # from a transcript (sessions/…) has its score multiplied by this, so when a note and a
+    # conversation say the same thing (adjacent ranks in both legs), the note ranks first.
+    transcript_factor: float = 0.9
 
 
 @dataclass(frozen=True)

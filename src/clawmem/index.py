@@ -38,6 +38,18 @@ class Unit:
     valid_from: str | None = None
     valid_to: str | None = None
     entities: tuple[str, ...] = ()
+    said_at: str | None = None  # a transcript message: when it was said
+
+
+@dataclass(frozen=True)
+class TranscriptState:
+    """What the index remembers of a transcript between syncs (the files row's extra columns)."""
+
+    offset: int  # bytes of complete lines indexed
+    format: str | None
+    session_id: str | None
+    first_at: str | None
+    last_at: str | None
 
 
 @dataclass(frozen=True)
@@ -51,6 +63,7 @@ class Filters:
     path_prefix: str | None = None
     facts_only: bool = False
     as_of: str | None = None  # YYYY-MM-DD: only what was recorded by then and still valid then
+    source: str | None = None  # "memory" (the Markdown) or "sessions" (transcripts); None = all
 
     @property
     def active(self) -> bool:
@@ -63,6 +76,7 @@ class Filters:
                 self.path_prefix,
                 self.facts_only,
                 self.as_of,
+                self.source,
             ]
         )
 
@@ -203,56 +217,160 @@ class Index:
         units: Sequence[Unit],
         problems: Sequence[dict],
         embedder_key: str | None,
+        transcript: TranscriptState | None = None,
     ) -> int:
         """Swap everything indexed for one file in a single transaction. Returns units reused
         from the embedding cache (their vectors did not need computing again)."""
         now = int(time.time())
-        reused = 0
         with self.conn:
             self._remove_file_rows(relpath, keep_vectors=embedder_key is not None, now=now)
+            t = transcript
             self.conn.execute(
-                "INSERT INTO files(path, sha256, size, mtime_ns, day, lines, problems) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (relpath, sha256, size, mtime_ns, day, lines, json.dumps(list(problems))),
+                "INSERT INTO files(path, sha256, size, mtime_ns, day, lines, problems, "
+                "offset, format, session_id, first_at, last_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    relpath,
+                    sha256,
+                    size,
+                    mtime_ns,
+                    day,
+                    lines,
+                    json.dumps(list(problems)),
+                    t.offset if t else None,
+                    t.format if t else None,
+                    t.session_id if t else None,
+                    t.first_at if t else None,
+                    t.last_at if t else None,
+                ),
             )
             contexts = neighbour_context([(u.heading, u.text, u.kind) for u in units])
-            for u, context in zip(units, contexts, strict=True):
-                cur = self.conn.execute(
-                    "INSERT INTO chunks(path, start_line, end_line, heading, text, sha256, day, "
-                    "kind, confidence, valid_from, valid_to, entities) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        relpath,
-                        u.start_line,
-                        u.end_line,
-                        u.heading,
-                        u.text,
-                        u.sha256,
-                        u.day,
-                        u.kind,
-                        u.confidence,
-                        u.valid_from,
-                        u.valid_to,
-                        " ".join(u.entities),
-                    ),
-                )
-                cid = cur.lastrowid
-                body, head, ctx = _fts_values(u.text, u.heading, u.entities, context)
-                self.conn.execute(
-                    "INSERT INTO chunks_fts(rowid, body, heading, context) VALUES (?, ?, ?, ?)",
-                    (cid, body, head, ctx),
-                )
-                for ent in dict.fromkeys(u.entities):
+            return self._insert_units(relpath, units, contexts, embedder_key, now)
+
+    def append_units(
+        self,
+        relpath: str,
+        units: Sequence[Unit],
+        *,
+        sha256: str,
+        size: int,
+        mtime_ns: int,
+        lines: int,
+        problems: Sequence[dict],
+        transcript: TranscriptState,
+        embedder_key: str | None,
+    ) -> int:
+        """Add units after a file's last ones (a transcript that grew), in one transaction; the
+        units already indexed stay as they are. Returns units reused from the embedding cache.
+
+        The last old unit gains a neighbour, so its lexical row is restated with its new context
+        (``neighbour_context`` must keep describing the stored rows, see there)."""
+        now = int(time.time())
+        with self.conn:
+            old = self.conn.execute(
+                "SELECT id, heading, text, entities, kind FROM chunks WHERE path = ? "
+                "ORDER BY id DESC LIMIT 2",
+                (relpath,),
+            ).fetchall()[::-1]
+            tail = [(r["heading"], r["text"], r["kind"]) for r in old]
+            new = [(u.heading, u.text, u.kind) for u in units]
+            contexts = neighbour_context(tail + new)
+            if old:
+                last = old[-1]
+                before = neighbour_context(tail)[-1]
+                after = contexts[len(tail) - 1]
+                if before != after:
+                    ents = last["entities"].split()
+                    body, head, ctx = _fts_values(last["text"], last["heading"], ents, before)
                     self.conn.execute(
-                        "INSERT OR IGNORE INTO chunk_entities(chunk_id, entity, folded) "
-                        "VALUES (?, ?, ?)",
-                        (cid, ent, ent.casefold()),
+                        "INSERT INTO chunks_fts(chunks_fts, rowid, body, heading, context) "
+                        "VALUES('delete', ?, ?, ?, ?)",
+                        (last["id"], body, head, ctx),
                     )
-                if embedder_key is not None:
-                    vec = self._cached_vector(embedder_key, u.sha256)
-                    if vec is not None:
-                        self._put_vector(cid, vec, u.day, u.kind, now)
-                        reused += 1
+                    body, head, ctx = _fts_values(last["text"], last["heading"], ents, after)
+                    self.conn.execute(
+                        "INSERT INTO chunks_fts(rowid, body, heading, context) VALUES (?, ?, ?, ?)",
+                        (last["id"], body, head, ctx),
+                    )
+            t = transcript
+            self.conn.execute(
+                "UPDATE files SET sha256 = ?, size = ?, mtime_ns = ?, lines = ?, problems = ?, "
+                "offset = ?, format = ?, session_id = ?, first_at = ?, last_at = ? WHERE path = ?",
+                (
+                    sha256,
+                    size,
+                    mtime_ns,
+                    lines,
+                    json.dumps(list(problems)),
+                    t.offset,
+                    t.format,
+                    t.session_id,
+                    t.first_at,
+                    t.last_at,
+                    relpath,
+                ),
+            )
+            return self._insert_units(relpath, units, contexts[len(tail) :], embedder_key, now)
+
+    def transcript_state(self, relpath: str) -> tuple[TranscriptState, int, str, str] | None:
+        """(state, lines, sha256, problems JSON) of an indexed transcript, or None."""
+        row = self.conn.execute(
+            "SELECT offset, format, session_id, first_at, last_at, lines, sha256, problems "
+            "FROM files WHERE path = ? AND offset IS NOT NULL",
+            (relpath,),
+        ).fetchone()
+        if row is None:
+            return None
+        state = TranscriptState(row[0], row[1], row[2], row[3], row[4])
+        return state, row[5], row[6], row[7]
+
+    def _insert_units(
+        self,
+        relpath: str,
+        units: Sequence[Unit],
+        contexts: Sequence[str],
+        embedder_key: str | None,
+        now: int,
+    ) -> int:
+        reused = 0
+        for u, context in zip(units, contexts, strict=True):
+            cur = self.conn.execute(
+                "INSERT INTO chunks(path, start_line, end_line, heading, text, sha256, day, "
+                "kind, confidence, valid_from, valid_to, entities, said_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    relpath,
+                    u.start_line,
+                    u.end_line,
+                    u.heading,
+                    u.text,
+                    u.sha256,
+                    u.day,
+                    u.kind,
+                    u.confidence,
+                    u.valid_from,
+                    u.valid_to,
+                    " ".join(u.entities),
+                    u.said_at,
+                ),
+            )
+            cid = cur.lastrowid
+            body, head, ctx = _fts_values(u.text, u.heading, u.entities, context)
+            self.conn.execute(
+                "INSERT INTO chunks_fts(rowid, body, heading, context) VALUES (?, ?, ?, ?)",
+                (cid, body, head, ctx),
+            )
+            for ent in dict.fromkeys(u.entities):
+                self.conn.execute(
+                    "INSERT OR IGNORE INTO chunk_entities(chunk_id, entity, folded) "
+                    "VALUES (?, ?, ?)",
+                    (cid, ent, ent.casefold()),
+                )
+            if embedder_key is not None:
+                vec = self._cached_vector(embedder_key, u.sha256)
+                if vec is not None:
+                    self._put_vector(cid, vec, u.day, u.kind, now)
+                    reused += 1
         return reused
 
     def delete_file(self, relpath: str, *, keep_vectors: bool) -> None:
@@ -529,6 +647,7 @@ def make_unit(
     valid_from: str | None = None,
     valid_to: str | None = None,
     entities: tuple[str, ...] = (),
+    said_at: str | None = None,
 ) -> Unit:
     sha = hashlib.sha256(embed_text(heading, text, entities, kind).encode("utf-8")).hexdigest()
     return Unit(
@@ -543,6 +662,7 @@ def make_unit(
         valid_from,
         valid_to,
         entities,
+        said_at,
     )
 
 

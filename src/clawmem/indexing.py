@@ -76,11 +76,21 @@ class Indexer:
         return self._embedder_error
 
     def scan(self) -> Scan:
-        return scan(
+        """Memory files of the workspace, and the transcripts of the configured sessions folders."""
+        sc = scan(
             self.root,
             self.cfg.extra_paths,
             max_file_bytes=self.cfg.max_file_bytes,
             max_files=self.cfg.max_files,
+        )
+        if not self.cfg.session_paths:
+            return sc
+        from .sessions import scan as scan_sessions
+
+        files, skipped = scan_sessions(self.root, self.cfg)
+        return Scan(
+            tuple(sorted([*sc.files, *files], key=lambda f: f.relpath)),
+            (*sc.skipped, *skipped),
         )
 
     # ------------------------------------------------------------------ opening

@@ -127,8 +127,10 @@ class Memory:
         sync: bool = True,
         today: date | None = None,
         ranking: Ranking | None = None,
+        source: str | None = None,
     ) -> RecallResult:
-        """Search memory. Filters (time, kind, entity, path, as-of) apply before ranking limits;
+        """Search memory. Filters (time, kind, entity, path, as-of, source) apply before ranking
+        limits; ``source`` is "memory" (the Markdown), "sessions" (transcripts) or "all" (None).
         ``budget`` packs the best results into about that many tokens. ``ranking`` overrides the
         ranking's numbers (for experiments; results then name it ``…+custom``)."""
         from .recall import recall
@@ -148,6 +150,7 @@ class Memory:
             sync=sync,
             today=today,
             ranking=ranking,
+            source=source,
         )
 
     # ------------------------------------------------------------------ status
@@ -247,7 +250,12 @@ class Memory:
 
     # ------------------------------------------------------------------ get
     def get(self, path: str, *, from_line: int = 1, lines: int | None = None) -> dict:
-        """Lines of a memory file with their citation (``clawmem get``)."""
+        """Lines of a memory file with their citation (``clawmem get``); for a transcript
+        (``sessions/…``), what was said in those lines. Credentials come back ``[redacted]``."""
+        from .sessions import is_transcript_path, read_messages
+
+        if is_transcript_path(path):
+            return read_messages(self.root, self.cfg, path, from_line=from_line, lines=lines)
         return read_lines(
             self.root, path, from_line=from_line, lines=lines, extra_paths=self.cfg.extra_paths
         )

@@ -162,6 +162,8 @@ def rank(
             ]
             if near and rows[cid]["kind"] is None:
                 s += rk.neighbour_boost * max(near)
+        if s > 0 and rows[cid]["path"].startswith("sessions/"):
+            s *= rk.transcript_factor  # below a curated note saying the same thing
         day = rows[cid]["day"]
         if decay_half_life_days > 0 and day and not rows[cid]["path"].startswith("bank/"):
             age = (today - date.fromisoformat(day)).days

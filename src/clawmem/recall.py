@@ -52,6 +52,7 @@ def recall(
     sync: bool = True,
     today: date | None = None,
     ranking: Ranking | None = None,
+    source: str | None = None,
 ) -> RecallResult:
     """Search memory (see ``Memory.recall`` for the arguments)."""
     if mode not in MODES:
@@ -63,7 +64,9 @@ def recall(
     if budget is not None and budget < 1:
         raise BadArgument("budget", budget, "must be a positive number of tokens")
     today = today or date.today()
-    filters = _filters(today, since, until, kind, entity, path, as_of)
+    filters = replace(
+        _filters(today, since, until, kind, entity, path, as_of), source=_source(source)
+    )
 
     notes: list[str] = []
     scan, idx = ix.sync_for_read(notes) if sync else (None, None)
@@ -119,6 +122,7 @@ def recall(
                 hits = [page, *[h for h in hits if not _overlap(h, page)]][:want]
                 ranked.notes.append(f"entity: {page.entities[0]} (page {page.path})")
             hits = mark_superseded(idx, hits, filters.as_of)
+            hits = [_said(idx, h) if h.origin == "sessions" else h for h in hits]
             if filters.as_of:
                 hits = [h for h in hits if h.superseded_by is None] + [
                     h for h in hits if h.superseded_by is not None
@@ -158,6 +162,7 @@ def recall(
             "entity": filters.entity,
             "path": filters.path_prefix,
             "as_of": filters.as_of,
+            "source": filters.source or "all",
         },
         budget=packed,
         seconds=time.perf_counter() - t0,
@@ -183,6 +188,23 @@ def _filters(today, since, until, kind, entity, path, as_of) -> Filters:
         )
     except InputError as exc:
         raise exc.recast(UsageError) from None  # a bad argument value, not a bad file
+
+
+SOURCES = ("memory", "sessions", "all")
+
+
+def _source(source: str | None) -> str | None:
+    if source is None or source == "all":
+        return None
+    if source not in SOURCES:
+        raise BadArgument("source", source, "unknown source", hint="use memory, sessions or all")
+    return source
+
+
+def _said(idx: Index, h: Hit) -> Hit:
+    """A transcript's hit with its session id and the time its first message was said."""
+    session_id, said_at = search.transcript_details(idx, h.path, h.start_line, h.end_line)
+    return replace(h, session_id=session_id, said_at=said_at)
 
 
 def _vector_state(ix: Indexer, idx: Index, mode: str):
@@ -289,6 +311,8 @@ def _entity_page(idx: Index, query: str, filters: Filters, snippet_chars: int) -
     """ "Tell me about Peter": the entity's own page leads, then the facts about it."""
     if filters.since or filters.until or filters.facts_only:
         return None  # a time window was asked for; an undated page is not in it
+    if filters.source == "sessions":
+        return None  # only what was said in conversations was asked for
     if filters.kinds and "chunk" not in filters.kinds:
         return None  # only facts were asked for
     names = [filters.entity] if filters.entity else entities_in_query(idx, query)

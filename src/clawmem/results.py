@@ -26,6 +26,13 @@ class Hit:
     vector_rank: int | None = None
     vector_score: float | None = None
     superseded_by: str | None = None  # citation of a newer fact about the same entity
+    session_id: str | None = None  # a transcript's hit: its session, and when it was said
+    said_at: str | None = None
+
+    @property
+    def origin(self) -> str:
+        """ "sessions" for a transcript's lines, "memory" for the Markdown."""
+        return "sessions" if self.path.startswith("sessions/") else "memory"
 
     @property
     def citation(self) -> str:
@@ -43,7 +50,11 @@ class Hit:
             "heading": self.heading,
             "snippet": self.snippet,
             "timestamp": self.day,
+            "origin": self.origin,
         }
+        if self.origin == "sessions":
+            # What was said, and when: the exact time rather than the day.
+            d.update(session_id=self.session_id, timestamp=self.said_at or self.day, day=self.day)
         if self.kind:
             d.update(
                 kind=self.kind,

@@ -9,7 +9,6 @@ refused unless the caller insists.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -21,42 +20,14 @@ from .facts import Fact, extract_facts, format_fact, make_fact, retain_insert_in
 from .index import Index
 from .indexing import Indexer
 from .locking import write_lock
+from .redact import find_secret
 from .timeexpr import parse_date
-
-# Credential shapes worth refusing by default (a memory file is plain text in git).
-_SECRETS = [
-    ("a private key", re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----")),
-    ("an AWS access key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    (
-        "a GitHub token",
-        re.compile(
-            r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b|\bgithub_pat_[A-Za-z0-9_]{40,}\b"
-        ),
-    ),
-    ("an OpenAI/Anthropic-style API key", re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}\b")),
-    ("a Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b")),
-    ("a Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
-    ("a Stripe key", re.compile(r"\b[rs]k_(?:live|test)_[0-9A-Za-z]{16,}\b")),
-    (
-        "a JSON web token",
-        re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),
-    ),
-    (
-        "a password or token assignment",
-        re.compile(
-            r"(?i)\b(?:password|passwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token)\b"
-            r"\s*[:=]\s*['\"]?[^\s'\"]{8,}"
-        ),
-    ),
-]
 
 
 def looks_like_secret(text: str) -> str | None:
-    """What kind of credential ``text`` seems to contain, or None."""
-    for what, pattern in _SECRETS:
-        if pattern.search(text):
-            return what
-    return None
+    """What kind of credential ``text`` seems to contain, or None (the shapes are redact.py's:
+    what retain refuses is exactly what indexing would redact)."""
+    return find_secret(text)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ See docs/storage.md for the reasoning behind each table.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 DDL = """
 -- Key/value facts about this index: schema_version, chunker_version, normalizer_version,
@@ -18,15 +18,24 @@ CREATE TABLE IF NOT EXISTS meta (
     value TEXT NOT NULL
 );
 
--- One row per indexed Markdown file.
+-- One row per indexed file: a Markdown file of the workspace, or a session transcript
+-- ("sessions/<file>.jsonl", read from a configured [sessions] folder; see docs/sessions.md).
 CREATE TABLE IF NOT EXISTS files (
-    path       TEXT PRIMARY KEY,   -- workspace-relative POSIX path
-    sha256     TEXT NOT NULL,      -- hash of the file's bytes: the incremental sync compares it
+    path       TEXT PRIMARY KEY,   -- workspace-relative POSIX path (sessions/… for transcripts)
+    sha256     TEXT NOT NULL,      -- hash of the file's bytes: the incremental sync compares it;
+                                   -- a transcript: hash of the start and end of its indexed prefix
     size       INTEGER NOT NULL,   -- stat size and mtime: the cheap "did anything change?" check
     mtime_ns   INTEGER NOT NULL,
     day        TEXT,               -- YYYY-MM-DD for daily logs; NULL for evergreen files
     lines      INTEGER NOT NULL,   -- line count, to validate `get` ranges and citations
-    problems   TEXT NOT NULL DEFAULT '[]'  -- JSON list of malformed facts: [{line, text, message}]
+                                   -- (a transcript: its complete lines read so far)
+    problems   TEXT NOT NULL DEFAULT '[]', -- JSON list of malformed facts: [{line, text, message}]
+    -- Transcripts only (NULL for Markdown):
+    offset     INTEGER,            -- bytes of complete lines indexed: an append is read from here
+    format     TEXT,               -- "openclaw" | "claude-code"
+    session_id TEXT,               -- the session's id as the transcript states it (else its name)
+    first_at   TEXT,               -- ISO 8601 UTC time of its first and last indexed message
+    last_at    TEXT
 ) WITHOUT ROWID;
 
 -- Search units: one per block of every file (a list item, paragraph, fence, table), and one per
@@ -45,7 +54,8 @@ CREATE TABLE IF NOT EXISTS chunks (
     valid_from  TEXT,                 -- a validity range a fact states ("Nov 27–Dec 1, 2025")
     valid_to    TEXT,
     entities    TEXT NOT NULL DEFAULT '',  -- space-separated @mentions (also in chunk_entities)
-    embedded    INTEGER NOT NULL DEFAULT 0 -- 1 once its vector is stored; 0 = pending
+    embedded    INTEGER NOT NULL DEFAULT 0, -- 1 once its vector is stored; 0 = pending
+    said_at     TEXT                  -- a transcript message: when it was said (ISO 8601 UTC)
 );
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
 CREATE INDEX IF NOT EXISTS chunks_sha ON chunks(sha256);

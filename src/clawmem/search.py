@@ -23,6 +23,7 @@ COLUMNS = (
     "c.confidence, c.valid_from, c.valid_to"
 )
 _OPEN_START, _OPEN_END = "0000-00-00", "9999-99-99"
+MEMORY, SESSIONS = "memory", "sessions"  # the values of Filters.source
 
 
 # ---------------------------------------------------------------------------- filters
@@ -71,6 +72,10 @@ def filter_sql(f: Filters) -> tuple[str, list]:
         # Recorded by then (evergreen pages are timeless), and not expired by then.
         parts.append("(c.day IS NULL OR c.day <= ?) AND (c.valid_to IS NULL OR c.valid_to >= ?)")
         args.extend([f.as_of, f.as_of])
+    if f.source:
+        # Transcripts are the units under sessions/ (sessions.py); everything else is the Markdown.
+        glob = "c.path GLOB 'sessions/*'"
+        parts.append(glob if f.source == SESSIONS else f"NOT {glob}")
     if f.path_prefix:
         parts.append("c.path LIKE ? ESCAPE '\\'")
         esc = f.path_prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
@@ -152,7 +157,9 @@ def vector_leg(index: Index, qvec: np.ndarray, f: Filters, limit: int) -> list[f
     import numpy as np  # lazily: lexical-only recall never needs it
 
     blob = np.asarray(qvec, dtype="<f4").tobytes()
-    selective = bool(f.entity or f.path_prefix or len(f.kinds) > 1 or f.facts_only or f.as_of)
+    selective = bool(
+        f.entity or f.path_prefix or len(f.kinds) > 1 or f.facts_only or f.as_of or f.source
+    )
     if index.vec.available and not selective:
         # Time and kind filters run inside sqlite-vec's KNN scan (metadata columns).
         cond, args = ["embedding MATCH ?", "k = ?"], [blob, limit]
@@ -248,6 +255,18 @@ def entity_page(index: Index, entity: str):
         "ORDER BY c.start_line LIMIT 1",
         (f"bank/entities/{entity}.md",),
     ).fetchone()
+
+
+def transcript_details(
+    index: Index, path: str, start: int, end: int
+) -> tuple[str | None, str | None]:
+    """(session id, when its first message in lines ``start``..``end`` was said) of a transcript."""
+    row = index.conn.execute(
+        "SELECT f.session_id, min(c.said_at) FROM files f LEFT JOIN chunks c ON c.path = f.path "
+        "AND c.start_line BETWEEN ? AND ? WHERE f.path = ?",
+        (start, end, path),
+    ).fetchone()
+    return (row[0], row[1]) if row else (None, None)
 
 
 # ---------------------------------------------------------------------------- supersession

@@ -25,6 +25,8 @@ from .config import Config
 from .factlog import decode, fact_dates
 from .facts import extract_facts
 from .index import Index, make_unit
+from .redact import redact
+from .sessions import is_transcript_path, sync_transcript
 from .timeexpr import date_from_path
 from .workspace import FileEntry, Scan, Skipped
 
@@ -83,6 +85,11 @@ class SyncReport:
     rebuild_reason: str = ""
     skipped: list[Skipped] = field(default_factory=list)
     problems: list[tuple[str, dict]] = field(default_factory=list)
+    # Transcripts: how many grew (only their new lines read), how many were read whole, and the
+    # bytes read from them.
+    transcripts_appended: int = 0
+    transcripts_read_whole: int = 0
+    transcript_bytes_read: int = 0
     seconds: float = 0.0
 
     def to_dict(self) -> dict:
@@ -100,6 +107,11 @@ class SyncReport:
             "rebuild_reason": self.rebuild_reason,
             "skipped": [{"path": s.relpath, "reason": s.reason} for s in self.skipped],
             "problems": [{"path": p, **d} for p, d in self.problems],
+            "transcripts": {
+                "appended": self.transcripts_appended,
+                "read_whole": self.transcripts_read_whole,
+                "bytes_read": self.transcript_bytes_read,
+            },
             "seconds": round(self.seconds, 3),
         }
 
@@ -133,7 +145,8 @@ def parse_file(root: Path, entry: FileEntry, cfg: Config) -> ParsedFile | Skippe
             entry.relpath,
             f"line {line}: invalid UTF-8 at byte {exc.start}; re-save the file as UTF-8",
         )
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    # Credentials never reach the index; redaction keeps every newline, so lines still cite.
+    text = redact(text.replace("\r\n", "\n").replace("\r", "\n"))
     file_day = date_from_path(entry.relpath)
     day = file_day.isoformat() if file_day else None
     facts, problems = extract_facts(text)
@@ -180,6 +193,9 @@ def apply_plan(
     states = index.file_states()
     for n, entry in enumerate(todo, 1):
         progress("index", n - 1, len(todo))
+        if is_transcript_path(entry.relpath):
+            _sync_transcript(index, root, cfg, entry, embedder_key, states, report)
+            continue
         parsed = parse_file(root, entry, cfg)
         if isinstance(parsed, Skipped):
             report.skipped.append(parsed)
@@ -213,6 +229,35 @@ def apply_plan(
     with index.conn:
         index.set_meta("last_sync_at", str(time.time()))
     return report
+
+
+def _sync_transcript(
+    index: Index,
+    root: Path,
+    cfg: Config,
+    entry: FileEntry,
+    embedder_key: str | None,
+    states: dict,
+    report: SyncReport,
+) -> None:
+    done = sync_transcript(index, root, cfg, entry, embedder_key=embedder_key)
+    if isinstance(done, Skipped):
+        report.skipped.append(done)
+        if entry.relpath in states:
+            index.delete_file(entry.relpath, keep_vectors=embedder_key is not None)
+            report.files_removed += 1
+        return
+    report.transcript_bytes_read += done.bytes_read
+    report.reused += done.reused
+    report.units += done.units
+    if done.mode == "appended":
+        report.transcripts_appended += 1
+    elif done.mode == "rewritten":
+        report.transcripts_read_whole += 1
+    if done.mode == "unchanged":
+        report.files_unchanged += 1
+    else:
+        report.files_indexed += 1
 
 
 def embed_pending(

@@ -13,11 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from .errors import BadArgument, InputError, WorkspaceError
+from .redact import redact
 
 INDEX_DIR = ".memory"
 CORE_FILES = ("MEMORY.md", "memory.md")
 TREES = ("memory", "bank")
 SKIP_DIRS = {".git", "node_modules", "__pycache__"}
+# Transcripts of the configured sessions folders are known by this prefix (sessions.py); it is
+# not a workspace folder, so no Markdown path may start with it.
+TRANSCRIPT_PREFIX = "sessions/"
 # Markers that identify a workspace root when walking up from the current folder.
 ROOT_MARKERS = ("clawmem.toml", INDEX_DIR, "MEMORY.md", "memory.md")
 
@@ -37,8 +41,13 @@ class Skipped:
 
 @dataclass(frozen=True)
 class Scan:
-    files: tuple[FileEntry, ...]
+    files: tuple[FileEntry, ...]  # Markdown files, and transcripts (sessions/…) when configured
     skipped: tuple[Skipped, ...]
+
+    @property
+    def markdown_files(self) -> tuple[FileEntry, ...]:
+        """The workspace's own Markdown files (what facts, checks and reflect read)."""
+        return tuple(f for f in self.files if not f.relpath.startswith(TRANSCRIPT_PREFIX))
 
 
 def find_root(explicit: Path | None = None, cwd: Path | None = None) -> Path:
@@ -167,7 +176,9 @@ def scan(
             walk(root / tree)
     for extra in extra_paths:
         target = (root / extra).absolute()
-        if not _inside(root, target):
+        if (PurePosixPath(extra.strip("/")).as_posix() + "/").startswith(TRANSCRIPT_PREFIX):
+            skipped.append(Skipped(extra, "the sessions/ prefix is reserved for transcripts"))
+        elif not _inside(root, target):
             skipped.append(Skipped(extra, "extra path is outside the workspace"))
         elif target.is_dir():
             walk(target)
@@ -234,5 +245,6 @@ def read_lines(
         "to": end,
         "total_lines": len(all_lines),
         "citation": f"{rel}#L{from_line}-L{end}",
-        "text": "\n".join(chunk),
+        # The file is the user's; what clawmem hands on (often to an agent) is redacted.
+        "text": redact("\n".join(chunk)),
     }
