@@ -21,26 +21,52 @@ def _r(*parts: str) -> str:
     return "".join(parts)
 
 
-# (kind as find_secret names it, the sentence it is said in, the secret itself)
+# (kind as find_secret names it, text holding one)
 PLANTED = [
-    ("a private key", _r("-----BEGIN RSA PRIV", "ATE KEY-----\nMIIEowIBAAKCAQEAq7vQm4Zc9Lk2pW8sX1yN3fT6hR0jD5gB\nk2pW8sX1yN3fT6hR0jD5gBq7vQm4Zc9L\n-----END RSA PRIV", "ATE KEY-----")),
+    (
+        "a private key",
+        _r(
+            "-----BEGIN RSA PRIV",
+            "ATE KEY-----\nMIIEowIBAAKCAQEAq7vQm4Zc9Lk2pW8sX1yN3fT6hR0jD5gB\n",
+            "k2pW8sX1yN3fT6hR0jD5gBq7vQm4Zc9L\n-----END RSA PRIV",
+            "ATE KEY-----",
+        ),
+    ),
     ("an AWS access key", _r("AKIA", "QZ7X4TRN2PLM8VWB")),
-    ("an AWS secret key", _r("aws_secret_access_key = ", "wJalrXUtnFEMI9K7MDENG9bPxRfiCYQZ7X4TRN2P")),
+    (
+        "an AWS secret key",
+        _r("aws_secret_access_key = ", "wJalrXUtnFEMI9K7MDENG9bPxRfiCYQZ7X4TRN2P"),
+    ),
     ("a GitHub token", _r("ghp_", "R8dkq2LmX7vPz4TnW9yB3cF6hJ1sA5eG0uQi")),
-    ("a GitHub fine-grained token", _r("github_pat_", "11ABCDEFG0qZ7x4TRN2pLm_8VWBcd3kQ9rT5yU7iO1pA2sD4fG6hJ8kL0zX")),
+    (
+        "a GitHub fine-grained token",
+        _r("github_pat_", "11ABCDEFG0qZ7x4TRN2pLm_8VWBcd3kQ9rT5yU7iO1pA2sD4fG6hJ8kL0zX"),
+    ),
     ("a GitLab token", _r("glpat-", "Xq7Z4TRN2pLm8VWBcd3k")),
     ("an Anthropic API key", _r("sk-ant-", "api03-Zq7X4TRN2pLm8VWBcd3kQ9rT5yU7iO1p")),
     ("an OpenAI-style API key", _r("sk-", "proj-Mq7X4TRN2pLm8VWBcd3kQ9rT5yU7iO1pA2s")),
     ("a Slack token", _r("xoxb-", "2417349812-7781250913-Qz7X4TRN2pLm8VWB")),
-    ("a Slack webhook", _r("https://hooks.slack", ".com/services/T024BE7LD/B01Q2R3S4T5/Zq7X4TRN2pLm8VWBcd3kQ9rT")),
+    (
+        "a Slack webhook",
+        _r("https://hooks.slack", ".com/services/T024BE7LD/B01Q2R3S4T5/Zq7X4TRN2pLm8VWBcd3kQ9rT"),
+    ),
     ("a Google API key", _r("AIza", "SyQz7X4TRN2pLm8VWBcd3kQ9rT5yU7iO1pA")),
     ("a Stripe key", _r("sk_live_", "51Hq7X4TRN2pLm8VWBcd3kQ9")),
     ("a Hugging Face token", _r("hf_", "Qz7X4TRN2pLm8VWBcd3kQ9rT5yU7iO1pAs")),
     ("an npm token", _r("npm_", "Qz7X4TRN2pLm8VWBcd3kQ9rT5yU7iO1pA2sD")),
     ("a SendGrid key", _r("SG.", "Qz7X4TRN2pLm8VWBcd3kQ9.rT5yU7iO1pA2sD4fG6hJ8kL0zXcV")),
     ("a Telegram bot token", _r("7412589630", ":AAHq7X4TRN2pLm8VWBcd3kQ9rT5yU7iO1pA")),
-    ("a JSON web token", _r("eyJhbGciOiJIUzI1NiJ9", ".eyJzdWIiOiJwZXRlciIsImV4cCI6OTk5OTk5OTk5OX0.Qz7X4TRN2pLm8VWBcd3kQ9rT5yU7")),
-    ("a connection string with a password", _r("postgres://billing:", "Tr0ub4dor-Zq7x", "@db.internal:5432/payments")),
+    (
+        "a JSON web token",
+        _r(
+            "eyJhbGciOiJIUzI1NiJ9",
+            ".eyJzdWIiOiJwZXRlciIsImV4cCI6OTk5OTk5OTk5OX0.Qz7X4TRN2pLm8VWBcd3kQ9rT5yU7",
+        ),
+    ),
+    (
+        "a connection string with a password",
+        _r("postgres://billing:", "Tr0ub4dor-Zq7x", "@db.internal:5432/payments"),
+    ),
     ("a bearer token", _r("Authorization: Bearer ", "Qz7X4TRN2pLm8VWBcd3kQ9rT5yU7")),
     ("a password or token assignment", _r("DB_PASSWORD=", "correct-horse-Zq7x-battery")),
 ]
@@ -119,8 +145,19 @@ def test_planted_secrets_reach_no_byte_of_the_index(ws, tmp_path, hash_model, ve
     # Grow the transcript (an append) and edit the note (cache entries of the old texts).
     with (folder / "sec-1.jsonl").open("a", encoding="utf-8") as f:
         kind, text = PLANTED[3]
-        f.write(json.dumps({"type": "message", "timestamp": "2025-12-06T10:00:00Z", "message": {"role": "user", "content": f"again {text}"}}) + "\n")
-    (ws / "memory" / "2025-12-06.md").write_text(f"# 2025-12-06\n\nEdited.\n{note}\n", encoding="utf-8")
+        f.write(
+            json.dumps(
+                {
+                    "type": "message",
+                    "timestamp": "2025-12-06T10:00:00Z",
+                    "message": {"role": "user", "content": f"again {text}"},
+                }
+            )
+            + "\n"
+        )
+    (ws / "memory" / "2025-12-06.md").write_text(
+        f"# 2025-12-06\n\nEdited.\n{note}\n", encoding="utf-8"
+    )
     grown = (folder / "sec-1.jsonl").read_bytes()
     mem.index()
     res = mem.recall("staging box keep it safe", k=30)

@@ -182,7 +182,9 @@ def test_a_note_ranks_above_a_conversation_saying_the_same(tmp_path, lexical):
     folder = tmp_path / "t"
     folder.mkdir()
     (folder / "s1.jsonl").write_text(
-        json.dumps({"type": "session", "version": 3, "id": "s1", "timestamp": "2025-12-01T10:00:00Z"})
+        json.dumps(
+            {"type": "session", "version": 3, "id": "s1", "timestamp": "2025-12-01T10:00:00Z"}
+        )
         + "\n"
         + json.dumps(
             {
@@ -241,7 +243,12 @@ def _message(i: int, role: str = "user") -> str:
                 "timestamp": f"2025-12-02T10:{i:02d}:00.000Z",
                 "message": {
                     "role": role,
-                    "content": [{"type": "text", "text": f"appended note number {i} about the zebracode{i} rollout of the relay"}],
+                    "content": [
+                        {
+                            "type": "text",
+                            "text": f"appended note number {i} about the zebracode{i} rollout of the relay",
+                        }
+                    ],
                 },
             }
         )
@@ -364,3 +371,62 @@ def test_status_counts_transcripts_and_stays_cheap(sess, lexical, tmp_path):
         f.write(_message(9))
     s = json.loads(cli("-w", str(sess), "status", "--json").out)
     assert s["changed_on_disk"]["modified"] == [f"sessions/{OC}.jsonl"]
+
+
+# ---------------------------------------------------------------------------- the watcher
+
+
+def test_the_watcher_batches_a_growing_transcript(sess, lexical, tmp_path):
+    """A few new messages wait until the conversation goes quiet; a burst over
+    session_batch_messages is synced at once, without waiting for quiet."""
+    import threading
+    import time
+
+    from clawmem.watch import Watcher
+
+    path = tmp_path / "transcripts" / "openclaw" / f"{OC}.jsonl"
+    with (sess / "clawmem.toml").open("a", encoding="utf-8") as f:
+        f.write("batch_messages = 20\n")
+    mem = open_workspace(sess, environ={"CLAWMEM_VECTORS": "0"})
+    lines: list[str] = []
+    w = Watcher(mem, debounce_s=0.1, reconcile_s=60, session_quiet_s=4.0, log=lines.append)
+    t = threading.Thread(target=w.run, daemon=True)
+    t.start()
+
+    def synced(why: str) -> list[str]:
+        return [x for x in lines if x.startswith("synced (") and why in x]
+
+    def wait(pred, timeout: float) -> None:
+        end = time.monotonic() + timeout
+        while not pred() and time.monotonic() < end:
+            time.sleep(0.05)
+
+    try:
+        wait(lambda: synced("start"), 20)
+        assert synced("start"), lines
+        start = time.monotonic()
+        with path.open("a", encoding="utf-8") as f:
+            for i in range(3):
+                f.write(_message(i))
+                f.flush()
+                time.sleep(0.2)
+        time.sleep(1.5)
+        assert not synced("transcript"), lines  # under both thresholds, not yet quiet
+        wait(lambda: synced("quiet"), 10)
+        assert synced("quiet") and time.monotonic() - start >= 4.0, lines
+        assert mem.recall("zebracode2", mode="lexical", sync=False).hits
+        start = time.monotonic()
+        with path.open("a", encoding="utf-8") as f:
+            for i in range(30, 55):
+                f.write(_message(i))
+                f.flush()
+                time.sleep(0.01)
+            wait(lambda: synced("line(s) new"), 3.5)  # well before 4 s of quiet
+            assert synced("line(s) new"), lines
+            f.write(_message(56))  # the conversation goes on: the batch did not wait for quiet
+        assert time.monotonic() - start < 4.0
+        assert mem.recall("zebracode30", mode="lexical", sync=False).hits
+    finally:
+        w.request_stop()
+        t.join(10)
+    assert not t.is_alive()

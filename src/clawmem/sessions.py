@@ -284,6 +284,27 @@ def _name_id(relpath: str) -> str:
     return PurePosixPath(relpath).stem
 
 
+def backlog(index: Index, root: Path, cfg: Config, scan, cap: int) -> tuple[int, int]:
+    """(bytes, lines) appended to the scanned transcripts since they were indexed: what a
+    watcher weighs against its batch thresholds. Reads at most ``cap`` bytes per file (enough to
+    decide)."""
+    size = lines = 0
+    for entry in scan.files:
+        if not is_transcript_path(entry.relpath):
+            continue
+        known = index.transcript_state(entry.relpath)
+        offset = known[0].offset if known is not None else 0
+        if entry.size <= offset:
+            continue
+        size += entry.size - offset
+        path = locate(root, cfg, entry.relpath)
+        if path is not None:
+            with open(path, "rb") as f:
+                f.seek(offset)
+                lines += f.read(cap).count(b"\n")
+    return size, lines
+
+
 # ---------------------------------------------------------------------------- get
 
 

@@ -261,6 +261,7 @@ class Watcher:
         use_events: bool = True,
         log: Log = log_line,
         lock_timeout: float = 2.0,
+        session_quiet_s: float | None = None,
     ) -> None:
         self.mem = mem
         self.root: Path = mem.root
@@ -284,6 +285,14 @@ class Watcher:
         self._first_event: float | None = None
         self._last_event = 0.0
         self._events = 0
+        # Transcripts grow by a message at a time: they are synced in batches (the seeds' delta
+        # thresholds, session_batch_bytes / session_batch_messages) or once quiet this long.
+        self.session_quiet_s = (
+            max(self.debounce_s, 5.0) if session_quiet_s is None else session_quiet_s
+        )
+        self._session_first: float | None = None
+        self._session_last = 0.0
+        self._next_batch_check = 0.0
         self._rewatch = False
         self._wake = threading.Event()
         self.state: dict = {
@@ -334,8 +343,36 @@ class Watcher:
                 return True
         return False
 
+    def _session_folders(self) -> list[Path]:
+        from .sessions import folders
+
+        return folders(self.root, self.mem.cfg)
+
+    def transcript_event(self, event) -> bool:
+        """A change to a ``.jsonl`` file in a configured sessions folder."""
+        if event.event_type not in _RELEVANT or not self.mem.cfg.session_paths:
+            return False
+        for raw in (event.src_path, getattr(event, "dest_path", "") or ""):
+            if not raw:
+                continue
+            path = Path(os.fsdecode(raw))
+            if path.suffix != ".jsonl" and not event.is_directory:
+                continue
+            for folder in self._session_folders():
+                if path == folder or folder in path.parents:
+                    return True
+        return False
+
     def on_event(self, event) -> None:
         """Called on the observer's thread: only note the time and wake the loop."""
+        if self.transcript_event(event):
+            now = time.monotonic()
+            with self._mu:
+                if self._session_first is None:
+                    self._session_first = now
+                self._session_last = now
+            self._wake.set()
+            return
         if not self.relevant(event):
             return
         now = time.monotonic()
@@ -361,6 +398,9 @@ class Watcher:
                 want[str(p)] = True
             elif p.parent.is_dir():
                 want.setdefault(str(p.parent), False)
+        for folder in self._session_folders():
+            if folder.is_dir():
+                want[str(folder)] = True
         return want
 
     def _ensure_watches(self) -> None:
@@ -464,6 +504,43 @@ class Watcher:
         finally:
             idx.close()
 
+    def transcript_backlog(self) -> tuple[int, int]:
+        """(bytes, lines) written to transcripts since they were last indexed."""
+        from . import db
+        from .index import Index
+        from .sessions import backlog
+
+        if not self.mem.index_path.exists():
+            return (0, 0)
+        try:
+            idx = Index.open(self.mem.index_path, readonly=True)
+        except db.DatabaseError:
+            return (0, 0)
+        try:
+            cfg = self.mem.cfg
+            return backlog(idx, self.root, cfg, self.mem.scan(), cfg.session_batch_bytes)
+        except (db.DatabaseError, OSError):
+            return (0, 0)
+        finally:
+            idx.close()
+
+    def _transcripts_due(self, now: float) -> str | None:
+        """Why the transcripts that changed should be synced now, or None (wait for more)."""
+        with self._mu:
+            first, last = self._session_first, self._session_last
+        if first is None:
+            return None
+        if now >= last + self.session_quiet_s:
+            return "transcript(s) quiet"
+        if now < self._next_batch_check:
+            return None
+        self._next_batch_check = now + 1.0
+        size, lines = self.transcript_backlog()
+        cfg = self.mem.cfg
+        if size >= cfg.session_batch_bytes or lines >= cfg.session_batch_messages:
+            return f"transcript(s): {size:,} bytes, {lines} line(s) new"
+        return None
+
     def _progress(self, stage: str, done: int, total: int) -> None:
         # Called between committed transactions: the one place a requested stop is clean.
         if self.stop_requested or self.stop.is_set():
@@ -541,6 +618,10 @@ class Watcher:
             due = float("inf")
             if first is not None:
                 due = min(last + self.debounce_s, first + self.max_delay_s)
+            with self._mu:
+                session_first, session_last = self._session_first, self._session_last
+            if session_first is not None:
+                due = min(due, session_last + self.session_quiet_s, self._next_batch_check)
             if pending_reason is not None:
                 due = min(due, retry_at if retry_at is not None else now)
             due = min(due, next_reconcile)
@@ -557,11 +638,20 @@ class Watcher:
                     why = self.needs_sync()
                     pending_reason = f"{n} file event(s)" if why is not None else None
                 retry_at = None
+            if session_first is not None and pending_reason is None:
+                why_now = self._transcripts_due(now)
+                if why_now is not None:
+                    with self._mu:
+                        self._session_first = None
+                    pending_reason = why_now
             if now >= next_reconcile:
                 next_reconcile = now + self.reconcile_s
                 self._check_health()
                 with self._mu:
-                    events_waiting = self._first_event is not None
+                    # A transcript still growing waits for its batch, not for the stat scan.
+                    events_waiting = (
+                        self._first_event is not None or self._session_first is not None
+                    )
                 if pending_reason is None and not events_waiting:
                     why = self.needs_sync()
                     if why is not None:
