@@ -13,7 +13,7 @@ sync, the lazy sync before a read), ``recall`` (the recall pipeline), ``retain``
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 
 from .config import Config, load_config
@@ -197,9 +197,12 @@ class Memory:
         force: bool = False,
         llm: str | Path | None = None,
         lock_timeout: float = 60.0,
+        now: datetime | None = None,
     ):
-        """Update entity pages, opinions and MEMORY.md proposals from the facts (see reflect.py).
-        Returns a ``ReflectResult``; raises ``ReflectConflict`` when a hand edit would be lost."""
+        """Update entity pages, opinions and MEMORY.md proposals from the facts, and write an episode
+        page for each finished conversation (see reflect.py, episodes.py; ``now`` decides which
+        conversations are finished). Returns a ``ReflectResult``; raises ``ReflectConflict`` when
+        a hand edit would be lost."""
         from .reflect import run_reflect
         from .timeexpr import parse_since
 
@@ -213,6 +216,7 @@ class Memory:
             force=force,
             llm=llm,
             lock_timeout=lock_timeout,
+            now=now,
         )
 
     # ------------------------------------------------------------------ entities and check

@@ -22,13 +22,21 @@ import difflib
 import hashlib
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .episodes import (
+    Episode,
+    Recurring,
+    consolidate,
+    consolidated_names,
+    consolidation_marker,
+    episode_body,
+)
 from .errors import InputError, ReflectConflict, StoreError
 from .factlog import FactLog, LoggedFact, collect_facts, jaccard, read_text, topic_words
 from .markers import OFF, MarkerError, find_section, is_off, splice
@@ -318,7 +326,9 @@ def proposals(
     return out
 
 
-def proposals_body(props: list[Proposal]) -> list[str]:
+def proposals_body(
+    props: Sequence[Proposal | Recurring], consolidated: Sequence[str] = ()
+) -> list[str]:
     lines = [
         "## Proposed for MEMORY.md (clawmem reflect)",
         "",
@@ -331,10 +341,12 @@ def proposals_body(props: list[Proposal]) -> list[str]:
         lines.append("No pending proposals.")
     for p in props:
         lines.append(f"{p.line} — {p.why}")
+    if consolidated:
+        lines += ["", consolidation_marker(list(consolidated))]
     return lines
 
 
-def apply_to_core(core_text: str | None, props: list[Proposal]) -> str:
+def apply_to_core(core_text: str | None, props: Sequence[Proposal | Recurring]) -> str:
     """MEMORY.md with the proposals added at the end of its "Added by clawmem reflect" section
     (created at the end of the file when missing). Everything else is kept byte for byte."""
     eol = "\r\n" if core_text and "\r\n" in core_text else "\n"
@@ -370,7 +382,7 @@ def apply_to_core(core_text: str | None, props: list[Proposal]) -> str:
 @dataclass
 class FileChange:
     path: str  # workspace-relative
-    role: str  # "entity" | "opinions" | "proposals" | "core"
+    role: str  # "entity" | "opinions" | "proposals" | "core" | "episode"
     old: str | None
     new: str
     entity: str | None = None
@@ -434,8 +446,8 @@ class OpinionReport:
 class ReflectResult:
     changes: list[FileChange]
     opinions: list[OpinionReport]
-    proposals: list[Proposal]
-    applied: list[Proposal]
+    proposals: list[Proposal | Recurring]
+    applied: list[Proposal | Recurring]
     warnings: list[str]
     facts: int
     dry_run: bool
@@ -453,12 +465,14 @@ class ReflectResult:
         created = sum(1 for c in pages if c.status == "created")
         changed = sum(1 for o in self.opinions if o.changed)
         n = len(self.proposals)
+        episodes = len(self.written("episode"))
         text = (
             f"{len(pages)} entity page{'s' if len(pages) != 1 else ''} "
             f"{'would be ' if self.dry_run else ''}updated"
             + (f" ({created} new)" if created else "")
             + f", {changed} opinion{'s' if changed != 1 else ''} changed"
             + f", {n} proposal{'s' if n != 1 else ''}"
+            + (f", {episodes} episode page{'s' if episodes != 1 else ''}" if episodes else "")
         )
         if self.applied:
             verb = "to apply to" if self.dry_run else "applied to"
@@ -482,6 +496,7 @@ class ReflectResult:
                 for c in self.changes
             ],
             "entity_pages_updated": len(self.written("entity")),
+            "episode_pages_written": len(self.written("episode")),
             "opinions_changed": sum(1 for o in self.opinions if o.changed),
             "opinions": [o.to_dict() for o in self.opinions],
             "proposals": [
@@ -565,10 +580,12 @@ def plan_reflect(
     force: bool = False,
     summarize: Summarize | None = None,
     model: str = "",
+    episodes: Sequence[Episode] = (),
 ) -> tuple[ReflectResult, list[str]]:
     """Every file reflect would write, and the conflicts that stop it. Reads files, writes none.
 
-    ``existing_pages``: folded entity name -> relpath of its page, for pages already there."""
+    ``existing_pages``: folded entity name -> relpath of its page, for pages already there.
+    ``episodes``: finished conversations (episodes.py), each given its page."""
     opinions = cluster(log.facts)
     st = fact_status(log, opinions)
     warnings: list[str] = []
@@ -654,18 +671,44 @@ def plan_reflect(
     if opinions or old_section is not None or broken:  # no O facts: leave a person's page alone
         plan_page(OPINIONS, "opinions", lambda _old: opinions_body(opinions), "Opinions")
 
+    # Episodes: one page per finished conversation
+    for ep in episodes:
+        plan_page(ep.page, "episode", lambda _old, ep=ep: episode_body(ep), ep.title)
+
+    # What recurs across episodes, once enough are new (the consolidation is recorded in the
+    # proposals page, so "new since the last run" survives between runs).
+    try:
+        old_props = find_section(read(PROPOSALS) or "")
+    except MarkerError:
+        old_props = None  # plan_page reports it
+    consolidated, recurring = consolidate(
+        list(episodes), consolidated_names(old_props.body if old_props else None)
+    )
+
+    def uncovered(core_text: str | None) -> list[Recurring]:
+        core = core_words(core_text)
+        return [r for r in recurring if not _covered(topic_words(r.text), core)]
+
     # Proposals, and MEMORY.md with --apply
     core_rel = next((n for n in CORE_FILES if (root / n).is_file()), CORE_FILES[0])
     core_old = read(core_rel)
-    props = proposals(log, opinions, st, core_old)
-    applied: list[Proposal] = []
+    props: list[Proposal | Recurring] = [
+        *proposals(log, opinions, st, core_old),
+        *uncovered(core_old),
+    ]
+    applied: list[Proposal | Recurring] = []
     if apply and props:
         core_new = apply_to_core(core_old, props)
         changes.append(FileChange(core_rel, "core", core_old, core_new))
         applied = props
-        props = proposals(log, opinions, st, core_new)
-    if props or (root / PROPOSALS).is_file() or applied:
-        plan_page(PROPOSALS, "proposals", lambda _old: proposals_body(props), "Proposals")
+        props = [*proposals(log, opinions, st, core_new), *uncovered(core_new)]
+    if props or (root / PROPOSALS).is_file() or applied or consolidated:
+        plan_page(
+            PROPOSALS,
+            "proposals",
+            lambda _old: proposals_body(props, consolidated),
+            "Proposals",
+        )
 
     result = ReflectResult(changes, reports, props, applied, warnings, len(log.facts), False)
     return result, conflicts
@@ -723,8 +766,11 @@ def run_reflect(
     force: bool = False,
     llm: str | Path | None = None,
     lock_timeout: float = 60.0,
+    now: datetime | None = None,
 ) -> ReflectResult:
-    """Plan and (unless ``dry_run``) write, all under the workspace's write lock."""
+    """Plan and (unless ``dry_run``) write, all under the workspace's write lock. ``now``: the
+    time that decides which conversations are finished (their last message older than
+    ``session_idle_minutes``)."""
     from .atomic import write_atomic
     from .locking import write_lock
 
@@ -740,16 +786,28 @@ def run_reflect(
     with guard:
         sc = mem.scan()
         log = collect_facts(mem.root, sc, today)
+        pages = existing_entity_pages(sc.files)
+        episodes: list[Episode] = []
+        episode_warnings: list[str] = []
+        if mem.cfg.session_paths:
+            from .episodes import finished
+
+            names = sorted(Path(rel).stem for rel in pages.values())
+            episodes, episode_warnings = finished(
+                mem.root, mem.cfg, now or datetime.now(UTC), names
+            )
         result, conflicts = plan_reflect(
             mem.root,
             log,
-            existing_pages=existing_entity_pages(sc.files),
+            existing_pages=pages,
             since=since,
             apply=apply,
             force=force,
             summarize=summarize,
             model=model or "",
+            episodes=episodes,
         )
+        result.warnings += episode_warnings
         if log.problems:
             result.warnings.append(
                 f"{log.problems} malformed fact line(s) were left out; `clawmem check` lists them"
@@ -770,8 +828,8 @@ def run_reflect(
         if not dry_run:
             for change in result.written():
                 path = mem.root / change.path
-                now = path.read_bytes().decode("utf-8") if path.is_file() else None
-                if now != change.old:
+                current = path.read_bytes().decode("utf-8") if path.is_file() else None
+                if current != change.old:
                     raise ReflectConflict(
                         f"{change.path} changed while reflect was running; nothing more written",
                         hint="run clawmem reflect again",
