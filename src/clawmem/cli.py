@@ -104,7 +104,8 @@ def index(
     for s in data["skipped"]:
         err.print(f"[yellow]skipped[/yellow] {s['path']}: {s['reason']}")
     for p in data["problems"]:
-        err.print(f"[red]malformed fact[/red] {p['path']}:{p['line']}: {p['message']}")
+        what = "bad line" if p["path"].startswith("sessions/") else "malformed fact"
+        err.print(f"[red]{what}[/red] {p['path']}:{p['line']}: {p['message']}")
     if mem.embedder_error and not no_embed:
         err.print(f"[yellow]vectors off: {mem.embedder_error}[/yellow]")
     print(index_summary(data))

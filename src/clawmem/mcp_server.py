@@ -62,6 +62,7 @@ def _search(mem, a: dict) -> dict:
         path=a.get("path"),
         as_of=a.get("as_of"),
         budget=a.get("budget"),
+        source=a.get("source"),
     )
     return res.to_dict()
 
@@ -163,6 +164,14 @@ TOOLS: tuple[ToolSpec, ...] = (
                     "type": "string",
                     "enum": ["hybrid", "lexical", "vector"],
                     "description": "hybrid (default), lexical only, or vector only.",
+                },
+                "source": {
+                    "type": "string",
+                    "enum": ["all", "memory", "sessions"],
+                    "description": (
+                        "all (default), memory (the notes) or sessions (what was said in "
+                        "conversations, when transcripts are configured)."
+                    ),
                 },
             },
             "required": ["query"],

@@ -26,6 +26,11 @@ def status(ix: Indexer) -> dict:
         "index_bytes": db_bytes(ix.index_path),
         "tokenizer": TOKENIZER,
         "files_on_disk": len(sc.files),
+        # Transcript folders are read only when configured; their files count in files_on_disk.
+        "sessions": {
+            "folders": list(ix.cfg.session_paths),
+            "transcripts_on_disk": sum(1 for f in sc.files if f.relpath.startswith("sessions/")),
+        },
         "skipped": [{"path": s.relpath, "reason": s.reason} for s in sc.skipped],
     }
     from .watch import describe_watcher, watcher_status
