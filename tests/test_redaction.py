@@ -196,3 +196,15 @@ def test_redaction_survives_a_forced_rebuild(ws, tmp_path, lexical):
     for kind, text in PLANTED:
         assert secret_of(kind, text).encode() not in stored, kind
     shutil.rmtree(ws / ".memory")
+
+
+def test_every_shape_has_lower_case_needles_its_matches_contain():
+    """The substring prefilter must never hide a secret: each shape's needles are lower-case and
+    every planted example of it contains one."""
+    from clawmem.redact import SHAPES
+
+    by_kind = {s.kind: s for s in SHAPES}
+    assert all(s.needles and all(n == n.lower() for n in s.needles) for s in SHAPES)
+    for kind, text in PLANTED:
+        m = by_kind[kind].pattern.search(text)
+        assert m and any(n in m.group(0).lower() for n in by_kind[kind].needles), kind

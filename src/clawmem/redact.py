@@ -19,10 +19,47 @@ REDACTED = "[redacted]"
 class Shape:
     kind: str  # what it is, in words: "a GitHub token"
     pattern: re.Pattern[str]  # a ``value`` group, if present, is the part that is secret
+    # Lower-case strings at least one of which every match contains: a text holding none of them
+    # is not searched (a substring test costs far less than a pattern that tries every word
+    # boundary; most text is ordinary talk, and transcripts run to megabytes).
+    needles: tuple[str, ...] = ()
 
 
-def _shape(kind: str, regex: str, flags: int = 0) -> Shape:
-    return Shape(kind, re.compile(regex, flags))
+def _shape(kind: str, regex: str) -> Shape:
+    return Shape(kind, re.compile(regex), NEEDLES[kind])
+
+
+NEEDLES: dict[str, tuple[str, ...]] = {
+    "a private key": ("private key",),
+    "an AWS access key": ("akia", "asia", "agpa", "aida", "aroa"),
+    "an AWS secret key": ("aws",),
+    "a GitHub token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    "a GitHub fine-grained token": ("github_pat_",),
+    "a GitLab token": ("glpat-",),
+    "an Anthropic API key": ("sk-ant-",),
+    "an OpenAI-style API key": ("sk-",),
+    "a Slack token": ("xox",),
+    "a Slack webhook": ("hooks.slack.com",),
+    "a Google API key": ("aiza",),
+    "a Stripe key": ("_live_", "_test_"),
+    "a Hugging Face token": ("hf_",),
+    "an npm token": ("npm_",),
+    "a PyPI token": ("pypi-age",),
+    "a SendGrid key": ("sg.",),
+    "a Telegram bot token": (":aa",),
+    "a DigitalOcean token": ("_v1_",),
+    "a JSON web token": ("eyj",),
+    "a connection string with a password": ("://",),
+    "an account key in a connection string": (
+        "accountkey=",
+        "sharedaccesskey=",
+        "password=",
+        "pwd=",
+    ),
+    "a bearer token": ("bearer",),
+    "a password or token assignment": ("pass", "pwd", "secret", "key", "token"),
+    "a password given on a command line": ("--pass", "--token", "--api-key"),
+}
 
 
 # Order matters only where shapes overlap: the more specific comes first.
@@ -79,9 +116,14 @@ SHAPES: tuple[Shape, ...] = (
 )
 
 
+def _candidates(text: str) -> list[Shape]:
+    low = text.lower()
+    return [s for s in SHAPES if any(n in low for n in s.needles)]
+
+
 def find_secret(text: str) -> str | None:
     """What kind of credential ``text`` seems to contain, or None."""
-    for shape in SHAPES:
+    for shape in _candidates(text):
         if shape.pattern.search(text):
             return shape.kind
     return None
@@ -96,7 +138,7 @@ def redact(text: str) -> str:
     """``text`` with every credential replaced by ``[redacted]`` (newlines kept)."""
     if not text:
         return text
-    for shape in SHAPES:
+    for shape in _candidates(text):
         if not shape.pattern.search(text):
             continue
 
