@@ -25,10 +25,8 @@ from .config import Config
 from .factlog import decode, fact_dates
 from .facts import extract_facts
 from .index import Index, make_unit
-from .redact import redact
-from .sessions import is_transcript_path, sync_transcript
 from .timeexpr import date_from_path
-from .workspace import FileEntry, Scan, Skipped
+from .workspace import TRANSCRIPT_PREFIX, FileEntry, Scan, Skipped
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -145,6 +143,8 @@ def parse_file(root: Path, entry: FileEntry, cfg: Config) -> ParsedFile | Skippe
             entry.relpath,
             f"line {line}: invalid UTF-8 at byte {exc.start}; re-save the file as UTF-8",
         )
+    from .redact import redact  # here: a sync with nothing to parse never compiles its patterns
+
     # Credentials never reach the index; redaction keeps every newline, so lines still cite.
     text = redact(text.replace("\r\n", "\n").replace("\r", "\n"))
     file_day = date_from_path(entry.relpath)
@@ -193,7 +193,7 @@ def apply_plan(
     states = index.file_states()
     for n, entry in enumerate(todo, 1):
         progress("index", n - 1, len(todo))
-        if is_transcript_path(entry.relpath):
+        if entry.relpath.startswith(TRANSCRIPT_PREFIX):
             _sync_transcript(index, root, cfg, entry, embedder_key, states, report)
             continue
         parsed = parse_file(root, entry, cfg)
@@ -240,6 +240,8 @@ def _sync_transcript(
     states: dict,
     report: SyncReport,
 ) -> None:
+    from .sessions import sync_transcript
+
     done = sync_transcript(index, root, cfg, entry, embedder_key=embedder_key)
     if isinstance(done, Skipped):
         report.skipped.append(done)

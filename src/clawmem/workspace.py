@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from .errors import BadArgument, InputError, WorkspaceError
-from .redact import redact
 
 INDEX_DIR = ".memory"
 CORE_FILES = ("MEMORY.md", "memory.md")
@@ -246,5 +245,11 @@ def read_lines(
         "total_lines": len(all_lines),
         "citation": f"{rel}#L{from_line}-L{end}",
         # The file is the user's; what clawmem hands on (often to an agent) is redacted.
-        "text": redact("\n".join(chunk)),
+        "text": _redact("\n".join(chunk)),
     }
+
+
+def _redact(text: str) -> str:
+    from .redact import redact  # lazily: scanning (every read's first step) never needs it
+
+    return redact(text)
