@@ -113,6 +113,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-vectors", action="store_true", help="lexical only (no embedding model)")
     ap.add_argument("--no-qmd", action="store_true", help="skip QMD even when it is installed")
     ap.add_argument(
+        "--no-openclaw",
+        action="store_true",
+        help="SciFact without the OpenClaw-style baselines (they embed the corpus a second time)",
+    )
+    ap.add_argument(
         "--out",
         default=str(REPO / "docs" / "benchmarks.md"),
         help="Markdown report to write ('-' for none)",
@@ -187,6 +192,7 @@ def main(argv: list[str] | None = None) -> int:
             n_queries=sc["n_queries"],
             n_docs=sc["n_docs"],
             tag=f"{sc['n_queries']}-{sc['n_docs']}" if args.scifact else mode,
+            with_openclaw=not args.no_openclaw,
         )
     if "speed" in only:
         log("== speed")

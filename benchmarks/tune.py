@@ -83,7 +83,9 @@ GRID = {
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.tune")
-    ap.add_argument("--grid", default=None, help='JSON grid instead of GRID, e.g. {"rrf_k": [10, 60]}')
+    ap.add_argument(
+        "--grid", default=None, help='JSON grid instead of GRID, e.g. {"rrf_k": [10, 60]}'
+    )
     args = ap.parse_args(argv)
     grid = dict(GRID)
     if args.grid:
