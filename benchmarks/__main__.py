@@ -110,6 +110,11 @@ def main(argv: list[str] | None = None) -> int:
         metavar="QUERIES,DOCS",
         help="SciFact subset size, e.g. 100,1000 (overrides the mode; relevant abstracts kept)",
     )
+    ap.add_argument(
+        "--scifact-tag",
+        help="name of the SciFact workspace under bench-results/work/ (default: the size), e.g. "
+        "to keep the index of a second model (CLAWMEM_MODEL) apart",
+    )
     ap.add_argument("--no-vectors", action="store_true", help="lexical only (no embedding model)")
     ap.add_argument("--no-qmd", action="store_true", help="skip QMD even when it is installed")
     ap.add_argument(
@@ -191,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
             with_qmd=not args.no_qmd,
             n_queries=sc["n_queries"],
             n_docs=sc["n_docs"],
-            tag=f"{sc['n_queries']}-{sc['n_docs']}" if args.scifact else mode,
+            tag=args.scifact_tag or (f"{sc['n_queries']}-{sc['n_docs']}" if args.scifact else mode),
             with_openclaw=not args.no_openclaw,
         )
     if "speed" in only:
