@@ -192,6 +192,59 @@ def agentmem_section(r: dict) -> tuple[str, list[dict]]:
     return "\n".join(lines), targets
 
 
+MODEL_TOLERANCE = 0.01  # issue #11: the default no worse than MiniLM on English SciFact
+
+
+def _model_name(embedder_key: str) -> str:
+    parts = embedder_key.split(":")
+    return parts[1] if len(parts) > 2 else embedder_key
+
+
+def scifact_models_section(default: dict, others: list[dict]) -> tuple[str, list[dict]]:
+    """The same SciFact run with each embedding model: clawmem's vector leg (dense retrieval
+    alone) and its hybrid, so the default model is compared where it is used."""
+    targets = []
+    runs = [{"embedder": default.get("embedder") or "", **default}, *others]
+    rows = []
+    by_model = {}
+    for r in runs:
+        by = _by_name(r["systems"])
+        name = _model_name(r["embedder"])
+        by_model[name] = by
+        rows.append(
+            [
+                name,
+                f(by["clawmem-vector"]["ndcg@10"]) if "clawmem-vector" in by else "–",
+                f(by["clawmem-hybrid"]["ndcg@10"]) if "clawmem-hybrid" in by else "–",
+                f(by["clawmem-vector"]["recall@100"]) if "clawmem-vector" in by else "–",
+            ]
+        )
+    lines = [
+        "### SciFact by embedding model",
+        "",
+        f"{runs[0]['queries']} queries over {runs[0]['docs']} abstracts, the same units and code, "
+        "one run per model (the index of the second model kept apart with `--scifact-tag`).",
+        "",
+        table(["model", "vector leg nDCG@10", "hybrid nDCG@10", "vector leg R@100"], rows),
+        "",
+    ]
+    base = _model_name(runs[0]["embedder"])
+    for r in others:
+        other = _model_name(r["embedder"])
+        a, b = by_model[base].get("clawmem-vector"), by_model[other].get("clawmem-vector")
+        if a and b:
+            d = a["ndcg@10"] - b["ndcg@10"]
+            targets.append(
+                {
+                    "target": f"SciFact vector leg: {base} within {MODEL_TOLERANCE} nDCG@10 of "
+                    f"{other} (or better)",
+                    "value": f"{f(a['ndcg@10'])} vs {f(b['ndcg@10'])} ({d:+.3f})",
+                    "met": d >= -MODEL_TOLERANCE,
+                }
+            )
+    return "\n".join(lines), targets
+
+
 def scifact_section(r: dict) -> tuple[str, list[dict]]:
     targets = []
     mode = (
@@ -710,17 +763,29 @@ def merge(runs: list[dict]) -> dict:
     """One report from several runs (``python -m benchmarks --render a.json b.json``): each part
     comes from the last run that measured it, and the header names every run it came from."""
     merged: dict = {"runs": []}
+    primary = None  # the embedding model of the first run: the default being reported
     for r in runs:
         parts = [p for p in PARTS if p in r]
         if not parts:
             continue
+        emb = r["meta"].get("embedder")
+        primary = primary or emb
+        if emb and emb != primary and parts == ["scifact"]:
+            # The same SciFact run with another model: shown beside the default, not instead.
+            merged.setdefault("scifact_models", []).append({"embedder": emb, **r["scifact"]})
+            merged["runs"].append({**r["meta"], "parts": ["scifact-model"]})
+            continue
         for p in parts:
-            merged[p] = r[p]
+            merged[p] = {**r[p], "embedder": emb} if p == "scifact" else r[p]
         merged["runs"].append({**r["meta"], "parts": parts})
         if r.get("analysis"):
             merged["analysis"] = r["analysis"]
     # A run whose parts were all measured again later adds nothing.
-    merged["runs"] = [m for m in merged["runs"] if any(_source(merged, p) is m for p in m["parts"])]
+    merged["runs"] = [
+        m
+        for m in merged["runs"]
+        if m["parts"] == ["scifact-model"] or any(_source(merged, p) is m for p in m["parts"])
+    ]
     return merged
 
 
@@ -785,6 +850,10 @@ def render(results: dict) -> str:
     ):
         if key in results:
             text, t = fn(results[key])
+            body += [text, ""]
+            targets += t
+        if key == "scifact" and results.get("scifact_models") and "scifact" in results:
+            text, t = scifact_models_section(results["scifact"], results["scifact_models"])
             body += [text, ""]
             targets += t
     if targets:
