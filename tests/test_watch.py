@@ -220,14 +220,14 @@ def test_a_lock_left_by_a_killed_daemon_is_taken_over(ws, daemons):
     first = daemons(ws)
     first.wait_log(r"synced \(start\)")
     first.stop(signal.SIGKILL)
-    lock = ws / ".memory" / "watch.lock"
-    assert lock.read_text().strip() == str(first.proc.pid)  # stale: names a dead process
+    owner = ws / ".memory" / "watch.lock.owner"
+    assert owner.read_text() == f"pid {first.proc.pid} (clawmem watch)\n"  # stale: a dead process
     assert status(ws)["watcher"].startswith("not running")
 
     second = daemons(ws)
     second.wait_log(rf"took over the watch lock of pid {first.proc.pid}")
     second.wait_log(r"synced \(start\)")
-    assert lock.read_text().strip() == str(second.proc.pid)
+    assert owner.read_text() == f"pid {second.proc.pid} (clawmem watch)\n"
     assert status(ws)["watcher"].startswith(f"running (pid {second.proc.pid}), last sync ")
     assert second.stop() == 0
 
@@ -241,7 +241,7 @@ def test_stops_cleanly_on_sigterm_and_ctrl_c(ws, daemons, sig):
     assert time.monotonic() - t0 < 3.0
     assert re.search(rf"stopped \({sig.name}\) after 1 sync\(s\)", d.log)
     assert "Traceback" not in d.log
-    assert (ws / ".memory" / "watch.lock").read_text() == ""  # released, not left naming us
+    assert (ws / ".memory" / "watch.lock.owner").read_text() == ""  # released, not naming us
     s = status(ws)["watcher"]
     assert s.startswith("not running (last sync ") and str(d.proc.pid) in s
 

@@ -1,58 +1,144 @@
-"""One writer per workspace.
+"""Process locks: one writer per workspace, one watcher per workspace; one implementation.
 
-Indexing, retain, reflect and watch all write; they take ``.memory/write.lock`` (an OS-level lock
-through ``filelock``, released by the kernel if the process dies, so a crash never leaves a stale
-lock). The holder's pid and command are written beside it so a waiting process can say who it is
-waiting for.
+Indexing, retain, reflect and watch all write; they take ``.memory/write.lock``. The watch daemon
+also holds ``.memory/watch.lock`` for its whole life. Both are OS-level locks through ``filelock``
+(``flock`` on Unix, ``msvcrt`` on Windows), released by the kernel however the process dies, so a
+crash never leaves a stale lock. Beside each lock, ``<name>.owner`` names the holder (``pid N
+(command)``) so that a waiting process can say whom it waits for and ``status`` can name the daemon.
+The owner file is emptied (not deleted) on release: a file left naming a pid is a holder that was
+killed, and the next holder reports that it took over from it.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from filelock import FileLock, Timeout
 
 from .errors import LockedError
 
-
-def _holder(info: Path) -> str:
-    try:
-        return info.read_text(encoding="utf-8").strip() or "another process"
-    except OSError:
-        return "another process"
+WRITE_LOCK = "write.lock"
 
 
-@contextmanager
-def write_lock(memory_dir: Path, *, timeout: float = 60.0, purpose: str = ""):
-    memory_dir.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(memory_dir / "write.lock"))
-    info = memory_dir / "write.lock.owner"
+@dataclass(frozen=True)
+class Owner:
+    """Who a lock's owner file names: its pid (None if unreadable) and its line as written."""
+
+    pid: int | None
+    text: str
+
+
+def _owner_path(lock_path: Path) -> Path:
+    return lock_path.with_name(lock_path.name + ".owner")
+
+
+def read_owner(lock_path: Path) -> Owner | None:
+    """The holder named beside ``lock_path``; None when nobody is named (free, or never taken)."""
     try:
-        lock.acquire(timeout=timeout)
-    except Timeout:
-        raise LockedError(
-            f"{memory_dir}: the index is being written by {_holder(info)} (waited {timeout:.0f} s)",
-            hint="wait for it to finish, or stop it; the lock is released when that process exits",
-        ) from None
-    try:
+        text = _owner_path(lock_path).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not text:
+        return None
+    words = text.split()
+    pid: int | None = None
+    if len(words) >= 2 and words[0] == "pid" and words[1].isdigit():
+        pid = int(words[1])
+    return Owner(pid, text)
+
+
+class HeldLock:
+    """A lock this process holds; ``release()`` it (idempotent). ``previous`` is the holder the
+    owner file still named when we got the lock: a process that died holding it."""
+
+    def __init__(self, lock: FileLock, path: Path, previous: Owner | None) -> None:
+        self._lock = lock
+        self.path = path
+        self.previous = previous
+
+    def release(self) -> None:
+        if not self._lock.is_locked:
+            return
         try:
-            info.write_text(f"pid {os.getpid()} ({purpose or ' '.join(sys.argv[:2])})\n", "utf-8")
+            # Emptied while still held, so it never erases the next holder's name.
+            _owner_path(self.path).write_text("", encoding="utf-8")
         except OSError:
             pass
-        yield
-    finally:
-        lock.release()
+        self._lock.release()
+
+    def __enter__(self) -> HeldLock:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
 
 
-def try_write_lock(memory_dir: Path):
-    """The lock if it is free right now, else None (read commands then skip their lazy sync)."""
-    memory_dir.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(memory_dir / "write.lock"))
+def acquire(path: Path, *, timeout: float, purpose: str = "") -> HeldLock | None:
+    """Take the lock at ``path`` within ``timeout`` seconds (0: only if free now), or None.
+
+    OSError (a read-only or missing folder) propagates: the caller says what it needed it for.
+    """
+    # thread_local=False: the watcher may release from another thread than the one that took it.
+    lock = FileLock(str(path), thread_local=False)
     try:
-        lock.acquire(timeout=0)
+        lock.acquire(timeout=timeout, poll_interval=0.05)
     except Timeout:
         return None
-    return lock
+    previous = read_owner(path)
+    if previous is not None and previous.pid == os.getpid():
+        previous = None
+    try:
+        line = f"pid {os.getpid()} ({purpose or ' '.join(sys.argv[:2])})\n"
+        _owner_path(path).write_text(line, encoding="utf-8")
+    except OSError:
+        pass  # the lock itself holds; only the name shown to waiters is missing
+    return HeldLock(lock, path, previous)
+
+
+def is_held(path: Path) -> bool | None:
+    """Whether a live process holds the lock at ``path`` (None: cannot tell, e.g. no permission).
+
+    A probe: it takes the lock for an instant if it is free, so takers use a timeout above zero
+    (the watcher waits up to a second) rather than failing on a probe's microsecond hold.
+    """
+    if not path.exists():
+        return False
+    if not os.access(path, os.W_OK):
+        return None
+    try:
+        probe = FileLock(str(path), thread_local=False)
+        probe.acquire(timeout=0)
+    except Timeout:
+        return True
+    except OSError:
+        return None
+    probe.release()
+    return False
+
+
+# --------------------------------------------------------------------------- the write lock
+@contextmanager
+def write_lock(memory_dir: Path, *, timeout: float = 60.0, purpose: str = "") -> Iterator[None]:
+    memory_dir.mkdir(parents=True, exist_ok=True)
+    path = memory_dir / WRITE_LOCK
+    held = acquire(path, timeout=timeout, purpose=purpose)
+    if held is None:
+        owner = read_owner(path)
+        raise LockedError(
+            f"{memory_dir}: the index is being written by "
+            f"{owner.text if owner else 'another process'} (waited {timeout:.0f} s)",
+            hint="wait for it to finish, or stop it; the lock is released when that process exits",
+        )
+    with held:
+        yield
+
+
+def try_write_lock(memory_dir: Path) -> HeldLock | None:
+    """The lock if it is free right now, else None (read commands then skip their lazy sync)."""
+    memory_dir.mkdir(parents=True, exist_ok=True)
+    return acquire(memory_dir / WRITE_LOCK, timeout=0, purpose="clawmem (sync before a read)")

@@ -12,8 +12,9 @@ scan itself and syncs whatever it finds. The observer thread is restarted if it 
 
 Two small files in ``.memory/`` let other processes see the daemon:
 
-- ``watch.lock``: held with ``flock`` for the daemon's lifetime and naming its pid. The kernel drops
-  the lock when the process dies, so a lock left by a killed daemon is simply taken over.
+- ``watch.lock``: held for the daemon's lifetime (``locking.acquire``, the same OS lock as the write
+  lock), with ``watch.lock.owner`` naming its pid. The kernel drops the lock when the process dies,
+  so a lock left by a killed daemon is simply taken over.
 - ``watch.json``: pid, start time, the last sync and a heartbeat, written atomically. ``status``
   reports a daemon whose heartbeat stopped as unresponsive instead of calling the index fresh.
 """
@@ -34,6 +35,7 @@ from typing import TYPE_CHECKING, cast
 
 from .atomic import write_atomic
 from .errors import ClawmemError, LockedError, StoreError
+from .locking import HeldLock, acquire, is_held, read_owner
 from .workspace import TREES, is_memory_path
 
 if TYPE_CHECKING:
@@ -57,12 +59,6 @@ def log_line(message: str) -> None:
 
 
 # --------------------------------------------------------------------------- single instance
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: fall back to a pid check only
-    fcntl = None  # type: ignore[assignment]
-
-
 def _pid_alive(pid: int) -> bool:
     if pid <= 0:
         return False
@@ -75,98 +71,27 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _read_pid(path: Path) -> int | None:
+def acquire_watch_lock(memory_dir: Path) -> HeldLock:
+    """``.memory/watch.lock``: one daemon per workspace (``locking.acquire``, the write lock's
+    implementation). Raises LockedError naming the running daemon."""
+    path = memory_dir / LOCK_NAME
     try:
-        text = path.read_text(encoding="utf-8").split()
-        return int(text[0]) if text else None
-    except (OSError, ValueError):
-        return None
-
-
-class WatchLock:
-    """``.memory/watch.lock``: one daemon per workspace. Acquire with ``WatchLock.acquire``."""
-
-    def __init__(self, path: Path, fd: int, took_over: int | None) -> None:
-        self.path = path
-        self._fd = fd
-        self.took_over = took_over  # pid of a dead daemon whose lock file we inherited
-
-    @classmethod
-    def acquire(cls, memory_dir: Path) -> WatchLock:
-        path = memory_dir / LOCK_NAME
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:
-            raise StoreError(
-                f"{path}: cannot create the watch lock ({exc.strerror})",
-                hint="the daemon needs a writable .memory/ folder",
-            ) from None
-        # A reader probing the lock (``watcher_status``) holds it for microseconds; retry briefly
-        # before calling the workspace taken.
-        deadline = time.monotonic() + 1.0
-        while True:
-            if _try_flock(fd):
-                break
-            pid = _read_pid(path)
-            if time.monotonic() > deadline or (pid is not None and _pid_alive(pid)):
-                os.close(fd)
-                who = f"pid {pid}" if pid is not None else "another process"
-                raise LockedError(
-                    f"{memory_dir.parent}: already watched by {who}",
-                    hint="one watcher per workspace is enough; stop the other one first",
-                )
-            time.sleep(0.05)
-        old = _read_pid(path)
-        took_over = old if old is not None and old != os.getpid() else None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        return cls(path, fd, took_over)
-
-    def release(self) -> None:
-        if self._fd < 0:
-            return
-        try:
-            # Empty, not deleted: unlinking a flock file races with a process that just opened it.
-            os.ftruncate(self._fd, 0)
-        except OSError:
-            pass
-        os.close(self._fd)  # closing drops the flock
-        self._fd = -1
-
-
-def _try_flock(fd: int) -> bool:
-    if fcntl is None:  # pragma: no cover
-        return True
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return True
-    except BlockingIOError:
-        return False
+        # A ``status`` probing the lock holds it for microseconds: wait a moment before calling
+        # the workspace taken.
+        held = acquire(path, timeout=1.0, purpose="clawmem watch")
     except OSError as exc:
-        if exc.errno in (11, 13):  # EAGAIN, EACCES: held elsewhere on some file systems
-            return False
-        raise
-
-
-def _lock_held(path: Path) -> bool | None:
-    """Whether a live process holds ``watch.lock`` (None: cannot tell)."""
-    if fcntl is None:  # pragma: no cover
-        pid = _read_pid(path)
-        return pid is not None and _pid_alive(pid)
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return False
-    except OSError:
-        return None
-    try:
-        # A shared probe: it fails only while the daemon holds its exclusive lock.
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        return False
-    except OSError:
-        return True
-    finally:
-        os.close(fd)  # also drops the probe's lock
+        raise StoreError(
+            f"{path}: cannot create the watch lock ({exc.strerror})",
+            hint="the daemon needs a writable .memory/ folder",
+        ) from None
+    if held is None:
+        owner = read_owner(path)
+        who = f"pid {owner.pid}" if owner and owner.pid is not None else "another process"
+        raise LockedError(
+            f"{memory_dir.parent}: already watched by {who}",
+            hint="one watcher per workspace is enough; stop the other one first",
+        )
+    return held
 
 
 # --------------------------------------------------------------------------- state file
@@ -194,9 +119,10 @@ def watcher_status(memory_dir: Path) -> dict | None:
     state = _read_state(memory_dir)
     if state is None and not lock.exists():
         return None
-    held = _lock_held(lock)
-    pid = _read_pid(lock)
-    if held is None:  # unreadable lock: fall back on the pid it names
+    held = is_held(lock)
+    owner = read_owner(lock)
+    pid = owner.pid if owner else None
+    if held is None:  # cannot probe the lock: fall back on the pid it names
         held = pid is not None and _pid_alive(pid)
     state = dict(state or {})
     out = {
@@ -730,10 +656,10 @@ def _summary(report, *, vectors: bool = True) -> str:
 def run_watch(mem, *, use_events: bool = True, embed: bool = True, log: Log = log_line) -> None:
     """The daemon in the foreground, until Ctrl-C or SIGTERM. Raises LockedError if one runs."""
     mem.prepare_memory_dir()
-    lock = WatchLock.acquire(mem.memory_dir)
+    lock = acquire_watch_lock(mem.memory_dir)
     watcher = Watcher(mem, embed=embed, use_events=use_events, log=log)
-    if lock.took_over is not None and not _pid_alive(lock.took_over):
-        log(f"took over the watch lock of pid {lock.took_over}, which is no longer running")
+    if lock.previous is not None and lock.previous.pid is not None:
+        log(f"took over the watch lock of pid {lock.previous.pid}, which is no longer running")
 
     def on_signal(signum, frame):  # noqa: ARG001
         name = signal.Signals(signum).name
