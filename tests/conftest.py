@@ -106,8 +106,32 @@ def indexed_template(tmp_path_factory, model_cache) -> Path:
     return dest
 
 
+@pytest.fixture(scope="session")
+def _loaded_models() -> dict:
+    return {}
+
+
 @pytest.fixture
-def indexed(indexed_template, tmp_path) -> Path:
+def shared_model(monkeypatch, _loaded_models):
+    """The real model, loaded once per session and per configuration (a model is read-only, and
+    loading it costs seconds): for in-process tests that run many commands on the real model."""
+    import clawmem.model_choice as mc
+
+    load = mc.load_embedder
+
+    def cached(root, cfg):
+        choice = mc.model_choice(root, cfg)
+        key = (str(choice.path), choice.builtin, choice.query_prefix, choice.document_prefix,
+               cfg.embed_threads)  # fmt: skip
+        if key not in _loaded_models:
+            _loaded_models[key] = load(root, cfg)  # a failure raises and is not cached
+        return _loaded_models[key]
+
+    monkeypatch.setattr(mc, "load_embedder", cached)
+
+
+@pytest.fixture
+def indexed(indexed_template, tmp_path, shared_model) -> Path:
     dest = tmp_path / "ws"
     shutil.copytree(indexed_template, dest)
     return dest
@@ -120,7 +144,12 @@ def hash_model(monkeypatch):
     import clawmem.model_choice
     from clawmem.embedders.testing import HashEmbedder
 
-    monkeypatch.setattr(clawmem.model_choice, "load_embedder", lambda root, cfg: HashEmbedder())
+    def load(root, cfg):  # the prefixes configured make a new vector space, as with a real model
+        return HashEmbedder(
+            query_prefix=cfg.query_prefix or "", document_prefix=cfg.document_prefix or ""
+        )
+
+    monkeypatch.setattr(clawmem.model_choice, "load_embedder", load)
 
 
 @pytest.fixture(scope="session")

@@ -94,23 +94,27 @@ def test_lexical_rows_usable_before_vectors_and_pending_reported(ws, hash_model)
     assert any("pending" in d for d in res["degraded"])
 
 
-def test_model_switch_rebuilds_vectors_never_mixes(indexed, monkeypatch):
-    (indexed / "clawmem.toml").write_text('query_prefix = "search: "\ndocument_prefix = "note: "\n')
-    res = recall(indexed, "DEC-0054", "--no-sync")
+def test_model_switch_rebuilds_vectors_never_mixes(hash_indexed):
+    # Plumbing (which vectors are used, reused, re-embedded), so the test embedder: its identity
+    # changes with the configured prefixes exactly as a real model's does.
+    (hash_indexed / "clawmem.toml").write_text(
+        'query_prefix = "search: "\ndocument_prefix = "note: "\n'
+    )
+    res = recall(hash_indexed, "DEC-0054", "--no-sync")
     assert res["vectors"]["state"] == "mismatch" and res["ranking"] == "lexical-bm25"
-    r = json.loads(cli("-w", str(indexed), "index", "--json").out)
+    r = json.loads(cli("-w", str(hash_indexed), "index", "--json").out)
     # A new vector space: nothing is reused from the old one, everything is embedded again.
     assert r["vectors_reused"] == 0 and r["vectors_embedded"] > 0 and r["vectors_pending"] == 0
     assert r["vectors_embedded"] == r["units"] or r["vectors_embedded"] > 100  # a new vector space
-    assert recall(indexed, "a feline resting on a rug")["vectors"]["state"] == "ok"
-    con = sqlite3.connect(indexed / ".memory" / "index.sqlite")
+    assert recall(hash_indexed, "a feline resting on a rug")["vectors"]["state"] == "ok"
+    con = sqlite3.connect(hash_indexed / ".memory" / "index.sqlite")
     keys = con.execute(
         "select embedder, count(*) from embedding_cache group by embedder"
     ).fetchall()
     con.close()
     assert len(keys) == 1 and keys[0][1] > 100  # the old model's vectors wait in the cache
-    (indexed / "clawmem.toml").unlink()  # and switching back embeds nothing
-    back = json.loads(cli("-w", str(indexed), "index", "--json").out)
+    (hash_indexed / "clawmem.toml").unlink()  # and switching back embeds nothing
+    back = json.loads(cli("-w", str(hash_indexed), "index", "--json").out)
     assert (
         back["vectors_embedded"] == 0
         and back["vectors_reused"] > 100

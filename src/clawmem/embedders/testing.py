@@ -27,15 +27,23 @@ class HashEmbedder:
 
     max_tokens = 512
 
-    def __init__(self, *, dims: int = 256, name: str = "hash-test") -> None:
+    def __init__(
+        self,
+        *,
+        dims: int = 256,
+        name: str = "hash-test",
+        query_prefix: str = "",
+        document_prefix: str = "",
+    ) -> None:
         digest = hashlib.sha256(f"{name}:{dims}".encode()).hexdigest()
+        # Prefixes are part of the identity, as with a real model: a new vector space.
         self.identity = EmbedderIdentity(
             provider="test",
             model=name,
             model_sha256=digest,
             dims=dims,
-            query_prefix="",
-            document_prefix="",
+            query_prefix=query_prefix,
+            document_prefix=document_prefix,
             pooling="hash",
         )
         self.model_path = Path(f"<{name}>")
