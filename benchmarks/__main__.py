@@ -111,6 +111,11 @@ def main(argv: list[str] | None = None) -> int:
         help="SciFact subset size, e.g. 100,1000 (overrides the mode; relevant abstracts kept)",
     )
     ap.add_argument(
+        "--realtalk-tag",
+        help="REALTALK's workspaces under bench-results/work/realtalk-TAG/ (default: realtalk/), "
+        "e.g. to keep the indexes of a second model apart",
+    )
+    ap.add_argument(
         "--scifact-tag",
         help="name of the SciFact workspace under bench-results/work/ (default: the size), e.g. "
         "to keep the index of a second model (CLAWMEM_MODEL) apart",
@@ -181,7 +186,10 @@ def main(argv: list[str] | None = None) -> int:
 
     if "realtalk" in only:
         log("== REALTALK")
-        results["realtalk"] = realtalk.run_realtalk(vectors=vectors)
+        results["realtalk"] = realtalk.run_realtalk(
+            vectors=vectors,
+            folder=f"realtalk-{args.realtalk_tag}" if args.realtalk_tag else "realtalk",
+        )
     if "agentmem" in only:
         log("== agent-memory question set")
         results["agentmem"] = quality.run_agentmem(vectors=vectors, with_qmd=not args.no_qmd)

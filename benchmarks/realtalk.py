@@ -111,8 +111,8 @@ def convert(path: Path) -> Chat:
     return Chat(number, path.stem, files, messages, questions, last + timedelta(days=1))
 
 
-def build(chat: Chat) -> Path:
-    root = WORK / "work" / "realtalk" / f"chat-{chat.number:02d}"
+def build(chat: Chat, folder: str = "realtalk") -> Path:
+    root = WORK / "work" / folder / f"chat-{chat.number:02d}"
     root.mkdir(parents=True, exist_ok=True)
     _remove_strays(root, chat.files)
     write_files(root, chat.files)
@@ -146,7 +146,9 @@ def _open(root: Path, emb):
     return open_clawmem(root, vectors=emb is not None, embedder=emb)
 
 
-def run_realtalk(*, vectors: bool, chats: tuple[int, ...] | None = None) -> dict:
+def run_realtalk(
+    *, vectors: bool, chats: tuple[int, ...] | None = None, folder: str = "realtalk"
+) -> dict:
     emb, why = embedder_status() if vectors else (None, "vectors disabled (--no-vectors)")
     cache = VectorCache()
     per_q: dict[str, list[dict]] = {}
@@ -157,7 +159,7 @@ def run_realtalk(*, vectors: bool, chats: tuple[int, ...] | None = None) -> dict
         chat = convert(path)
         if chats and chat.number not in chats:
             continue
-        root = build(chat)
+        root = build(chat, folder)
         mem = _open(root, emb)
         from .quality import index_clawmem
 
