@@ -111,6 +111,12 @@ def status_human(s: dict) -> None:
     out.print(f"state       [{colour}]{escape(state)}[/{colour}]")
     if "files" in s:
         out.print(f"files       {s['files']} indexed, {s['files_on_disk']} on disk")
+        ses = s.get("sessions") or {}
+        if ses.get("folders"):
+            out.print(
+                f"sessions    {ses['transcripts_on_disk']} transcript(s) in "
+                f"{escape(', '.join(ses['folders']))}"
+            )
         out.print(f"chunks      {s['chunks']} chunks, {s['facts']} facts")
         out.print(
             f"versions    schema {s['schema_version']}, chunker {s['chunker_version']}, "
