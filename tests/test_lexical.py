@@ -127,3 +127,22 @@ def test_build_query_quotes_every_term():
     for term in q.terms:
         assert term.startswith('"')
     assert '"payment processor"' in q.terms
+
+
+def test_folding_ascii_takes_a_shortcut_to_the_same_result():
+    """fold() skips Unicode normalisation for ASCII text; the result must be what the full path
+    gives, for every ASCII character."""
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from clawmem.textnorm import _fold_unicode, fold
+
+    everything = "".join(chr(i) for i in range(128))
+    assert fold(everything) == _fold_unicode(everything)
+
+    @given(st.text(alphabet=st.characters(max_codepoint=127)))
+    def same(text: str) -> None:
+        assert fold(text) == _fold_unicode(text)
+
+    same()
+    assert fold("Hà Nội ĐÀ") == _fold_unicode("Hà Nội ĐÀ") == "ha noi da"

@@ -55,6 +55,15 @@ STOPWORDS = frozenset(
 
 def fold(text: str) -> str:
     """Case- and accent-insensitive form of ``text`` (same length semantics are not kept)."""
+    if text.isascii():
+        # The same result as below (NFKC/NFD/NFC leave ASCII alone, it has no accents and
+        # casefold() is lower() there), without a Python step per character: most text indexed
+        # (notes in English, transcripts) is ASCII, and folding dominated indexing time.
+        return text.lower()
+    return _fold_unicode(text)
+
+
+def _fold_unicode(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).casefold()
     decomposed = unicodedata.normalize("NFD", text)
     # Kana voicing marks (U+3099/U+309A) are part of the letter, not an accent: keep them.
