@@ -430,3 +430,25 @@ def test_the_watcher_batches_a_growing_transcript(sess, lexical, tmp_path):
         w.request_stop()
         t.join(10)
     assert not t.is_alive()
+
+
+# ---------------------------------------------------------------------------- the real model
+
+
+def test_a_paraphrase_finds_what_was_said_with_the_real_model(tmp_path):
+    """Meaning, not words: the question shares almost no words with the message that answers
+    it ("cache" for Redis, "listen" for lives on), so the vector leg has to find it."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "MEMORY.md").write_text("# MEMORY\n\n- Peter lives in Vienna.\n", encoding="utf-8")
+    copy = tmp_path / "transcripts"
+    shutil.copytree(SESSIONS, copy)
+    configure(ws, copy / "openclaw", copy / "claude-code")
+    mem = open_workspace(ws)
+    report = mem.index()
+    assert report.pending == 0 and report.embedded > 0
+    res = mem.recall("which port is the staging cache server on these days?", k=3)
+    assert res.ranking.startswith("rrf"), res.degraded
+    assert f"sessions/{OC}.jsonl#L4-L4" in [h.citation for h in res.hits[:2]]
+    res = mem.recall("how do we merge pull requests?", k=3, source="sessions")
+    assert res.hits[0].citation.endswith(f"{CC}.jsonl#L8-L8"), [h.citation for h in res.hits]

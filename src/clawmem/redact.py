@@ -116,9 +116,16 @@ SHAPES: tuple[Shape, ...] = (
 )
 
 
+_ALL_NEEDLES = tuple(sorted({n for needles in NEEDLES.values() for n in needles}))
+
+
 def _candidates(text: str) -> list[Shape]:
+    """The shapes whose needles ``text`` holds (each needle looked for once)."""
     low = text.lower()
-    return [s for s in SHAPES if any(n in low for n in s.needles)]
+    present = {n for n in _ALL_NEEDLES if n in low}
+    if not present:
+        return []
+    return [s for s in SHAPES if not present.isdisjoint(s.needles)]
 
 
 def find_secret(text: str) -> str | None:
