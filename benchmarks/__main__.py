@@ -163,7 +163,14 @@ def main(argv: list[str] | None = None) -> int:
     WORK.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-    cmd = "python -m benchmarks " + " ".join(sys.argv[1:] if argv is None else argv)
+    # The settings that change what is measured are part of the command that reproduces it.
+    env = " ".join(
+        f"{k}={os.environ[k]}"
+        for k in ("CLAWMEM_MODEL", "CLAWMEM_BENCH_MODEL")
+        if os.environ.get(k)
+    )
+    cmd = (env + " " if env else "") + "python -m benchmarks "
+    cmd += " ".join(sys.argv[1:] if argv is None else argv)
     t0 = time.perf_counter()
     results: dict = {
         "meta": {
