@@ -850,7 +850,10 @@ def render(results: dict) -> str:
     commands = "\n".join(m["command"] for m in runs)
     head = []
     for m in runs:
-        label = "" if len(runs) == 1 else ", ".join(names[p] for p in m["parts"]) + ": "
+        label = ""
+        if len(runs) > 1:
+            shown = [p for p in m["parts"] if p.endswith("-model") or _source(results, p) is m]
+            label = ", ".join(names[p] for p in shown) + ": "
         head += _run_lines(m, label)
     machine = runs[0]["machine"]
     parts = [

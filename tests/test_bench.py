@@ -178,3 +178,33 @@ def test_realtalk_conversion_points_gold_at_the_evidence_messages():
                 assert line.startswith(f"- {m['speaker']}: {words}".rstrip()), (ev, line)
                 day = m["date_time"][:10].split(".")
                 assert alt["path"] == f"memory/{day[2]}-{day[1]}-{day[0]}.md"
+
+
+def test_report_merge_takes_each_part_from_its_last_run_and_keeps_other_models_beside():
+    from benchmarks.report import merge
+
+    def run(started, embedder, **parts):
+        return {"meta": {"started": started, "embedder": embedder}, **parts}
+
+    e5, mini = "llama.cpp:e5:1:384:a", "llama.cpp:minilm:2:384:b"
+    merged = merge(
+        [
+            run("1", e5, realtalk={"n": 1}, speed={"n": 1}),
+            run("2", e5, speed={"n": 2}),
+            run("3", mini, scifact={"n": 3}),  # another model's SciFact: beside, not instead
+            run("4", e5, scifact={"n": 4}),
+        ]
+    )
+    assert merged["realtalk"] == {"n": 1, "embedder": e5}
+    assert merged["speed"] == {"n": 2}
+    assert merged["scifact"] == {"n": 4, "embedder": e5}
+    assert merged["scifact_models"] == [{"n": 3, "embedder": mini}]
+    assert [(m["started"], m["parts"]) for m in merged["runs"]] == [
+        ("1", ["realtalk", "speed"]),
+        ("2", ["speed"]),
+        ("3", ["scifact-model"]),
+        ("4", ["scifact"]),
+    ]
+    # A run whose every part was measured again later is not named at all.
+    again = merge([run("1", e5, speed={"n": 1}), run("2", e5, speed={"n": 2})])
+    assert [m["started"] for m in again["runs"]] == ["2"]
