@@ -151,6 +151,12 @@ def recall(
             "--source", help="memory (the Markdown) | sessions (transcripts) | all (default)."
         ),
     ] = "all",
+    expand: Annotated[
+        bool,
+        typer.Option(
+            "--expand", help="Add notes one link away from the best hits, marked as linked."
+        ),
+    ] = False,
     as_json: JsonOpt = False,
     explain: Annotated[
         bool, typer.Option("--explain", help="Show each leg's rank and score.")
@@ -187,6 +193,7 @@ def recall(
         budget=budget,
         sync=not no_sync,
         source=source,
+        expand=expand,
     )
     if queries is not None:
         stream = sys.stdin if queries == "-" else _open_queries(queries)
@@ -226,7 +233,11 @@ _QUERY_KEYS = {
     "as_of",
     "budget",
     "source",
+    "expand",
 }
+
+
+_WANT = {int: "a number", bool: "true or false"}
 
 
 def _parse_query_line(line: str, source: str, lineno: int) -> tuple[str, dict]:
@@ -248,13 +259,15 @@ def _parse_query_line(line: str, source: str, lineno: int) -> tuple[str, dict]:
             hint="known keys: " + ", ".join(sorted(_QUERY_KEYS)),
         )
     for key, value in obj.items():
-        want = int if key in ("k", "budget") else (list if key == "kind" else str)
+        want: type = int if key in ("k", "budget") else (list if key == "kind" else str)
         ok = isinstance(value, want) and not isinstance(value, bool)
+        if key == "expand":
+            want, ok = bool, isinstance(value, bool)
         if key == "kind" and isinstance(value, str):
             obj[key], ok = [value], True
         if not ok and value is not None:
             raise InputError(
-                f"{source} line {lineno}: {key!r} must be {'a number' if want is int else 'a string'},"
+                f"{source} line {lineno}: {key!r} must be {_WANT.get(want, 'a string')},"
                 f" got {json.dumps(value)}",
                 hint='e.g. {"query": "payments", "k": 5, "since": "30d"}',
             )
@@ -332,6 +345,7 @@ COMMAND_MODULES = (
     "context",
     "retain",
     "entities",
+    "links",
     "check",
     "hook",
     "mcp",

@@ -200,19 +200,30 @@ def _mask(text: str) -> str:
     return "".join(chars)
 
 
-def _inline_mentions(content: str) -> list[str]:
-    if "@" not in content:
+def mention_spans(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of every inline ``@Name`` in ``text`` (start at the ``@``): the one rule
+    for mentions, used by the Retain grammar and by the link graph (links.py)."""
+    if "@" not in text:
         return []
-    masked = _mask(content)
+    masked = _mask(text)
     found = []
     at = masked.find("@")
     while at != -1:
         prev = masked[at - 1] if at else " "
         end = _scan_slug(masked, at + 1)
         if end > at + 1 and masked[at + 1].isalpha() and _may_precede_mention(prev):
-            found.append(content[at + 1 : end])
+            found.append((at, end))
         at = masked.find("@", max(end, at + 1))
     return found
+
+
+def code_spans(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of the inline code spans of ``text`` (CommonMark's backtick rule)."""
+    return list(_code_spans(text))
+
+
+def _inline_mentions(content: str) -> list[str]:
+    return [content[s + 1 : e] for s, e in mention_spans(content)]
 
 
 def _entities(lead: Iterable[str], content: str) -> tuple[str, ...]:

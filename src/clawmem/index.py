@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from . import db, schema
 from .chunking import CHUNKER_VERSION
 from .errors import StoreError
+from .links import Link, Resolver
 from .textnorm import NORMALIZER_VERSION, search_text
 
 if TYPE_CHECKING:
@@ -218,6 +219,7 @@ class Index:
         problems: Sequence[dict],
         embedder_key: str | None,
         transcript: TranscriptState | None = None,
+        links: Sequence[Link] = (),
     ) -> int:
         """Swap everything indexed for one file in a single transaction. Returns units reused
         from the embedding cache (their vectors did not need computing again)."""
@@ -245,7 +247,18 @@ class Index:
                 ),
             )
             contexts = neighbour_context([(u.heading, u.text, u.kind) for u in units])
-            return self._insert_units(relpath, units, contexts, embedder_key, now)
+            reused = self._insert_units(relpath, units, contexts, embedder_key, now)
+            # Unresolved until resolve_links runs over the final set of files (sync.apply_plan).
+            self.conn.executemany(
+                "INSERT INTO links(src, line, col, syntax, type, target, anchor, label, text, "
+                "context, dst, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 'unresolved')",
+                [
+                    (relpath, lk.line, lk.col, lk.syntax, lk.type, lk.target, lk.anchor)
+                    + (lk.label, lk.text, lk.context)
+                    for lk in links
+                ],
+            )
+            return reused
 
     def append_units(
         self,
@@ -373,6 +386,36 @@ class Index:
                     reused += 1
         return reused
 
+    def resolve_links(self, only_src: Iterable[str] | None = None) -> int:
+        """Point links at the notes that exist now: every link, or those held by ``only_src``.
+        Returns how many rows changed. Run after a sync's files are written, so the result is
+        the same whatever order the files were indexed in (a rebuild equals an incremental
+        sync)."""
+        resolver = Resolver(p for (p,) in self.conn.execute("SELECT path FROM files"))
+        if only_src is None:
+            rows = self.conn.execute(
+                "SELECT id, src, syntax, target, dst, status, candidates FROM links"
+            ).fetchall()
+        else:
+            rows = []
+            for src in only_src:
+                rows += self.conn.execute(
+                    "SELECT id, src, syntax, target, dst, status, candidates FROM links "
+                    "WHERE src = ?",
+                    (src,),
+                ).fetchall()
+        changes = []
+        for r in rows:
+            res = resolver.resolve_target(r["syntax"], r["target"], r["src"])
+            new = (res.path, res.status, "\n".join(res.candidates))
+            if new != (r["dst"], r["status"], r["candidates"]):
+                changes.append((*new, r["id"]))
+        with self.conn:
+            self.conn.executemany(
+                "UPDATE links SET dst = ?, status = ?, candidates = ? WHERE id = ?", changes
+            )
+        return len(changes)
+
     def delete_file(self, relpath: str, *, keep_vectors: bool) -> None:
         with self.conn:
             self._remove_file_rows(relpath, keep_vectors=keep_vectors, now=int(time.time()))
@@ -403,6 +446,7 @@ class Index:
                             (key, r["sha256"], vec, now),
                         )
                 self._delete_vector(r["id"])
+        self.conn.execute("DELETE FROM links WHERE src = ?", (relpath,))
         self.conn.execute("DELETE FROM chunks WHERE path = ?", (relpath,))  # cascades entities
         self.conn.execute("DELETE FROM files WHERE path = ?", (relpath,))
 

@@ -63,6 +63,7 @@ def _search(mem, a: dict) -> dict:
         as_of=a.get("as_of"),
         budget=a.get("budget"),
         source=a.get("source"),
+        expand=bool(a.get("expand", False)),
     )
     return res.to_dict()
 
@@ -113,7 +114,8 @@ TOOLS: tuple[ToolSpec, ...] = (
             "paraphrases both work, in any language. Each result has `citation` "
             "(path#Lstart-Lend, pass it to memory_get to read more), `snippet`, `score`, "
             "`timestamp` (the day it was recorded), and for a retained fact `kind`, `content`, "
-            "`entities`, `confidence`, `superseded_by`. `empty_reason` says why nothing was "
+            "`entities`, `confidence`, `superseded_by`; a result reached through a link (expand) has "
+            "`via`. `empty_reason` says why nothing was "
             "found; `degraded` says what was off (for example vectors). The JSON is the same as "
             "`clawmem recall --json`."
         ),
@@ -171,6 +173,14 @@ TOOLS: tuple[ToolSpec, ...] = (
                     "description": (
                         "all (default), memory (the notes) or sessions (what was said in "
                         "conversations, when transcripts are configured)."
+                    ),
+                },
+                "expand": {
+                    "type": "boolean",
+                    "description": (
+                        "Also return notes one link away ([[wikilinks]], Markdown links, "
+                        "@mentions) from the best hits, after them; each carries `via`: the link "
+                        "that reached it."
                     ),
                 },
             },
@@ -309,12 +319,14 @@ _TYPES: dict[str, tuple[type[Any], ...]] = {
     "integer": (int,),
     "number": (int, float),
     "array": (list,),
+    "boolean": (bool,),
 }
 _TYPE_WORDS = {
     "string": "a string",
     "integer": "an integer",
     "number": "a number",
     "array": "a list",
+    "boolean": "true or false",
 }
 
 
@@ -348,7 +360,7 @@ def validate_arguments(spec: ToolSpec, args: dict | None) -> dict:
             value = [value]  # "kind": "W" for ["W"]
         if want == "integer" and isinstance(value, float) and value.is_integer():
             value = int(value)
-        if isinstance(value, bool) or not isinstance(value, _TYPES[want]):
+        if (isinstance(value, bool) and want != "boolean") or not isinstance(value, _TYPES[want]):
             raise UsageError(
                 f"{where}: {name!r} must be {_TYPE_WORDS[want]}, got {_describe(value)}"
             )

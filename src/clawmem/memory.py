@@ -128,11 +128,14 @@ class Memory:
         today: date | None = None,
         ranking: Ranking | None = None,
         source: str | None = None,
+        expand: bool = False,
     ) -> RecallResult:
         """Search memory. Filters (time, kind, entity, path, as-of, source) apply before ranking
         limits; ``source`` is "memory" (the Markdown), "sessions" (transcripts) or "all" (None).
         ``budget`` packs the best results into about that many tokens. ``ranking`` overrides the
-        ranking's numbers (for experiments; results then name it ``…+custom``)."""
+        ranking's numbers (for experiments; results then name it ``…+custom``). ``expand`` adds
+        the notes one link away from the best hits, after them, each marked with the link that
+        reached it (``Hit.via``)."""
         from .recall import recall
 
         return recall(
@@ -151,7 +154,22 @@ class Memory:
             today=today,
             ranking=ranking,
             source=source,
+            expand=expand,
         )
+
+    # ------------------------------------------------------------------ links
+    def links(self, note: str) -> dict:
+        """A note's outgoing links and backlinks with types, lines and context (``clawmem
+        links``). ``note``: a workspace path or a name a link may use ("Peter", "@Peter")."""
+        from .graph import links_of
+
+        return links_of(self.indexer, note)
+
+    def graph(self, *, mentions: bool = True) -> dict:
+        """The link graph: nodes (notes, entity pages) and edges (resolved links by type)."""
+        from .graph import graph_data
+
+        return graph_data(self.indexer, mentions=mentions)
 
     # ------------------------------------------------------------------ status
     def status(self) -> dict:

@@ -19,6 +19,7 @@ from . import db, search
 from .entities import entities_in_query, page_path
 from .errors import BadArgument, InputError, StoreError, UsageError
 from .fusion import Ranking
+from .graph import linked_hits
 from .index import Filters, Index
 from .indexing import Indexer
 from .ranking import Ranked, rank, snippet
@@ -53,6 +54,7 @@ def recall(
     today: date | None = None,
     ranking: Ranking | None = None,
     source: str | None = None,
+    expand: bool = False,
 ) -> RecallResult:
     """Search memory (see ``Memory.recall`` for the arguments)."""
     if mode not in MODES:
@@ -127,6 +129,16 @@ def recall(
                 hits = [h for h in hits if h.superseded_by is None] + [
                     h for h in hits if h.superseded_by is not None
                 ]
+            linked = linked_hits(
+                idx,
+                hits,
+                entity_page=page,
+                expand=expand,
+                filters=filters,
+                k=k,
+                snippet_chars=ix.cfg.snippet_chars,
+            )
+            hits += mark_superseded(idx, linked, filters.as_of)
             packed = None
             if budget:
                 hits, packed = pack_budget(hits, budget)

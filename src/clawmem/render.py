@@ -70,6 +70,37 @@ def index_summary(r: dict) -> str:
     return f"clawmem index: {head}: {', '.join(parts)}; {vec}; {r['seconds']:.1f} s"
 
 
+def via_line(via: dict) -> str:
+    """How a hit reached through a link is marked: ↳ linked from / ↳ links to."""
+    if via["direction"] == "backlink":
+        return f"↳ via link: links to {via['from']} ({via['type']} {via['text']} at {via['link']})"
+    return f"↳ via link: linked from {via['from']} ({via['type']} {via['text']} at {via['link']})"
+
+
+def links_human(data: dict) -> None:
+    """``clawmem links``: outgoing links, then backlinks, one per line with its context."""
+    out.print(f"[bold]{escape(data['path'])}[/bold]")
+    out.print(f"outgoing ({len(data['outgoing'])})")
+    for lk in data["outgoing"]:
+        if lk["status"] == "ok":
+            to = f"→ [cyan]{escape(lk['to'])}[/cyan]"
+        elif lk["status"] == "ambiguous":
+            to = f"[red]ambiguous: {escape(', '.join(lk['candidates']))}[/red]"
+        elif lk["syntax"] == "mention":
+            to = "[dim](no entity page)[/dim]"
+        else:
+            to = "[red]unresolved[/red]"
+        out.print(f"  L{lk['line']:<5} {escape(lk['type']):<12} {escape(lk['text'])} {to}")
+        out.print(f"         [dim]{escape(lk['context'])}[/dim]")
+    out.print(f"backlinks ({len(data['backlinks'])})")
+    for lk in data["backlinks"]:
+        out.print(
+            f"  [cyan]{escape(lk['from'])}:{lk['line']}[/cyan] {escape(lk['type'])} "
+            f"{escape(lk['text'])}"
+        )
+        out.print(f"         [dim]{escape(lk['context'])}[/dim]")
+
+
 def recall_human(res: dict, explain: bool) -> None:
     for note in res["notes"]:
         err.print(f"[dim]note: {escape(note)}[/dim]")
@@ -92,6 +123,8 @@ def recall_human(res: dict, explain: bool) -> None:
             out.print(f"   [dim]{escape(h['heading'])}[/dim]")
         if h.get("superseded_by"):
             out.print(f"   [yellow]superseded by {escape(h['superseded_by'])}[/yellow]")
+        if h.get("via"):
+            out.print(f"   [blue]{escape(via_line(h['via']))}[/blue]")
         for line in h["snippet"].splitlines() or [""]:
             out.print("   " + escape(line))
         if explain:

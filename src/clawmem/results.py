@@ -28,6 +28,9 @@ class Hit:
     superseded_by: str | None = None  # citation of a newer fact about the same entity
     session_id: str | None = None  # a transcript's hit: its session, and when it was said
     said_at: str | None = None
+    # Reached through a link, not by the query (recall --expand, entity recall): the link's
+    # direction, type, where it is written and the hit it starts from (graph.expand).
+    via: dict | None = None
 
     @property
     def origin(self) -> str:
@@ -65,6 +68,8 @@ class Hit:
                 valid_to=self.valid_to,
                 superseded_by=self.superseded_by,
             )
+        if self.via is not None:
+            d["via"] = dict(self.via)
         if explain:
             d["explain"] = {
                 "lexical_rank": self.lexical_rank,

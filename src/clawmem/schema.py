@@ -7,7 +7,7 @@ See docs/storage.md for the reasoning behind each table.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 DDL = """
 -- Key/value facts about this index: schema_version, chunker_version, normalizer_version,
@@ -69,6 +69,28 @@ CREATE TABLE IF NOT EXISTS chunk_entities (
     folded   TEXT NOT NULL,   -- casefolded, for case-insensitive lookup
     PRIMARY KEY (folded, chunk_id)
 ) WITHOUT ROWID;
+
+-- Links between notes (links.py): one row per link as written, replaced with its file. Where a
+-- link points depends on which notes exist, so dst/status are recomputed whenever the set of
+-- files changes (a rename or deletion updates every link that pointed there; sync.apply_plan).
+CREATE TABLE IF NOT EXISTS links (
+    id         INTEGER PRIMARY KEY,
+    src        TEXT NOT NULL REFERENCES files(path) ON DELETE CASCADE,  -- the note holding it
+    line       INTEGER NOT NULL,     -- 1-based line of the link in src
+    col        INTEGER NOT NULL,     -- 0-based offset in that line (orders links on one line)
+    syntax     TEXT NOT NULL,        -- wiki ([[…]]) | markdown ([…](….md)) | mention (@Name)
+    type       TEXT NOT NULL,        -- wikilink, a relation word (depends_on, …) or mention
+    target     TEXT NOT NULL,        -- as written, without #anchor and |label
+    anchor     TEXT,                 -- the heading after '#', if any
+    label      TEXT,                 -- the text shown instead of the target, if any
+    text       TEXT NOT NULL,        -- the link exactly as written
+    context    TEXT NOT NULL,        -- about 25 characters either side, from its line
+    dst        TEXT,                 -- the note it points at; NULL when unresolved or ambiguous
+    status     TEXT NOT NULL,        -- ok | unresolved | ambiguous
+    candidates TEXT NOT NULL DEFAULT ''  -- ambiguous: the notes it could mean, newline-separated
+);
+CREATE INDEX IF NOT EXISTS links_src ON links(src, line);
+CREATE INDEX IF NOT EXISTS links_dst ON links(dst);
 
 -- Lexical index over the *normalised* text (see textnorm.py). Contentless: the text lives once,
 -- in chunks.text; deleting a row re-derives its normalised text, which is deterministic.

@@ -343,3 +343,68 @@ def facts_stating(
         "ORDER BY path, start_line",
         (kind, content),
     ).fetchall()
+
+
+# ---------------------------------------------------------------------------- links
+
+LINK_COLUMNS = (
+    "l.src, l.line, l.col, l.syntax, l.type, l.target, l.anchor, l.label, l.text, l.context, "
+    "l.dst, l.status, l.candidates"
+)
+
+
+def links_from(index: Index, path: str, lines: tuple[int, int] | None = None) -> list:
+    """The links written in ``path`` (within ``lines``, inclusive, if given), in order."""
+    sql = f"SELECT {LINK_COLUMNS} FROM links l WHERE l.src = ?"
+    args: list = [path]
+    if lines is not None:
+        sql += " AND l.line BETWEEN ? AND ?"
+        args += list(lines)
+    return index.conn.execute(sql + " ORDER BY l.line, l.col", args).fetchall()
+
+
+def links_to(index: Index, path: str) -> list:
+    """The links that point at ``path`` (its backlinks), by source and line."""
+    return index.conn.execute(
+        f"SELECT {LINK_COLUMNS} FROM links l WHERE l.dst = ? ORDER BY l.src, l.line, l.col",
+        (path,),
+    ).fetchall()
+
+
+def all_links(index: Index) -> list:
+    """Every link of the workspace, by source and line."""
+    return index.conn.execute(
+        f"SELECT {LINK_COLUMNS} FROM links l ORDER BY l.src, l.line, l.col"
+    ).fetchall()
+
+
+def indexed_paths(index: Index) -> list[str]:
+    return [p for (p,) in index.conn.execute("SELECT path FROM files ORDER BY path")]
+
+
+def unit_at(index: Index, path: str, line: int | None = None, heading: str | None = None):
+    """The plain unit of ``path`` holding ``line``; else the first unit under a heading that ends
+    with ``heading``; else the note's first unit. None if the note has no units."""
+    if line is not None:
+        row = index.conn.execute(
+            f"SELECT {COLUMNS} FROM chunks c WHERE c.path = ? AND c.start_line <= ? "
+            "AND c.end_line >= ? ORDER BY c.kind IS NOT NULL, c.start_line LIMIT 1",
+            (path, line, line),
+        ).fetchone()
+        if row is not None:
+            return row
+    if heading:
+        want = heading.casefold()
+        for row in index.conn.execute(
+            f"SELECT {COLUMNS} FROM chunks c WHERE c.path = ? AND c.kind IS NULL "
+            "ORDER BY c.start_line",
+            (path,),
+        ):
+            last = row["heading"].rsplit(" > ", 1)[-1].casefold()
+            if last == want:
+                return row
+    return index.conn.execute(
+        f"SELECT {COLUMNS} FROM chunks c WHERE c.path = ? ORDER BY c.kind IS NOT NULL, "
+        "c.start_line LIMIT 1",
+        (path,),
+    ).fetchone()

@@ -25,6 +25,7 @@ from .config import Config
 from .factlog import decode, fact_dates
 from .facts import extract_facts
 from .index import Index, make_unit
+from .links import Link, extract_links
 from .timeexpr import date_from_path
 from .workspace import TRANSCRIPT_PREFIX, FileEntry, Scan, Skipped
 
@@ -122,6 +123,7 @@ class ParsedFile:
     lines: int
     units: tuple
     problems: tuple[dict, ...]
+    links: tuple[Link, ...] = ()
 
 
 def parse_file(root: Path, entry: FileEntry, cfg: Config) -> ParsedFile | Skipped:
@@ -176,7 +178,15 @@ def parse_file(root: Path, entry: FileEntry, cfg: Config) -> ParsedFile | Skippe
         )
     probs = tuple({"line": p.line, "text": p.text, "message": p.message} for p in problems)
     n_lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
-    return ParsedFile(entry, hashlib.sha256(raw).hexdigest(), day, n_lines, tuple(units), probs)
+    return ParsedFile(
+        entry,
+        hashlib.sha256(raw).hexdigest(),
+        day,
+        n_lines,
+        tuple(units),
+        probs,
+        tuple(extract_links(text)),
+    )
 
 
 def apply_plan(
@@ -191,6 +201,7 @@ def apply_plan(
     report = SyncReport(files_unchanged=plan.unchanged)
     todo = [*plan.added, *plan.changed]
     states = index.file_states()
+    written: list[str] = []
     for n, entry in enumerate(todo, 1):
         progress("index", n - 1, len(todo))
         if entry.relpath.startswith(TRANSCRIPT_PREFIX):
@@ -219,13 +230,21 @@ def apply_plan(
             units=parsed.units,
             problems=parsed.problems,
             embedder_key=embedder_key,
+            links=parsed.links,
         )
+        written.append(entry.relpath)
         report.files_indexed += 1
         report.units += len(parsed.units)
     progress("index", len(todo), len(todo))
     for relpath in plan.removed:
         index.delete_file(relpath, keep_vectors=embedder_key is not None)
         report.files_removed += 1
+    # Where a link points depends on which notes exist: when a note appeared or went (a rename is
+    # both), every link is resolved again; otherwise only the links of the files written.
+    if set(index.file_states()) != set(states):
+        index.resolve_links()
+    elif written:
+        index.resolve_links(written)
     with index.conn:
         index.set_meta("last_sync_at", str(time.time()))
     return report
