@@ -64,7 +64,7 @@ def resolve_note(index: Index, root, name: str, extra_paths: tuple[str, ...] = (
             f"{name}: ambiguous, it matches " + ", ".join(res.candidates),
             hint="give the workspace path, e.g. " + res.candidates[0],
         )
-    why = "not a memory file" if not is_memory_path(given, extra_paths) else "no such note"
+    why = "no such note" if is_memory_path(given, extra_paths) else "no note of that name"
     raise WorkspaceError(
         f"{name}: {why} in the index",
         hint="give a memory file's path (bank/entities/Peter.md) or a note name (Peter)",

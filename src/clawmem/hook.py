@@ -245,6 +245,7 @@ def run(workspace: Path | None, *, strict: bool = False) -> int:
 def _run_check(workspace: Path | None, strict: bool) -> int:
     """``clawmem check`` through the library, in this process (a second interpreter would double
     the hook's time). Strictness is the hook's business: findings block only with --strict."""
+    from .check import summary
     from .memory import open_workspace
 
     try:
@@ -261,7 +262,7 @@ def _run_check(workspace: Path | None, strict: bool) -> int:
         return 0
     if strict:
         raise CheckFailed(
-            f"{len(problems)} malformed fact(s) in the workspace",
+            summary(problems),
             hint="fix the lines above (grammar: docs/workspace.md), or commit with --no-verify",
         )
     _warn(f"check found {len(problems)} problem(s) (not blocking: installed without --strict)")

@@ -1,4 +1,5 @@
-"""``clawmem check``: malformed Retain facts, for people and pre-commit hooks (see clawmem.check)."""
+"""``clawmem check``: malformed Retain facts and broken links, for people and pre-commit hooks
+(see clawmem.check)."""
 
 # No `from __future__ import annotations`: typer reads these annotations at run time.
 
@@ -18,9 +19,10 @@ def register(app: typer.Typer) -> None:
         ] = False,
         workspace: WorkspaceOpt = None,
     ) -> None:
-        """Find malformed Retain facts; exits 9 if there are any (usable from a pre-commit hook)."""
+        """Find malformed Retain facts and broken links; exits 9 if there are any (pre-commit hook)."""
         import sys
 
+        from ..check import summary
         from ..errors import CheckFailed
 
         problems = open_mem(workspace).check()
@@ -31,7 +33,7 @@ def register(app: typer.Typer) -> None:
                 sys.stdout.write(f"{p['path']}:{p['line']}: {p['message']}\n")
         if problems:
             raise CheckFailed(
-                f"{len(problems)} malformed fact(s) in the workspace",
+                summary(problems),
                 hint="fix the lines above; the grammar is in docs/workspace.md",
             )
         if not as_json and not hook:
