@@ -382,3 +382,23 @@ def test_mcp_search_validates_expand():
     }
     with pytest.raises(UsageError, match="'expand' must be true or false"):
         validate_arguments(spec, {"query": "x", "expand": 1})
+
+
+# ------------------------------------------------------------------------------ reflect
+
+
+@pytest.mark.usefixtures("lexical")
+def test_reflect_links_the_entities_it_names_and_keeps_hand_text(ws):
+    page = ws / "bank" / "entities" / "Andy.md"
+    hand = page.read_text(encoding="utf-8")
+    r = cli("-w", str(ws), "reflect", "--today", "2025-12-01", "-q")
+    assert r.code == 0, r.err
+    text = page.read_text(encoding="utf-8")
+    assert text.startswith(hand)  # the person's text, byte for byte
+    generated = text[len(hand) :]
+    assert "also about [[Peter]]" in generated
+    out = _links(ws, "Andy")["outgoing"]
+    made = [o for o in out if o["line"] > hand.count("\n")]
+    assert made and all(o["to"] == "bank/entities/Peter.md" for o in made)
+    # Every link reflect wrote resolves: check stays clean.
+    assert cli("-w", str(ws), "check").code == 0

@@ -81,9 +81,16 @@ def _parser():
     return _md
 
 
+# A line that may open a fence, indented code or an HTML block. A document without one has no
+# code blocks, and the Markdown parse (most of the cost of reading links) is skipped.
+_MAY_OPEN_BLOCK = re.compile(r"^(?: {0,3}(?:```|~~~|<)| {4}|\t)", re.M)
+
+
 def _code_lines(lines: list[str]) -> set[int]:
     """0-based lines inside fences, indented code and HTML blocks: never links."""
     out: set[int] = set()
+    if not _MAY_OPEN_BLOCK.search("\n".join(lines)):
+        return out
     for tok in _parser().parse("\n".join(lines)):
         if tok.type in ("fence", "code_block", "html_block") and tok.map is not None:
             out.update(range(tok.map[0], tok.map[1]))

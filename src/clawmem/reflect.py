@@ -39,6 +39,7 @@ from .episodes import (
 )
 from .errors import InputError, ReflectConflict, StoreError
 from .factlog import FactLog, LoggedFact, collect_facts, jaccard, read_text, topic_words
+from .links import format_wikilink
 from .markers import OFF, MarkerError, find_section, is_off, splice
 from .opinions import Opinion, cluster
 from .supersession import KINDS as SUPERSEDABLE
@@ -122,8 +123,9 @@ def _newest_first(facts: list[LoggedFact]) -> list[LoggedFact]:
     return sorted(facts, key=lambda f: f.sort_key, reverse=True)
 
 
-def fact_line(f: LoggedFact, st: FactStatus) -> str:
-    """One fact on an entity page: day, statement, source(s), then what became of it."""
+def fact_line(f: LoggedFact, st: FactStatus, page: str | None = None) -> str:
+    """One fact on an entity page: day, statement, source(s), then what became of it, and a
+    link to each other entity it is about (so generated pages join the link graph)."""
     cites = f.cite
     if f.order in st.also:
         cites += "; also " + ", ".join(o.cite for o in _newest_first(st.also[f.order]))
@@ -153,6 +155,10 @@ def fact_line(f: LoggedFact, st: FactStatus) -> str:
                 notes.append(
                     f"latest of {len(op.facts)} statements; opinion now c={op.confidence:.2f}"
                 )
+    if page is not None:
+        others = [e for e in f.entities if e.casefold() != page.casefold()]
+        if others:
+            notes.append("also about " + ", ".join(format_wikilink(e) for e in others))
     line = f"- {_day(f)} — {text} ({cites})"
     return line + (" — " + "; ".join(notes) if notes else "")
 
@@ -168,7 +174,7 @@ def entity_body(
         if not group:
             continue
         lines.append(f"### {title}")
-        lines += [fact_line(f, st) for f in group[:MAX_PER_KIND]]
+        lines += [fact_line(f, st, name) for f in group[:MAX_PER_KIND]]
         if len(group) > MAX_PER_KIND:
             rest, until = len(group) - MAX_PER_KIND, _day(group[MAX_PER_KIND])
             lines.append(

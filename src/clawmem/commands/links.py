@@ -30,3 +30,54 @@ def register(app: typer.Typer) -> None:
             print_json(data)
         else:
             links_human(data)
+
+    @app.command()
+    def graph(
+        fmt: Annotated[
+            str, typer.Option("--format", "-f", help="html | mermaid | dot | json")
+        ] = "html",
+        output: Annotated[
+            str | None,
+            typer.Option(
+                "--output",
+                "-o",
+                help="Where to write it ('-' for stdout). Default: .memory/graph.html for html, "
+                "stdout for the others.",
+            ),
+        ] = None,
+        mentions: Annotated[
+            bool,
+            typer.Option(
+                "--mentions/--no-mentions", help="Include @mentions as links (they are many)."
+            ),
+        ] = True,
+        workspace: WorkspaceOpt = None,
+    ) -> None:
+        """Draw the graph of notes, entity pages and links: an offline HTML page (pan, zoom,
+        labels, link types), or Mermaid / DOT text for docs."""
+        import sys
+        from pathlib import Path
+
+        from ..atomic import write_atomic
+        from ..errors import UsageError
+        from ..graphview import FORMATS, to_dot, to_html, to_json, to_mermaid
+
+        if fmt not in FORMATS:
+            raise UsageError(f"unknown format {fmt!r}", hint="use one of: " + ", ".join(FORMATS))
+        mem = open_mem(workspace)
+        data = mem.graph(mentions=mentions)
+        render = {"html": to_html, "mermaid": to_mermaid, "dot": to_dot, "json": to_json}[fmt]
+        text = render(data)
+        if output is None and fmt != "html":
+            output = "-"
+        if output == "-":
+            sys.stdout.write(text)
+            return
+        target = Path(output) if output else mem.memory_dir / "graph.html"
+        if output is None:
+            mem.prepare_memory_dir()
+        write_atomic(target, text)
+        sys.stderr.write(
+            f"clawmem graph: {len(data['nodes'])} notes, {len(data['edges'])} links → {target}\n"
+        )
+        sys.stdout.write(f"{target}\n")
