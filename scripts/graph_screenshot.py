@@ -6,8 +6,9 @@ Without --workspace it copies fixtures/workspace to a temporary folder, indexes 
 only: the graph needs no model) and draws its graph. It needs Chromium (Debian:
 `apt-get install -y chromium`), which CI machines lack, so it is a script and not a test; the
 test suite checks the HTML's structure instead (tests/test_graph.py). It fails (exit 1) if the
-browser cannot render the page, if the page asks for anything over the network, or if the
-screenshot is blank. Look at the PNG: nodes, labels, typed links and the legend should show.
+browser cannot render the page, if the page's pan/zoom script does not run (a self-test zooms
+and pans once), or if the screenshot is blank; the browser gets no network (an unreachable
+proxy), so a page that needed one would show holes. Look at the PNG: nodes, labels, typed links and the legend should show.
 """
 
 from __future__ import annotations
@@ -60,10 +61,17 @@ def main() -> int:
         "--proxy-server=127.0.0.1:9",  # nothing reachable: an offline page must not care
         f"--user-data-dir={tmp / 'profile'}",
     ]
+    # With #selftest the page's own script zooms (x2 about the centre) and pans once and writes
+    # the resulting transform into the DOM: the pan/zoom code ran in a real browser.
     dom = subprocess.run(
-        [*common, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120
+        [*common, "--dump-dom", page.as_uri() + "#selftest"],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
-    if dom.returncode != 0 or 'id="viewport"' not in dom.stdout:
+    want = 'data-selftest="translate(-490,-500) scale(2)"'
+    if dom.returncode != 0 or 'id="viewport"' not in dom.stdout or want not in dom.stdout:
+        print("graph_screenshot: the page did not render or its script failed", file=sys.stderr)
         print(dom.stderr[-2000:], file=sys.stderr)
         return 1
     out = args.out.resolve()

@@ -251,22 +251,30 @@ def linked_hits(
     k: int,
     snippet_chars: int,
 ) -> list[Hit]:
-    """The hits recall adds through links, below its direct hits: with ``expand``, notes one
-    link away from the best hits; for a question about an entity with a page, the notes that
-    link to that page (typed and plain links: its @mentions are the facts ranking already
-    found)."""
-    limit = max(3, k // 2)
+    """``hits`` with the hits reached through links after them.
+
+    With ``expand`` (asked for): up to ``max(3, k // 2)`` notes one link away from the best
+    hits, added after the ``k`` direct ones. For a question naming an entity with a page (not
+    the ``entity`` filter, which promises only facts about it and its page): the notes that link
+    to that page with typed or plain links (its @mentions are the facts ranking already found),
+    in the last ``k // 3`` places, or in places ranking left empty."""
     if expand:
-        return expand_hits(index, hits, filters=filters, limit=limit, snippet_chars=snippet_chars)
-    if entity_page is not None and hits and hits[0] == entity_page:
-        return expand_hits(
-            index,
-            hits,
-            filters=filters,
-            limit=limit,
-            snippet_chars=snippet_chars,
-            seeds=1,
-            backlinks_only=True,
-            mentions=False,
+        return hits + expand_hits(
+            index, hits, filters=filters, limit=max(3, k // 2), snippet_chars=snippet_chars
         )
-    return []
+    if entity_page is None or filters.entity or not hits or hits[0] != entity_page:
+        return hits
+    room = max(0, k - len(hits))
+    linked = expand_hits(
+        index,
+        hits,
+        filters=filters,
+        limit=max(room, k // 3),
+        snippet_chars=snippet_chars,
+        seeds=1,
+        backlinks_only=True,
+        mentions=False,
+    )
+    if not linked:
+        return hits
+    return hits[: k - len(linked)] + linked

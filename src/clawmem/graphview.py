@@ -57,12 +57,16 @@ def layout(
     pairs = np.array([(index[e["source"]], index[e["target"]]) for e in edges], dtype=int)
     k = size / math.sqrt(n) * 0.9  # the ideal distance between two nodes
     temp = size / 8
-    steps = 400 if n <= 300 else 150
-    for step in range(steps):
-        delta = pos[:, None, :] - pos[None, :, :]
-        dist = np.sqrt((delta**2).sum(-1)) + 1e-6
-        force = (k * k / dist**2)[:, :, None] * delta  # repulsion between every pair
-        disp = force.sum(1)
+    # Every pair repels: O(n²) per step, done in row blocks so memory stays bounded (a graph of
+    # thousands of notes is slow to lay out but never runs out of memory).
+    steps = 250 if n <= 300 else (100 if n <= 1000 else 40)
+    block = max(1, 2_000_000 // n)
+    for _ in range(steps):
+        disp = np.empty_like(pos)
+        for lo in range(0, n, block):
+            delta = pos[lo : lo + block, None, :] - pos[None, :, :]
+            dist2 = (delta**2).sum(-1) + 1e-9
+            disp[lo : lo + block] = ((k * k / dist2)[:, :, None] * delta).sum(1)
         if len(pairs):
             d = pos[pairs[:, 0]] - pos[pairs[:, 1]]
             dl = np.sqrt((d**2).sum(-1)) + 1e-6
@@ -72,7 +76,7 @@ def layout(
         disp += (size / 2 - pos) * 0.01  # a weak pull to the centre keeps islands in view
         length = np.sqrt((disp**2).sum(-1)) + 1e-6
         pos += disp / length[:, None] * np.minimum(length, temp)[:, None]
-        temp = max(size / 400, temp * 0.985)
+        temp = max(size / 400, temp * (0.985 if steps > 100 else 0.95))
     lo, hi = pos.min(0), pos.max(0)
     span = np.maximum(hi - lo, 1e-6)
     pos = 40 + (pos - lo) / span * (size - 80)
@@ -179,6 +183,10 @@ _SCRIPT = """
   document.getElementById('zin').onclick = function () { zoomAt(500, 500, 1.3); };
   document.getElementById('zout').onclick = function () { zoomAt(500, 500, 1 / 1.3); };
   document.getElementById('fit').onclick = function () { tx = 0; ty = 0; s = 1; apply(); };
+  if (location.hash === '#selftest') {  // scripts/graph_screenshot.py: zoom and pan once
+    zoomAt(500, 500, 2); tx += 10; apply();
+    document.body.setAttribute('data-selftest', view.getAttribute('transform'));
+  }
   var edges = Array.prototype.slice.call(document.querySelectorAll('.edge-group'));
   Array.prototype.forEach.call(document.querySelectorAll('.node'), function (n) {
     n.addEventListener('mouseenter', function () {

@@ -123,22 +123,21 @@ def recall(
             if page is not None:
                 hits = [page, *[h for h in hits if not _overlap(h, page)]][:want]
                 ranked.notes.append(f"entity: {page.entities[0]} (page {page.path})")
+            hits = linked_hits(
+                idx,
+                hits,
+                entity_page=page,
+                expand=expand,
+                filters=filters,
+                k=want,
+                snippet_chars=ix.cfg.snippet_chars,
+            )
             hits = mark_superseded(idx, hits, filters.as_of)
             hits = [_said(idx, h) if h.origin == "sessions" else h for h in hits]
             if filters.as_of:
                 hits = [h for h in hits if h.superseded_by is None] + [
                     h for h in hits if h.superseded_by is not None
                 ]
-            linked = linked_hits(
-                idx,
-                hits,
-                entity_page=page,
-                expand=expand,
-                filters=filters,
-                k=k,
-                snippet_chars=ix.cfg.snippet_chars,
-            )
-            hits += mark_superseded(idx, linked, filters.as_of)
             packed = None
             if budget:
                 hits, packed = pack_budget(hits, budget)

@@ -158,7 +158,8 @@ def fact_line(f: LoggedFact, st: FactStatus, page: str | None = None) -> str:
     if page is not None:
         others = [e for e in f.entities if e.casefold() != page.casefold()]
         if others:
-            notes.append("also about " + ", ".join(format_wikilink(e) for e in others))
+            # First: what became of the fact stays the end of the line, where readers look.
+            notes.insert(0, "also about " + ", ".join(format_wikilink(e) for e in others))
     line = f"- {_day(f)} — {text} ({cites})"
     return line + (" — " + "; ".join(notes) if notes else "")
 
