@@ -8,7 +8,8 @@ only: the graph needs no model) and draws its graph. It needs Chromium (Debian:
 test suite checks the HTML's structure instead (tests/test_graph.py). It fails (exit 1) if the
 browser cannot render the page, if the page's pan/zoom script does not run (a self-test zooms
 and pans once), or if the screenshot is blank; the browser gets no network (an unreachable
-proxy), so a page that needed one would show holes. Look at the PNG: nodes, labels, typed links and the legend should show.
+proxy), so a page that needed one would show holes. Look at the PNG: nodes, labels, typed
+links and the legend should show.
 """
 
 from __future__ import annotations
