@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from .facts import code_spans, mention_spans
+from .facts import code_spans, markdown_tokens, mention_spans
 
 ENTITY_DIR = "bank/entities"
 WIKILINK = "wikilink"  # the type of a link no relation word introduces
@@ -69,18 +69,6 @@ class Link:
 
 # ---------------------------------------------------------------------------------- grammar
 
-_md = None
-
-
-def _parser():
-    global _md
-    if _md is None:
-        from markdown_it import MarkdownIt
-
-        _md = MarkdownIt("commonmark").enable("table")
-    return _md
-
-
 # A line that may open a fence, indented code or an HTML block. A document without one has no
 # code blocks, and the Markdown parse (most of the cost of reading links) is skipped.
 _MAY_OPEN_BLOCK = re.compile(r"^(?: {0,3}(?:```|~~~|<)| {4}|\t)", re.M)
@@ -91,7 +79,7 @@ def _code_lines(lines: list[str]) -> set[int]:
     out: set[int] = set()
     if not _MAY_OPEN_BLOCK.search("\n".join(lines)):
         return out
-    for tok in _parser().parse("\n".join(lines)):
+    for tok in markdown_tokens(lines):
         if tok.type in ("fence", "code_block", "html_block") and tok.map is not None:
             out.update(range(tok.map[0], tok.map[1]))
     return out
