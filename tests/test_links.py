@@ -321,6 +321,12 @@ def test_check_names_a_broken_link_by_file_and_line(ws):
         "fix the name or create the note",
     ]
     assert "clawmem: error: 2 broken link(s) in the workspace" in r.err
+    # status counts what check lists, from the index (synced first).
+    _index(ws)
+    status = json.loads(cli("-w", str(ws), "status", "--json").out)
+    assert status["links"]["broken"] == 1 and status["links"]["ambiguous"] == 1
+    assert status["links"]["resolved"] == status["links"]["total"] - 2
+    assert "1 broken, 1 ambiguous" in cli("-w", str(ws), "status").out
     data = json.loads(cli("-w", str(ws), "check", "--json").out)
     assert {d["problem"] for d in data} == {"link"}
 

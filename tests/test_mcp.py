@@ -206,6 +206,9 @@ def test_argument_errors_and_fresh_index_over_stdio(ws, tmp_path):
         out["nulls"] = await s.call_tool(
             "memory_search", {"query": "zeppelin", "k": None, "kind": None, "since": None}
         )
+        out["expand"] = await s.call_tool(
+            "memory_search", {"query": "payments", "mode": "lexical", "expand": True}
+        )
         return out
 
     out = run_session(tmp_path, ws, scenario, env={"CLAWMEM_VECTORS": "0"})
@@ -221,6 +224,8 @@ def test_argument_errors_and_fresh_index_over_stdio(ws, tmp_path):
     assert second["results"][0]["path"] == "memory/2025-11-30.md"
     assert any("synced" in n for n in second["notes"])
     assert _ok(out["nulls"])["count"] >= 1
+    linked = [h for h in _ok(out["expand"])["results"] if "via" in h]
+    assert linked and all(h["via"]["direction"] in ("outgoing", "backlink") for h in linked)
 
 
 def test_a_workspace_that_cannot_be_found_fails_at_start(tmp_path):

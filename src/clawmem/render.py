@@ -185,6 +185,14 @@ def status_human(s: dict) -> None:
             )
         if v.get("model_path"):
             out.print(f"model       {escape(v['model_path'])}")
+    if "links" in s:
+        lk = s["links"]
+        bad = f"{lk['broken']} broken, {lk['ambiguous']} ambiguous"
+        colour = "yellow" if lk["broken"] or lk["ambiguous"] else "dim"
+        out.print(
+            f"links       {lk['total']} ({lk['resolved']} resolved; [{colour}]{bad}[/{colour}]"
+            " — `clawmem check` lists them)"
+        )
     if "watcher" in s:
         out.print(f"watcher     {escape(s['watcher'])}")
     for p in s.get("problems", []):

@@ -378,6 +378,21 @@ def all_links(index: Index) -> list:
     ).fetchall()
 
 
+def link_counts(index: Index) -> dict[str, int]:
+    """Links in the index: all, resolved, and the broken and ambiguous ones `check` reports
+    (a mention of an entity without a page is neither)."""
+    row = index.conn.execute(
+        "SELECT count(*), sum(status = 'ok'), "
+        "sum(status = 'unresolved' AND syntax != 'mention'), sum(status = 'ambiguous') FROM links"
+    ).fetchone()
+    return {
+        "total": row[0],
+        "resolved": row[1] or 0,
+        "broken": row[2] or 0,
+        "ambiguous": row[3] or 0,
+    }
+
+
 def indexed_paths(index: Index) -> list[str]:
     return [p for (p,) in index.conn.execute("SELECT path FROM files ORDER BY path")]
 

@@ -10,7 +10,7 @@ import json
 import os
 from pathlib import Path
 
-from . import db
+from . import db, search
 from .indexing import Indexer
 from .sync import chunking_key, plan_sync
 
@@ -68,6 +68,7 @@ def status(ix: Indexer) -> dict:
                 "deleted": list(plan.removed),
             },
             problems=[{"path": p, **d} for p, d in idx.problems()],
+            links=search.link_counts(idx),
             unreadable=json.loads(meta.get("skipped", "[]")),
         )
         stale = len(plan.added) + len(plan.changed) + len(plan.removed)
