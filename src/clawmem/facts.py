@@ -454,16 +454,27 @@ def make_fact(
 _md = None
 
 
+# The last document parsed and its tokens: reading a file's facts and then its links parses it
+# once. Tokens are only read, never changed, so sharing them is safe.
+_last: tuple[str, list[Token]] | None = None
+
+
 def _tokens(lines: list[str]) -> list[Token]:
     """markdown-it tokens, parsed like the chunker parses (same headings, fences, list items).
 
     markdown-it is imported on first use so that importing clawmem stays fast."""
-    global _md
+    global _md, _last
     if _md is None:
         from markdown_it import MarkdownIt
 
         _md = MarkdownIt("commonmark").enable("table")
-    return _md.parse("\n".join(lines))
+    source = "\n".join(lines)
+    last = _last
+    if last is not None and last[0] == source:
+        return last[1]  # the same document again: facts, then its links (sync.parse_file, check)
+    tokens = _md.parse(source)
+    _last = (source, tokens)
+    return tokens
 
 
 def markdown_tokens(lines: list[str]) -> list[Token]:

@@ -138,6 +138,8 @@ def extract_links(text: str) -> list[Link]:
     found: list[Link] = []
     for start, end in _paragraphs(lines, _code_lines(lines)):
         block = "\n".join(lines[start:end])
+        if "[" not in block and "@" not in block:
+            continue  # most paragraphs hold no link: nothing to mask or search
         offsets = [0]
         for line in lines[start:end]:
             offsets.append(offsets[-1] + len(line) + 1)
@@ -149,7 +151,7 @@ def extract_links(text: str) -> list[Link]:
             return start + i, pos - offsets[i]
 
         chars = list(block)
-        for s, e in code_spans(block):
+        for s, e in code_spans(block) if "`" in block else ():
             _blank(chars, s, e)
         masked = "".join(chars)
         raw: list[tuple[int, int, str, str, str | None, str | None]] = []
