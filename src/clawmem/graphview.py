@@ -73,7 +73,7 @@ def layout(
             pull = (dl / k)[:, None] * d  # attraction along links
             np.add.at(disp, pairs[:, 0], -pull)
             np.add.at(disp, pairs[:, 1], pull)
-        disp += (size / 2 - pos) * 0.01  # a weak pull to the centre keeps islands in view
+        disp += (size / 2 - pos) * 0.05  # a pull to the centre keeps islands in view
         length = np.sqrt((disp**2).sum(-1)) + 1e-6
         pos += disp / length[:, None] * np.minimum(length, temp)[:, None]
         temp = max(size / 400, temp * (0.985 if steps > 100 else 0.95))
