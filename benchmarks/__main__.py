@@ -41,7 +41,12 @@ def _commit() -> str:
             timeout=10,
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "status", "--porcelain"], cwd=REPO, capture_output=True, text=True, timeout=10
+            # Untracked files (a results folder, a link to it) change nothing that is measured.
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=10,
         ).stdout.strip()
         return out + ("+uncommitted changes" if dirty else "")
     except (OSError, subprocess.SubprocessError):
