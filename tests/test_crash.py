@@ -400,6 +400,13 @@ def test_a_read_only_index_folder_is_a_clear_error_and_reads_still_work(tmp_path
         r = run(ws, "status", "--json")
         assert r.returncode == 0, r.stderr
         assert json.loads(r.stdout)["clean"] is False
+        # retain cannot take the write lock: a clear error (was exit 70, an internal error)
+        log = ws / "memory" / "2024-01-03.md"
+        old = log.read_bytes()
+        r = run(ws, "retain", "The read-only fact.", "--date", "2024-01-03")
+        assert_clear_error(r)
+        assert "cannot take the write lock" in r.stderr, r.stderr
+        assert log.read_bytes() == old
         assert_consistent(ws)
     now = markdown(ws)
     assert now == {**before, "memory/2030-01-01.md": now["memory/2030-01-01.md"]}

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from .errors import LockedError
+from .errors import LockedError, StoreError
 
 WRITE_LOCK = "write.lock"
 
@@ -124,9 +124,16 @@ def is_held(path: Path) -> bool | None:
 # --------------------------------------------------------------------------- the write lock
 @contextmanager
 def write_lock(memory_dir: Path, *, timeout: float = 60.0, purpose: str = "") -> Iterator[None]:
-    memory_dir.mkdir(parents=True, exist_ok=True)
     path = memory_dir / WRITE_LOCK
-    held = acquire(path, timeout=timeout, purpose=purpose)
+    try:
+        memory_dir.mkdir(parents=True, exist_ok=True)
+        held = acquire(path, timeout=timeout, purpose=purpose)
+    except OSError as exc:  # a read-only or full .memory/: say so, not "internal error"
+        raise StoreError(
+            f"{path}: cannot take the write lock ({exc.strerror or exc})",
+            hint="clawmem needs to write in .memory/ to change anything; check its permissions "
+            "and free space (reads still work)",
+        ) from None
     if held is None:
         owner = read_owner(path)
         raise LockedError(
