@@ -27,6 +27,7 @@ from .results import Hit, RecallResult
 from .supersession import KINDS as SUPERSEDABLE
 from .supersession import Statement, supersedes
 from .sync import plan_sync
+from .textnorm import require_text
 from .timeexpr import TimeRange, parse_date, parse_since, parse_until, query_time_hint
 
 MODES = ("hybrid", "lexical", "vector")
@@ -59,6 +60,8 @@ def recall(
     """Search memory (see ``Memory.recall`` for the arguments)."""
     if mode not in MODES:
         raise UsageError(f"unknown mode {mode!r}", hint="use one of: " + ", ".join(MODES))
+    for param, value in (("query", query), ("entity", entity), ("path", path)):
+        require_text(value, param)
     k_given = k is not None
     k = ix.cfg.k if k is None else k
     if k < 1:

@@ -21,6 +21,7 @@ from .index import Index
 from .indexing import Indexer
 from .locking import write_lock
 from .redact import find_secret
+from .textnorm import require_text
 from .timeexpr import parse_date
 
 
@@ -93,6 +94,9 @@ def retain(
     """Append a fact to the day's ``## Retain`` section and index it before returning (a retained
     fact is recallable at once). An identical fact already in the workspace is not written again:
     the result names it (``duplicate_of``)."""
+    require_text(text, "text")
+    for entity in entities:
+        require_text(entity, "entities")
     fact = make_fact(kind, text, entities, confidence)
     what = looks_like_secret(text)
     if what and not allow_secret:

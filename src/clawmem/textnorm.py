@@ -18,6 +18,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from .errors import BadArgument
+
 # Bump when the output of `search_text` changes: the index must then be rebuilt.
 NORMALIZER_VERSION = 1
 
@@ -155,3 +157,22 @@ def build_query(query: str) -> LexQuery:
         strong=" AND ".join(strong) if strong else None,
         dropped=tuple(stop),
     )
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def require_text(value: str | None, param: str) -> None:
+    """Refuse a string with a lone surrogate (JSON's ``"\\ud800"``, as an agent's tool call may
+    send): it is not Unicode text, and neither SQLite nor a UTF-8 Markdown file can hold it."""
+    if value is None:
+        return
+    m = _SURROGATE.search(value)
+    if m:
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        raise BadArgument(
+            param,
+            ascii(shown),
+            f"a lone surrogate (U+{ord(m.group()):04X}) at character {m.start() + 1} is not text",
+            hint="send the text as valid UTF-8 (pair or drop the surrogate)",
+        )
