@@ -6,7 +6,6 @@ would, minus the interpreter start-up); writers are `python -m clawmem index` pr
 
 from __future__ import annotations
 
-import datetime
 import json
 import os
 import random
@@ -16,42 +15,13 @@ import time
 from pathlib import Path
 
 import pytest
+from benchmarks.soak.workspace import make_workspace
 
 from clawmem import db
 from clawmem.errors import LockedError
 from clawmem.memory import open_workspace
 
 pytestmark = pytest.mark.usefixtures("lexical")
-
-WORDS = (
-    "payment ledger invoice castle marrakech birthday deploy rollback baileys socket whatsapp "
-    "summary decision migration postgres sqlite index vector embedding cache review release "
-    "hotfix gateway retry timeout budget travel flight hotel dinner garden coffee piano river"
-).split()
-ENTITIES = ["Peter", "Andy", "Kenji", "Linh", "warelay"]
-
-
-def make_workspace(root: Path, n_files: int, *, seed: int = 7, sections: int = 6) -> None:
-    """A seeded workspace of ``n_files`` daily logs with headings and Retain facts."""
-    rnd = random.Random(seed)
-    (root / "memory").mkdir(parents=True, exist_ok=True)
-    (root / "bank" / "entities").mkdir(parents=True, exist_ok=True)
-    (root / "MEMORY.md").write_text("# Core\n\n- Peter prefers short replies.\n")
-    for e in ENTITIES:
-        (root / "bank" / "entities" / f"{e}.md").write_text(f"# {e}\n\nAbout {e}.\n")
-    day0 = datetime.date(2024, 1, 1)
-    for i in range(n_files):
-        day = day0 + datetime.timedelta(days=i)
-        lines = [f"# {day.isoformat()}", ""]
-        for s in range(sections):
-            words = " ".join(rnd.choice(WORDS) for _ in range(50))
-            lines += [f"## Topic {s} {rnd.choice(WORDS)}", "", f"{words} marker{i}x{s}.", ""]
-        lines.append("## Retain")
-        for f in range(3):
-            words = " ".join(rnd.choice(WORDS) for _ in range(10))
-            lines.append(f"- {rnd.choice('WBO')} @{rnd.choice(ENTITIES)}: {words} fact{i}x{f}.")
-        (root / "memory" / f"{day.isoformat()}.md").write_text("\n".join(lines) + "\n")
-
 
 READER = r"""
 import json, sys, time

@@ -1,0 +1,137 @@
+"""``python -m benchmarks.soak --minutes 30 --seed 1``: the soak, with its figures.
+
+The time is shared: kills 55 %, concurrency 20 %, bad input 15 %, resources the rest (the
+resource checks take what they take: a few minutes with ``--hold-seconds 30``). Exit status 1
+when a figure that must be zero is not (``--json`` keeps every figure and failure).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+MUST_BE_ZERO = {
+    "kills": [
+        "corruptions",
+        "no_answer",
+        "markdown_damaged",
+        "not_converged",
+        "leftover_temp_files",
+        "lost_facts",
+        "duplicated_facts",
+    ],
+    "concurrency": ["reader_errors", "writer_errors", "facts_missing", "facts_duplicated"],
+    "fuzz": ["crashes", "bad_rejections", "markdown_changed"],
+    "resources": ["failures"],
+}
+
+
+def log(msg: str) -> None:
+    sys.stderr.write(f"{time.strftime('%H:%M:%S')} {msg}\n")
+    sys.stderr.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.soak", description=__doc__)
+    ap.add_argument("--minutes", type=float, default=30.0, help="total time (default 30)")
+    ap.add_argument("--seed", type=int, default=1, help="the seed of every random choice")
+    ap.add_argument(
+        "--parts",
+        default="kills,concurrency,fuzz,resources",
+        help="comma-separated subset of kills,concurrency,fuzz,resources",
+    )
+    ap.add_argument(
+        "--hold-seconds",
+        type=float,
+        default=30.0,
+        help="how long another process holds the database in the resources part (default 30)",
+    )
+    ap.add_argument("--json", type=Path, help="write every figure and failure here")
+    ap.add_argument("--keep", action="store_true", help="keep the scratch folder")
+    args = ap.parse_args(argv)
+    parts = [p.strip() for p in args.parts.split(",") if p.strip()]
+    unknown = set(parts) - set(MUST_BE_ZERO)
+    if unknown:
+        ap.error(f"unknown part(s): {', '.join(sorted(unknown))}")
+    share = {"kills": 0.55, "concurrency": 0.2, "fuzz": 0.15, "resources": 0.1}
+    total = sum(share[p] for p in parts if p != "resources") or 1.0
+    budget = args.minutes * 60 * (1 - (0.1 if "resources" in parts else 0))
+    work = Path(tempfile.mkdtemp(prefix="clawmem-soak-"))
+    out: dict = {
+        "command": "python -m benchmarks.soak " + " ".join(argv or sys.argv[1:]),
+        "seed": args.seed,
+        "minutes": args.minutes,
+        "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}",
+        "load_before": os.getloadavg(),
+        "commit": _commit(),
+    }
+    t0 = time.monotonic()
+    try:
+        for part in parts:
+            seconds = budget * share[part] / total
+            log(f"{part}: {seconds:.0f} s")
+            t_part = time.monotonic()
+            if part == "kills":
+                from .kills import run_kills
+
+                fig = run_kills(work / part, seconds, args.seed, log)
+            elif part == "concurrency":
+                from .concurrency import run_concurrency
+
+                fig = run_concurrency(work / part, seconds, args.seed, log)
+            elif part == "fuzz":
+                from .fuzz import run_fuzz
+
+                fig = run_fuzz(work / part, seconds, args.seed, log)
+            else:
+                from .resources import run_resources
+
+                fig = run_resources(work / part, args.hold_seconds, log)
+            fig["seconds"] = round(time.monotonic() - t_part, 1)
+            out[part] = fig
+            log(f"{part}: " + json.dumps({k: v for k, v in fig.items() if k != "failures"}))
+    finally:
+        out["seconds"] = round(time.monotonic() - t0, 1)
+        out["load_after"] = os.getloadavg()
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+        if args.json:
+            args.json.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+    bad = {
+        f"{part}.{key}": out[part][key]
+        for part in parts
+        for key in MUST_BE_ZERO[part]
+        if out[part].get(key)
+    }
+    print(json.dumps(out, indent=1))
+    if bad:
+        log("FAILED: " + ", ".join(f"{k} = {v}" for k, v in bad.items()))
+        return 1
+    log(f"passed: every figure that must be zero is zero ({out['seconds']:.0f} s)")
+    return 0
+
+
+def _commit() -> str:
+    try:
+        r = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            cwd=Path(__file__).parent,
+        )
+        return r.stdout.strip()
+    except OSError:
+        return ""
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,207 @@
+"""Everything at once, for minutes: writers, a watcher, a reflect, readers, an MCP server.
+
+The workspace is a git repository. Writers: four processes retaining facts (each fact carries a
+unique token), an editor rewriting notes (atomic renames and in-place rewrites alternately),
+``git checkout -f`` between two branches that differ in a dozen daily logs, ``clawmem reflect``
+in a loop, and a ``clawmem watch`` daemon. Readers: four recall loops (two with the lazy sync)
+and an MCP client calling ``memory_search``. Afterwards every fact that ``retain`` returned for is
+counted in the Markdown and the index (exactly once each), and the index must equal a rebuild.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from .workspace import (
+    WORDS,
+    child_env,
+    clawmem_cmd,
+    converges,
+    count_fact,
+    integrity,
+    make_workspace,
+    mem,
+)
+
+
+def _git(ws: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", "-C", str(ws), *args], capture_output=True, text=True)
+
+
+def _repo(ws: Path, rnd: random.Random) -> None:
+    """Tracked: the 2024 daily logs; branch ``other`` edits ten, deletes three, adds three."""
+    _git(ws, "init", "-q", "-b", "main")
+    _git(ws, "config", "user.email", "soak@example.invalid")
+    _git(ws, "config", "user.name", "soak")
+    # Written by the soak's own writers: never switched by a checkout.
+    (ws / ".git" / "info" / "exclude").write_text(
+        ".memory/\nbank/\nMEMORY.md\nmemory/2029-*\nmemory/2030-*\n"
+    )
+    _git(ws, "add", "-A")
+    _git(ws, "commit", "-q", "-m", "main")
+    _git(ws, "checkout", "-q", "-b", "other")
+    files = sorted((ws / "memory").glob("2024-*.md"))
+    for p in rnd.sample(files, 10):
+        p.write_text(p.read_text() + f"\nOn the other branch: the {rnd.choice(WORDS)} plan.\n")
+    for p in rnd.sample(files, 3):
+        p.unlink(missing_ok=True)
+    for i in range(3):
+        (ws / "memory" / f"2024-12-2{i}.md").write_text(f"# other {i}\n\nBranch-only note.\n")
+    _git(ws, "add", "-A")
+    _git(ws, "commit", "-q", "-m", "other")
+    _git(ws, "checkout", "-q", "main")
+
+
+def _start(kind: str, ws: Path, stop: Path, out: Path, n: int) -> tuple[subprocess.Popen, Path]:
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.soak.workers",
+            kind,
+            str(ws),
+            str(stop),
+            str(out),
+            str(n),
+        ],
+        env=child_env(),
+        stdin=subprocess.DEVNULL,
+        stderr=open(str(out) + ".err", "w"),  # noqa: SIM115 - the child owns it
+    )
+    return p, out
+
+
+def run_concurrency(work: Path, seconds: float, seed: int, log) -> dict:
+    rnd = random.Random(seed)
+    ws = work / "ws"
+    make_workspace(ws, 60, seed=seed)
+    _repo(ws, rnd)
+    mem(ws).index()
+    stop = work / "stop"
+    ops = {"retain": 0, "recall": 0, "mcp_search": 0, "edits": 0, "checkouts": 0, "reflects": 0}
+    problems: list[str] = []
+    workers = [
+        _start("retain", ws, stop, work / f"retain{i}.json", seed * 10 + i) for i in range(4)
+    ]
+    workers += [_start("recall", ws, stop, work / f"recall{i}.json", i) for i in range(4)]
+    workers += [_start("mcp", ws, stop, work / "mcp.json", 0)]
+    watch_log = open(work / "watch.log", "w")  # noqa: SIM115
+    watcher = subprocess.Popen(
+        clawmem_cmd(ws, "watch", "--debounce-ms", "200", "--reconcile-seconds", "5"),
+        env=child_env(),
+        stdin=subprocess.DEVNULL,
+        stderr=watch_log,
+    )
+    t_end = time.monotonic() + seconds
+
+    def editor() -> None:
+        erd = random.Random(seed + 1)
+        while time.monotonic() < t_end:
+            p = ws / "memory" / f"2029-01-0{erd.randrange(1, 6)}.md"
+            text = f"# notes\n\nThe {erd.choice(WORDS)} {erd.choice(WORDS)} edit.\n" * 20
+            if erd.random() < 0.5:  # an editor's atomic save
+                tmp = p.with_name(f".{p.name}.swp")
+                tmp.write_text(text)
+                tmp.replace(p)
+            else:  # an in-place rewrite
+                p.write_text(text)
+            ops["edits"] += 1
+            time.sleep(erd.uniform(0.05, 0.3))
+
+    def checkouts() -> None:
+        branch = "other"
+        while time.monotonic() < t_end:
+            time.sleep(3)
+            r = _git(ws, "checkout", "-q", "-f", branch)
+            if r.returncode:
+                problems.append(f"git checkout {branch}: {r.stderr.strip()[:200]}")
+            ops["checkouts"] += 1
+            branch = "main" if branch == "other" else "other"
+
+    def reflects() -> None:
+        while time.monotonic() < t_end:
+            r = subprocess.run(
+                clawmem_cmd(ws, "reflect", "--quiet"),
+                capture_output=True,
+                text=True,
+                env=child_env(),
+                stdin=subprocess.DEVNULL,
+            )
+            if r.returncode != 0:
+                problems.append(f"reflect exit {r.returncode}: {r.stderr.strip()[:300]}")
+            ops["reflects"] += 1
+            time.sleep(2)
+
+    threads = [threading.Thread(target=f) for f in (editor, checkouts, reflects)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    stop.touch()
+    results: dict[str, list[dict]] = {"retain": [], "recall": [], "mcp": []}
+    for p, out in workers:
+        try:
+            p.wait(120)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            problems.append(f"{out.name}: did not stop")
+            continue
+        kind = next(k for k in results if out.name.startswith(k))
+        try:
+            results[kind].append(json.loads(out.read_text()))
+        except (OSError, ValueError):
+            err = Path(str(out) + ".err").read_text()[-500:]
+            problems.append(f"{out.name}: no figures (exit {p.returncode}): {err}")
+    watcher.terminate()
+    try:
+        watcher.wait(60)
+    except subprocess.TimeoutExpired:
+        watcher.kill()
+        problems.append("the watcher did not stop on SIGTERM")
+    watch_log.close()
+    watch_text = (work / "watch.log").read_text()
+    if "Traceback" in watch_text or watcher.returncode not in (0, None):
+        problems.append(f"watcher exit {watcher.returncode}: {watch_text[-400:]}")
+    mem(ws).index()
+    retained = [t for r in results["retain"] for t in r["retained"]]
+    missing = duplicated = 0
+    for token in retained:
+        md, ix = count_fact(ws, f"{token} about")  # the token, not a longer one
+        if md == 0 or ix == 0:
+            missing += 1
+            problems.append(f"{token}: retained, found {md} time(s) in Markdown, {ix} in the index")
+        elif md > 1 or ix > 1:
+            duplicated += 1
+            problems.append(f"{token}: found {md} time(s) in Markdown, {ix} in the index")
+    diff = converges(ws, work)
+    if diff:
+        problems.append(f"after the last sync the index differs from a rebuild: {diff}")
+    if integrity(ws) != "ok":
+        problems.append("integrity_check failed")
+    waits = sorted(w for r in results["retain"] for w in r["lock_waits"])
+    ops["retain"] = len(retained)
+    ops["recall"] = sum(r["ops"] for r in results["recall"])
+    ops["mcp_search"] = sum(r["ops"] for r in results["mcp"])
+    reader_errors = [e for r in results["recall"] + results["mcp"] for e in r["errors"]]
+    writer_errors = [e for r in results["retain"] for e in r["errors"]] + problems
+    return {
+        "ops": ops,
+        "watcher_syncs": watch_text.count(" synced ("),
+        "reader_errors": len(reader_errors),
+        "writer_errors": len(writer_errors),
+        "lock_waits": len(waits),
+        "lock_wait_p50_s": round(waits[len(waits) // 2], 3) if waits else None,
+        "lock_wait_p95_s": round(waits[int(len(waits) * 0.95)], 3) if waits else None,
+        "lock_wait_max_s": round(waits[-1], 3) if waits else None,
+        "facts_retained": len(retained),
+        "facts_found": len(retained) - missing - duplicated,
+        "facts_missing": missing,
+        "facts_duplicated": duplicated,
+        "failures": (reader_errors + writer_errors)[:50],
+    }
