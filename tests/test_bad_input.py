@@ -43,3 +43,27 @@ def test_invalid_utf8_in_a_command_line_query_is_a_one_line_error(ws):
     first, *rest = r.err.splitlines()
     assert first.startswith("clawmem: error: query=") and "lone surrogate" in first
     assert len(rest) <= 1 and "Traceback" not in r.err
+
+
+def test_a_queries_file_with_invalid_utf8_names_the_line(ws, tmp_path):
+    queries = tmp_path / "q.txt"
+    queries.write_bytes(b'{"query": "payment"}\nok line\n\xed\xa0\x80 bad\n')
+    r = cli("-w", str(ws), "recall", "--queries", str(queries), "--json")
+    assert r.code == 7, r.err  # was 70: an internal UnicodeDecodeError
+    assert r.err.startswith(f"clawmem: error: {queries}: line 3: invalid UTF-8 at byte 1\n")
+    assert len(r.out.splitlines()) == 2  # the lines before it were answered
+
+
+def test_a_symlink_loop_is_refused_by_get(ws):
+    (ws / "memory" / "loop-a").symlink_to("loop-b")
+    (ws / "memory" / "loop-b").symlink_to("loop-a")
+    r = cli("-w", str(ws), "get", "memory/loop-a")
+    assert r.code not in (0, 70), r.err  # was 70: RuntimeError from pathlib
+    assert r.err.startswith("clawmem: error: memory/loop-a: cannot be resolved")
+
+
+def test_a_time_expression_with_a_newline_is_a_one_line_error(ws):
+    r = cli("-w", str(ws), "recall", "payment", "--since", "3d\nlater", "--no-sync")
+    assert r.code != 0 and r.code != 70
+    first, *rest = r.err.splitlines()
+    assert '"3d\\nlater"' in first and len(rest) <= 1, r.err

@@ -196,10 +196,10 @@ def recall(
         expand=expand,
     )
     if queries is not None:
-        stream = sys.stdin if queries == "-" else _open_queries(queries)
+        stream = _stdin_bytes() if queries == "-" else _open_queries(queries)
         first = True
-        for lineno, line in enumerate(stream, 1):
-            line = line.strip()
+        for lineno, raw in enumerate(stream, 1):
+            line = _decode_query_line(raw, queries, lineno).strip()
             if not line:
                 continue
             q, local = _parse_query_line(line, queries, lineno)
@@ -216,9 +216,26 @@ def recall(
 
 def _open_queries(path: str):
     try:
-        return open(path, encoding="utf-8")
+        return open(path, "rb")  # decoded line by line, so a bad byte names its line
     except OSError as exc:
         raise InputError(f"{path}: cannot read the queries file ({exc.strerror})") from None
+
+
+def _stdin_bytes():
+    if hasattr(sys.stdin, "buffer"):
+        return sys.stdin.buffer
+    return (line.encode("utf-8", "surrogateescape") for line in sys.stdin)  # a text stream
+
+
+def _decode_query_line(raw: bytes, path: str, lineno: int) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        where = "standard input" if path == "-" else path
+        raise InputError(
+            f"{where}: line {lineno}: invalid UTF-8 at byte {exc.start + 1}",
+            hint="save the queries file as UTF-8",
+        ) from None
 
 
 _QUERY_KEYS = {

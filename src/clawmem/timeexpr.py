@@ -456,7 +456,8 @@ def _whole_range(text: str, today: date, param: str) -> TimeRange | date:
             ) from None
     m = _WHOLE.fullmatch(value)
     if m is None:
-        raise InputError(f'cannot read {{param}} value "{text}": {_ACCEPTED}', param=param)
+        shown = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)  # one line
+        raise InputError(f'cannot read {{param}} value "{shown}": {_ACCEPTED}', param=param)
     try:
         return _resolve_expr(m, "1", today)
     except (ValueError, OverflowError) as exc:

@@ -194,7 +194,13 @@ def resolve_member(root: Path, user_path: str, extra_paths: tuple[str, ...] = ()
     raw = Path(user_path)
     candidate = raw if raw.is_absolute() else root / raw
     try:
-        rel = candidate.resolve().relative_to(root)
+        resolved = candidate.resolve()
+    except (RuntimeError, OSError) as exc:  # a symlink loop (RuntimeError before Python 3.13)
+        raise WorkspaceError(
+            f"{user_path}: cannot be resolved ({exc})", hint="fix or remove the symbolic link"
+        ) from None
+    try:
+        rel = resolved.relative_to(root)
     except ValueError:
         raise WorkspaceError(
             f"{user_path}: outside the workspace {root}",
@@ -206,7 +212,7 @@ def resolve_member(root: Path, user_path: str, extra_paths: tuple[str, ...] = ()
             f"{user_path}: not a memory file",
             hint="memory files are MEMORY.md, memory/**/*.md, bank/**/*.md and configured extra_paths",
         )
-    if not candidate.resolve().is_file():
+    if not resolved.is_file():
         raise WorkspaceError(
             f"{relpath}: no such file in the workspace", hint="see `clawmem status`"
         )
