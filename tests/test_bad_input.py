@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from clawmem.errors import BadArgument
+from clawmem.errors import BadArgument, WorkspaceError
 from clawmem.memory import open_workspace
 
 from .conftest import cli
@@ -67,3 +67,9 @@ def test_a_time_expression_with_a_newline_is_a_one_line_error(ws):
     assert r.code != 0 and r.code != 70
     first, *rest = r.err.splitlines()
     assert '"3d\\nlater"' in first and len(rest) <= 1, r.err
+
+
+@pytest.mark.parametrize("path", ["memory/2025-11-20.md\0", "memory/\ud800.md"])
+def test_a_path_with_a_nul_byte_or_a_surrogate_is_refused_by_get(ws, path):
+    with pytest.raises(WorkspaceError, match="cannot be resolved"):  # was ValueError
+        open_workspace(ws).get(path)

@@ -188,6 +188,8 @@ def run_concurrency(work: Path, seconds: float, seed: int, log) -> dict:
     ops["retain"] = len(retained)
     ops["recall"] = sum(r["ops"] for r in results["recall"])
     ops["mcp_search"] = sum(r["ops"] for r in results["mcp"])
+    if seconds >= 60 and not ops["mcp_search"]:
+        problems.append("the MCP client made no call (see mcp-server.log)")
     reader_errors = [e for r in results["recall"] + results["mcp"] for e in r["errors"]]
     writer_errors = [e for r in results["retain"] for e in r["errors"]] + problems
     return {

@@ -134,6 +134,24 @@ def index_dump(ws: Path) -> dict:
     return {"files": files, "chunks": chunks, "entities": ents, "fts_rows": fts}
 
 
+def files_match(ws: Path) -> str | None:
+    """None if the index's files are exactly the Markdown files on disk, with their hashes."""
+    conn, _ = db.connect(ws / ".memory" / "index.sqlite", readonly=True)
+    try:
+        rows = {p: h for p, h in conn.execute("SELECT path, sha256 FROM files")}
+    finally:
+        conn.close()
+    disk = {
+        k: v
+        for k, v in digest(markdown(ws)).items()
+        if k.endswith(".md") and k.split("/")[0] in ("memory", "bank") or k == "MEMORY.md"
+    }
+    if rows == disk:
+        return None
+    diff = sorted(k for k in set(rows) | set(disk) if rows.get(k) != disk.get(k))
+    return f"files: index and disk differ on {diff[:5]}"
+
+
 def _rows(cursor) -> list[tuple]:
     return sorted((tuple(r) for r in cursor), key=repr)
 

@@ -195,7 +195,7 @@ def resolve_member(root: Path, user_path: str, extra_paths: tuple[str, ...] = ()
     candidate = raw if raw.is_absolute() else root / raw
     try:
         resolved = candidate.resolve()
-    except (RuntimeError, OSError) as exc:  # a symlink loop (RuntimeError before Python 3.13)
+    except (RuntimeError, OSError, ValueError) as exc:  # a symlink loop, a NUL byte, a surrogate
         raise WorkspaceError(
             f"{user_path}: cannot be resolved ({exc})", hint="fix or remove the symbolic link"
         ) from None
