@@ -73,3 +73,10 @@ def test_a_time_expression_with_a_newline_is_a_one_line_error(ws):
 def test_a_path_with_a_nul_byte_or_a_surrogate_is_refused_by_get(ws, path):
     with pytest.raises(WorkspaceError, match="cannot be resolved"):  # was ValueError
         open_workspace(ws).get(path)
+
+
+def test_an_unresolvable_path_with_a_newline_is_named_on_one_line(ws):
+    # Found by the 30-minute soak: the message echoed the newline, giving a two-line error.
+    with pytest.raises(WorkspaceError) as err:
+        open_workspace(ws).get("\nx\ud874")
+    assert "\n" not in err.value.message and err.value.message.startswith("\\nx\\ud874: ")

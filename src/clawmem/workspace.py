@@ -196,8 +196,9 @@ def resolve_member(root: Path, user_path: str, extra_paths: tuple[str, ...] = ()
     try:
         resolved = candidate.resolve()
     except (RuntimeError, OSError, ValueError) as exc:  # a symlink loop, a NUL byte, a surrogate
+        shown = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in user_path)  # one line
         raise WorkspaceError(
-            f"{user_path}: cannot be resolved ({exc})", hint="fix or remove the symbolic link"
+            f"{shown}: cannot be resolved ({exc})", hint="fix or remove the symbolic link"
         ) from None
     try:
         rel = resolved.relative_to(root)
