@@ -23,6 +23,7 @@ except ImportError:  # pragma: no cover
 Connection = Any  # sqlean.Connection or sqlite3.Connection: same DB-API surface
 DatabaseError = sqlite.DatabaseError
 OperationalError = sqlite.OperationalError
+MMAP_BYTES = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,9 @@ def connect(path: Path, *, readonly: bool = False) -> tuple[Connection, VectorSu
     vec = _load_vec(conn)
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA busy_timeout = 30000")
+    # Pages through a memory map instead of one read() call each: a vec0 scan or a BM25 ranking
+    # over a large index touches thousands of pages per query (-25% on a 100k-unit vec0 scan).
+    conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
     if not readonly:
         conn.execute("PRAGMA synchronous = NORMAL")
     return conn, vec

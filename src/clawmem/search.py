@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from . import fusion
+from . import fusion, vector_matrix
 from .index import Filters, Index
 from .textnorm import LexQuery
 
@@ -107,14 +107,21 @@ def lexical_leg(
         + (f"AND {where} " if where else "")
         + "ORDER BY r, c.path, c.start_line, c.id LIMIT ?"
     )
+
+    def ranked(match: str) -> list:
+        if not where:
+            quick = _ranked_fts_only(index, bm25, match, limit)
+            if quick is not None:
+                return quick
+        return index.conn.execute(sql, (match, *args, limit)).fetchall()
+
     rows = []
     if q.strong:
-        rows = index.conn.execute(sql, (f"({q.strong}) AND ({q.any_terms})", *args, limit))
-        rows = rows.fetchall()
+        rows = ranked(f"({q.strong}) AND ({q.any_terms})")
     seen = {row[0] for row in rows}
     strong = frozenset(seen)
     if len(rows) < limit:
-        rest = index.conn.execute(sql, (q.any_terms, *args, limit)).fetchall()
+        rest = ranked(q.any_terms)
         rows += [row for row in rest if row[0] not in seen][: limit - len(rows)]
     relaxed = False
     if rows and q.all_terms != q.any_terms:
@@ -127,6 +134,40 @@ def lexical_leg(
         fusion.LegHit(row[0], i, fusion.bm25_to_unit(row[1]), row[0] in strong)
         for i, row in enumerate(rows, 1)
     ], relaxed
+
+
+# Rows fetched beyond the limit by the FTS-only ranking, to see where ties around the cut end.
+_TIE_SLACK = 16
+
+
+def _ranked_fts_only(index: Index, bm25: str, match: str, limit: int) -> list | None:
+    """The unfiltered lexical ranking without joining every matching row to ``chunks``: FTS5
+    ranks alone, and only the best ``limit + _TIE_SLACK`` rows are looked up for the tie-break
+    (path, line, id). Exactly the joined query's answer, or None when a run of equal scores
+    crosses the slack (then the caller runs the joined query). At 100k units a common term
+    matches tens of thousands of rows; the join cost ~20% of the leg."""
+    want = limit + _TIE_SLACK
+    top = index.conn.execute(
+        f"SELECT rowid, {bm25} AS r FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY r LIMIT ?",
+        (match, want),
+    ).fetchall()
+    if len(top) == want and top[-1][1] <= top[limit - 1][1]:
+        return None  # rows tied with the last kept one may lie beyond what was fetched
+    if not top:
+        return []
+    ids = [r[0] for r in top]
+    where = {
+        r[0]: (r[1], r[2])
+        for r in index.conn.execute(
+            f"SELECT id, path, start_line FROM chunks WHERE id IN ({','.join('?' * len(ids))})",
+            ids,
+        )
+    }
+    if len(where) < len(ids):
+        return None  # an FTS row without its unit (never expected): the join decides
+    found = list(top)
+    found.sort(key=lambda r: (r[1], *where[r[0]], r[0]))
+    return [(r[0], r[1]) for r in found[:limit]]
 
 
 def coverage(index: Index, q: LexQuery, ids: list[int]) -> dict[int, float]:
@@ -161,6 +202,12 @@ def vector_leg(index: Index, qvec: np.ndarray, f: Filters, limit: int) -> list[f
         f.entity or f.path_prefix or len(f.kinds) > 1 or f.facts_only or f.as_of or f.source
     )
     if index.vec.available and not selective:
+        if not (f.since or f.until or f.kinds):
+            # A process that recalls again keeps the vectors in memory (vector_matrix.py).
+            held = vector_matrix.matrix(index)
+            if held is not None:
+                best = vector_matrix.top(*held, qvec, limit)
+                return [fusion.LegHit(cid, i, s) for i, (cid, s) in enumerate(best, 1)]
         # Time and kind filters run inside sqlite-vec's KNN scan (metadata columns).
         cond, args = ["embedding MATCH ?", "k = ?"], [blob, limit]
         if f.since:

@@ -1,0 +1,123 @@
+"""The in-memory copy of the vectors (vector_matrix.py) that a recalling process keeps: it must
+hold exactly what vec0 holds, rank exactly as vec0 ranks, and never answer from stale vectors."""
+
+import numpy as np
+import pytest
+
+import clawmem
+from clawmem import search, vector_matrix
+from clawmem.embedders.testing import HashEmbedder
+from clawmem.index import Filters, Index
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    vector_matrix.wait()
+    vector_matrix.forget()
+    vector_matrix._searches.clear()
+    yield
+    vector_matrix.wait()
+    vector_matrix.forget()
+
+
+def _workspace(tmp_path, n_files=30, lines=45):
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    for d in range(n_files):
+        body = "\n\n".join(
+            f"- note {d}-{i}: topic{(d * 7 + i) % 53} value{i}" for i in range(lines)
+        )
+        (ws / "memory" / f"2025-01-{d + 1:02d}.md").write_text(f"# Day {d}\n\n{body}\n")
+    return ws
+
+
+def _vec0_rows(idx: Index) -> dict[int, np.ndarray]:
+    return {
+        r[0]: np.frombuffer(bytes(r[1]), "<f4")
+        for r in idx.conn.execute("SELECT chunk_id, embedding FROM chunk_vectors")
+    }
+
+
+def test_the_matrix_holds_exactly_what_vec0_holds(tmp_path):
+    """Over 1024 vectors (several vec0 chunks), after deletions (holes in the validity bitmap)."""
+    ws = _workspace(tmp_path)
+    mem = clawmem.open_workspace(ws, environ={}, embedder=HashEmbedder())
+    mem.index()
+    for d in (3, 17):  # delete two files: their vectors leave holes in vec0's chunks
+        (ws / "memory" / f"2025-01-{d + 1:02d}.md").unlink()
+    mem.index()
+    idx = Index.open(ws / ".memory" / "index.sqlite", readonly=True)
+    try:
+        want = _vec0_rows(idx)
+        assert len(want) > 1024
+        ids, mat = vector_matrix.load(idx.conn)
+        assert sorted(ids.tolist()) == sorted(want)
+        for cid, row in zip(ids.tolist(), mat, strict=True):
+            assert np.array_equal(row, want[cid])
+    finally:
+        idx.close()
+
+
+def test_the_matrix_ranks_as_vec0_does(tmp_path, monkeypatch):
+    ws = _workspace(tmp_path)
+    emb = HashEmbedder()
+    clawmem.open_workspace(ws, environ={}, embedder=emb).index()
+    idx = Index.open(ws / ".memory" / "index.sqlite", readonly=True)
+    queries = ("topic7 value3", "note 12-40", "topic52", "value44")
+    try:
+        monkeypatch.setattr(vector_matrix, "LOAD_AT_SEARCH", 10**9)
+        by_vec0 = [search.vector_leg(idx, emb.embed_query(q), Filters(), 30) for q in queries]
+        assert not vector_matrix._loading and not vector_matrix._matrices  # vec0 answered
+        monkeypatch.setattr(vector_matrix, "LOAD_AT_SEARCH", 1)
+        search.vector_leg(idx, emb.embed_query(queries[0]), Filters(), 30)
+        vector_matrix.wait()
+        assert str(idx.path) in vector_matrix._matrices
+        by_matrix = [search.vector_leg(idx, emb.embed_query(q), Filters(), 30) for q in queries]
+        for a, b in zip(by_matrix, by_vec0, strict=True):
+            assert [h.score for h in a] == pytest.approx([h.score for h in b], abs=1e-6)
+            # Units tied at the cut are interchangeable (vec0 keeps whichever it met first; the
+            # matrix keeps the lowest ids); above it the same units, with the same scores (the
+            # test embedder makes many exact ties, which float rounding may order either way).
+            cut = b[-1].score + 1e-5
+
+            def above(hits, cut=cut):
+                return sorted((round(h.score, 4), h.chunk_id) for h in hits if h.score > cut)
+
+            assert above(a) == above(b)
+            assert above(b)
+    finally:
+        idx.close()
+
+
+def test_an_edit_is_never_answered_from_the_old_matrix(tmp_path):
+    """A process keeps recalling while the Markdown changes: after the edit is indexed, the
+    next vector recall sees it (the matrix is dropped on the commit, vec0 answers meanwhile)."""
+    ws = _workspace(tmp_path, n_files=3, lines=5)
+    mem = clawmem.open_workspace(ws, environ={}, embedder=HashEmbedder())
+    mem.index()
+    for _ in range(3):
+        mem.recall("zebra crossing", mode="vector", sync=False)
+        vector_matrix.wait()
+    assert vector_matrix._matrices  # held
+    target = ws / "memory" / "2025-01-02.md"
+    target.write_text(target.read_text() + "\n- zebra crossing near the office\n")
+    res = mem.recall("zebra crossing", mode="vector")  # syncs the edit first
+    assert res.hits and "zebra crossing" in res.hits[0].text
+    vector_matrix.wait()
+    res = mem.recall("zebra crossing", mode="vector", sync=False)  # the reloaded matrix
+    assert res.hits and "zebra crossing" in res.hits[0].text
+
+
+def test_an_unknown_layout_means_no_matrix(tmp_path):
+    """vec0's storage is not ours: counts that do not add up mean vec0 answers instead."""
+    ws = _workspace(tmp_path, n_files=2, lines=5)
+    clawmem.open_workspace(ws, environ={}, embedder=HashEmbedder()).index()
+    idx = Index.open(ws / ".memory" / "index.sqlite")
+    try:
+        assert vector_matrix.load(idx.conn) is not None
+        with idx.conn:
+            idx.conn.execute("UPDATE chunk_vectors_chunks SET size = size + 1")
+        assert vector_matrix.load(idx.conn) is None
+        assert vector_matrix.load(idx.conn, table="no_such_table") is None
+    finally:
+        idx.close()
