@@ -28,7 +28,7 @@ from .sync import (
     chunking_key,
     embed_pending,
     leftover_rebuilds,
-    plan_sync,
+    plan_fresh,
     remove_db_files,
     swap_in,
 )
@@ -49,6 +49,7 @@ class Indexer:
         self.index_path = self.memory_dir / INDEX_NAME
         self._embedder = embedder
         self._embedder_error: str | None = None
+        self._clean_scan: Scan | None = None  # the last scan a lazy sync found nothing new in
 
     # ------------------------------------------------------------------ configuration and model
     def reconfigure(self, cfg: Config, *, embedder=None) -> None:
@@ -201,7 +202,7 @@ class Indexer:
                 remove_db_files(stale)
             if identity is not None:
                 idx.set_embedder(identity.key(), json.dumps(identity.to_dict()), identity.dims)
-            plan = plan_sync(sc, idx.file_states())
+            plan = plan_fresh(self.root, sc, idx)
             report = apply_plan(
                 idx, self.root, plan, self.cfg, embedder_key=idx.get_meta("embedder"), progress=prog
             )
@@ -267,8 +268,10 @@ class Indexer:
         sc: Scan | None = None
         try:
             sc = self.scan()
-            plan = plan_sync(sc, idx.file_states())
-            if not plan.empty:
+            plan = plan_fresh(self.root, sc, idx)
+            if plan.empty:
+                self._clean_scan = sc  # recall's staleness check need not compare it again
+            else:
                 self._apply_now(idx, plan, notes)
         except (db.DatabaseError, OSError) as exc:
             notes.append(f"could not sync changed files: {exc}")
@@ -278,6 +281,13 @@ class Indexer:
             idx.close()
             raise
         return sc, idx
+
+    def stale_files(self, sc: Scan | None, idx: Index) -> int:
+        """How many files differ from ``idx`` (``sc``: the scan the lazy sync compared, if any)."""
+        if sc is not None and sc is self._clean_scan:
+            return 0  # compared before the recall, nothing differed: no second stat pass
+        plan = plan_fresh(self.root, sc or self.scan(), idx)
+        return len(plan.added) + len(plan.changed) + len(plan.removed)
 
     def _apply_now(self, idx: Index, plan: SyncPlan, notes: list[str]) -> None:
         """Apply a lazy sync's plan if the write lock is free right now (a few units embedded)."""

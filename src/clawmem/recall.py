@@ -26,7 +26,6 @@ from .ranking import Ranked, rank, snippet
 from .results import Hit, RecallResult
 from .supersession import KINDS as SUPERSEDABLE
 from .supersession import Statement, supersedes
-from .sync import plan_sync
 from .textnorm import require_text
 from .timeexpr import TimeRange, parse_date, parse_since, parse_until, query_time_hint
 
@@ -150,8 +149,7 @@ def recall(
             ) from None
         stale_files = None  # not checked: the caller asked for no sync (a stat of every file)
         if sync:
-            stale = plan_sync(scan or ix.scan(), idx.file_states())
-            stale_files = len(stale.added) + len(stale.changed) + len(stale.removed)
+            stale_files = ix.stale_files(scan, idx)
         if stale_files:
             ranked.degraded.append(
                 f"index is stale: {stale_files} file(s) changed on disk were not synced"

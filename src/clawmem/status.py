@@ -12,7 +12,7 @@ from pathlib import Path
 
 from . import db, search
 from .indexing import Indexer
-from .sync import chunking_key, plan_sync
+from .sync import chunking_key, plan_fresh
 
 TOKENIZER = "fts5 porter+unicode61 over NFKC/casefolded/diacritic-free text; CJK as bigrams"
 
@@ -51,7 +51,7 @@ def status(ix: Indexer) -> dict:
             )
         return out
     try:
-        plan = plan_sync(sc, idx.file_states())
+        plan = plan_fresh(ix.root, sc, idx)
         counts = idx.counts()
         compat = idx.check_compatible(chunking_key(ix.cfg))
         out.update(

@@ -11,6 +11,7 @@ recall works before vectors finish and an interrupted run loses at most one batc
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -67,6 +68,70 @@ def plan_sync(scan: Scan, indexed: dict[str, tuple[int, int, str]]) -> SyncPlan:
     removed = tuple(sorted(p for p in indexed if p not in present))
     unchanged = len(scan.files) - len(added) - len(changed)
     return SyncPlan(tuple(added), tuple(changed), removed, unchanged)
+
+
+# A file read less than this after its last modification can change again within the same
+# timestamp tick (the kernel's coarse clock; whole seconds on FAT, HFS+ and some network file
+# systems) with the same size, leaving (size, mtime) as the index recorded them. Such files are
+# "racy" (git's word): their content is compared by hash until a later read settles them.
+RACY_NS = 2_000_000_000
+RACY_META = "racy_files"  # JSON {path: mtime_ns} of the files indexed while racy
+
+
+def racy_files(index: Index) -> dict[str, int]:
+    try:
+        return dict(json.loads(index.get_meta(RACY_META) or "{}"))
+    except (ValueError, TypeError):
+        return {}
+
+
+def _content_differs(root: Path, relpath: str, sha256: str) -> bool:
+    try:
+        return hashlib.sha256((root / relpath).read_bytes()).hexdigest() != sha256
+    except OSError:
+        return True  # unreadable now: let the sync find out and report it
+
+
+def plan_fresh(root: Path, scan: Scan, index: Index) -> SyncPlan:
+    """``plan_sync`` against ``index``, plus the racy files whose content changed although their
+    (size, mtime) did not (an edit in the same clock tick as the sync that read them)."""
+    states = index.file_states()
+    plan = plan_sync(scan, states)
+    racy = racy_files(index)
+    if not racy:
+        return plan
+    planned = {f.relpath for f in plan.changed}
+    moved = [
+        f
+        for f in scan.files
+        if f.relpath in racy
+        and f.relpath not in planned
+        and f.relpath in states
+        and _content_differs(root, f.relpath, states[f.relpath][2])
+    ]
+    if not moved:
+        return plan
+    return SyncPlan(plan.added, (*plan.changed, *moved), plan.removed, plan.unchanged - len(moved))
+
+
+def _settle_racy(
+    root: Path, index: Index, old: dict[str, int], fresh: dict[str, int], done: set[str]
+) -> dict[str, int]:
+    """The racy set after a sync: the files it read while racy, and the earlier ones not yet
+    settled. One is settled when read (and found unchanged) more than RACY_NS after its mtime:
+    any later edit must then move its mtime."""
+    now = time.time_ns()
+    states = index.file_states()
+    keep = {p: m for p, m in fresh.items() if p in states}  # not those skipped as unreadable
+    for path, mtime in old.items():
+        if path in done or path in keep or path not in states:
+            continue
+        if states[path][1] != mtime:
+            continue  # re-indexed since by a path that recorded it afresh
+        if now - mtime > RACY_NS and not _content_differs(root, path, states[path][2]):
+            continue
+        keep[path] = mtime
+    return keep
 
 
 @dataclass
@@ -202,11 +267,17 @@ def apply_plan(
     todo = [*plan.added, *plan.changed]
     states = index.file_states()
     written: list[str] = []
+    old_racy = racy_files(index)
+    racy: dict[str, int] = {}
+    done: set[str] = set(plan.removed)
     for n, entry in enumerate(todo, 1):
         progress("index", n - 1, len(todo))
         if entry.relpath.startswith(TRANSCRIPT_PREFIX):
             _sync_transcript(index, root, cfg, entry, embedder_key, states, report)
             continue
+        done.add(entry.relpath)
+        if entry.mtime_ns > time.time_ns() - RACY_NS:
+            racy[entry.relpath] = entry.mtime_ns  # read within a tick of its last write
         parsed = parse_file(root, entry, cfg)
         if isinstance(parsed, Skipped):
             report.skipped.append(parsed)
@@ -245,8 +316,11 @@ def apply_plan(
         index.resolve_links()
     elif written:
         index.resolve_links(written)
+    settled = _settle_racy(root, index, old_racy, racy, done) if (old_racy or racy) else {}
     with index.conn:
         index.set_meta("last_sync_at", str(time.time()))
+        if settled or old_racy:
+            index.set_meta(RACY_META, json.dumps(settled, sort_keys=True))
     return report
 
 

@@ -403,7 +403,7 @@ class Watcher:
         """The cheap check: a stat scan compared with the index. Why a sync is needed, or None."""
         from . import db
         from .index import Index
-        from .sync import chunking_key, plan_sync
+        from .sync import chunking_key, plan_fresh
 
         if not self.mem.index_path.exists():
             return "no index yet"
@@ -414,7 +414,7 @@ class Watcher:
         try:
             if idx.check_compatible(chunking_key(self.mem.cfg)) is not None:
                 return "index made by another clawmem version"
-            plan = plan_sync(self.mem.scan(), idx.file_states())
+            plan = plan_fresh(self.mem.root, self.mem.scan(), idx)
             if not plan.empty:
                 n = len(plan.added) + len(plan.changed) + len(plan.removed)
                 return f"{n} file(s) differ from the index"

@@ -109,15 +109,22 @@ def scan(
     files: dict[str, FileEntry] = {}
     skipped: list[Skipped] = []
 
-    def consider(path: Path) -> None:
-        rel = path.relative_to(root).as_posix()
+    # Strings and os.scandir rather than Path objects and os.walk: this runs before every recall,
+    # over every file (18k files: ~0.9 s before, now the stat calls themselves dominate).
+    root_str = str(root)
+    cut = len(root_str) + 1
+
+    def consider(path: str, is_link: bool | None = None) -> None:
+        rel = path[cut:].replace(os.sep, "/")
         if rel in files:
             return
-        if path.is_symlink() and not _inside(root, path):
+        if is_link is None:
+            is_link = os.path.islink(path)
+        if is_link and not _inside(root, Path(path)):
             skipped.append(Skipped(rel, "symlink leaves the workspace"))
             return
         try:
-            st = path.stat()
+            st = os.stat(path)
         except OSError as exc:
             skipped.append(Skipped(rel, f"cannot stat: {exc.strerror}"))
             return
@@ -131,44 +138,59 @@ def scan(
             return
         files[rel] = FileEntry(rel, st.st_size, st.st_mtime_ns)
 
+    def walk_dir(path: str) -> None:
+        """One folder, then its subfolders in name order (os.walk's top-down order)."""
+        try:
+            with os.scandir(path) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            return  # unreadable folder: as os.walk, nothing to index in it
+        subdirs, mds = [], []
+        for e in entries:
+            try:
+                is_dir = e.is_dir()  # follows a link, as os.walk sorts entries
+            except OSError:
+                is_dir = False
+            if is_dir:
+                subdirs.append(e)
+            elif not e.name.startswith(".") and e.name.lower().endswith(".md"):
+                mds.append(e)
+        keep: list[str] = []
+        for d in subdirs:
+            if d.name.startswith(".") or d.name in SKIP_DIRS:
+                continue  # hidden and tool folders are never memory; not worth a report line
+            if d.is_symlink():
+                rel = d.path[cut:].replace(os.sep, "/")
+                if _inside(root, Path(d.path)):
+                    # os.walk does not follow links; the target is walked where it lives.
+                    skipped.append(
+                        Skipped(
+                            rel,
+                            "symlinked folder not followed (its target is indexed "
+                            "only where it lives, if that is a memory folder)",
+                        )
+                    )
+                else:
+                    skipped.append(Skipped(rel, "symlink leaves the workspace"))
+                continue
+            keep.append(d.path)
+        for e in mds:
+            consider(e.path, e.is_symlink())
+        for sub in keep:
+            walk_dir(sub)
+
     def walk(top: Path) -> None:
         if top.is_symlink() and not _inside(root, top):
             skipped.append(
                 Skipped(top.relative_to(root).as_posix(), "symlink leaves the workspace")
             )
             return
-        for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
-            base = Path(dirpath)
-            keep = []
-            for d in sorted(dirnames):
-                full = base / d
-                rel = full.relative_to(root).as_posix()
-                if d.startswith(".") or d in SKIP_DIRS:
-                    continue  # hidden and tool folders are never memory; not worth a report line
-                if full.is_symlink():
-                    if _inside(root, full):
-                        # os.walk does not follow links; the target is walked where it lives.
-                        skipped.append(
-                            Skipped(
-                                rel,
-                                "symlinked folder not followed (its target is indexed "
-                                "only where it lives, if that is a memory folder)",
-                            )
-                        )
-                    else:
-                        skipped.append(Skipped(rel, "symlink leaves the workspace"))
-                    continue
-                keep.append(d)
-            dirnames[:] = keep
-            for name in sorted(filenames):
-                if name.startswith(".") or not name.lower().endswith(".md"):
-                    continue
-                consider(base / name)
+        walk_dir(str(top))
 
     for name in CORE_FILES:
         p = root / name
         if p.is_file() and name in os.listdir(root):  # exact case on case-insensitive disks
-            consider(p)
+            consider(str(p))
             break
     for tree in TREES:
         if (root / tree).is_dir():
@@ -182,7 +204,7 @@ def scan(
         elif target.is_dir():
             walk(target)
         elif target.is_file() and target.suffix.lower() == ".md":
-            consider(target)
+            consider(str(target))
         else:
             skipped.append(Skipped(extra, "extra path not found"))
     ordered = tuple(sorted(files.values(), key=lambda f: f.relpath))
