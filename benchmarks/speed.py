@@ -76,6 +76,87 @@ def raw_embed(emb, texts: list[str], batch: int) -> tuple[float, np.ndarray]:
     return time.perf_counter() - t0, np.stack(vecs).astype(np.float32)
 
 
+def raw_single(emb, texts: list[str]) -> dict:
+    """The model one sequence per decode (no packing, no lanes): the baseline that clawmem's
+    batched indexing is measured against in the same run."""
+    t0 = time.perf_counter()
+    for t in texts:
+        emb.embed_documents([t])
+    s = time.perf_counter() - t0
+    return {"units": len(texts), "seconds": s, "per_unit_s": s / len(texts)}
+
+
+def freshness_check(mem, n: int = 15) -> dict:
+    """What every recall pays before ranking when nothing changed: the lazy sync's comparison of
+    the workspace with the index, and the staleness check (``Indexer.sync_for_read`` +
+    ``stale_files``), p50 over ``n`` runs; with the CPU time, less sensitive to load."""
+    ix = mem.indexer
+    walls, cpus = [], []
+    files = 0
+    for _ in range(n):
+        notes: list[str] = []
+        t0, c0 = time.perf_counter(), time.process_time()
+        sc, idx = ix.sync_for_read(notes)
+        stale = ix.stale_files(sc, idx) if idx is not None else None
+        if idx is not None:
+            idx.close()
+        walls.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
+        files = len(sc.files) if sc is not None else files
+    # The floor of any full stat pass: one os.stat per file, nothing else.
+    paths = [str(mem.root / f.relpath) for f in ix.scan().files]
+    t0 = time.process_time()
+    for p in paths:
+        os.stat(p)
+    floor = time.process_time() - t0
+    return {
+        "p50_ms": median(walls) * 1000,
+        "cpu_p50_ms": median(cpus) * 1000,
+        "files": files,
+        "stale_files": stale,
+        "stat_floor_cpu_ms": floor * 1000,
+    }
+
+
+def many_files(root: Path, n_files: int, units_per_file: int, seed: int = 3) -> dict:
+    """A workspace of ``n_files`` small daily logs (``units_per_file`` bullets each): the shape
+    where the per-file cost of the freshness check shows (issue #16: 100k units in 18k files)."""
+    from .synth import PEOPLE, PROJECTS, TOPICS, VERBS
+
+    marker = root / "files.json"
+    want = {"n_files": n_files, "units_per_file": units_per_file, "seed": seed}
+    if marker.is_file() and json.loads(marker.read_text()) == want:
+        return want
+    shutil.rmtree(root, ignore_errors=True)
+    rng = random.Random(seed)
+    for i in range(n_files):
+        project = PROJECTS[i % len(PROJECTS)]
+        day = f"{2000 + i // 372}-{(i // 31) % 12 + 1:02d}-{i % 31 + 1:02d}"
+        folder = root / "memory" / project
+        folder.mkdir(parents=True, exist_ok=True)
+        lines = [f"# {day} {project}", ""]
+        for _ in range(units_per_file):
+            lines.append(
+                f"- {rng.choice(PEOPLE)} {rng.choice(VERBS)} the {rng.choice(TOPICS)} "
+                f"{rng.choice(TOPICS)} for {project} ({rng.randrange(10_000)})"
+            )
+            lines.append("")
+        (folder / f"{day}-{i}.md").write_text("\n".join(lines), encoding="utf-8")
+    marker.write_text(json.dumps(want))
+    return want
+
+
+def rss_mb() -> dict:
+    out = {}
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(("VmRSS:", "VmHWM:")):
+                out[line.split(":")[0]] = int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return out
+
+
 def md_bytes(root: Path) -> int:
     return sum(p.stat().st_size for p in root.rglob("*.md") if ".memory" not in p.parts)
 
@@ -141,8 +222,12 @@ def recall_latency(
     """p50/p95 over ``repeats`` passes of ``qs`` (after one untimed warm-up recall). When a recall
     is slow (large workspaces), fewer queries are timed so one mode stays within ``budget_s``; the
     number of timed recalls is reported."""
-    t0 = time.perf_counter()
+    from clawmem import vector_matrix
+
     mem.recall(qs[0], mode=mode, sync=sync)  # warm caches and the model
+    vector_matrix.wait()  # a recalling process holds the vectors in memory from here on
+    t0 = time.perf_counter()
+    mem.recall(qs[0], mode=mode, sync=sync)
     one = time.perf_counter() - t0
     n = max(5, min(len(qs) * repeats, int(budget_s / max(one, 1e-3))))
     plan = [q for _ in range(repeats) for q in qs][:n]
@@ -251,6 +336,10 @@ def run_size(
             "per_unit_s": raw_s / len(pick),
             "measured_on": f"seeded sample of {len(pick)} of {len(texts)} units",
         }
+    rng1 = random.Random(seed + 1)
+    single = rng1.sample(texts, min(100 if real_embed else 60, len(texts)))
+    log(f"speed {n_chunks}: raw single-sequence embedder on {len(single)} units")
+    out["raw_single"] = raw_single(emb, single)
     base_path = WORK / "cache" / f"base-{n_chunks}.npy"
     base_path.parent.mkdir(parents=True, exist_ok=True)
     np.save(base_path, base)
@@ -275,6 +364,16 @@ def run_size(
         out["overhead_measured"] = real["wall_seconds"] / out["raw_embed"]["seconds"] - 1
         out["units_per_s_measured"] = units / real["wall_seconds"]
 
+    single_ups = 1 / out["raw_single"]["per_unit_s"]
+    index_ups = (
+        out["units_per_s_measured"] if real_embed else units / out["estimate"]["total_seconds_est"]
+    )
+    out["throughput"] = {
+        "single_sequence_units_per_s": single_ups,
+        "index_units_per_s": index_ups,
+        "index_measured": bool(real_embed),
+        "speedup_vs_single": index_ups / single_ups,
+    }
     vec_bytes = (stub["counts"]["vectors"]) * emb.identity.dims * 4
     out["size"] = {
         "db_bytes": stub["db_bytes"],
@@ -299,6 +398,8 @@ def run_size(
             mem, qs[:15], mode, sync=True, repeats=1, budget_s=30.0
         )
     out["recall"] = lat
+    out["freshness"] = freshness_check(mem)
+    out["recall_process_rss_mb"] = rss_mb()
     slow = lat["hybrid"]["p50_ms"] > 2000
     out["profile_hybrid"], out["recall_parts_ms"] = profile_recall(
         mem, qs[0], "hybrid", sync=False, n=2 if slow else 5
@@ -382,11 +483,31 @@ def qmd_speed(root: Path, qs: list[str], n: int) -> dict:
 _SIZES_SEEN: list[int] = []
 
 
+def run_many_files(n_files: int = 18_000, units_per_file: int = 6) -> dict:
+    """The freshness check on 100k units spread over 18k files (lexical index: the check
+    compares files, not vectors)."""
+    from .quality import open_clawmem
+
+    root = WORK / "work" / f"files-{n_files}"
+    log(f"speed: {n_files} small files ({units_per_file} units each)")
+    out: dict = {"workspace": many_files(root, n_files, units_per_file)}
+    lex = child({"op": "index", "workspace": str(root), "embed": "none"})
+    out["units"] = lex["counts"]["chunks"] + lex["counts"]["facts"]
+    out["lexical_index_s"] = lex["wall_seconds"]
+    mem = open_clawmem(root, vectors=False)
+    out["freshness"] = freshness_check(mem)
+    qs = queries(15)
+    out["recall_lexical_sync"] = recall_latency(mem, qs, "lexical", sync=True, repeats=1)
+    return out
+
+
 def run_speed(sizes: list[int], *, real_embed_max: int, sample: int, with_qmd: bool) -> dict:
     _SIZES_SEEN[:] = sizes
-    res = {"sizes": []}
+    res: dict = {"sizes": []}
     for n in sizes:
         res["sizes"].append(
             run_size(n, real_embed=n <= real_embed_max, sample=sample, with_qmd=with_qmd)
         )
+    if max(sizes) >= 100_000:
+        res["many_files"] = run_many_files()
     return res

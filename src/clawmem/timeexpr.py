@@ -24,6 +24,22 @@ from datetime import date, timedelta
 from .errors import InputError
 
 
+class _lazy:  # noqa: N801 - stands where re.compile stood
+    """A regular expression compiled on first use. This module's patterns are large (compiling
+    them all took ~40% of a lexical `clawmem recall`'s imports); most commands need few of them."""
+
+    __slots__ = ("_args", "_compiled")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self._args = (pattern, flags)
+        self._compiled: re.Pattern[str] | None = None
+
+    def __getattr__(self, name: str):
+        if self._compiled is None:
+            self._compiled = re.compile(*self._args)
+        return getattr(self._compiled, name)
+
+
 @dataclass(frozen=True)
 class TimeRange:
     """Inclusive range of days; ``None`` leaves that side open."""
@@ -194,11 +210,11 @@ _RANGE_SEP = rf"(?P<sep>{_DASH}|\s+(?:to|until|till|through|thru|and)\s+)"
 _RANGE_PRE = r"(?:\b(?P<pre>from|between)\s+)?"
 _FACT_PATTERNS = [
     # Nov 27–Dec 1, 2025 · 2025-11-20 to 2025-11-24 · from Nov 27 until 30 Nov
-    ("atoms", re.compile(rf"{_RANGE_PRE}{_atom('1')}{_RANGE_SEP}{_atom('2')}", re.I)),
+    ("atoms", _lazy(rf"{_RANGE_PRE}{_atom('1')}{_RANGE_SEP}{_atom('2')}", re.I)),
     # Nov 27-30 · Nov 27–30, 2025
     (
         "days",
-        re.compile(
+        _lazy(
             rf"{_RANGE_PRE}(?P<m>{_MONTH})\s+(?P<d1>{_DAY}){_RANGE_SEP}(?P<d2>{_DAY})"
             rf"(?:,?\s+(?P<y>{_YEAR}))?",
             re.I,
@@ -207,7 +223,7 @@ _FACT_PATTERNS = [
     # 27–30 Nov 2025
     (
         "days",
-        re.compile(
+        _lazy(
             rf"{_RANGE_PRE}(?<![\w.:/-])(?P<d1>{_DAY}){_RANGE_SEP}(?P<d2>{_DAY})\s+(?P<m>{_MONTH})"
             rf"(?:,?\s+(?P<y>{_YEAR}))?",
             re.I,
@@ -215,12 +231,12 @@ _FACT_PATTERNS = [
     ),
     (
         "from",
-        re.compile(
+        _lazy(
             rf"\b(?:from|since|starting(?:\s+(?:on|from))?|as\s+of|effective)\s+{_atom('1')}", re.I
         ),
     ),
-    ("until", re.compile(rf"\b(?:until|till|through|thru|up\s+to)\s+{_atom('1')}", re.I)),
-    ("on", re.compile(rf"(?:\bon\s+)?{_atom('1')}", re.I)),
+    ("until", _lazy(rf"\b(?:until|till|through|thru|up\s+to)\s+{_atom('1')}", re.I)),
+    ("on", _lazy(rf"(?:\bon\s+)?{_atom('1')}", re.I)),
 ]
 
 
@@ -375,7 +391,7 @@ _HINT_PATTERNS = [
     # between Nov 1 and Nov 15 · from 2025-11-01 to 2025-11-15
     (
         "range",
-        re.compile(
+        _lazy(
             rf"\b(?:between|from)\s+{_expr('1')}"
             rf"(?:{_DASH}|\s+(?:and|to|until|till|through|thru)\s+){_expr('2')}",
             re.I,
@@ -383,9 +399,9 @@ _HINT_PATTERNS = [
     ),
     (
         "bounded",
-        re.compile(rf"\b(?P<bound>since|after|before|until|till|through|by)\s+{_expr('1')}", re.I),
+        _lazy(rf"\b(?P<bound>since|after|before|until|till|through|by)\s+{_expr('1')}", re.I),
     ),
-    ("plain", re.compile(rf"(?:\b(?P<prep>{_PREPOSITION})\s+)?{_expr('1')}", re.I)),
+    ("plain", _lazy(rf"(?:\b(?P<prep>{_PREPOSITION})\s+)?{_expr('1')}", re.I)),
 ]
 
 
@@ -434,8 +450,8 @@ def query_time_hint(query: str, today: date) -> TimeRange | None:
 # --------------------------------------------------------------------------------------------
 # --since / --until / --date
 
-_RELATIVE = re.compile(rf"(?P<n>[0-9]+)\s*(?P<u>{_UNIT})(?:\s+ago)?", re.I)
-_WHOLE = re.compile(rf"(?:(?:{_PREPOSITION})\s+)?{_expr('1')}", re.I)
+_RELATIVE = _lazy(rf"(?P<n>[0-9]+)\s*(?P<u>{_UNIT})(?:\s+ago)?", re.I)
+_WHOLE = _lazy(rf"(?:(?:{_PREPOSITION})\s+)?{_expr('1')}", re.I)
 _ACCEPTED = (
     "use a duration (30d, 2w, 3m, 1y), a date (2025, 2025-11, 2025-11-27, Nov 27 2025) "
     "or today, yesterday, last week/month/year"
@@ -481,7 +497,7 @@ def parse_until(text: str, today: date) -> date:
     return found if isinstance(found, date) else found.end  # type: ignore[return-value]
 
 
-_ISO_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
+_ISO_DATE = _lazy(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
 
 
 def parse_date(text: str) -> date:
@@ -496,7 +512,7 @@ def parse_date(text: str) -> date:
 
 
 # memory/2025-11-27.md, memory/2025/2025-11-27-standup.md, notes/2025-11-27 retro.md
-_DATED_NAME = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})(?:[-_ .][^/\\]*)?\.md", re.I)
+_DATED_NAME = _lazy(r"([0-9]{4})-([0-9]{2})-([0-9]{2})(?:[-_ .][^/\\]*)?\.md", re.I)
 
 
 def date_from_path(relpath: str) -> date | None:
