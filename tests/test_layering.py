@@ -144,6 +144,35 @@ def test_a_lexical_recall_loads_no_model_and_no_numpy(tmp_path):
     assert _run(code) == ""
 
 
+def _cli_imports(*args: str) -> set[str]:
+    """Every module a `clawmem` process imports, from ``python -X importtime``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CLAWMEM_")}
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "clawmem", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    names = set()
+    for line in proc.stderr.splitlines():
+        if line.startswith("import time:") and line.count("|") == 2:
+            names.add(line.rsplit("|", 1)[1].strip())
+    return names
+
+
+def test_a_cold_lexical_cli_recall_imports_no_model_and_no_numpy(tmp_path):
+    """`clawmem recall --mode lexical` as an agent runs it, in a fresh process: the model, NumPy
+    and the watcher are never imported (issue #16: a cold lexical recall under 0.25 s)."""
+    ws = tmp_path / "ws"
+    shutil.copytree(FIXTURE, ws)
+    _cli_imports("-w", str(ws), "index", "--no-embed", "--json")
+    names = _cli_imports("-w", str(ws), "recall", "DEC-0054", "--mode", "lexical", "--json")
+    assert "clawmem.recall" in names  # the measurement saw the recall's imports
+    heavy = {"numpy", "llama_cpp", "gguf", "safetensors", "watchdog", "mcp", "sqlite_vec"}
+    assert sorted(heavy & names) == []
+
+
 def test_the_start_up_check_sees_a_heavy_import():
     """The check above can fail: importing sqlite_vec's helpers is visible in sys.modules."""
     code = "import sys, sqlite_vec\nprint('numpy' in sys.modules, 'sqlite_vec' in sys.modules)\n"
