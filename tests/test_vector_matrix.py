@@ -121,3 +121,20 @@ def test_an_unknown_layout_means_no_matrix(tmp_path):
         assert vector_matrix.load(idx.conn, table="no_such_table") is None
     finally:
         idx.close()
+
+
+def test_a_process_holds_a_bounded_number_of_matrices(tmp_path):
+    emb = HashEmbedder()
+    paths = []
+    for n in range(vector_matrix.MAX_HELD + 2):
+        ws = _workspace(tmp_path / str(n), n_files=1, lines=3)
+        clawmem.open_workspace(ws, environ={}, embedder=emb).index()
+        idx = Index.open(ws / ".memory" / "index.sqlite", readonly=True)
+        try:
+            for _ in range(vector_matrix.LOAD_AT_SEARCH):
+                search.vector_leg(idx, emb.embed_query("note"), Filters(), 5)
+                vector_matrix.wait()
+        finally:
+            idx.close()
+        paths.append(str(idx.path))
+    assert list(vector_matrix._matrices) == paths[-vector_matrix.MAX_HELD :]

@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 
 # The matrix is loaded at this many-th unfiltered vector search on one index in this process.
 LOAD_AT_SEARCH = 2
+# Indexes whose matrices one process keeps at most (each holds its vectors and an open file); the
+# one held longest goes first. A server has one workspace; a test run or a script has many.
+MAX_HELD = 4
 
 
 @dataclass
@@ -116,6 +119,8 @@ def _load_in_background(path, ino: int) -> None:
                 probe.close()
             return
         forget(key)
+        while len(_matrices) >= MAX_HELD:
+            forget(next(iter(_matrices)))
         _matrices[key] = _Matrix(ino, probe, version, *loaded)
 
 
