@@ -356,3 +356,23 @@ def test_a_time_hinted_recall_embeds_the_question_once(hash_indexed):
     res = mem.recall("what happened with payments on Nov 12?", sync=False, today=date(2025, 12, 1))
     assert any("names a time" in n for n in res.notes)  # the two-search path was taken
     assert calls == ["what happened with payments on Nov 12?"]
+
+
+def test_texts_back_in_the_index_leave_the_cache(tmp_path, hash_model):
+    """A deleted file's vectors wait in the cache; once its text is back (an undo), they are
+    adopted and leave the cache: nothing is stored twice."""
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    log = ws / "memory" / "2025-01-01.md"
+    log.write_text("# Day\n\n- an alpaca in the garden\n\n- a heron by the pond\n")
+    mem = open_workspace(ws, environ={})
+    mem.index()
+    text = log.read_text()
+    log.unlink()
+    mem.index()
+    cached = mem.status()["vectors"]["cache_entries"]
+    assert cached >= 2
+    log.write_text(text)
+    report = mem.index()
+    assert report.reused == cached and report.embedded == 0
+    assert mem.status()["vectors"]["cache_entries"] == 0
