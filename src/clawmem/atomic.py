@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from glob import escape as glob_escape
 from pathlib import Path
 
 
@@ -32,6 +33,7 @@ def write_atomic(path: Path, data: str | bytes, *, mode: int | None = None) -> N
         except FileNotFoundError:
             mode = _default_mode()
     raw = data.encode("utf-8") if isinstance(data, str) else data
+    _remove_stale_temps(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -47,6 +49,17 @@ def write_atomic(path: Path, data: str | bytes, *, mode: int | None = None) -> N
             pass
         raise
     _fsync_dir(path.parent)
+
+
+def _remove_stale_temps(path: Path) -> None:
+    """A writer killed between writing its temporary copy and the rename leaves that copy beside
+    the file (``.NAME.XXXXXXXX.tmp``); the next write of the same file removes it. Writers of one
+    workspace hold its write lock, so no such copy belongs to a write still in progress."""
+    for stale in path.parent.glob(f".{glob_escape(path.name)}.*.tmp"):
+        try:
+            stale.unlink()
+        except OSError:
+            pass  # gone already, or not ours to remove: the write itself goes on
 
 
 def _fsync_dir(folder: Path) -> None:

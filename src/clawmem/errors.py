@@ -8,6 +8,14 @@ the same exceptions with the same messages.
 
 from __future__ import annotations
 
+# An error is one line (and its hint one more), whatever the user typed: a line break in an echoed
+# value ("invalid date \"\\nC\"") is shown escaped, never broken onto a line of its own.
+_BREAKS = str.maketrans({c: repr(c)[1:-1] for c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"})
+
+
+def one_line(text: str) -> str:
+    return text.translate(_BREAKS)
+
 
 class ClawmemError(Exception):
     """Base class. ``message`` says what went wrong and where; ``hint`` says how to fix it.
@@ -20,7 +28,7 @@ class ClawmemError(Exception):
 
     def __init__(self, message: str, hint: str | None = None, *, param: str | None = None) -> None:
         self.param = param
-        self._text = (message, hint)
+        self._text = (one_line(message), hint and one_line(hint))
         self.message, self.hint = self._said(param)
         super().__init__(self.message)
 
