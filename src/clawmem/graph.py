@@ -158,22 +158,7 @@ def _passes(index: Index, cid: int, where: str, args: list) -> bool:
 
 
 def _hit(row, via: dict, snippet_chars: int) -> Hit:
-    return Hit(
-        path=row["path"],
-        start_line=row["start_line"],
-        end_line=row["end_line"],
-        heading=row["heading"],
-        text=row["text"],
-        snippet=snippet(row["text"], None, snippet_chars),
-        score=0.0,
-        kind=row["kind"],
-        day=row["day"],
-        entities=tuple(row["entities"].split()),
-        confidence=row["confidence"],
-        valid_from=row["valid_from"],
-        valid_to=row["valid_to"],
-        via=via,
-    )
+    return Hit.from_row(row, score=0.0, snippet=snippet(row["text"], None, snippet_chars), via=via)
 
 
 # ------------------------------------------------------------------------------- the graph

@@ -197,20 +197,13 @@ def rank(
             group = _grow(index, r, final, taken, rk.hit_min_chars)
         taken.update(g["id"] for g in group)
         text = "\n".join(g["text"] for g in group)
-        hit = Hit(
-            path=r["path"],
+        hit = Hit.from_row(
+            r,
+            score=final[cid],
+            snippet=snippet(text, q, snippet_chars),
             start_line=group[0]["start_line"],
             end_line=group[-1]["end_line"],
-            heading=r["heading"],
             text=text,
-            snippet=snippet(text, q, snippet_chars),
-            score=final[cid],
-            kind=r["kind"],
-            day=r["day"],
-            entities=tuple(r["entities"].split()),
-            confidence=r["confidence"],
-            valid_from=r["valid_from"],
-            valid_to=r["valid_to"],
             lexical_rank=lh.rank if lh else None,
             lexical_score=lh.score if lh else None,
             vector_rank=vh.rank if vh else None,

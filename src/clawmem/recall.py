@@ -337,14 +337,11 @@ def entity_page_hit(index: Index, entity: str, snippet_chars: int) -> Hit | None
     row = search.entity_page(index, entity)
     if row is None:
         return None
-    return Hit(
-        path=row["path"],
-        start_line=row["start_line"],
-        end_line=row["end_line"],
-        heading=row["heading"],
-        text=row["text"],
-        snippet=snippet(row["text"], None, snippet_chars),
+    # The page of the entity itself: not a fact, and undated, whatever its file's date.
+    return Hit.from_row(
+        row,
         score=1.0,
+        snippet=snippet(row["text"], None, snippet_chars),
         kind=None,
         day=None,
         entities=(entity,),

@@ -4,6 +4,7 @@ why there are few or none: notes, degraded legs, the empty reason, the filters a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,27 @@ class Hit:
     # Reached through a link, not by the query (recall --expand, entity recall): the link's
     # direction, type, where it is written and the hit it starts from (graph.expand).
     via: dict | None = None
+
+    @classmethod
+    def from_row(cls, row: Any, *, score: float, snippet: str, **fields: Any) -> Hit:
+        """The hit of one index row (``search.COLUMNS``): its place, text and fact fields.
+        ``fields`` set the rest (ranks, ``via``) or override the row's (a grown group's lines
+        and text, an entity page's name)."""
+        values: dict[str, Any] = {
+            "path": row["path"],
+            "start_line": row["start_line"],
+            "end_line": row["end_line"],
+            "heading": row["heading"],
+            "text": row["text"],
+            "kind": row["kind"],
+            "day": row["day"],
+            "entities": tuple(row["entities"].split()),
+            "confidence": row["confidence"],
+            "valid_from": row["valid_from"],
+            "valid_to": row["valid_to"],
+        }
+        values.update(fields)
+        return cls(score=score, snippet=snippet, **values)
 
     @property
     def origin(self) -> str:
