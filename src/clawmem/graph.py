@@ -71,16 +71,16 @@ def resolve_note(index: Index, root, name: str, extra_paths: tuple[str, ...] = (
     )
 
 
-def links_of(ix: Indexer, name: str) -> dict:
+def links_of(ix: Indexer, note: str) -> dict:
     """``clawmem links``: what a note links to and what links to it, with types, lines and
-    context."""
+    context. ``note``: a workspace path or a name a link may use ("Peter", "@Peter")."""
     notes: list[str] = []
     ix.lazy_sync(notes)
     if not ix.index_path.exists():
         raise WorkspaceError("no index yet", hint="run `clawmem index`")
     idx = ix.open_for_read()
     try:
-        path = resolve_note(idx, ix.root, name, ix.cfg.extra_paths)
+        path = resolve_note(idx, ix.root, note, ix.cfg.extra_paths)
         out = [_link_dict(r, outgoing=True) for r in search.links_from(idx, path)]
         back = [_link_dict(r, outgoing=False) for r in search.links_to(idx, path)]
     finally:

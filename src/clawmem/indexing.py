@@ -145,7 +145,10 @@ class Indexer:
         progress: Progress | None = None,
         lock_timeout: float = 60.0,
     ) -> SyncReport:
-        """Bring the index up to date under the write lock (``force``: rebuild and swap)."""
+        """Bring the index up to date under the write lock (``force``: rebuild it beside the old
+        one and swap). ``lock_timeout``: seconds to wait for another writer before raising
+        LockedError (the watch daemon and the git hook wait briefly and retry or skip instead of
+        blocking)."""
         t0 = time.perf_counter()
         self.prepare_memory_dir()
         try:

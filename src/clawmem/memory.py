@@ -13,17 +13,65 @@ sync, the lazy sync before a read), ``recall`` (the recall pipeline), ``retain``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date, datetime
+from functools import wraps
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from .config import Config, load_config
 from .errors import ClawmemError, WorkspaceError
-from .fusion import Ranking
 from .index import Index
 from .indexing import Indexer
-from .results import RecallResult
-from .sync import Progress, SyncReport
+from .sync import SyncReport
 from .workspace import Scan, find_root, read_lines
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _lazy(module: str, name: str) -> Callable[..., Any]:
+    """``module.name``, imported on its first call: every CLI start imports this module, and the
+    recall pipeline alone would add tens of milliseconds to commands that never recall."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        # __import__, not importlib.import_module: only the former shows in `python -X
+        # importtime`, which tests/test_layering.py reads to see what a recall imports.
+        loaded = __import__(f"{__package__}.{module}", fromlist=[name])
+        return getattr(loaded, name)(*args, **kwargs)
+
+    call.__name__ = name
+    call.__doc__ = f"See clawmem.{module}.{name}."
+    return call
+
+
+if TYPE_CHECKING:  # the real signatures, for type checkers and editors
+    from .check import check as _check
+    from .entities import list_entities as _list_entities
+    from .graph import graph_data as _graph_data
+    from .graph import links_of as _links_of
+    from .recall import recall as _recall
+    from .retain import retain as _retain
+    from .status import status as _status
+else:
+    _check = _lazy("check", "check")
+    _list_entities = _lazy("entities", "list_entities")
+    _graph_data = _lazy("graph", "graph_data")
+    _links_of = _lazy("graph", "links_of")
+    _recall = _lazy("recall", "recall")
+    _retain = _lazy("retain", "retain")
+    _status = _lazy("status", "status")
+
+
+def _on_indexer(func: Callable[Concatenate[Indexer, P], R]) -> Callable[Concatenate[Memory, P], R]:
+    """A ``Memory`` method that calls ``func`` with the workspace's indexer and the caller's
+    arguments: the facade only delegates, and its signature is ``func``'s (written once)."""
+
+    @wraps(func)
+    def method(self: Memory, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return func(self.indexer, *args, **kwargs)
+
+    return method
 
 
 def open_workspace(
@@ -81,26 +129,8 @@ class Memory:
         self.indexer.prepare_memory_dir()
 
     # ------------------------------------------------------------------ index
-    def index(
-        self,
-        *,
-        force: bool = False,
-        embed: bool = True,
-        embed_limit: int | None = None,
-        progress: Progress | None = None,
-        lock_timeout: float = 60.0,
-    ) -> SyncReport:
-        """Bring the index up to date (``force``: rebuild it beside the old one and swap).
-
-        ``lock_timeout``: seconds to wait for another writer before raising LockedError (the watch
-        daemon and the git hook wait briefly and retry or skip instead of blocking)."""
-        return self.indexer.index(
-            force=force,
-            embed=embed,
-            embed_limit=embed_limit,
-            progress=progress,
-            lock_timeout=lock_timeout,
-        )
+    # Bring the index up to date; see ``Indexer.index``.
+    index = _on_indexer(Indexer.index)
 
     def index_locked(self, *, embed_limit: int | None = None) -> SyncReport:
         """``index`` for a caller that already holds the workspace's write lock."""
@@ -111,98 +141,21 @@ class Memory:
         return self.indexer.open_for_read()
 
     # ------------------------------------------------------------------ recall
-    def recall(
-        self,
-        query: str,
-        *,
-        k: int | None = None,
-        mode: str = "hybrid",
-        since: str | None = None,
-        until: str | None = None,
-        kind: str | list[str] | None = None,
-        entity: str | None = None,
-        path: str | None = None,
-        as_of: str | None = None,
-        budget: int | None = None,
-        sync: bool = True,
-        today: date | None = None,
-        ranking: Ranking | None = None,
-        source: str | None = None,
-        expand: bool = False,
-    ) -> RecallResult:
-        """Search memory. Filters (time, kind, entity, path, as-of, source) apply before ranking
-        limits; ``source`` is "memory" (the Markdown), "sessions" (transcripts) or "all" (None).
-        ``budget`` packs the best results into about that many tokens. ``ranking`` overrides the
-        ranking's numbers (for experiments; results then name it ``…+custom``). ``expand`` adds
-        the notes one link away from the best hits, after them, each marked with the link that
-        reached it (``Hit.via``)."""
-        from .recall import recall
-
-        return recall(
-            self.indexer,
-            query,
-            k=k,
-            mode=mode,
-            since=since,
-            until=until,
-            kind=kind,
-            entity=entity,
-            path=path,
-            as_of=as_of,
-            budget=budget,
-            sync=sync,
-            today=today,
-            ranking=ranking,
-            source=source,
-            expand=expand,
-        )
+    # Search memory; see ``recall.recall`` (the arguments) and docs/python-api.md.
+    recall = _on_indexer(_recall)
 
     # ------------------------------------------------------------------ links
-    def links(self, note: str) -> dict:
-        """A note's outgoing links and backlinks with types, lines and context (``clawmem
-        links``). ``note``: a workspace path or a name a link may use ("Peter", "@Peter")."""
-        from .graph import links_of
-
-        return links_of(self.indexer, note)
-
-    def graph(self, *, mentions: bool = True) -> dict:
-        """The link graph: nodes (notes, entity pages) and edges (resolved links by type)."""
-        from .graph import graph_data
-
-        return graph_data(self.indexer, mentions=mentions)
+    # A note's links and backlinks (``clawmem links``); the link graph (``clawmem graph``).
+    links = _on_indexer(_links_of)
+    graph = _on_indexer(_graph_data)
 
     # ------------------------------------------------------------------ status
-    def status(self) -> dict:
-        """What the index holds and whether it is in step with the Markdown (``clawmem status``)."""
-        from .status import status
-
-        return status(self.indexer)
+    # What the index holds and whether it is in step with the Markdown (``clawmem status``).
+    status = _on_indexer(_status)
 
     # ------------------------------------------------------------------ retain
-    def retain(
-        self,
-        text: str,
-        *,
-        kind: str = "W",
-        confidence: float | None = None,
-        entities: tuple[str, ...] | list[str] = (),
-        day: str | date | None = None,
-        allow_secret: bool = False,
-        today: date | None = None,
-    ) -> dict:
-        """Append a fact to the day's ``## Retain`` section and index it before returning."""
-        from .retain import retain
-
-        return retain(
-            self.indexer,
-            text,
-            kind=kind,
-            confidence=confidence,
-            entities=entities,
-            day=day,
-            allow_secret=allow_secret,
-            today=today,
-        )
+    # Append a fact to the day's ``## Retain`` section and index it; see ``retain.retain``.
+    retain = _on_indexer(_retain)
 
     # ------------------------------------------------------------------ reflect
     def reflect(
@@ -238,17 +191,9 @@ class Memory:
         )
 
     # ------------------------------------------------------------------ entities and check
-    def entities(self) -> list[dict]:
-        """Every entity with its fact count, last mention and page (if any)."""
-        from .entities import list_entities
-
-        return list_entities(self.indexer)
-
-    def check(self) -> list[dict]:
-        """Malformed facts in the workspace, read fresh from the Markdown (not from the index)."""
-        from .check import check
-
-        return check(self.indexer)
+    # Every entity with its fact count, last mention and page; malformed facts and links.
+    entities = _on_indexer(_list_entities)
+    check = _on_indexer(_check)
 
     # ------------------------------------------------------------------ model
     def model_status(self) -> dict:

@@ -56,7 +56,12 @@ def recall(
     source: str | None = None,
     expand: bool = False,
 ) -> RecallResult:
-    """Search memory (see ``Memory.recall`` for the arguments)."""
+    """Search memory. Filters (time, kind, entity, path, as-of, source) apply before ranking
+    limits; ``source`` is "memory" (the Markdown), "sessions" (transcripts) or "all" (None).
+    ``budget`` packs the best results into about that many tokens. ``ranking`` overrides the
+    ranking's numbers (for experiments; results then name it ``…+custom``). ``expand`` adds
+    the notes one link away from the best hits, after them, each marked with the link that
+    reached it (``Hit.via``)."""
     if mode not in MODES:
         raise UsageError(f"unknown mode {mode!r}", hint="use one of: " + ", ".join(MODES))
     for param, value in (("query", query), ("entity", entity), ("path", path)):

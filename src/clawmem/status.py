@@ -18,6 +18,7 @@ TOKENIZER = "fts5 porter+unicode61 over NFKC/casefolded/diacritic-free text; CJK
 
 
 def status(ix: Indexer) -> dict:
+    """What the index holds and whether it is in step with the Markdown (``clawmem status``)."""
     sc = ix.scan()
     out: dict = {
         "workspace": str(ix.root),
