@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
+from benchmarks.soak.resources import fill, small_disk
 
 from clawmem import db
 from clawmem.memory import open_workspace
@@ -246,37 +247,6 @@ def test_sigkill_during_retain_leaves_the_fact_whole_or_absent(tmp_path):
 
 
 # --------------------------------------------------------------------------- full disk
-@contextlib.contextmanager
-def small_disk(where: Path, size: str):
-    """A tmpfs of ``size`` mounted at ``where`` (root only), else None."""
-    where.mkdir()
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        yield None
-        return
-    r = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True
-    )
-    if r.returncode != 0:
-        yield None
-        return
-    try:
-        yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], check=False)
-
-
-def fill(disk: Path, leave: int) -> Path:
-    """Fill ``disk`` until only about ``leave`` bytes are free."""
-    filler = disk / f"filler-{time.monotonic_ns()}"
-    free = os.statvfs(disk).f_bavail * os.statvfs(disk).f_frsize
-    with open(filler, "wb") as fh:
-        try:
-            fh.write(b"\0" * max(0, free - leave))
-        except OSError:
-            pass
-    return filler
-
-
 def assert_clear_error(r: subprocess.CompletedProcess) -> None:
     assert r.returncode not in (0, 70), (r.returncode, r.stderr)  # 70: an internal error
     assert r.stderr.startswith("clawmem: error: "), r.stderr

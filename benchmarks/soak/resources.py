@@ -75,6 +75,8 @@ def _retain_outcome(c: Checks, r, before: bytes, after: bytes, fact: str, what: 
 
 @contextlib.contextmanager
 def small_disk(where: Path, size: str):
+    """A tmpfs of ``size`` mounted at ``where`` (root only), else None (tests/test_crash.py uses
+    it too)."""
     where.mkdir(parents=True)
     if os.geteuid() != 0 or shutil.which("mount") is None:
         yield None
@@ -91,11 +93,14 @@ def small_disk(where: Path, size: str):
         subprocess.run(["umount", "-l", str(where)], check=False)
 
 
-def _fill(disk: Path, leave: int) -> None:
+def fill(disk: Path, leave: int) -> Path:
+    """Fill ``disk`` until only about ``leave`` bytes are free; the file that fills it."""
+    filler = disk / f"filler-{time.monotonic_ns()}"
     st = os.statvfs(disk)
-    with open(disk / f"filler-{time.monotonic_ns()}", "wb") as fh:
+    with open(filler, "wb") as fh:
         with contextlib.suppress(OSError):
             fh.write(b"\0" * max(0, st.f_bavail * st.f_frsize - leave))
+    return filler
 
 
 def disk_full(work: Path, c: Checks) -> str:
@@ -106,11 +111,11 @@ def disk_full(work: Path, c: Checks) -> str:
         make_workspace(ws, 80)
         c.expect(run(ws, "index").returncode == 0, "disk: first index")
         before = markdown(ws)
-        _fill(disk, (ws / ".memory" / "index.sqlite").stat().st_size // 3)
+        fill(disk, (ws / ".memory" / "index.sqlite").stat().st_size // 3)
         c.clear_error(run(ws, "index", "--force"), "disk full: rebuild")
         c.expect(integrity(ws) == "ok" and answers(ws), "disk full: the old index still answers")
         c.expect(markdown(ws) == before, "disk full: Markdown unchanged by a failed rebuild")
-        _fill(disk, 0)
+        fill(disk, 0)
         log = ws / "memory" / "2024-01-05.md"
         old = log.read_bytes()
         fact = "The disk-full fact number one."
