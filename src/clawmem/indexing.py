@@ -13,7 +13,7 @@ import os
 import time
 from pathlib import Path
 
-from . import db
+from . import db, journal
 from .config import Config
 from .errors import LockedError, ModelError, StoreError
 from .index import Index
@@ -39,6 +39,12 @@ def _silent(stage: str, done: int, total: int) -> None:
     pass
 
 
+# The scan a lazy sync "returns" when a live watcher vouched for the index instead (no stat pass).
+WATCHED = Scan((), ())
+# How long a read waits for a watcher that holds the write lock to finish syncing what changed.
+WATCHER_WAIT_S = 2.0
+
+
 class Indexer:
     """One workspace's index: where it is, how it is built, which model embeds it."""
 
@@ -50,6 +56,9 @@ class Indexer:
         self._embedder = embedder
         self._embedder_error: str | None = None
         self._clean_scan: Scan | None = None  # the last scan a lazy sync found nothing new in
+        # How the last lazy sync knew the index was fresh: ("watcher" | "stat scan", why the
+        # watcher was not asked or not trusted, or None).
+        self.freshness: tuple[str | None, str | None] = (None, None)
 
     # ------------------------------------------------------------------ configuration and model
     def reconfigure(self, cfg: Config, *, embedder=None) -> None:
@@ -244,6 +253,7 @@ class Indexer:
     def sync_for_read(self, notes: list[str]) -> tuple[Scan | None, Index | None]:
         """``lazy_sync`` that also hands over the index it opened, still open, when it is usable
         (the caller reads on that one connection and closes it); else (scan, None)."""
+        self.freshness = (None, None)
         if not self.cfg.sync_on_read:
             return None, None
         if not os.access(self.memory_dir if self.memory_dir.exists() else self.root, os.W_OK):
@@ -269,13 +279,18 @@ class Indexer:
             notes.append(f"rebuilt the index first: {why}")
             return None, None
         sc: Scan | None = None
+        trusted, why_not = journal.ask(self.memory_dir, journal.scan_key(self.root, self.cfg))
+        if trusted:
+            self.freshness = ("watcher", None)
+            return WATCHED, idx
+        self.freshness = ("stat scan", why_not)
         try:
             sc = self.scan()
             plan = plan_fresh(self.root, sc, idx)
             if plan.empty:
                 self._clean_scan = sc  # recall's staleness check need not compare it again
-            else:
-                self._apply_now(idx, plan, notes)
+            elif self._apply_now(idx, plan, notes):
+                return WATCHED, idx
         except (db.DatabaseError, OSError) as exc:
             notes.append(f"could not sync changed files: {exc}")
             idx.close()
@@ -287,20 +302,28 @@ class Indexer:
 
     def stale_files(self, sc: Scan | None, idx: Index) -> int:
         """How many files differ from ``idx`` (``sc``: the scan the lazy sync compared, if any)."""
-        if sc is not None and sc is self._clean_scan:
+        if sc is WATCHED or (sc is not None and sc is self._clean_scan):
             return 0  # compared before the recall, nothing differed: no second stat pass
         plan = plan_fresh(self.root, sc or self.scan(), idx)
         return len(plan.added) + len(plan.changed) + len(plan.removed)
 
-    def _apply_now(self, idx: Index, plan: SyncPlan, notes: list[str]) -> None:
-        """Apply a lazy sync's plan if the write lock is free right now (a few units embedded)."""
+    def _apply_now(self, idx: Index, plan: SyncPlan, notes: list[str]) -> bool:
+        """Apply a lazy sync's plan if the write lock is free right now (a few units embedded).
+        True when, instead, a live watcher that was syncing these changes vouched once done."""
         try:
             lock = try_write_lock(self.memory_dir)
         except OSError:
             lock = None
         if lock is None:
+            if (self.freshness[1] or "").startswith(journal.BEHIND) and journal.wait_caught_up(
+                self.memory_dir, journal.scan_key(self.root, self.cfg), WATCHER_WAIT_S
+            ):
+                # The writer was the watcher, syncing what this scan found: its word is better
+                # than results a sync behind.
+                self.freshness = ("watcher", None)
+                return True
             notes.append("another process is writing the index; results may be a few seconds old")
-            return
+            return False
         try:
             report = apply_plan(
                 idx, self.root, plan, self.cfg, embedder_key=idx.get_meta("embedder")
@@ -321,6 +344,7 @@ class Indexer:
                 notes.append(f"synced {changed} changed file(s) first")
         finally:
             lock.release()
+        return False
 
     def _wait_for_first_build(self, notes: list[str], timeout: float = 60.0) -> bool:
         """True if another process is building the first index: wait for its lexical rows (the

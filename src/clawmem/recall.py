@@ -171,7 +171,14 @@ def recall(
         notes=notes + ranked.notes,
         degraded=ranked.degraded,
         vectors=vectors,
-        index={"path": str(ix.index_path), "stale_files": stale_files},
+        index={
+            "path": str(ix.index_path),
+            "stale_files": stale_files,
+            # "watcher": a live `clawmem watch` vouched for every file; "stat scan": each file
+            # was compared (watcher_note says why the watcher was not trusted, if one runs).
+            "fresh_by": ix.freshness[0] if sync else None,
+            "watcher_note": ix.freshness[1] if sync else None,
+        },
         filters={
             "since": filters.since,
             "until": filters.until,

@@ -17,6 +17,8 @@ Two small files in ``.memory/`` let other processes see the daemon:
   so a lock left by a killed daemon is simply taken over.
 - ``watch.json``: pid, start time, the last sync and a heartbeat, written atomically. ``status``
   reports a daemon whose heartbeat stopped as unresponsive instead of calling the index fresh.
+- ``watch.sock`` (Linux): the journal (``journal.py``). A recall asks it whether every change made
+  before the question is in the index, and skips its own stat pass of every file when it is.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from typing import TYPE_CHECKING, cast
 
 from .atomic import write_atomic
 from .errors import ClawmemError, LockedError, StoreError
+from .journal import Journal
 from .locking import HeldLock, acquire, is_held, read_owner
 from .workspace import TREES, is_memory_path
 
@@ -135,6 +138,7 @@ def watcher_status(memory_dir: Path) -> dict | None:
         "reconcile_seconds": state.get("reconcile_seconds"),
         "last_error": state.get("last_error"),
         "stopped_at": None if held else state.get("stopped_at"),
+        "journal": state.get("journal") if held else None,
         "responsive": True,
     }
     if held and state.get("pid") == pid and out["heartbeat_at"]:
@@ -166,6 +170,9 @@ def describe_watcher(info: dict | None) -> str:
         text += f"; unresponsive: no heartbeat since {_clock(info.get('heartbeat_at'))}"
     elif info.get("last_error"):
         text += f"; last attempt failed: {info['last_error']}"
+    journal = info.get("journal")
+    if journal and journal != "on":
+        text += f"; journal {journal}: recalls stat every file"
     return text
 
 
@@ -235,6 +242,7 @@ class Watcher:
         }
         self._state_error_logged = False
         self._vectors_off_logged = False
+        self.journal: Journal | None = None
 
     # ------------------------------------------------------------------ events
     def _rel(self, path) -> str | None:
@@ -288,6 +296,16 @@ class Watcher:
                 if path == folder or folder in path.parents:
                     return True
         return False
+
+    def on_journal_event(self) -> None:
+        """The journal read a change (its own inotify descriptor): the same as a file event."""
+        now = time.monotonic()
+        with self._mu:
+            if self._first_event is None:
+                self._first_event = now
+            self._last_event = now
+            self._events += 1
+        self._wake.set()
 
     def on_event(self, event) -> None:
         """Called on the observer's thread: only note the time and wake the loop."""
@@ -407,6 +425,7 @@ class Watcher:
 
         if not self.mem.index_path.exists():
             return "no index yet"
+        token = self.journal.begin() if self.journal is not None else 0
         try:
             idx = Index.open(self.mem.index_path, readonly=True)
         except db.DatabaseError as exc:
@@ -418,6 +437,8 @@ class Watcher:
             if not plan.empty:
                 n = len(plan.added) + len(plan.changed) + len(plan.removed)
                 return f"{n} file(s) differ from the index"
+            if self.journal is not None:
+                self.journal.caught_up(token)  # every file as the index says, as of the token
             if self.embed and idx.pending_count():
                 emb = self.mem.embedder()
                 if emb is not None:
@@ -482,10 +503,17 @@ class Watcher:
         """One ``Memory.index()``. True if it completed; errors are logged, never raised."""
         self._last_progress = time.monotonic()
         self.syncing = True
+        journal = self.journal
+        token = journal.begin() if journal is not None else 0
+        if journal is not None:
+            journal.syncing = True
         try:
             report = self.mem.index(
                 embed=self.embed, progress=self._progress, lock_timeout=self.lock_timeout
             )
+            if journal is not None:
+                # Synced from a scan taken after the token: the files as of then are indexed.
+                journal.caught_up(token)
         except LockedError as exc:
             self.log(f"waiting: {exc.message}; retrying")
             return False
@@ -504,6 +532,8 @@ class Watcher:
             return False
         finally:
             self.syncing = False
+            if journal is not None:
+                journal.syncing = False
         self.syncs += 1
         if self.embed and self.mem.embedder_error and not self._vectors_off_logged:
             self._vectors_off_logged = True
@@ -524,12 +554,32 @@ class Watcher:
             f"watching {self.root} (debounce {self.debounce_s * 1000:.0f} ms, stat scan every "
             f"{self.reconcile_s:g} s{'' if self.use_events else ', file events off'})"
         )
+        self._start_journal()
         self._save_state()
         self._start_observer()
         try:
             self._loop()
         finally:
             self._stop_observer()
+            if self.journal is not None:
+                self.journal.close()
+
+    def _start_journal(self) -> None:
+        """The journal recalls ask instead of statting every file; without it they stat."""
+        if not self.use_events:
+            self.state["journal"] = "off (file events off)"
+            return
+        journal = Journal(
+            self.root, self.mem.memory_dir, self.mem.cfg, wake=self.on_journal_event, log=self.log
+        )
+        try:
+            journal.start()
+        except OSError as exc:
+            self.state["journal"] = f"off ({exc.strerror or exc})"
+            self.log(f"note: no journal for recalls ({exc.strerror or exc}); they stat the files")
+            return
+        self.journal = journal
+        self.state["journal"] = "on"
 
     def _loop(self) -> None:
         retry_at: float | None = None
