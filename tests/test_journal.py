@@ -50,8 +50,13 @@ def index_matches_disk(ws: Path) -> bool:
     finally:
         idx.close()
     if states != disk:
-        print({p: (states.get(p), disk.get(p)) for p in set(states) | set(disk)
-               if states.get(p) != disk.get(p)})
+        print(
+            {
+                p: (states.get(p), disk.get(p))
+                for p in set(states) | set(disk)
+                if states.get(p) != disk.get(p)
+            }
+        )
     return states == disk
 
 

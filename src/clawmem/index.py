@@ -199,6 +199,24 @@ class Index:
         rows = self.conn.execute("SELECT path, size, mtime_ns, sha256 FROM files")
         return {r[0]: (r[1], r[2], r[3]) for r in rows}
 
+    def same_stats(self, files) -> bool:
+        """Whether the index holds exactly these (relpath, size, mtime_ns) and nothing else.
+
+        The check before every read, so it is built for speed: one row from SQLite (the files
+        table as one string) instead of a row per file, and one set comparison. Fields are
+        joined by "|" with the digits last (so each string names one triple); a path holding
+        the record separator only splits into more pieces than rows, which the count refuses."""
+        n, joined = self.conn.execute(
+            "SELECT count(*), group_concat(path || '|' || size || '|' || mtime_ns, char(10)) "
+            "FROM files"
+        ).fetchone()
+        if n != len(files):
+            return False
+        if not n:
+            return True
+        rows = joined.split("\n")
+        return len(rows) == n and set(rows) == {f"{p}|{s}|{m}" for p, s, m in files}
+
     def touch_file(self, relpath: str, size: int, mtime_ns: int) -> None:
         """Content unchanged (same hash) but the stat moved: remember the new stat."""
         with self.conn:

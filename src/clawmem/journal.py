@@ -145,7 +145,7 @@ def ask(memory_dir: Path, key: str, timeout: float = ASK_TIMEOUT_S) -> tuple[boo
             if not chunk:
                 break
             buf += chunk
-    except (TimeoutError, socket.timeout):
+    except TimeoutError:
         return False, f"the watcher did not answer within {timeout * 1000:.0f} ms"
     except OSError as exc:
         return False, f"cannot ask the watcher ({exc.strerror or exc})"

@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from stat import S_ISDIR, S_ISLNK
+from typing import NamedTuple
 
 from .errors import BadArgument, InputError, WorkspaceError
 
@@ -25,8 +27,8 @@ TRANSCRIPT_PREFIX = "sessions/"
 ROOT_MARKERS = ("clawmem.toml", INDEX_DIR, "MEMORY.md", "memory.md")
 
 
-@dataclass(frozen=True)
-class FileEntry:
+class FileEntry(NamedTuple):
+    # A tuple, not a dataclass: one is made per file on every recall's stat pass.
     relpath: str  # workspace-relative, POSIX separators: the key everywhere in the index
     size: int
     mtime_ns: int
@@ -139,29 +141,52 @@ def scan(
         files[rel] = FileEntry(rel, st.st_size, st.st_mtime_ns)
 
     def walk_dir(path: str) -> None:
-        """One folder, then its subfolders in name order (os.walk's top-down order)."""
+        """One folder, then its subfolders in name order (os.walk's top-down order).
+
+        Names from os.listdir and one lstat each, the common case inline (a plain Markdown
+        file seen once): this loop is most of a recall's freshness check when no watcher
+        vouches (18k files: ~50% more CPU with DirEntry objects and a call per file)."""
         try:
-            with os.scandir(path) as it:
-                entries = sorted(it, key=lambda e: e.name)
+            names = sorted(os.listdir(path))
         except OSError:
             return  # unreadable folder: as os.walk, nothing to index in it
-        subdirs, mds = [], []
-        for e in entries:
+        base = path + os.sep
+        prefix = path[cut:].replace(os.sep, "/") + "/"
+        lstat, limit = os.lstat, max_files
+        subdirs: list[str] = []
+        for name in names:
+            full = base + name
             try:
-                is_dir = e.is_dir()  # follows a link, as os.walk sorts entries
+                st = lstat(full)
             except OSError:
-                is_dir = False
-            if is_dir:
-                subdirs.append(e)
-            elif not e.name.startswith(".") and e.name.lower().endswith(".md"):
-                mds.append(e)
-        keep: list[str] = []
-        for d in subdirs:
-            if d.name.startswith(".") or d.name in SKIP_DIRS:
+                if not name.startswith(".") and name.lower().endswith(".md"):
+                    consider(full, False)  # vanished or unreadable: reported by consider
+                continue
+            mode = st.st_mode
+            if S_ISDIR(mode):
+                subdirs.append(name)
+                continue
+            if name.startswith(".") or not name.lower().endswith(".md"):
+                if S_ISLNK(mode) and os.path.isdir(full):
+                    subdirs.append(name)  # os.walk lists a link to a folder as a folder
+                continue
+            rel = prefix + name
+            if S_ISLNK(mode):
+                if os.path.isdir(full):
+                    subdirs.append(name)
+                else:
+                    consider(full, True)
+            elif rel in files or len(files) >= limit or st.st_size > max_file_bytes:
+                consider(full, False)
+            else:
+                files[rel] = FileEntry(rel, st.st_size, st.st_mtime_ns)
+        for name in subdirs:
+            if name.startswith(".") or name in SKIP_DIRS:
                 continue  # hidden and tool folders are never memory; not worth a report line
-            if d.is_symlink():
-                rel = d.path[cut:].replace(os.sep, "/")
-                if _inside(root, Path(d.path)):
+            full = base + name
+            if os.path.islink(full):
+                rel = prefix + name
+                if _inside(root, Path(full)):
                     # os.walk does not follow links; the target is walked where it lives.
                     skipped.append(
                         Skipped(
@@ -173,11 +198,7 @@ def scan(
                 else:
                     skipped.append(Skipped(rel, "symlink leaves the workspace"))
                 continue
-            keep.append(d.path)
-        for e in mds:
-            consider(e.path, e.is_symlink())
-        for sub in keep:
-            walk_dir(sub)
+            walk_dir(full)
 
     def walk(top: Path) -> None:
         if top.is_symlink() and not _inside(root, top):
