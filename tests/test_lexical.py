@@ -146,3 +146,57 @@ def test_folding_ascii_takes_a_shortcut_to_the_same_result():
 
     same()
     assert fold("Hà Nội ĐÀ") == _fold_unicode("Hà Nội ĐÀ") == "ha noi da"
+
+
+def _common_word_workspace(tmp_path, n=400):
+    """Daily logs where "update" is on every line and a few rarer words are scattered."""
+    import random
+
+    rng = random.Random(16)
+    ws = tmp_path / "common"
+    (ws / "memory").mkdir(parents=True)
+    rare = ["quokka", "ibex", "narwhal", "tapir"]
+    for day in range(n // 20):
+        lines = [f"# Day {day}", ""]
+        for i in range(20):
+            words = ["update", f"item{day}x{i}"]
+            words += rng.sample(rare, rng.choice([0, 0, 1, 2]))
+            words += ["update"] * rng.choice([0, 1, 2])  # different term frequencies
+            rng.shuffle(words)
+            lines.append("- " + " ".join(words))
+        (ws / "memory" / f"2025-01-{day + 1:02d}.md").write_text("\n".join(lines) + "\n")
+    assert cli("-w", str(ws), "index", "--quiet").code == 0
+    return ws
+
+
+@pytest.mark.parametrize("query", ["quokka update", "ibex narwhal update", "tapir quokka update"])
+def test_leaving_very_common_terms_out_of_the_ranking_changes_no_result(
+    tmp_path, monkeypatch, query
+):
+    """Rows holding only a very common term are not ranked when the rarer terms fill the list
+    with better scores (search._common_split); the answer is the whole OR query's, exactly."""
+    from clawmem import search
+    from clawmem.index import Filters
+    from clawmem.memory import open_workspace
+
+    ws = _common_word_workspace(tmp_path)
+    idx = open_workspace(ws).indexer.open_for_read()
+    q = build_query(query)
+    monkeypatch.setattr(search, "_SPLIT_MIN_ROWS", 50)  # this small index stands for a large one
+    splits = []
+    real = search._common_split
+    monkeypatch.setattr(search, "_common_split", lambda *a: splits.append(real(*a)) or splits[-1])
+    for limit in (5, 20, 60):
+        for f in (Filters(), Filters(since="2025-01-05")):
+            new = search.lexical_leg(idx, q, f, limit)
+            monkeypatch.setattr(search, "_common_split", lambda *a: None)
+            old = search.lexical_leg(idx, q, f, limit)
+            monkeypatch.setattr(
+                search, "_common_split", lambda *a: splits.append(real(*a)) or splits[-1]
+            )
+            assert [(h.chunk_id, h.rank, h.score) for h in new[0]] == [
+                (h.chunk_id, h.rank, h.score) for h in old[0]
+            ]
+            assert new[1] == old[1]
+    idx.close()
+    assert any(s is not None and '"update"' in s[1] for s in splits)  # the split did happen

@@ -115,13 +115,29 @@ def lexical_leg(
                 return quick
         return index.conn.execute(sql, (match, *args, limit)).fetchall()
 
+    def ranked_any(alternatives: str) -> list:
+        """``ranked(alternatives)``, without ranking the rows that hold only very common terms
+        when the rest already fill the list with better scores than those rows can reach."""
+        split = _common_split(index, alternatives, limit)
+        if split is None:
+            return ranked(alternatives)
+        rare, common, bound = split
+        # Each phrase once in each expression, so bm25() scores exactly as for the whole OR;
+        # together the two cover every row holding a rarer term.
+        both = ranked(f"({rare}) AND ({common})")
+        alone = ranked(f"({rare}) NOT ({common})")
+        best = sorted(both + alone, key=lambda r: r[1])
+        if len(best) < limit or -best[limit - 1][1] <= bound:
+            return ranked(alternatives)  # a row of common terms only might rank: rank them all
+        return _tie_ordered(index, best, limit)
+
     rows = []
     if q.strong:
         rows = ranked(f"({q.strong}) AND ({q.any_terms})")
     seen = {row[0] for row in rows}
     strong = frozenset(seen)
     if len(rows) < limit:
-        rest = ranked(q.any_terms)
+        rest = ranked_any(q.any_terms)
         rows += [row for row in rest if row[0] not in seen][: limit - len(rows)]
     relaxed = False
     if rows and q.all_terms != q.any_terms:
@@ -138,6 +154,80 @@ def lexical_leg(
 
 # Rows fetched beyond the limit by the FTS-only ranking, to see where ties around the cut end.
 _TIE_SLACK = 16
+
+# FTS5's bm25(): k1 (fts5_aux.c). A term adds at most idf * (k1 + 1) to a row's score, whatever
+# its frequency, column weights and the row's length.
+_K1 = 1.2
+# A query term is "common" when its IDF is under this share of the query's rarest term's (of
+# those that occur at all). Splitting costs a count per term and two queries instead of one: it
+# pays when the common terms' rows number at least this many (bm25() costs ~1-3 µs a row; on
+# SciFact's 7k units a lower bar made the lexical leg 20% slower).
+_COMMON_IDF_SHARE = 0.5
+_SPLIT_MIN_ROWS = 20000
+
+
+def _fts_rows(index: Index) -> int:
+    """FTS5's own row count (the N of its IDF): the first varint of the averages record."""
+    row = index.conn.execute("SELECT block FROM chunks_fts_data WHERE id = 1").fetchone()
+    if row is None or not row[0]:
+        return 0
+    value = 0
+    for i, byte in enumerate(bytes(row[0])[:9]):  # SQLite's varint: 7 bits a byte, big-endian
+        if i == 8:
+            return (value << 8) | byte
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            return value
+    return value
+
+
+def _idf(n_rows: int, hits: int) -> float:
+    """FTS5's IDF, as bm25() computes it (never below 1e-6)."""
+    idf = math.log((n_rows - hits + 0.5) / (hits + 0.5)) if n_rows else 0.0
+    return idf if idf > 0 else 1e-6
+
+
+def _common_split(index: Index, alternatives: str, limit: int) -> tuple[str, str, float] | None:
+    """(rarer terms, common terms, the most a row holding only common terms can score) for an
+    OR query worth splitting; None when no term is much more common than the rarest.
+
+    At 100k units a question's everyday words ("cost", "review") match tens of thousands of
+    rows, and bm25() must score each one, though such rows cannot outrank the rows holding the
+    question's rarer words: their IDF is near zero."""
+    phrases = alternatives.split(" OR ")  # phrases are quoted letters and digits: safe to split
+    if len(phrases) < 2:
+        return None
+    n_rows = _fts_rows(index)
+    if n_rows < _SPLIT_MIN_ROWS:
+        return None
+    hits = {
+        p: index.conn.execute(
+            "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (p,)
+        ).fetchone()[0]
+        for p in phrases
+    }
+    idf = {p: _idf(n_rows, n) for p, n in hits.items()}
+    top = max((idf[p] for p in phrases if hits[p]), default=0.0)
+    common = [p for p in phrases if hits[p] and idf[p] < _COMMON_IDF_SHARE * top]
+    rare = [p for p in phrases if p not in common]
+    if sum(hits[p] for p in common) < _SPLIT_MIN_ROWS or sum(hits[p] for p in rare) < limit:
+        return None  # little to save, or too few rows hold a rarer term to fill the list
+    bound = sum(idf[p] for p in common) * (_K1 + 1.0)
+    return " OR ".join(rare), " OR ".join(common), bound * (1 + 1e-9) + 1e-12
+
+
+def _tie_ordered(index: Index, rows: list, limit: int) -> list:
+    """The best ``limit`` of (id, bm25) rows in the ranking's order: score, path, line, id."""
+    ids = [r[0] for r in rows]
+    where = {
+        r[0]: (r[1], r[2])
+        for r in index.conn.execute(
+            f"SELECT id, path, start_line FROM chunks WHERE id IN ({','.join('?' * len(ids))})",
+            ids,
+        )
+    }
+    rows = sorted(rows, key=lambda r: (r[1], *where.get(r[0], ("", 0)), r[0]))
+    return [(r[0], r[1]) for r in rows[:limit]]
 
 
 def _ranked_fts_only(index: Index, bm25: str, match: str, limit: int) -> list | None:
