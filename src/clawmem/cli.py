@@ -6,9 +6,11 @@ Errors are handled in exactly one place, ``main``: a ``ClawmemError`` prints
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -37,6 +39,83 @@ try:  # typer >= 0.20 vendors click as typer._click; older releases use click it
     from typer import _click as click  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover
     import click  # type: ignore[no-redef]
+
+
+def _coerce_without_pydantic() -> None:
+    """Coerce plain option values as click does, without pydantic.
+
+    typer 0.2x coerces every parameter of the command being run through a pydantic TypeAdapter,
+    so each run imports pydantic and its plugin loader: measured with ``python -X importtime``,
+    a third of the imports of a cold ``clawmem recall --mode lexical --json`` (issue 16's
+    target: under 0.25 s). clawmem's parameters are strings, numbers without bounds, plain paths
+    and lists of strings: those get a plain conversion here, with click's message for a bad
+    number. Anything else (a parser, bounds, path checks, files, enums), and any typer without
+    these internals, keeps typer's own coercion.
+    """
+    try:
+        from typer import _coercion
+        from typer import core as typer_core
+    except ImportError:  # pragma: no cover - an older typer coerces with click
+        return
+    base = getattr(_coercion, "RuntimeParam", None)
+    param_cls = getattr(typer_core, "_TyperParameter", None)
+    original = getattr(param_cls, "get_runtime_param", None)
+    if base is None or param_cls is None or original is None:
+        return  # pragma: no cover
+    words = {int: "integer", float: "float", str: "string", Path: "path", bool: "boolean"}
+    truth = {"1": True, "true": True, "t": True, "yes": True, "y": True, "on": True}
+    truth |= {"0": False, "false": False, "f": False, "no": False, "n": False, "off": False}
+    # ParameterInfo's defaults: an option that asks for no bound and no check.
+    unchecked = {"parser": None, "min": None, "max": None, "exists": False, "resolve_path": False}
+    unchecked |= {"path_type": None, "allow_dash": False, "writable": False}
+
+    def one(kind: type, value, param, ctx):
+        if isinstance(value, kind) and (kind is bool or not isinstance(value, bool)):
+            return value
+        if kind is bool and isinstance(value, str) and value.strip().lower() in truth:
+            return truth[value.strip().lower()]  # click's BOOL words
+        if isinstance(value, str) and kind is not bool:
+            try:
+                return kind(value)
+            except ValueError:
+                pass
+        raise click.exceptions.BadParameter(
+            f"{value!r} is not a valid {words[kind]}.", ctx=ctx, param=param
+        )
+
+    @dataclasses.dataclass(frozen=True)
+    class Plain(base):  # type: ignore[misc, valid-type]
+        kind: type = str
+        many: bool = False
+
+        def _coerce_value(self, value, param, ctx):
+            if self.many:
+                return [one(self.kind, v, param, ctx) for v in value]
+            return one(self.kind, value, param, ctx)
+
+    def get_runtime_param(self):
+        if getattr(self, "_runtime_param", None) is None:
+            desc = getattr(self, "type_descriptor", None)
+            info = getattr(desc, "parameter_info", None)
+            ann = getattr(desc, "annotation", None)
+            many = ann == list[str]
+            if (
+                (ann in words or many)
+                and getattr(desc, "file_annotation", None) is None
+                and all(getattr(info, k, v) == v for k, v in unchecked.items())
+                and getattr(info, "file_okay", True)
+                and getattr(info, "dir_okay", True)
+            ):
+                kind = str if many else ann
+                self._runtime_param = Plain(
+                    parameter_info=info, annotation=ann, kind=kind, many=many
+                )
+        return original(self)
+
+    param_cls.get_runtime_param = get_runtime_param
+
+
+_coerce_without_pydantic()
 
 app = typer.Typer(
     add_completion=False,
@@ -174,8 +253,6 @@ def recall(
     workspace: WorkspaceOpt = None,
 ) -> None:
     """Search memory: lexical + semantic, filtered by time, kind and entity, with citations."""
-    from .render import recall_human
-
     if (query is None) == (queries is None):
         raise UsageError(
             "give either a QUERY or --queries FILE", hint='e.g. clawmem recall "payments decision"'
@@ -211,6 +288,8 @@ def recall(
     if as_json:
         print_json(res.to_dict(explain))
     else:
+        from .render import recall_human  # rich: only for a human reader
+
         recall_human(res.to_dict(explain=True), explain)
 
 

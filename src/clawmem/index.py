@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING
 from . import db, schema
 from .chunking import CHUNKER_VERSION
 from .errors import StoreError
-from .links import Link, Resolver
 from .textnorm import NORMALIZER_VERSION, search_text
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from .links import Link
 
 
 @dataclass(frozen=True)
@@ -409,6 +410,8 @@ class Index:
         Returns how many rows changed. Run after a sync's files are written, so the result is
         the same whatever order the files were indexed in (a rebuild equals an incremental
         sync)."""
+        from .links import Resolver  # the link grammar: only when links are resolved
+
         resolver = Resolver(p for (p,) in self.conn.execute("SELECT path FROM files"))
         if only_src is None:
             rows = self.conn.execute(

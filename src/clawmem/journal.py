@@ -29,15 +29,12 @@ only local file systems are trusted).
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import errno
 import json
 import os
 import select
 import socket
 import stat
-import struct
 import sys
 import threading
 import time
@@ -76,7 +73,6 @@ _CHANGES = (
     | IN_DELETE_SELF
     | IN_MOVE_SELF
 )
-_EVENT = struct.Struct("iIII")
 
 # File systems whose every change goes through this kernel (and so reaches inotify).
 LOCAL_FS = {
@@ -180,11 +176,18 @@ class _Inotify:
     def __init__(self) -> None:
         if not sys.platform.startswith("linux"):
             raise OSError(errno.ENOSYS, "the watcher journal needs Linux inotify")
+        # Here, not at the top: every read imports this module to ask, only the watcher reads.
+        import ctypes
+        import ctypes.util
+        import struct
+
+        self._event = struct.Struct("iIII")
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
         self._add = libc.inotify_add_watch
         self._add.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
         self._rm = libc.inotify_rm_watch
         self._rm.argtypes = [ctypes.c_int, ctypes.c_int]
+        self._errno = ctypes.get_errno
         fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
         if fd < 0:
             e = ctypes.get_errno()
@@ -194,7 +197,7 @@ class _Inotify:
     def add(self, path: str, mask: int) -> int:
         wd = self._add(self.fd, os.fsencode(path), mask)
         if wd < 0:
-            e = ctypes.get_errno()
+            e = self._errno()
             raise OSError(e, os.strerror(e), path)
         return int(wd)
 
@@ -204,11 +207,12 @@ class _Inotify:
         except BlockingIOError:
             return []
         out, off = [], 0
-        while off + _EVENT.size <= len(data):
-            wd, mask, _cookie, n = _EVENT.unpack_from(data, off)
-            name = data[off + _EVENT.size : off + _EVENT.size + n].rstrip(b"\0")
+        ev = self._event
+        while off + ev.size <= len(data):
+            wd, mask, _cookie, n = ev.unpack_from(data, off)
+            name = data[off + ev.size : off + ev.size + n].rstrip(b"\0")
             out.append((wd, mask, os.fsdecode(name)))
-            off += _EVENT.size + n
+            off += ev.size + n
         return out
 
     def close(self) -> None:
