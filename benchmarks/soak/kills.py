@@ -1,8 +1,11 @@
 """SIGKILL at random moments of every command that writes, then check what it left.
 
 Each round picks a target (full rebuild, incremental sync, retain, reflect, the watcher), gives it
-work, starts it as a user would (``python -m clawmem ...``) and kills it after a seeded random
-delay inside its measured running time. Then, in this order:
+work, starts it as a user would (``python -m clawmem ...``, through ``victim``, which records
+which phase the process is in) and kills it at a seeded random fraction of the target's running
+time as measured during the soak (a running estimate from uninterrupted runs of the same
+command, so that kills keep landing across the whole command when the machine's load changes).
+Then, in this order:
 
 1. right after the kill: ``PRAGMA integrity_check`` is ok and the index answers a recall;
 2. every Markdown byte is the old or the new content: rebuild, sync and watch change no Markdown;
@@ -18,10 +21,12 @@ from __future__ import annotations
 import random
 import shutil
 import subprocess
+import sys
 import time
 from datetime import date
 from pathlib import Path
 
+from .victim import PHASES, read_marks
 from .workspace import (
     ENTITIES,
     WORDS,
@@ -86,16 +91,124 @@ def _args(target: str, token: str) -> list[str]:
     return ["watch", "--debounce-ms", "100"]
 
 
-def _next_run(ws: Path, target: str, token: str) -> None:
-    """The same command again, uninterrupted (in this process: the same library code)."""
-    m = mem(ws)
-    if target == "rebuild":
-        m.index(force=True)
-    elif target == "retain":
-        m.retain(f"The {token} count was checked.", entities=["Peter"], day=RETAIN_DAY)
-    elif target == "reflect":
-        m.reflect(today=TODAY)
-    m.index()
+def _victim_cmd(ws: Path, marks: Path, *args: str) -> list[str]:
+    """``python -m clawmem --workspace WS ARGS`` through ``victim``, which marks its phases."""
+    return [sys.executable, "-m", "benchmarks.soak.victim", str(marks), *clawmem_cmd(ws, *args)[3:]]
+
+
+class Durations:
+    """How long each target takes now, and when each of its phases begins.
+
+    Load on a shared machine changes by a factor of several within minutes; a duration measured
+    once at the start sends kills before the victim writes anything once the load rises. So the
+    next run of a killed command, which the checks need anyway, is run as a timed process every
+    third round of its target (the others run in this process, which is cheaper): the median of
+    the last three such runs is the target's duration, and the phases the last one marked (with
+    their start times) are where aimed kills go (``moment``)."""
+
+    def __init__(self) -> None:
+        self.samples: dict[str, list[float]] = {t: [] for t in TARGETS}
+        self.phases: dict[str, list[tuple[str, float, float]]] = {t: [] for t in TARGETS}
+        self.starts: list[float] = []
+
+    def add(self, target: str, seconds: float, marks: list[tuple[str, float]]) -> None:
+        self.samples[target] = [*self.samples[target][-2:], seconds]
+        start = next((t for ph, t in marks if ph == "before writing"), None)
+        if start is not None:
+            self.starts = [*self.starts[-4:], start]
+            # (phase, from, to) for every phase from the command's start to its end
+            ends = [t for _, t in marks[1:]] + [seconds]
+            spans = [(ph, t, e) for (ph, t), e in zip(marks, ends, strict=True)]
+            self.phases[target] = [sp for sp in spans if sp[1] >= start and sp[0] != "finished"]
+
+    def duration(self, target: str) -> float:
+        s = sorted(self.samples[target])
+        return s[len(s) // 2]
+
+    def aim(
+        self, target: str, u_mode: float, u_phase: float, u_occ: float, u_pos: float
+    ) -> tuple[str, int, float]:
+        """Where to kill, from four seeded fractions: (phase, its occurrence, seconds after it
+        began), or ("anywhere", 0, seconds after the start).
+
+        Half the kills land anywhere between 0.9 x the start of clawmem's code and 1.05 x the
+        duration (where the time goes). The other half pick one of the phases the last timed run
+        passed through (each phase as likely as any other, then one of its occurrences), and the
+        soak kills that far into it after the victim marks it, so that phases lasting
+        milliseconds (a rename, a swap, an index transaction) are hit too: a delay from the
+        start could not aim at them, the start-up alone varies by more than they last."""
+        start = sorted(self.starts)[len(self.starts) // 2]
+        spans = self.phases[target]
+        if u_mode < 0.5 or not spans:
+            lo, hi = start * 0.9, max(self.duration(target), start) * 1.05
+            return "anywhere", 0, lo + u_pos * (hi - lo)
+        names = list(dict.fromkeys(ph for ph, _, _ in spans))
+        name = names[min(int(u_phase * len(names)), len(names) - 1)]
+        occ = [(t0, t1) for ph, t0, t1 in spans if ph == name]
+        k = min(int(u_occ * len(occ)), len(occ) - 1)
+        t0, t1 = occ[k]
+        return name, k + 1, u_pos * (t1 - t0)
+
+
+def _kill_at(
+    p: subprocess.Popen, marks: Path, aim: tuple[str, int, float], t_start: float, limit: float
+) -> None:
+    """Sleep until the aimed moment (the victim's ``k``-th mark of the phase, plus the offset;
+    or the offset from the start), then SIGKILL the victim if it still runs."""
+    phase, k, offset = aim
+    if phase != "anywhere":
+        deadline = t_start + limit
+        while p.poll() is None and time.monotonic() < deadline:
+            if sum(ph == phase for _, ph in read_marks(marks)) >= k:
+                break
+            time.sleep(0.001)
+        t_start = time.monotonic()
+    time.sleep(max(0.0, t_start + offset - time.monotonic()))
+    if p.poll() is None:
+        p.kill()
+
+
+def _timed_run(
+    ws: Path, work: Path, target: str, token: str
+) -> tuple[float, list[tuple[str, float]]]:
+    """The target's command uninterrupted, as a process: (seconds, its marks from its start)."""
+    marks = work / "marks-timed"
+    marks.unlink(missing_ok=True)
+    t0 = time.monotonic()
+    if target == "watch":  # a daemon: its initial sync is the work; it idles afterwards
+        args = _args("sync", token)
+    else:
+        args = _args(target, token)
+    r = subprocess.run(
+        _victim_cmd(ws, marks, *args),
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        stdin=subprocess.DEVNULL,
+        timeout=600,
+    )
+    seconds = time.monotonic() - t0
+    if r.returncode != 0:
+        raise RuntimeError(f"exit {r.returncode}: {r.stderr.strip()[-300:]}")
+    if target == "watch":
+        seconds += 1.5  # and some of its idle time after the sync, where events arrive
+    return seconds, [(ph, t - t0) for t, ph in read_marks(marks)]
+
+
+def _next_run(ws: Path, work: Path, target: str, token: str, durations: Durations, timed: bool):
+    """The same command again, uninterrupted: as a timed process (``timed``), else in this
+    process (the same library code); then a sync."""
+    if timed:
+        durations.add(target, *_timed_run(ws, work, target, token))
+    else:
+        m = mem(ws)
+        if target == "rebuild":
+            m.index(force=True)
+        elif target == "retain":
+            m.retain(f"The {token} count was checked.", entities=["Peter"], day=RETAIN_DAY)
+        elif target == "reflect":
+            m.reflect(today=TODAY)
+    mem(ws).index()
 
 
 def run_kills(work: Path, seconds: float, seed: int, log) -> dict:
@@ -104,24 +217,13 @@ def run_kills(work: Path, seconds: float, seed: int, log) -> dict:
     make_workspace(ws, 40, seed=seed)
     (ws / "memory" / f"{RETAIN_DAY}.md").write_text(f"# {RETAIN_DAY}\n\nMorning notes.\n")
     mem(ws).index()
-    # How long each target runs uninterrupted, so that kills land while it works.
-    duration: dict[str, float] = {}
-    t0 = time.monotonic()
-    subprocess.run(clawmem_cmd(ws, "--version"), capture_output=True, env=child_env())
-    startup = time.monotonic() - t0  # kills before clawmem's own code runs test nothing
+    # How long each target runs uninterrupted, so that kills land while it works (re-measured
+    # during the run: ``Durations``).
+    work.mkdir(parents=True, exist_ok=True)
+    durations = Durations()
     for target in TARGETS:
-        if target == "watch":
-            duration[target] = startup + 2.0
-            continue
-        t0 = time.monotonic()
-        r = subprocess.run(
-            clawmem_cmd(ws, *_args(target, "warmup")),
-            capture_output=True,
-            text=True,
-            env=child_env(),
-        )
-        assert r.returncode == 0, r.stderr
-        duration[target] = time.monotonic() - t0
+        durations.add(target, *_timed_run(ws, work, target, "warmup"))
+    initial = {t: durations.samples[t][-1] for t in TARGETS}
     expected = {"warmup"}  # retained facts, each must be found exactly once
     absent: set[str] = set()  # killed before writing: must be found nowhere
     fig = {
@@ -138,6 +240,11 @@ def run_kills(work: Path, seconds: float, seed: int, log) -> dict:
         "duplicated_facts": 0,
         "kills_mid_rebuild": 0,
         "rebuild_comparisons": 0,
+        # Where each kill landed, per target: the phase the victim had marked last.
+        "kill_points": {t: {} for t in TARGETS},
+        # Each kill's moment as a fraction of the running time measured last (0: Popen).
+        "kill_fractions": {t: [] for t in TARGETS},
+        "aimed_at_a_phase": 0,
         "failures": [],
     }
     t_end = time.monotonic() + seconds
@@ -151,29 +258,43 @@ def run_kills(work: Path, seconds: float, seed: int, log) -> dict:
         elif target == "reflect":
             _new_facts(ws, rnd, round_)
         before = markdown(ws)
-        delay = rnd.uniform(startup * 0.9, max(duration[target], startup) * 1.05)
+        # The seeded choices are fractions; the moment is where they fall in the times measured
+        # now (so the same seed makes the same choices under any load).
+        aim = durations.aim(target, rnd.random(), rnd.random(), rnd.random(), rnd.random())
+        aimed = aim[0]
+        marks = work / "marks"
+        marks.unlink(missing_ok=True)
+        t_start = time.monotonic()
         p = subprocess.Popen(
-            clawmem_cmd(ws, *_args(target, token)),
+            _victim_cmd(ws, marks, *_args(target, token)),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             stdin=subprocess.DEVNULL,
             env=child_env(),
         )
-        time.sleep(delay)
-        alive = p.poll() is None
-        if alive:
-            p.kill()
+        _kill_at(p, marks, aim, t_start, limit=durations.duration(target) * 3 + 5)
+        alive = p.returncode is None
+        p.wait()
+        delay = time.monotonic() - t_start
+        seen = read_marks(marks)
+        phase = seen[-1][1] if seen else PHASES[0]
+        if alive and phase != "finished":
             fig["kills"] += 1
             fig["by_target"][target] += 1
-        else:
+            points = fig["kill_points"][target]
+            points[phase] = points.get(phase, 0) + 1
+            fig["kill_fractions"][target].append(round(delay / durations.duration(target), 3))
+            fig["aimed_at_a_phase"] += aimed != "anywhere"
+        else:  # it had finished (its exit raced the kill): a run, not a kill
             fig["exited_before_kill"] += 1
-        p.wait()
         fig["rounds"] += 1
         fig["kills_mid_rebuild"] += bool(list((ws / ".memory").glob("index.sqlite.rebuild-*")))
 
-        def fail(what: str, key: str, r=round_, t=target, d=delay) -> None:
+        def fail(what: str, key: str, r=round_, t=target, d=delay, ph=phase, a=aimed) -> None:
             fig[key] += 1
-            fig["failures"].append(f"round {r} ({t}, killed at {d:.2f} s): {what}")
+            fig["failures"].append(
+                f"round {r} ({t}, killed at {d:.2f} s in {ph!r}, aimed at {a!r}): {what}"
+            )
             log(f"  FAIL {fig['failures'][-1]}")
 
         status = integrity(ws)
@@ -186,7 +307,9 @@ def run_kills(work: Path, seconds: float, seed: int, log) -> dict:
         if target == "retain" and bad is None:
             (expected if token in mid[f"memory/{RETAIN_DAY}.md"].decode() else absent).add(token)
         try:
-            _next_run(ws, target, f"{token}next")
+            # Each target's duration is re-measured every third time it comes round.
+            timed = (round_ - 1) // len(TARGETS) % 3 == 2
+            _next_run(ws, work, target, f"{token}next", durations, timed)
             if target == "retain":
                 expected.add(f"{token}next")
         except Exception as exc:  # noqa: BLE001 - a figure, with its message
@@ -230,8 +353,14 @@ def run_kills(work: Path, seconds: float, seed: int, log) -> dict:
             fig["duplicated_facts"] += 1
             fig["failures"].append(f"fact {token}: killed before writing, yet found ({md}, {ix})")
     fig["facts_retained"] = len(expected)
-    fig["durations_s"] = {k: round(v, 2) for k, v in duration.items()}
-    fig["startup_s"] = round(startup, 2)
+    fig["durations_s"] = {k: round(v, 2) for k, v in initial.items()}
+    fig["durations_last_s"] = {
+        t: round(sorted(v)[len(v) // 2], 2) for t, v in durations.samples.items()
+    }
+    fig["startup_s"] = round(sorted(durations.starts)[len(durations.starts) // 2], 2)
+    fig["kill_points"] = {
+        t: {ph: pts[ph] for ph in PHASES if ph in pts} for t, pts in fig["kill_points"].items()
+    }
     shutil.rmtree(ws, ignore_errors=True)
     return fig
 
