@@ -29,7 +29,7 @@ MUST_BE_ZERO = {
         "duplicated_facts",
     ],
     "concurrency": ["reader_errors", "writer_errors", "facts_missing", "facts_duplicated"],
-    "fuzz": ["crashes", "bad_rejections", "markdown_changed"],
+    "fuzz": ["crashes", "bad_rejections", "markdown_changed", "model_path_failures"],
     "resources": ["failures"],
 }
 

@@ -77,6 +77,52 @@ def _start(kind: str, ws: Path, stop: Path, out: Path, n: int) -> tuple[subproce
     return p, out
 
 
+class LockWatch:
+    """Who holds the write lock, and for how long: the owner file (``pid N (purpose)``, emptied
+    on release) sampled every 5 ms from a thread. Holds shorter than a sample are missed; the
+    long ones, which make the waits, are what it is for."""
+
+    def __init__(self, ws: Path, roles: dict[int, str]) -> None:
+        self.owner = ws / ".memory" / "write.lock.owner"
+        self.roles = roles  # pid -> what that process is in this soak
+        self.holds: dict[str, list[float]] = {}
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _who(self, text: str) -> str:
+        words = text.split()
+        pid = int(words[1]) if len(words) > 1 and words[1].isdigit() else None
+        role = self.roles.get(pid) if pid is not None else None
+        return role or text.partition("(")[2].rstrip(")") or text
+
+    def _run(self) -> None:
+        current, since = "", time.monotonic()
+        while not self.stop.is_set():
+            try:
+                text = self.owner.read_text(encoding="utf-8").strip()
+            except OSError:
+                text = ""
+            now = time.monotonic()
+            if text != current:
+                if current:
+                    self.holds.setdefault(self._who(current), []).append(now - since)
+                current, since = text, now
+            time.sleep(0.005)
+
+    def figures(self) -> dict:
+        out = {}
+        for who, h in sorted(self.holds.items(), key=lambda kv: -sum(kv[1])):
+            h = sorted(h)
+            out[who] = {
+                "holds": len(h),
+                "total_s": round(sum(h), 1),
+                "p50_s": round(h[len(h) // 2], 3),
+                "p95_s": round(h[int(len(h) * 0.95)], 3),
+                "max_s": round(h[-1], 3),
+            }
+        return out
+
+
 def run_concurrency(work: Path, seconds: float, seed: int, log) -> dict:
     rnd = random.Random(seed)
     ws = work / "ws"
@@ -98,6 +144,11 @@ def run_concurrency(work: Path, seconds: float, seed: int, log) -> dict:
         stdin=subprocess.DEVNULL,
         stderr=watch_log,
     )
+    roles = {p.pid: "retain worker" for p, _ in workers[:4]}
+    roles.update({p.pid: "recall with lazy sync" for p, _ in workers[4:8]})
+    roles[watcher.pid] = "watch daemon"
+    lockwatch = LockWatch(ws, roles)
+    lockwatch.thread.start()
     t_end = time.monotonic() + seconds
 
     def editor() -> None:
@@ -144,6 +195,7 @@ def run_concurrency(work: Path, seconds: float, seed: int, log) -> dict:
     for t in threads:
         t.join()
     stop.touch()
+    lockwatch.stop.set()
     results: dict[str, list[dict]] = {"retain": [], "recall": [], "mcp": []}
     for p, out in workers:
         try:
@@ -201,6 +253,7 @@ def run_concurrency(work: Path, seconds: float, seed: int, log) -> dict:
         "lock_wait_p50_s": round(waits[len(waits) // 2], 3) if waits else None,
         "lock_wait_p95_s": round(waits[int(len(waits) * 0.95)], 3) if waits else None,
         "lock_wait_max_s": round(waits[-1], 3) if waits else None,
+        "lock_holders": lockwatch.figures(),
         "facts_retained": len(retained),
         "facts_found": len(retained) - missing - duplicated,
         "facts_missing": missing,

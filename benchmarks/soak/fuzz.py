@@ -15,6 +15,8 @@ with seeds derived from ``--seed`` until its share of the time is spent.
 from __future__ import annotations
 
 import io
+import json
+import os
 import shutil
 import time
 import traceback
@@ -84,6 +86,8 @@ class Tally:
         self.signatures: dict[str, int] = {}  # where each distinct crash happened: how often
         self.bad_rejections: list[str] = []
         self.markdown_changed: list[str] = []
+        self.model_path: list[str] = []  # the real-model path failed (a degraded answer)
+        self.model_skipped = ""  # why the real-model path did not run (no model installed)
 
     def call(self, target: str, fn: Callable[[], object], shown: object) -> None:
         self.tried += 1
@@ -106,18 +110,30 @@ class Tally:
                 f"{target}: {type(exc).__name__}: {str(exc)[:150]} at {where} for {_short(shown)}"
             )
 
-    def cli(self, target: str, argv: list[str], shown: object) -> None:
-        """The CLI in this process (its error boundary included), as conftest.cli runs it."""
+    def cli(
+        self, target: str, argv: list[str], shown: object, environ: dict[str, str] | None = None
+    ) -> str:
+        """The CLI in this process (its error boundary included), as conftest.cli runs it, with
+        ``environ`` added to the environment for the call. Returns its standard output."""
         from clawmem.cli import main
 
         self.tried += 1
         out, err = io.StringIO(), io.StringIO()
         code = 0
-        with redirect_stdout(out), redirect_stderr(err):
-            try:
-                main(argv)
-            except SystemExit as exc:
-                code = exc.code if isinstance(exc.code, int) else 0
+        saved = {k: os.environ.get(k) for k in environ or {}}
+        os.environ.update(environ or {})
+        try:
+            with redirect_stdout(out), redirect_stderr(err):
+                try:
+                    main(argv)
+                except SystemExit as exc:
+                    code = exc.code if isinstance(exc.code, int) else 0
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
         text = err.getvalue()
         if code == 70 or "Traceback" in text:
             sig = f"{target}: exit {code}: {text.splitlines()[0][:100] if text else ''}"
@@ -128,6 +144,7 @@ class Tally:
             lines = text.rstrip("\n").split("\n")
             if not lines[0].startswith("clawmem: error: ") or len(lines) > 2:
                 self.bad_rejections.append(f"{target}: {text[:200]!r} for {_short(shown)}")
+        return out.getvalue()
 
 
 def _short(value: object) -> str:
@@ -142,7 +159,7 @@ def _run(
     t_end = time.monotonic() + seconds
     n = 0
     before = tally.tried
-    while time.monotonic() < t_end:
+    while n == 0 or time.monotonic() < t_end:  # at least one batch
 
         @settings(
             max_examples=batch,
@@ -168,7 +185,13 @@ def run_fuzz(work: Path, seconds: float, seed: int, log) -> dict:
     mem(ws).index()
     per: dict[str, int] = {}
     targets = _targets(work, ws, tally)
-    share = seconds / len(targets)
+    t_end = time.monotonic() + seconds
+    # The real-model path first: one batch of three inputs (a model load each), then the model
+    # must answer a known file by vector. The rest share the time that is left.
+    strategy, body = targets.pop("queries_file_model")
+    per["queries_file_model"] = _run("queries_file_model", strategy, body, 0, seed, tally, log, 3)
+    per["queries_file_model"] += _model_fixed_case(body, tally)
+    share = max(t_end - time.monotonic(), 0) / len(targets)
     for name, (strategy, body) in targets.items():
         per[name] = _run(name, strategy, body, share, seed, tally, log)
     per["fixed_cases"] = _fixed_cases(ws, tally)
@@ -180,7 +203,10 @@ def run_fuzz(work: Path, seconds: float, seed: int, log) -> dict:
         "distinct_crashes": tally.signatures,
         "bad_rejections": len(tally.bad_rejections),
         "markdown_changed": len(tally.markdown_changed),
-        "failures": (
+        "model_path_failures": len(tally.model_path),
+        "model_path_skipped": tally.model_skipped,
+        "failures": tally.model_path
+        + (
             [c for c in tally.crashes if " for " in c]
             + tally.bad_rejections
             + tally.markdown_changed
@@ -280,9 +306,14 @@ def _targets(work: Path, ws: Path, tally: Tally) -> dict:
     qfile = work / "queries.txt"
 
     def queries_file(raw: bytes) -> None:
+        # What this target tests is the file's reading (bytes, lines, JSON, options) and each
+        # query's way through recall; lexical, like the rest of the fuzz: with the model on, every
+        # input paid a model load (about 15 s here) and, on this lexically built index, never
+        # reached the model anyway (its vector state was "mismatch"). ``queries_file_model``
+        # sends the same inputs through the real model.
         qfile.write_bytes(raw)
         tally.cli("queries-file", ["-w", str(ws), "recall", "--queries", str(qfile), "--json",
-                                   "--no-sync"], raw)  # fmt: skip
+                                   "--no-sync"], raw, environ=dict(LEXICAL))  # fmt: skip
 
     qfile_content = st.one_of(
         st.lists(
@@ -366,10 +397,70 @@ def _targets(work: Path, ws: Path, tally: Tally) -> dict:
         "time_expressions": (since_until, times),
         "queries": (query, queries),
         "queries_file": (qfile_content, queries_file),
+        # The real-model path: a few inputs only (a model load each), see ``model_queries``.
+        "queries_file_model": (qfile_content, model_queries(work, tally, qfile)),
         "clawmem_toml": (toml_doc, toml),
         "paths": (path, paths),
         "index_odd_paths": (st.integers(0, 3), index_paths),
     }
+
+
+def model_queries(work: Path, tally: Tally, qfile: Path) -> Callable[[bytes], None]:
+    """``recall --queries`` through the real embedding model, on a workspace it has embedded, so
+    that every query that parses is embedded (random Unicode, NUL, long lines into the model's
+    tokenizer) and searched by vector. Each call loads the model, so ``run_fuzz`` gives this
+    target one batch of a few inputs; ``_fixed_cases`` adds one file that must reach it."""
+    mws = work / "model"
+    state: dict = {}
+
+    def ready() -> bool:
+        if "ok" not in state:
+            from clawmem import open_workspace
+            from clawmem.embedders import default_model_available
+
+            available, why = default_model_available()
+            if not available:  # said in the figures, not counted as a failure
+                tally.model_skipped = f"the real-model path was not run: {why}"
+                state["ok"] = False
+                return False
+            make_workspace(mws, 2)
+            m = open_workspace(mws, environ={})
+            report = m.index()
+            state["ok"] = not report.pending and m.embedder_error is None
+            if not state["ok"]:
+                tally.model_path.append(f"the real model did not embed ({m.embedder_error})")
+        return state["ok"]
+
+    def body(raw: bytes) -> None:
+        if not ready():
+            return
+        qfile.write_bytes(raw)
+        tally.cli("queries-file (model)", ["-w", str(mws), "recall", "--queries", str(qfile),
+                                           "--json", "--no-sync"], raw, environ={})  # fmt: skip
+
+    body.ready = ready  # type: ignore[attr-defined]
+    body.workspace = mws  # type: ignore[attr-defined]
+    return body
+
+
+def _model_fixed_case(body, tally: Tally) -> int:
+    """A queries file every line of which must be answered with vectors by the real model."""
+    if not body.ready():
+        return 0
+    lines = ["payment ledger", "\u00e9t\u00e9 \u2603 \U0001f600 caf\u00e9", "x\x00y",
+             "deploy " * 2000, '{"query": "castle", "mode": "vector", "k": 2}']  # fmt: skip
+    qfile = body.workspace.parent / "model-queries.txt"
+    qfile.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tally.cli("queries-file (model)", ["-w", str(body.workspace), "recall", "--queries",
+                                             str(qfile), "--json", "--no-sync"], lines, environ={})  # fmt: skip
+    answers = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    if len(answers) != len(lines):
+        tally.model_path.append(f"model queries file: {len(answers)} answers for {len(lines)}")
+    for a in answers:
+        if a.get("degraded") or a.get("vectors", {}).get("state") != "ok":
+            tally.model_path.append(f"model path degraded: {a.get('degraded')!r:.200}")
+            break
+    return 1
 
 
 def _fixed_cases(ws: Path, tally: Tally) -> int:

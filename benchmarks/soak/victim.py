@@ -8,7 +8,7 @@ guess by the clock. Before each step that matters for a crash it appends one lin
 keeps it whatever kills the process afterwards); the phase at the kill is the last line written.
 
 The steps are found by wrapping, in this process only, the calls that every write path makes:
-``locking.acquire`` (the write lock), ``tempfile.mkstemp`` and ``os.replace`` (``write_atomic``'s
+``locking.acquire_write`` (the write lock), ``tempfile.mkstemp`` and ``os.replace`` (``write_atomic``'s
 temporary copy and its rename), ``indexing.apply_plan`` (the sync's index transactions),
 ``indexing.build_fresh`` and ``indexing.swap_in`` (a rebuild's new file and its swap). Nothing
 else changes: the command is clawmem's own CLI, run as ``python -m clawmem`` runs it.
@@ -67,15 +67,13 @@ def main() -> None:
     import clawmem.locking as locking
     from clawmem.cli import main as cli_main
 
-    real_acquire, real_mkstemp, real_replace = locking.acquire, tempfile.mkstemp, os.replace
+    real_acquire, real_mkstemp, real_replace = locking.acquire_write, tempfile.mkstemp, os.replace
     real_apply, real_build, real_swap = indexing.apply_plan, indexing.build_fresh, indexing.swap_in
 
-    def acquire(path, **kw):
-        write = path.name == locking.WRITE_LOCK
-        if write:
-            mark("waiting for the write lock")
-        held = real_acquire(path, **kw)
-        if write and held is not None:
+    def acquire(memory_dir, **kw):
+        mark("waiting for the write lock")
+        held = real_acquire(memory_dir, **kw)
+        if held is not None:
             mark("holding the lock, before writing")
         return held
 
@@ -105,7 +103,7 @@ def main() -> None:
         real_swap(*a, **kw)
         mark("after the swap")
 
-    locking.acquire, tempfile.mkstemp, os.replace = acquire, mkstemp, replace
+    locking.acquire_write, tempfile.mkstemp, os.replace = acquire, mkstemp, replace
     indexing.apply_plan, indexing.build_fresh, indexing.swap_in = apply_plan, build_fresh, swap_in
     mark("before writing")
     try:

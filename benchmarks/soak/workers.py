@@ -27,17 +27,17 @@ def _retain(ws: Path, stop, n: int) -> dict:
     from .workspace import ENTITIES, WORDS, mem
 
     waits: list[float] = []
-    real_acquire = locking.acquire
+    real_acquire = locking.acquire_write
 
-    def timed_acquire(path, *, timeout, purpose=""):
+    def timed_acquire(memory_dir, *, timeout, purpose=""):
         t0 = time.monotonic()
         try:
-            return real_acquire(path, timeout=timeout, purpose=purpose)
+            return real_acquire(memory_dir, timeout=timeout, purpose=purpose)
         finally:
-            if path.name == locking.WRITE_LOCK and timeout > 0:
+            if timeout > 0:
                 waits.append(time.monotonic() - t0)
 
-    locking.acquire = timed_acquire  # instrumentation: the real lock, timed
+    locking.acquire_write = timed_acquire  # instrumentation: the real lock (and its queue), timed
     rnd = random.Random(n)
     m = mem(ws)
     done: list[str] = []

@@ -160,6 +160,7 @@ class Indexer:
         blocking)."""
         t0 = time.perf_counter()
         self.prepare_memory_dir()
+        self.embedder()  # loaded before the lock: other writers never wait for a model load
         try:
             with write_lock(self.memory_dir, timeout=lock_timeout, purpose="clawmem index"):
                 report = self.index_locked(

@@ -7,12 +7,20 @@ crash never leaves a stale lock. Beside each lock, ``<name>.owner`` names the ho
 (command)``) so that a waiting process can say whom it waits for and ``status`` can name the daemon.
 The owner file is emptied (not deleted) on release: a file left naming a pid is a holder that was
 killed, and the next holder reports that it took over from it.
+
+The write lock is taken in turn. An OS lock polled by its waiters is not a queue: a holder that
+releases and asks again at once (``retain`` in a loop) re-takes it before a waiter's next poll, and
+the soak saw four such loops starve a ``reflect`` until it gave up after 60 s. So a writer first
+takes ``write.lock.queue`` (the turnstile) and keeps it only while it waits for the write lock
+itself: a holder that asks again queues behind the writer already waiting, whom it cannot pass,
+and a lazy sync before a read (which never waits) yields to both.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -28,6 +36,7 @@ if TYPE_CHECKING:
 # (most recalls) never takes one, and importing it costs a cold CLI start ~10-20 ms.
 
 WRITE_LOCK = "write.lock"
+WRITE_QUEUE = "write.lock.queue"  # the turnstile in front of it (see the module's docstring)
 
 
 @dataclass(frozen=True)
@@ -83,7 +92,9 @@ class HeldLock:
         self.release()
 
 
-def acquire(path: Path, *, timeout: float, purpose: str = "") -> HeldLock | None:
+def acquire(
+    path: Path, *, timeout: float, purpose: str = "", poll_interval: float = 0.05
+) -> HeldLock | None:
     """Take the lock at ``path`` within ``timeout`` seconds (0: only if free now), or None.
 
     OSError (a read-only or missing folder) propagates: the caller says what it needed it for.
@@ -93,7 +104,7 @@ def acquire(path: Path, *, timeout: float, purpose: str = "") -> HeldLock | None
     # thread_local=False: the watcher may release from another thread than the one that took it.
     lock = FileLock(str(path), thread_local=False)
     try:
-        lock.acquire(timeout=timeout, poll_interval=0.05)
+        lock.acquire(timeout=timeout, poll_interval=poll_interval)
     except Timeout:
         return None
     previous = read_owner(path)
@@ -131,12 +142,30 @@ def is_held(path: Path) -> bool | None:
 
 
 # --------------------------------------------------------------------------- the write lock
+def acquire_write(memory_dir: Path, *, timeout: float, purpose: str = "") -> HeldLock | None:
+    """The write lock in turn: through the turnstile (``WRITE_QUEUE``), within ``timeout``
+    seconds in all (0: only if nobody holds it or waits for it now), or None."""
+    t0 = time.monotonic()
+    gate = FileLock(str(memory_dir / WRITE_QUEUE), thread_local=False)
+    try:
+        gate.acquire(timeout=timeout, poll_interval=0.05)
+    except Timeout:
+        return None
+    try:
+        left = max(0.0, timeout - (time.monotonic() - t0))
+        # Only the turnstile's holder polls the lock itself, so it can poll often: the lock
+        # changes hands within 10 ms of its release.
+        return acquire(memory_dir / WRITE_LOCK, timeout=left, purpose=purpose, poll_interval=0.01)
+    finally:
+        gate.release()
+
+
 @contextmanager
 def write_lock(memory_dir: Path, *, timeout: float = 60.0, purpose: str = "") -> Iterator[None]:
     path = memory_dir / WRITE_LOCK
     try:
         memory_dir.mkdir(parents=True, exist_ok=True)
-        held = acquire(path, timeout=timeout, purpose=purpose)
+        held = acquire_write(memory_dir, timeout=timeout, purpose=purpose)
     except OSError as exc:  # a read-only or full .memory/: say so, not "internal error"
         raise StoreError(
             f"{path}: cannot take the write lock ({exc.strerror or exc})",
@@ -155,6 +184,7 @@ def write_lock(memory_dir: Path, *, timeout: float = 60.0, purpose: str = "") ->
 
 
 def try_write_lock(memory_dir: Path) -> HeldLock | None:
-    """The lock if it is free right now, else None (read commands then skip their lazy sync)."""
+    """The lock if it is free right now and no writer waits for it, else None (read commands then
+    skip their lazy sync)."""
     memory_dir.mkdir(parents=True, exist_ok=True)
-    return acquire(memory_dir / WRITE_LOCK, timeout=0, purpose="clawmem (sync before a read)")
+    return acquire_write(memory_dir, timeout=0, purpose="clawmem (sync before a read)")

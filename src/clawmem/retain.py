@@ -114,6 +114,9 @@ def retain(
     relpath = f"memory/{when.isoformat()}.md"
     path = ix.root / relpath
     ix.prepare_memory_dir()
+    # The model is loaded before the lock (seconds on a cold start): other writers wait only
+    # for the write and the fact's one embedding, not for this process's start-up.
+    ix.embedder()
     with write_lock(ix.memory_dir, purpose="clawmem retain"):
         existing = read_log(path, relpath)
         dup = _duplicate_of(ix, fact, relpath, existing)
