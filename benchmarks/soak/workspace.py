@@ -78,11 +78,15 @@ def mem(ws: Path):
 
 
 def markdown(ws: Path) -> dict[str, bytes]:
-    """Every file outside .memory/ and .git/: what clawmem must leave whole."""
+    """Every file outside .memory/ and .git/: what clawmem must leave whole. Not the temporary
+    copies of ``write_atomic`` (``.NAME.XXXX.tmp``): a kill before the rename leaves one beside
+    the untouched file, and ``leftovers`` checks that the next run removes it."""
     out = {}
     for p in sorted(ws.rglob("*")):
         rel = p.relative_to(ws)
         if rel.parts[0] in (".memory", ".git") or not p.is_file() or p.is_symlink():
+            continue
+        if TEMP.search(p.name):
             continue
         out[rel.as_posix()] = p.read_bytes()
     return out
