@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -56,7 +57,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--json", type=Path, help="write every figure and failure here")
     ap.add_argument("--keep", action="store_true", help="keep the scratch folder")
+    ap.add_argument(
+        "--render",
+        type=Path,
+        metavar="SOAK_JSON",
+        help="print the figures of a --json file as docs/reliability.md's tables, and exit",
+    )
     args = ap.parse_args(argv)
+    if args.render:
+        from .report import render
+
+        print(render(json.loads(args.render.read_text(encoding="utf-8"))), end="")
+        return 0
     parts = [p.strip() for p in args.parts.split(",") if p.strip()]
     unknown = set(parts) - set(MUST_BE_ZERO)
     if unknown:
@@ -75,6 +87,15 @@ def main(argv: list[str] | None = None) -> int:
         "commit": _commit(),
     }
     t0 = time.monotonic()
+    # The load average every 30 s: on a shared machine it is what the figures were measured under.
+    loads: list[float] = []
+    sampling = threading.Event()
+
+    def sample() -> None:
+        while not sampling.wait(30):
+            loads.append(round(os.getloadavg()[0], 2))
+
+    threading.Thread(target=sample, daemon=True).start()
     try:
         for part in parts:
             seconds = budget * share[part] / total
@@ -102,6 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         out["seconds"] = round(time.monotonic() - t0, 1)
         out["load_after"] = os.getloadavg()
+        sampling.set()
+        out["load_1min_every_30s"] = loads
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
         if args.json:
