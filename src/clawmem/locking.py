@@ -145,6 +145,8 @@ def is_held(path: Path) -> bool | None:
 def acquire_write(memory_dir: Path, *, timeout: float, purpose: str = "") -> HeldLock | None:
     """The write lock in turn: through the turnstile (``WRITE_QUEUE``), within ``timeout``
     seconds in all (0: only if nobody holds it or waits for it now), or None."""
+    from filelock import FileLock, Timeout
+
     t0 = time.monotonic()
     gate = FileLock(str(memory_dir / WRITE_QUEUE), thread_local=False)
     try:
