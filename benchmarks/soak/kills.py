@@ -171,35 +171,52 @@ def _kill_at(
 def _timed_run(
     ws: Path, work: Path, target: str, token: str
 ) -> tuple[float, list[tuple[str, float]]]:
-    """The target's command uninterrupted, as a process: (seconds, its marks from its start)."""
+    """The target's command uninterrupted, as a process: (seconds, its marks from its start).
+    The watcher, a daemon, runs until it has synced at start (and written its state, which
+    removes a temporary copy a killed watcher left), then is stopped with SIGTERM."""
     marks = work / "marks-timed"
     marks.unlink(missing_ok=True)
     t0 = time.monotonic()
-    if target == "watch":  # a daemon: its initial sync is the work; it idles afterwards
-        args = _args("sync", token)
-    else:
-        args = _args(target, token)
-    r = subprocess.run(
-        _victim_cmd(ws, marks, *args),
-        capture_output=True,
-        text=True,
-        env=child_env(),
-        stdin=subprocess.DEVNULL,
-        timeout=600,
-    )
-    seconds = time.monotonic() - t0
-    if r.returncode != 0:
-        raise RuntimeError(f"exit {r.returncode}: {r.stderr.strip()[-300:]}")
+    cmd = _victim_cmd(ws, marks, *_args(target, token))
     if target == "watch":
-        seconds += 1.5  # and some of its idle time after the sync, where events arrive
+        p = subprocess.Popen(
+            cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+            text=True, env=child_env(),
+        )  # fmt: skip
+        assert p.stderr is not None
+        lines = []
+        for line in p.stderr:  # the daemon logs each sync on stderr
+            lines.append(line)
+            if "synced (start)" in line or "error" in line:
+                break
+        seconds = time.monotonic() - t0 + 1.5  # and some idle time, where events arrive
+        p.terminate()
+        rest = p.communicate(timeout=120)[1]
+        if not any("synced (start)" in line for line in lines):
+            raise RuntimeError(f"watch did not sync: {''.join(lines)[-300:]}{rest[-300:]}")
+    else:
+        r = subprocess.run(
+            cmd,
+            capture_output=True,
+            text=True,
+            env=child_env(),
+            stdin=subprocess.DEVNULL,
+            timeout=600,
+        )
+        seconds = time.monotonic() - t0
+        if r.returncode != 0:
+            raise RuntimeError(f"exit {r.returncode}: {r.stderr.strip()[-300:]}")
     return seconds, [(ph, t - t0) for t, ph in read_marks(marks)]
 
 
 def _next_run(ws: Path, work: Path, target: str, token: str, durations: Durations, timed: bool):
-    """The same command again, uninterrupted: as a timed process (``timed``), else in this
-    process (the same library code); then a sync."""
-    if timed:
-        durations.add(target, *_timed_run(ws, work, target, token))
+    """The same command again, uninterrupted: as a timed process (``timed``, and the watcher
+    always: a daemon's next run is the daemon), else in this process (the same library code);
+    then a sync."""
+    if timed or target == "watch":
+        seconds, marks = _timed_run(ws, work, target, token)
+        if timed:
+            durations.add(target, seconds, marks)
     else:
         m = mem(ws)
         if target == "rebuild":
