@@ -534,6 +534,17 @@ def issue16_table(r: dict) -> list[str]:
             f"{ms(mf['recall_lexical_sync']['p50_ms'])}.",
             "",
         ]
+        fw = mf.get("freshness_watched")
+        if fw:
+            out += [
+                f"With a live `clawmem watch` on that workspace (its journal vouches, so no file "
+                f"is statted; `index.fresh_by` said `{fw.get('fresh_by')}`): freshness check p50 "
+                f"{ms(fw['p50_ms'])} (CPU {ms(fw['cpu_p50_ms'])}); lexical recall with "
+                f"`sync=True`: p50 {ms(mf['recall_lexical_sync_watched']['p50_ms'])}.",
+                "",
+            ]
+        elif mf.get("freshness_watched_error"):
+            out += [f"With a live watcher: not measured ({mf['freshness_watched_error']}).", ""]
     return out
 
 

@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -102,9 +103,10 @@ def freshness_check(mem, n: int = 15) -> dict:
             idx.close()
         walls.append(time.perf_counter() - t0)
         cpus.append(time.process_time() - c0)
-        files = len(sc.files) if sc is not None else files
+    fresh_by = ix.freshness[0]
     # The floor of any full stat pass: one os.stat per file, nothing else.
     paths = [str(mem.root / f.relpath) for f in ix.scan().files]
+    files = len(paths)
     t0 = time.process_time()
     for p in paths:
         os.stat(p)
@@ -115,7 +117,40 @@ def freshness_check(mem, n: int = 15) -> dict:
         "files": files,
         "stale_files": stale,
         "stat_floor_cpu_ms": floor * 1000,
+        "fresh_by": fresh_by,
     }
+
+
+@contextmanager
+def live_watcher(root: Path, timeout: float = 300.0):
+    """A real ``clawmem watch --no-embed`` on ``root``, caught up (its journal vouches), for the
+    freshness check a recall pays while a watcher runs."""
+    from clawmem import journal
+    from clawmem.memory import open_workspace
+
+    mem = open_workspace(root, environ={"CLAWMEM_VECTORS": "0"})
+    key = journal.scan_key(mem.root, mem.cfg)
+    env = {**os.environ, "CLAWMEM_VECTORS": "0"}
+    proc = subprocess.Popen(
+        [*cli_cmd(), "--workspace", str(root), "watch", "--no-embed"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    try:
+        deadline = time.monotonic() + timeout
+        while not journal.ask(mem.memory_dir, key)[0]:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"clawmem watch on {root} never caught up")
+            time.sleep(0.2)
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def many_files(root: Path, n_files: int, units_per_file: int, seed: int = 3) -> dict:
@@ -498,6 +533,15 @@ def run_many_files(n_files: int = 18_000, units_per_file: int = 6) -> dict:
     out["freshness"] = freshness_check(mem)
     qs = queries(15)
     out["recall_lexical_sync"] = recall_latency(mem, qs, "lexical", sync=True, repeats=1)
+    log(f"speed: {n_files} small files, with a live `clawmem watch`")
+    try:
+        with live_watcher(root):
+            out["freshness_watched"] = freshness_check(mem)
+            out["recall_lexical_sync_watched"] = recall_latency(
+                mem, qs, "lexical", sync=True, repeats=1
+            )
+    except (OSError, RuntimeError) as exc:
+        out["freshness_watched_error"] = str(exc)
     return out
 
 
