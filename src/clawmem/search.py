@@ -387,10 +387,20 @@ def unit_count(index: Index, f: Filters | None = None) -> int:
 
 def entity_page(index: Index, entity: str):
     """The first unit of ``bank/entities/ENTITY.md`` (any case), or None."""
+    # The case-blind match runs over the files table (one row per file), then the chunks come
+    # by their path index: lower(path) over every chunk cost ~25-100 ms a recall at 100k units.
+    paths = [
+        p
+        for (p,) in index.conn.execute(
+            "SELECT path FROM files WHERE lower(path) = lower(?)", (f"bank/entities/{entity}.md",)
+        )
+    ]
+    if not paths:
+        return None
     return index.conn.execute(
-        f"SELECT {COLUMNS} FROM chunks c WHERE lower(c.path) = lower(?) AND c.kind IS NULL "
-        "ORDER BY c.start_line LIMIT 1",
-        (f"bank/entities/{entity}.md",),
+        f"SELECT {COLUMNS} FROM chunks c WHERE c.path IN ({','.join('?' * len(paths))}) "
+        "AND c.kind IS NULL ORDER BY c.start_line LIMIT 1",
+        paths,
     ).fetchone()
 
 
