@@ -2,6 +2,10 @@
 
 The fixture workspace is copied into a temporary folder for every test that writes. Tests that
 need vectors share one index built once per session with the real GGUF model, then copy it.
+
+The suite runs on pytest-xdist workers (``-n auto`` in pyproject.toml). What is costly to build
+and only ever read or copied (the converted models, the indexed templates) is built once per run
+for all workers by ``built_once``, not once per worker.
 """
 
 from __future__ import annotations
@@ -11,11 +15,19 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests check what comes out, not how fast: on a loaded machine (two xdist workers on two
+# cores, and whatever else runs there) input generation and single examples can be slow, which
+# Hypothesis would report as a failed health check or a missed deadline.
+settings.register_profile("clawmem", suppress_health_check=[HealthCheck.too_slow], deadline=None)
+settings.load_profile("clawmem")
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE = REPO / "fixtures" / "workspace"
@@ -62,10 +74,31 @@ def cli_subprocess(*args: str, cwd: Path | None = None, env: dict | None = None,
     return Run(proc.returncode, proc.stdout, proc.stderr)
 
 
+def built_once(tmp_path_factory, name: str, build: Callable[[Path], object]) -> Path:
+    """The folder ``name``, filled by ``build(folder)`` once per test run: with pytest-xdist the
+    first worker to ask builds it while the others wait on a file lock, then every worker uses
+    the same folder (read it or copy it; never change it). A build that fails leaves no marker,
+    so the next worker to ask builds it again and fails on its own account."""
+    import filelock
+
+    base = tmp_path_factory.getbasetemp()
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        base = base.parent  # the run's folder, above each worker's own
+    dest, done = base / name, base / f"{name}.built"
+    with filelock.FileLock(str(base / f"{name}.lock")):
+        if not done.exists():
+            shutil.rmtree(dest, ignore_errors=True)  # a failed build's remains
+            dest.mkdir()
+            build(dest)
+            done.touch()
+    return dest
+
+
 @pytest.fixture(scope="session")
 def model_cache(tmp_path_factory) -> Path:
-    """One converted default model per test session (conversion is our own code under test)."""
-    return tmp_path_factory.mktemp("model-cache")
+    """One converted default model per test run (conversion is our own code under test; its
+    file lock makes workers that need it at once convert it once)."""
+    return built_once(tmp_path_factory, "model-cache", lambda folder: None)
 
 
 @pytest.fixture(autouse=True)
@@ -92,18 +125,20 @@ def ws(tmp_path) -> Path:
 @pytest.fixture(scope="session")
 def indexed_template(tmp_path_factory, model_cache) -> Path:
     """The fixture workspace indexed once with the real model (vectors included)."""
-    dest = tmp_path_factory.mktemp("indexed") / "ws"
-    shutil.copytree(FIXTURE, dest)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CLAWMEM_")}
-    env["CLAWMEM_CACHE_DIR"] = str(model_cache)
-    proc = subprocess.run(
-        [sys.executable, "-m", "clawmem", "-w", str(dest), "index", "--json"],
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return dest
+
+    def build(folder: Path) -> None:
+        shutil.copytree(FIXTURE, folder / "ws")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CLAWMEM_")}
+        env["CLAWMEM_CACHE_DIR"] = str(model_cache)
+        proc = subprocess.run(
+            [sys.executable, "-m", "clawmem", "-w", str(folder / "ws"), "index", "--json"],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert proc.returncode == 0, proc.stderr
+
+    return built_once(tmp_path_factory, "indexed", build) / "ws"
 
 
 @pytest.fixture(scope="session")
@@ -158,10 +193,11 @@ def hash_indexed_template(tmp_path_factory) -> Path:
     from clawmem import open_workspace
     from clawmem.embedders.testing import HashEmbedder
 
-    dest = tmp_path_factory.mktemp("hash-indexed") / "ws"
-    shutil.copytree(FIXTURE, dest)
-    open_workspace(dest, environ={}, embedder=HashEmbedder()).index()
-    return dest
+    def build(folder: Path) -> None:
+        shutil.copytree(FIXTURE, folder / "ws")
+        open_workspace(folder / "ws", environ={}, embedder=HashEmbedder()).index()
+
+    return built_once(tmp_path_factory, "hash-indexed", build) / "ws"
 
 
 @pytest.fixture

