@@ -22,7 +22,7 @@ from clawmem.embedders import (
     default_model_path,
 )
 from clawmem.embedders.base import normalize
-from clawmem.embedders.default import E5, MINILM, builtin, builtin_model_path
+from clawmem.embedders.default import _LOCK_TIMEOUT_S, E5, MINILM, builtin, builtin_model_path
 from clawmem.embedders.llama import nfkc_prepare
 from clawmem.errors import ModelError
 
@@ -339,7 +339,9 @@ def test_default_model_concurrent_first_use(tmp_path):
         subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
         for _ in range(2)
     ]
-    outputs = [p.communicate(timeout=120)[0].strip() for p in procs]
+    # A stuck lock makes the loser give up after _LOCK_TIMEOUT_S; wait a little longer than that
+    # (a conversion on a loaded machine, beside the suite's other worker, can take minutes).
+    outputs = [p.communicate(timeout=_LOCK_TIMEOUT_S + 60)[0].strip() for p in procs]
     assert all(p.returncode == 0 for p in procs)
     target = tmp_path / "models" / "multilingual-e5-small-f32.gguf"
     assert outputs == [str(target)] * 2
