@@ -129,6 +129,48 @@ def test_build_query_quotes_every_term():
     assert '"payment processor"' in q.terms
 
 
+@pytest.mark.parametrize(
+    "query, strong",
+    [
+        ("DEC-0054", '"dec 0054"'),
+        ("payment_processor", '"payment processor"'),
+        ("v2.3.1", '"v2 3 1"'),
+        ("src/memory/hybrid.ts", '"src memory hybrid ts"'),
+        ("p53 in stem cells", '"p53"'),
+        ("IL-6 levels", '"il 6"'),
+        ("COVID-19 vaccines", '"covid 19"'),
+        # A hyphenated compound of letters is a word of the language, not an identifier...
+        ("long-term effects", None),
+        ("self-renewal of stem cells", None),
+        ("payments-service", None),
+        # ...unless the user quotes it.
+        ('"payments-service"', '"payments service"'),
+    ],
+)
+def test_which_terms_are_identifiers(query, strong):
+    assert build_query(query).strong == strong
+
+
+def test_a_hyphenated_word_does_not_jump_the_queue(tmp_path):
+    """Only identifiers and quoted phrases put the units holding them first. A compound such as
+    "long-term" is ranked by BM25 like any other word: the unit holding the rarer terms of the
+    query wins; quoted, the compound comes first."""
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / "2025-01-02.md").write_text(
+        "# 2025-01-02\n\n"
+        "- The long-term roadmap was shared with the board.\n"
+        "- Backup retention for the archive is ninety days.\n"
+        "- Lunch was at noon.\n",
+        encoding="utf-8",
+    )
+    assert cli("-w", str(ws), "index").code == 0
+    first = recall(ws, "long-term backup retention archive")["results"][0]
+    assert "Backup retention" in first["snippet"]
+    quoted = recall(ws, '"long-term" backup retention archive')["results"][0]
+    assert "long-term roadmap" in quoted["snippet"]
+
+
 def test_folding_ascii_takes_a_shortcut_to_the_same_result():
     """fold() skips Unicode normalisation for ASCII text; the result must be what the full path
     gives, for every ASCII character."""

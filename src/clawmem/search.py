@@ -133,7 +133,9 @@ def lexical_leg(
 
     rows = []
     if q.strong:
-        rows = ranked(f"({q.strong}) AND ({q.any_terms})")
+        # A unit holds an identifier when its own text or heading does: its neighbours' text (the
+        # context column) informs ranking, but "DEC-0054" said next door is not said here.
+        rows = ranked(f"{{body heading}} : ({q.strong}) AND ({q.any_terms})")
     seen = {row[0] for row in rows}
     strong = frozenset(seen)
     if len(rows) < limit:

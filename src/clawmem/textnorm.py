@@ -108,9 +108,14 @@ def _phrase(toks: list[str]) -> str:
 
 
 _QUOTED = re.compile(r'"([^"]+)"')
-# A term typed as an identifier: words joined by _ - . / : (DEC-0054, payment_processor, v2.3.1,
-# src/memory/hybrid.ts) or letters mixed with digits (v2, 88213a). Plain numbers and words are not.
-_IDENT = re.compile(r"\w+(?:[_\-./:]\w+)+|(?=\w*\d)(?=\w*[^\W\d])\w+")
+# A term typed as an identifier: words joined by _ . / : (payment_processor, v2.3.1,
+# src/memory/hybrid.ts), words joined by - with a digit among them (DEC-0054, IL-6, COVID-19), or
+# letters mixed with digits (v2, p53, 88213a). Plain numbers and words are not, and neither is a
+# hyphenated compound of letters alone ("long-term", "self-renewal", "sci-fi"): that is a word of
+# the language, and forcing every unit that holds it above the rest cost SciFact's training claims
+# 0.013 nDCG@10 (0.707 -> 0.720), where 289 of 809 claims had such a compound. Such a compound
+# still matches as a phrase of adjacent tokens; quote it ("payments-service") to require it first.
+_IDENT = re.compile(r"\w+(?:[_./:]\w+)+|(?=[\w-]*\d)\w+(?:-\w+)+|(?=\w*\d)(?=\w*[^\W\d])\w+")
 
 
 def build_query(query: str) -> LexQuery:
