@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-RRF = "rrf-v2"
-WEIGHTED = "weighted-v2"
+RRF = "rrf-v3"
+WEIGHTED = "weighted-v3"
 
 
 @dataclass(frozen=True)
