@@ -230,3 +230,28 @@ def test_status_shows_the_journal_and_recall_json_says_how_it_knew(ws, daemons):
     assert "journal off (file events off): recalls stat every file" in r.out
     r = cli("--workspace", str(ws), "recall", "Peter", "--json")
     assert json.loads(r.out)["index"]["fresh_by"] == "stat scan"
+
+
+def test_a_question_waits_for_the_changes_made_before_it_not_for_writers_to_stop(tmp_path):
+    """The token rule: a reader asking again with its first question's token is vouched for once
+    a sync that began after that question's changes has completed, even though newer changes
+    keep arriving (four writers in a loop never let a watcher be "caught up" with everything: a
+    recall waited its full 2 s every time). A question without a token still needs everything."""
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    mem = open_workspace(ws)
+    j = journal.Journal(mem.root, mem.memory_dir, mem.cfg)  # the real class; no socket needed
+    j.caught_up(j.begin())
+    assert j.verdict()[0] is True
+    j._event()  # a change before the question
+    clean, why, token = j.verdict()
+    assert not clean and "changes since" in why
+    started = j.begin()  # a sync starts after it...
+    j.syncing = True
+    j._event()  # ...and a newer change comes in while it runs
+    assert j.verdict(token)[0] is False  # not done yet
+    j.caught_up(started)  # the sync completes
+    j.syncing = False
+    assert j.verdict(token) == (True, "", token)  # the question's changes are in
+    assert j.verdict()[0] is False  # but not everything read so far
+    assert j.verdict(10**9)[0] is False  # a token from elsewhere is capped at what was read

@@ -17,7 +17,7 @@ from . import db, journal
 from .config import Config
 from .errors import LockedError, ModelError, StoreError
 from .index import Index
-from .locking import try_write_lock, write_lock
+from .locking import WRITE_LOCK, read_owner, try_write_lock, write_lock
 from .sync import (
     INDEX_NAME,
     Progress,
@@ -59,6 +59,7 @@ class Indexer:
         # How the last lazy sync knew the index was fresh: ("watcher" | "stat scan", why the
         # watcher was not asked or not trusted, or None).
         self.freshness: tuple[str | None, str | None] = (None, None)
+        self._journal = journal.Answer(False, "")  # the watcher's answer to this read's question
 
     # ------------------------------------------------------------------ configuration and model
     def reconfigure(self, cfg: Config, *, embedder=None) -> None:
@@ -280,7 +281,8 @@ class Indexer:
             notes.append(f"rebuilt the index first: {why}")
             return None, None
         sc: Scan | None = None
-        trusted, why_not = journal.ask(self.memory_dir, journal.scan_key(self.root, self.cfg))
+        self._journal = journal.ask_token(self.memory_dir, journal.scan_key(self.root, self.cfg))
+        trusted, why_not = self._journal.clean, self._journal.why
         if trusted:
             self.freshness = ("watcher", None)
             return WATCHED, idx
@@ -316,11 +318,23 @@ class Indexer:
         except OSError:
             lock = None
         if lock is None:
-            if (self.freshness[1] or "").startswith(journal.BEHIND) and journal.wait_caught_up(
-                self.memory_dir, journal.scan_key(self.root, self.cfg), WATCHER_WAIT_S
+            holder = read_owner(self.memory_dir / WRITE_LOCK)
+            if (
+                (self.freshness[1] or "").startswith(journal.BEHIND)
+                and self._journal.pid is not None
+                and (holder is None or holder.pid == self._journal.pid)
+                and journal.wait_caught_up(
+                    self.memory_dir,
+                    journal.scan_key(self.root, self.cfg),
+                    WATCHER_WAIT_S,
+                    self._journal.token,
+                )
             ):
-                # The writer was the watcher, syncing what this scan found: its word is better
-                # than results a sync behind.
+                # The writer is the watcher, syncing what this scan found: its word (once it has
+                # synced the changes made before this read asked) beats results a sync behind.
+                # No holder named: the lock was let go a moment ago, most likely by the watcher.
+                # Another writer (a retain) is not waited for: the watcher could not sync before
+                # it lets go, and a recall would pay the whole wait on every call under writes.
                 self.freshness = ("watcher", None)
                 return True
             notes.append("another process is writing the index; results may be a few seconds old")

@@ -40,6 +40,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 SOCKET_NAME = "watch.sock"
 PROBE_NAME = "watch.probe"
@@ -112,25 +113,44 @@ def scan_key(root: Path, cfg) -> str:
 def ask(memory_dir: Path, key: str, timeout: float = ASK_TIMEOUT_S) -> tuple[bool, str]:
     """(True, "") when a live watcher vouches that the index holds every change made before this
     call; else (False, why not). Never raises for a missing, dead or hung watcher."""
+    answer = ask_token(memory_dir, key, timeout)
+    return answer.clean, answer.why
+
+
+class Answer(NamedTuple):
+    clean: bool
+    why: str
+    token: int | None = None  # the count of changes the watcher had read when asked
+    pid: int | None = None  # the watcher's process
+
+
+def ask_token(
+    memory_dir: Path, key: str, timeout: float = ASK_TIMEOUT_S, token: int | None = None
+) -> Answer:
+    """``ask``, plus the watcher's token for this question: the count of changes it had read
+    when the question reached it. Asked again with that token, the watcher vouches once a sync
+    that began after those changes has completed, even if newer changes have come in since: a
+    recall waits for the changes made before it asked, not for writers to go quiet."""
     path = memory_dir / SOCKET_NAME
     if not hasattr(socket, "AF_UNIX"):
-        return False, "no watcher journal on this platform"
+        return Answer(False, "no watcher journal on this platform")
     try:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     except OSError as exc:
-        return False, f"cannot ask the watcher ({exc.strerror})"
+        return Answer(False, f"cannot ask the watcher ({exc.strerror})")
     try:
         s.settimeout(timeout)
         try:
             s.connect(str(path))
         except FileNotFoundError:
-            return False, "no watcher running"
+            return Answer(False, "no watcher running")
         except ConnectionRefusedError:
-            return False, "the watcher is not running (its socket is left over)"
+            return Answer(False, "the watcher is not running (its socket is left over)")
         except OSError as exc:
-            return False, f"cannot reach the watcher ({exc.strerror or exc})"
+            return Answer(False, f"cannot reach the watcher ({exc.strerror or exc})")
         deadline = time.monotonic() + timeout
-        s.sendall(key.encode() + b"\n")
+        # The key is JSON, which never holds a raw tab: a tab separates the token, if any.
+        s.sendall(key.encode() + (f"\t{token}".encode() if token is not None else b"") + b"\n")
         buf = b""
         while not buf.endswith(b"\n"):
             left = deadline - time.monotonic()
@@ -142,32 +162,37 @@ def ask(memory_dir: Path, key: str, timeout: float = ASK_TIMEOUT_S) -> tuple[boo
                 break
             buf += chunk
     except TimeoutError:
-        return False, f"the watcher did not answer within {timeout * 1000:.0f} ms"
+        return Answer(False, f"the watcher did not answer within {timeout * 1000:.0f} ms")
     except OSError as exc:
-        return False, f"cannot ask the watcher ({exc.strerror or exc})"
+        return Answer(False, f"cannot ask the watcher ({exc.strerror or exc})")
     finally:
         s.close()
     try:
         reply = json.loads(buf)
     except ValueError:
-        return False, "the watcher's answer was unreadable"
+        return Answer(False, "the watcher's answer was unreadable")
     if not isinstance(reply, dict):
-        return False, "the watcher's answer was unreadable"
+        return Answer(False, "the watcher's answer was unreadable")
+    got, pid = (
+        v if isinstance(v, int) and not isinstance(v, bool) else None
+        for v in (reply.get("token"), reply.get("pid"))
+    )
     if reply.get("clean") is True:
-        return True, ""
-    return False, f"{BEHIND} ({reply.get('why', 'no reason given')})"
+        return Answer(True, "", got, pid)
+    return Answer(False, f"{BEHIND} ({reply.get('why', 'no reason given')})", got, pid)
 
 
-def wait_caught_up(memory_dir: Path, key: str, timeout: float) -> bool:
-    """Ask until a live watcher that says it is behind has caught up (True), or gives another
-    answer, or ``timeout`` passes (False)."""
+def wait_caught_up(memory_dir: Path, key: str, timeout: float, token: int | None = None) -> bool:
+    """Ask until a live watcher that says it is behind has synced the changes made before the
+    question that gave ``token`` (True), or gives another answer, or ``timeout`` passes (False)."""
     deadline = time.monotonic() + timeout
     while True:
-        ok, why = ask(memory_dir, key)
-        if ok:
+        answer = ask_token(memory_dir, key, token=token)
+        if answer.clean:
             return True
-        if not why.startswith(BEHIND) or time.monotonic() >= deadline:
+        if not answer.why.startswith(BEHIND) or time.monotonic() >= deadline:
             return False
+        token = token if token is not None else answer.token  # the first question's changes
         time.sleep(0.02)
 
 
@@ -319,17 +344,23 @@ class Journal:
             self._seq += 1
         self.wake()
 
-    def verdict(self) -> tuple[bool, str]:
+    def verdict(self, token: int | None = None) -> tuple[bool, str, int]:
+        """(clean, why not, token). Clean when a stat comparison that began after the first
+        ``token`` changes were read has completed with the index matching the files: every
+        change made before the question that got ``token`` is in the index (a sync running now
+        only applies later ones, which a reader's snapshot does not see half-done). With no token
+        (a first question), every change read so far counts."""
         with self._mu:
             seq, through = self._seq, self._clean_through
+        token = seq if token is None else min(token, seq)
         if self._untrusted:
             path, why = next(iter(self._untrusted.items()))
-            return False, f"{why}: {path}"
+            return False, f"{why}: {path}", token
+        if through >= token:
+            return True, "", token
         if self.syncing:
-            return False, "a sync is running"
-        if through < seq:
-            return False, "changes since its last sync"
-        return True, ""
+            return False, "a sync is running", token
+        return False, "changes since its last sync", token
 
     # ------------------------------------------------------------------ watches
     def _watch_tree(self, top: str, kind: str) -> None:
@@ -504,7 +535,8 @@ class Journal:
                 if not chunk:
                     return
                 buf += chunk
-            key = buf.decode("utf-8", "replace").rstrip("\n")
+            key, _, asked = buf.decode("utf-8", "replace").rstrip("\n").partition("\t")
+            token = int(asked) if asked.isdigit() else None
             if key != self.key:
                 reply = {"clean": False, "why": "it watches with other settings"}
             else:
@@ -517,8 +549,8 @@ class Journal:
                 if self._probe_seen == seen:
                     reply = {"clean": False, "why": "its probe event did not arrive"}
                 else:
-                    clean, why = self.verdict()
-                    reply = {"clean": clean, "why": why, "pid": os.getpid()}
+                    clean, why, token = self.verdict(token)
+                    reply = {"clean": clean, "why": why, "pid": os.getpid(), "token": token}
             conn.sendall(json.dumps(reply).encode() + b"\n")
         except OSError:
             pass
