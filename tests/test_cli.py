@@ -176,6 +176,18 @@ def test_bad_config_is_one_clear_line(ws):
     (ws / "clawmem.toml").write_text("chunk_size = 3\n")
     r = cli("-w", str(ws), "status")
     assert r.code == 4 and "unknown setting 'chunk_size'" in r.err
+    # TOML's inf and nan (found by the soak: `k = inf` was an internal error, exit 70).
+    for line, shown in (
+        ("k = inf", "k = inf is not a valid int"),
+        ("k = -inf", "k = -inf is not a valid int"),
+        ("k = nan", "k = nan is not a valid int"),
+        ("decay_half_life_days = nan", "decay_half_life_days = nan is not a valid float"),
+        ("decay_half_life_days = inf", "decay_half_life_days = inf is not a valid float"),
+    ):
+        (ws / "clawmem.toml").write_text(line + "\n")
+        r = cli("-w", str(ws), "status")
+        assert r.code == 4, (line, r.err)
+        assert r.err.splitlines()[0] == f"clawmem: error: clawmem.toml: {shown}", r.err
 
 
 def test_usage_errors_exit_2(ws):

@@ -7,6 +7,7 @@ multiplier 4).
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from dataclasses import dataclass, field, fields
@@ -111,11 +112,11 @@ def _coerce(name: str, raw: Any, default: Any, origin: str) -> Any:
             return value
         if isinstance(default, float):
             number = float(raw)
-            if number < 0:
+            if not math.isfinite(number) or number < 0:  # TOML spells inf and nan
                 raise ValueError
             return number
         return str(raw)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # int(inf) overflows
         raise ConfigError(
             f"{origin}: {name} = {raw!r} is not a valid {expected.__name__}",
             hint=f"set {name} to a non-negative {expected.__name__}, or remove it to use the default",
