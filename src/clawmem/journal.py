@@ -12,10 +12,13 @@ make a recall miss one. So the question is a round trip, answered only by a live
    instance in the order they happened. The journal reads events until it sees its own probe: by
    then it has read every change made before the recall asked (a ``write()`` queues its event
    before it returns).
-3. It answers "clean" only if no relevant event was read since the start of the last stat
-   comparison the watcher *completed* (a sync, or a check that found nothing to sync), no sync is
-   running, and nothing made events untrustworthy (queue overflow since, a symlinked or
-   hard-linked memory file, a file system that may change without local events).
+3. It answers "clean" only if a stat comparison that began after every relevant event read up to
+   that probe has *completed* (a sync, or a check that found nothing to sync), and nothing made
+   events untrustworthy (queue overflow since, a symlinked or hard-linked memory file, a file
+   system that may change without local events). A sync running now applies only later changes,
+   which a reader's snapshot does not see half-done. The answer carries that count of events (a
+   token): a recall that must wait asks again with it, and waits for its own changes only, not
+   for writers to go quiet.
 
 Anything else (no socket, connection refused after a kill, no answer within ``ASK_TIMEOUT_S`` from
 a stopped process, another scan key, "dirty") and the recall runs its own stat pass as before.
