@@ -7,7 +7,6 @@ have changed a Markdown file. The kill delays are seeded, so a failure can be re
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -20,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from benchmarks.soak.resources import fill, small_disk
+from benchmarks.soak.resources import fill, read_only, small_disk
 
 from clawmem import db
 from clawmem.memory import open_workspace
@@ -330,29 +329,6 @@ def _full_disk_by_rlimit(tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------------- read-only .memory
-@contextlib.contextmanager
-def read_only(folder: Path):
-    """``folder`` read-only for clawmem. Root ignores permission bits, so as root this is a
-    read-only bind mount of the folder onto itself."""
-    if os.geteuid() != 0:
-        mode = folder.stat().st_mode
-        folder.chmod(0o555)
-        try:
-            yield True
-        finally:
-            folder.chmod(mode)
-        return
-    ok = subprocess.run(["mount", "--bind", str(folder), str(folder)], capture_output=True)
-    if ok.returncode != 0:
-        yield False
-        return
-    try:
-        r = subprocess.run(["mount", "-o", "remount,ro,bind", str(folder)], capture_output=True)
-        yield r.returncode == 0
-    finally:
-        subprocess.run(["umount", "-l", str(folder)], check=False)
-
-
 def test_a_read_only_index_folder_is_a_clear_error_and_reads_still_work(tmp_path):
     ws = tmp_path / "ws"
     make_workspace(ws, 40)

@@ -218,16 +218,21 @@ def _common_split(index: Index, alternatives: str, limit: int) -> tuple[str, str
     return " OR ".join(rare), " OR ".join(common), bound * (1 + 1e-9) + 1e-12
 
 
-def _tie_ordered(index: Index, rows: list, limit: int) -> list:
-    """The best ``limit`` of (id, bm25) rows in the ranking's order: score, path, line, id."""
-    ids = [r[0] for r in rows]
-    where = {
+def _places(index: Index, ids: list[int]) -> dict[int, tuple[str, int]]:
+    """(path, start line) of each unit id: the lexical ranking's tie-break."""
+    return {
         r[0]: (r[1], r[2])
         for r in index.conn.execute(
             f"SELECT id, path, start_line FROM chunks WHERE id IN ({','.join('?' * len(ids))})",
             ids,
         )
     }
+
+
+def _tie_ordered(index: Index, rows: list, limit: int) -> list:
+    """The best ``limit`` of (id, bm25) rows in the ranking's order: score, path, line, id."""
+    ids = [r[0] for r in rows]
+    where = _places(index, ids)
     rows = sorted(rows, key=lambda r: (r[1], *where.get(r[0], ("", 0)), r[0]))
     return [(r[0], r[1]) for r in rows[:limit]]
 
@@ -248,13 +253,7 @@ def _ranked_fts_only(index: Index, bm25: str, match: str, limit: int) -> list | 
     if not top:
         return []
     ids = [r[0] for r in top]
-    where = {
-        r[0]: (r[1], r[2])
-        for r in index.conn.execute(
-            f"SELECT id, path, start_line FROM chunks WHERE id IN ({','.join('?' * len(ids))})",
-            ids,
-        )
-    }
+    where = _places(index, ids)
     if len(where) < len(ids):
         return None  # an FTS row without its unit (never expected): the join decides
     found = list(top)

@@ -299,6 +299,9 @@ class Watcher:
 
     def on_journal_event(self) -> None:
         """The journal read a change (its own inotify descriptor): the same as a file event."""
+        self._note_change()
+
+    def _note_change(self) -> None:
         now = time.monotonic()
         with self._mu:
             if self._first_event is None:
@@ -317,15 +320,8 @@ class Watcher:
                 self._session_last = now
             self._wake.set()
             return
-        if not self.relevant(event):
-            return
-        now = time.monotonic()
-        with self._mu:
-            if self._first_event is None:
-                self._first_event = now
-            self._last_event = now
-            self._events += 1
-        self._wake.set()
+        if self.relevant(event):
+            self._note_change()
 
     def _desired_watches(self) -> dict[str, bool]:
         """Folder -> recursive. Only memory folders: a recursive watch on a workspace that is
