@@ -582,43 +582,25 @@ def _write_sidecar(path: Path, st: os.stat_result, meta: _GGUFMeta, sha256: str)
                 os.unlink(tmp)
 
 
-def _field_value(field: Any) -> Any:
-    """A scalar or string GGUF field's value (works across gguf versions)."""
-    import gguf
-
-    part = field.parts[field.data[0]]
-    if field.types and field.types[0] == gguf.GGUFValueType.STRING:
-        return bytes(part).decode("utf-8", errors="replace")
-    return part[0].item()
-
-
 def _read_meta(path: Path, size: int) -> _GGUFMeta:
-    try:
-        import gguf
+    from .gguf_header import read_header
 
-        reader = gguf.GGUFReader(path)
-        fields = reader.fields
-        n_tensors = len(reader.tensors)
-        end = max((t.data_offset + int(t.n_bytes) for t in reader.tensors), default=0)
-    except Exception as exc:  # the reader raises ValueError, IndexError, struct errors...
+    try:
+        header = read_header(path)
+    except Exception as exc:  # struct, value, unicode and mmap errors from a damaged file
         raise ModelError(
             f"{path} is not a valid GGUF file (corrupt or truncated: {exc})",
             hint=_CORRUPT_HINT,
         ) from exc
-    if end > size or not n_tensors:
+    end = header.data_end
+    if end > size or not header.tensor_count:
         raise ModelError(
             f"{path} is truncated: its tensors need {end} bytes, the file has {size}",
             hint=_CORRUPT_HINT,
         )
 
     def get(key: str) -> Any:
-        field = fields.get(key)
-        if field is None or not field.data:
-            return None
-        try:
-            return _field_value(field)
-        except (IndexError, ValueError, TypeError):
-            return None
+        return header.fields.get(key)
 
     arch = get("general.architecture")
     if not isinstance(arch, str) or not arch:
