@@ -122,24 +122,32 @@ def freshness_check(mem, n: int = 15) -> dict:
 
 
 @contextmanager
-def live_watcher(root: Path, timeout: float = 300.0):
-    """A real ``clawmem watch --no-embed`` on ``root``, caught up (its journal vouches), for the
-    freshness check a recall pays while a watcher runs."""
+def live_watcher(root: Path, timeout: float = 300.0, *, with_model: bool = False):
+    """A real ``clawmem watch`` on ``root``, caught up (its journal vouches), for the freshness
+    check a recall pays while a watcher runs: ``--no-embed`` with vectors off, or, with
+    ``with_model``, with its model loaded (it embeds recalls' queries)."""
     from clawmem import journal
     from clawmem.memory import open_workspace
 
-    mem = open_workspace(root, environ={"CLAWMEM_VECTORS": "0"})
+    env = {**os.environ} if with_model else {**os.environ, "CLAWMEM_VECTORS": "0"}
+    mem = open_workspace(root, environ=env)
     key = journal.scan_key(mem.root, mem.cfg)
-    env = {**os.environ, "CLAWMEM_VECTORS": "0"}
+    model = mem.open_index().get_meta("embedder") if with_model else None
     proc = subprocess.Popen(
-        [*cli_cmd(), "--workspace", str(root), "watch", "--no-embed"],
+        [*cli_cmd(), "--workspace", str(root), "watch", *([] if with_model else ["--no-embed"])],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env=env,
     )
+
+    def ready() -> bool:
+        if not journal.ask(mem.memory_dir, key)[0]:
+            return False
+        return model is None or journal.ask_vector(mem.memory_dir, model, "ready?")[0] is not None
+
     try:
         deadline = time.monotonic() + timeout
-        while not journal.ask(mem.memory_dir, key)[0]:
+        while not ready():
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"clawmem watch on {root} never caught up")
             time.sleep(0.2)
@@ -203,6 +211,7 @@ def cli_cmd() -> list[str]:
 
 def cold_cli(root: Path, qs: list[str], mode: str) -> dict:
     walls = []
+    query_by = None
     for q in qs:
         t0 = time.perf_counter()
         res = subprocess.run(
@@ -213,9 +222,15 @@ def cold_cli(root: Path, qs: list[str], mode: str) -> dict:
         walls.append(time.perf_counter() - t0)
         if res.returncode != 0:
             return {"error": res.stderr[-500:]}
+        query_by = json.loads(res.stdout).get("vectors", {}).get("query_by")
         if sum(walls) > 60 and len(walls) >= 3:
             break  # slow at this size: three runs are enough for a median
-    return {"median_s": median(walls), "max_s": max(walls), "runs": len(walls)}
+    return {
+        "median_s": median(walls),
+        "max_s": max(walls),
+        "runs": len(walls),
+        "query_by": query_by,
+    }
 
 
 def import_profile(root: Path, q: str) -> dict:
@@ -478,6 +493,13 @@ def run_size(
     log(f"speed {n_chunks}: cold `clawmem recall` processes")
     cq = qs[:CLI_REPEATS]
     out["cold_cli"] = {m: cold_cli(root, cq, m) for m in ("lexical", "hybrid")}
+    # The same hybrid recall with a `clawmem watch` running, which embeds the query with the
+    # model it keeps loaded (and vouches for freshness): what an agent's hook pays with one.
+    try:
+        with live_watcher(root, with_model=True):
+            out["cold_cli"]["hybrid_watched"] = cold_cli(root, cq, "hybrid")
+    except RuntimeError as exc:
+        out["cold_cli"]["hybrid_watched"] = {"error": str(exc)}
     out["cold_cli_imports"] = import_profile(root, cq[0])
     if n_chunks == min(_SIZES_SEEN or [n_chunks]):
         log(f"speed {n_chunks}: profiled lexical index (for the report; its wall time is not used)")

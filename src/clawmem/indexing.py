@@ -86,6 +86,11 @@ class Indexer:
     def embedder_error(self) -> str | None:
         return self._embedder_error
 
+    @property
+    def loaded_embedder(self):
+        """The embedding model if this process has loaded it already, else None (never loads)."""
+        return self._embedder
+
     def scan(self) -> Scan:
         """Memory files of the workspace, and the transcripts of the configured sessions folders."""
         sc = scan(

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .config import Config
 from .embedders.default import DEFAULT, BuiltinModel, builtin
 from .errors import ModelError
+
+if TYPE_CHECKING:
+    from .embedders.base import EmbedderIdentity
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,26 @@ def load_embedder(root: Path, cfg: Config):
     )
     emb.about = choice.describe()
     return emb
+
+
+def configured_identity(root: Path, cfg: Config) -> EmbedderIdentity | None:
+    """The identity of the configured model's vectors, read from its file's metadata without
+    loading llama.cpp; None when that cannot tell (a built-in model not converted yet, a file
+    missing or without its dimensions), and the model must be loaded to know."""
+    from .embedders.default import converted_path
+    from .embedders.llama import identity_of
+
+    choice = model_choice(root, cfg)
+    path = choice.path
+    if path is None:
+        assert choice.builtin is not None
+        path = converted_path(choice.builtin)
+    if path is None or not path.exists():
+        return None
+    try:
+        return identity_of(path, choice.query_prefix, choice.document_prefix)
+    except ModelError:
+        return None
 
 
 def model_status(mem) -> dict:

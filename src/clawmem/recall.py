@@ -18,7 +18,7 @@ from datetime import date, timedelta
 
 from . import db, search
 from .entities import entities_in_query, page_path
-from .errors import BadArgument, InputError, StoreError, UsageError
+from .errors import BadArgument, InputError, ModelError, StoreError, UsageError
 from .fusion import Ranking
 from .graph import linked_hits
 from .index import Filters, Index
@@ -155,6 +155,11 @@ def recall(
             raise StoreError(
                 f"{ix.index_path}: {exc}", hint="run `clawmem index --force` to rebuild it"
             ) from None
+        if emb is not None and mode != "lexical":
+            vectors["query_by"] = getattr(emb, "query_by", "this process")
+            if getattr(emb, "error", None):
+                vectors.update(state="off", reason=emb.error)
+                ranked.degraded.append(f"vector search off: {emb.error}")
         stale_files = None  # not checked: the caller asked for no sync (a stat of every file)
         if sync:
             stale_files = ix.stale_files(scan, idx)
@@ -251,7 +256,7 @@ def _vector_state(ix: Indexer, idx: Index, mode: str):
     if mode == "lexical":
         state["state"] = "unused"
         return degraded, state, None
-    emb = ix.embedder()
+    emb = ix.loaded_embedder or _via_watcher(ix, idx) or ix.embedder()
     if emb is None:
         state.update(state="off", reason=ix.embedder_error)
         degraded.append(f"vector search off: {ix.embedder_error}")
@@ -268,6 +273,57 @@ def _vector_state(ix: Indexer, idx: Index, mode: str):
         state.update(state="partial", reason=f"vectors: {counts['pending']} pending")
         degraded.append(f"vectors: {counts['pending']} pending; run `clawmem index` to embed them")
     return degraded, state, emb
+
+
+def _via_watcher(ix: Indexer, idx: Index) -> _ViaWatcher | None:
+    """An embedder that asks a running ``clawmem watch`` for the query's vector, when this
+    process has no model loaded and the configured model is the one the index's vectors came
+    from (both known from the model file's metadata, without loading llama.cpp)."""
+    from . import journal
+
+    if not ix.cfg.vectors or not (ix.memory_dir / journal.SOCKET_NAME).exists():
+        return None
+    from .model_choice import configured_identity
+
+    identity = configured_identity(ix.root, ix.cfg)
+    if identity is None or identity.key() != idx.get_meta("embedder"):
+        return None  # loading the model tells what is wrong, as without a watcher
+    return _ViaWatcher(ix, identity)
+
+
+class _ViaWatcher:
+    """The query's vector from the watcher's model; if the watcher cannot give it, from the
+    model loaded here after all (the same file, so the same vector either way)."""
+
+    def __init__(self, ix: Indexer, identity) -> None:
+        self._ix = ix
+        self.identity = identity
+        self.query_by = "watcher"
+        self.error: str | None = None  # why there is no vector at all
+
+    def embed_query(self, text: str):
+        import numpy as np
+
+        from . import journal
+
+        raw, why = journal.ask_vector(self._ix.memory_dir, self.identity.key(), text)
+        if raw is not None and len(raw) == 4 * self.identity.dims:
+            return np.frombuffer(raw, dtype="<f4").copy()
+        self.query_by = f"this process ({why or 'the watcher sent a vector of another size'})"
+        emb = self._ix.embedder()
+        if emb is None:
+            self.error = self._ix.embedder_error
+            return None
+        if emb.identity.key() != self.identity.key():
+            self.error = f"the model loaded is {emb.identity.key()}, not {self.identity.key()}"
+            return None
+        return emb.embed_query(text)
+
+    def embed_documents(self, texts):
+        emb = self._ix.embedder()
+        if emb is None:
+            raise ModelError(self._ix.embedder_error or "no embedding model")
+        return emb.embed_documents(texts)
 
 
 class _QueryOnce:

@@ -227,6 +227,12 @@ def _is_valid_gguf(path: Path) -> bool:
     return True
 
 
+def converted_path(model: BuiltinModel, cache_dir: Path | None = None) -> Path | None:
+    """The built-in model's GGUF if it has been converted already, else None (never converts)."""
+    target = _target(model, cache_dir)
+    return target if _is_valid_gguf(target) else None
+
+
 def builtin_model_path(model: BuiltinModel, cache_dir: Path | None = None) -> Path:
     """Path of a built-in model's GGUF, converting it on first use only.
 
@@ -235,7 +241,7 @@ def builtin_model_path(model: BuiltinModel, cache_dir: Path | None = None) -> Pa
     import filelock
 
     target = _target(model, cache_dir)
-    if _is_valid_gguf(target):
+    if converted_path(model, cache_dir) is not None:
         return target
     src = model.source()
     try:
