@@ -256,7 +256,9 @@ def _vector_state(ix: Indexer, idx: Index, mode: str):
     if mode == "lexical":
         state["state"] = "unused"
         return degraded, state, None
-    emb = ix.loaded_embedder or _via_watcher(ix, idx) or ix.embedder()
+    emb = ix.loaded_embedder
+    if emb is None:
+        emb = _via_watcher(ix, idx) or ix.embedder()
     if emb is None:
         state.update(state="off", reason=ix.embedder_error)
         degraded.append(f"vector search off: {ix.embedder_error}")

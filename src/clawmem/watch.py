@@ -575,8 +575,8 @@ class Watcher:
             self.mem.cfg,
             wake=self.on_journal_event,
             log=self.log,
-            # Only a model already loaded: the watcher loads it on its own thread (below), and
-            # a recall that asks meanwhile loads its own rather than wait.
+            # Only a model already loaded (``run`` loads it after the journal starts): a recall
+            # that asks before then loads its own rather than wait.
             embedder=lambda: self.mem.indexer.loaded_embedder if self.embed else None,
         )
         try:
