@@ -19,16 +19,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import db
-from .chunking import chunk_markdown
 from .config import Config
-from .factlog import decode, fact_dates
-from .facts import extract_facts
 from .index import Index, make_unit
-from .links import Link, extract_links
-from .timeexpr import date_from_path
 from .workspace import TRANSCRIPT_PREFIX, FileEntry, Scan, Skipped
+
+if TYPE_CHECKING:
+    from .links import Link
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -204,6 +203,15 @@ def parse_file(root: Path, entry: FileEntry, cfg: Config) -> ParsedFile | Skippe
         return Skipped(entry.relpath, f"cannot read: {exc.strerror}")
     if b"\x00" in raw[:8192]:
         return Skipped(entry.relpath, "binary content (NUL bytes), not Markdown")
+    # The Markdown grammars, imported here: every read imports this module for ``plan_fresh``,
+    # and importing them up front cost a cold lexical `clawmem recall` ~40 ms that only a read
+    # finding a changed file needs (issue 16).
+    from .chunking import chunk_markdown
+    from .factlog import decode, fact_dates
+    from .facts import extract_facts
+    from .links import extract_links
+    from .timeexpr import date_from_path
+
     try:
         text = decode(raw)
     except UnicodeDecodeError as exc:
