@@ -30,8 +30,8 @@ from pathlib import Path
 
 from . import sessions, transcripts
 from .config import Config
-from .factlog import jaccard, topic_words
 from .facts import format_fact, make_fact
+from .topics import jaccard, topic_words
 from .transcripts import Message
 
 EPISODE_DIR = "memory/episodes"

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .factlog import LoggedFact, is_negated, jaccard
+from .factlog import LoggedFact, is_negated
+from .topics import jaccard
 
 STEP = 0.20
 AGREE_TOLERANCE = 0.05

@@ -38,12 +38,13 @@ from .episodes import (
     episode_body,
 )
 from .errors import InputError, ReflectConflict, StoreError
-from .factlog import FactLog, LoggedFact, collect_facts, jaccard, read_text, topic_words
+from .factlog import FactLog, LoggedFact, collect_facts, read_text
 from .links import format_wikilink
 from .markers import OFF, MarkerError, find_section, is_off, splice
 from .opinions import Opinion, cluster
 from .supersession import KINDS as SUPERSEDABLE
 from .supersession import Statement, supersedes
+from .topics import jaccard, topic_words
 from .workspace import CORE_FILES
 
 if TYPE_CHECKING:

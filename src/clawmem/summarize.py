@@ -18,8 +18,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import ModelError
-from .factlog import LoggedFact, topic_words
+from .factlog import LoggedFact
 from .textnorm import tokens
+from .topics import topic_words
 
 PROMPT = (
     "Notes about {entity}:\n{notes}\n\nSummarize the notes about {entity} in one short paragraph "

@@ -8,7 +8,7 @@ A fact **supersedes** an older fact when all of these hold:
    superseded: an experience is an event, and a later lunch does not undo an earlier one.
 2. **Time.** The newer fact was recorded on a later day (both have a recorded day).
 3. **Subject.** They mention at least one entity in common (names compared case-insensitively).
-4. **Topic.** They talk about the same thing: their topic words (``factlog.topic_words``: folded,
+4. **Topic.** They talk about the same thing: their topic words (``topics.topic_words``: folded,
    without stopwords, opinion verbs and the entities' own names) overlap with a Jaccard index of at
    least 0.4; or, for two opinions about exactly the same entities, they share two topic words
    ("Rust", "CLI").
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .factlog import jaccard, topic_words
+from .topics import jaccard, topic_words
 
 KINDS = frozenset({"W", "S", "O"})  # kinds whose facts can be superseded (rule 1)
 TOPIC_JACCARD = 0.4
