@@ -29,8 +29,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from .facts import code_spans, markdown_tokens, mention_spans
-
 ENTITY_DIR = "bank/entities"
 WIKILINK = "wikilink"  # the type of a link no relation word introduces
 MENTION = "mention"  # the type of an @Name
@@ -79,6 +77,8 @@ def _code_lines(lines: list[str]) -> set[int]:
     out: set[int] = set()
     if not _MAY_OPEN_BLOCK.search("\n".join(lines)):
         return out
+    from .facts import markdown_tokens  # see extract_links
+
     for tok in markdown_tokens(lines):
         if tok.type in ("fence", "code_block", "html_block") and tok.map is not None:
             out.update(range(tok.map[0], tok.map[1]))
@@ -134,6 +134,10 @@ def extract_links(text: str) -> list[Link]:
     """Every link of a Markdown document, in order of line and column."""
     if "[" not in text and "@" not in text:
         return []  # most daily-log lines hold neither; skip the parse
+    # The Retain grammar's spans, imported here: recall reads links (``Resolver``, ``MENTION``)
+    # from the index, and a cold `clawmem recall` should not import the grammar (issue 16).
+    from .facts import code_spans, mention_spans
+
     lines = text.split("\n")
     found: list[Link] = []
     for start, end in _paragraphs(lines, _code_lines(lines)):
