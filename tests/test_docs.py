@@ -211,14 +211,13 @@ def test_every_table_and_column_is_in_storage_md():
 
 def test_storage_md_names_the_versions_and_ranking_names():
     from clawmem import fusion, schema
-    from clawmem.chunking import CHUNKER_VERSION
     from clawmem.textnorm import NORMALIZER_VERSION
 
     doc = _read("storage.md")
     for name in (fusion.RRF, fusion.WEIGHTED):
         assert f"`{name}`" in doc
     assert f"schema_version` {schema.SCHEMA_VERSION}" in doc
-    assert f"chunker_version` {CHUNKER_VERSION}" in doc
+    assert f"chunker_version` {schema.CHUNKER_VERSION}" in doc
     assert f"normalizer_version` {NORMALIZER_VERSION}" in doc
 
 

@@ -12,8 +12,9 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-# Bump when chunk boundaries or texts change for the same input: the index must then be rebuilt.
-CHUNKER_VERSION = 2
+# When chunk boundaries or texts change for the same input, bump schema.CHUNKER_VERSION: the
+# index must then be rebuilt. It lives there because every read checks it, and a read that finds
+# nothing changed never imports this module.
 
 _md = None
 

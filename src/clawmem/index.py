@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import db, schema
-from .chunking import CHUNKER_VERSION
 from .errors import StoreError
 from .textnorm import NORMALIZER_VERSION, search_text
 
@@ -87,7 +86,7 @@ def expected_meta(chunking: str | None = None) -> dict[str, str]:
     """Meta values the index must carry for this code (and these chunk settings) to use it."""
     meta = {
         "schema_version": str(schema.SCHEMA_VERSION),
-        "chunker_version": str(CHUNKER_VERSION),
+        "chunker_version": str(schema.CHUNKER_VERSION),
         "normalizer_version": str(NORMALIZER_VERSION),
     }
     if chunking is not None:

@@ -8,6 +8,10 @@ See docs/storage.md for the reasoning behind each table.
 from __future__ import annotations
 
 SCHEMA_VERSION = 6
+# Bump when chunking.py's chunk boundaries or texts change for the same input. Kept here, beside
+# the schema's version, so that opening an index for a read (which checks it) does not import the
+# chunker (issue 16: a cold lexical recall).
+CHUNKER_VERSION = 2
 
 DDL = """
 -- Key/value facts about this index: schema_version, chunker_version, normalizer_version,
