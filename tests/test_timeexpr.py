@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from clawmem import timeexpr
 from clawmem.errors import InputError
 from clawmem.timeexpr import (
     TimeRange,
@@ -246,44 +247,44 @@ def test_fact_validity_never_raises(content: str, year: int) -> None:
 # Time hints inside recall queries
 
 
-@pytest.mark.parametrize(
-    ("query", "expected"),
-    [
-        ("what was true in November 2025?", (D(2025, 11, 1), D(2025, 11, 30))),
-        ("what did Peter do in Nov 2025", (D(2025, 11, 1), D(2025, 11, 30))),
-        ("what happened in November", (D(2025, 11, 1), D(2025, 11, 30))),
-        ("what happened in December", (D(2025, 12, 1), D(2025, 12, 31))),
-        ("plans made in January", (D(2025, 1, 1), D(2025, 1, 31))),
-        ("who did I meet on May 2nd", (D(2025, 5, 2), D(2025, 5, 2))),
-        ("on Nov 12", (D(2025, 11, 12), D(2025, 11, 12))),
-        ("on Dec 25", (D(2024, 12, 25), D(2024, 12, 25))),  # nearest past occurrence
-        ("on the 2nd of May", (D(2025, 5, 2), D(2025, 5, 2))),
-        ("on Feb 29", (D(2024, 2, 29), D(2024, 2, 29))),  # walks back to a leap year
-        ("on Nov 12, 2023", (D(2023, 11, 12), D(2023, 11, 12))),
-        ("decisions from last week", (D(2025, 11, 24), D(2025, 11, 30))),
-        ("what broke yesterday", (D(2025, 12, 2), D(2025, 12, 2))),
-        ("what is planned today", (TODAY, TODAY)),
-        ("standup 2025-11-27 notes", (D(2025, 11, 27), D(2025, 11, 27))),
-        ("anything in 2025-11", (D(2025, 11, 1), D(2025, 11, 30))),
-        ("everything in 2024", (D(2024, 1, 1), D(2024, 12, 31))),
-        ("this month's invoices", (D(2025, 12, 1), D(2025, 12, 31))),
-        ("past 30 days", (D(2025, 11, 3), TODAY)),
-        ("last 2 weeks", (D(2025, 11, 19), TODAY)),
-        ("3 days ago", (D(2025, 11, 30), D(2025, 11, 30))),
-        ("a week ago", (D(2025, 11, 24), D(2025, 11, 30))),
-        ("two months ago", (D(2025, 10, 1), D(2025, 10, 31))),
-        ("last Monday", (D(2025, 12, 1), D(2025, 12, 1))),
-        ("last Wednesday", (D(2025, 11, 26), D(2025, 11, 26))),  # today is Wednesday
-        ("on Wednesday", (TODAY, TODAY)),
-        ("since Nov 20", (D(2025, 11, 20), None)),
-        ("after 2025-11-20", (D(2025, 11, 21), None)),
-        ("before 2025-11-01", (None, D(2025, 10, 31))),
-        ("until November 2025", (None, D(2025, 11, 30))),
-        ("between Nov 1 and Nov 15", (D(2025, 11, 1), D(2025, 11, 15))),
-        ("from 2025-11-01 to 2025-11-15", (D(2025, 11, 1), D(2025, 11, 15))),
-        ("between 2025-11-15 and 2025-11-01", (D(2025, 11, 1), D(2025, 11, 15))),
-    ],
-)
+HINT_CASES = [
+    ("what was true in November 2025?", (D(2025, 11, 1), D(2025, 11, 30))),
+    ("what did Peter do in Nov 2025", (D(2025, 11, 1), D(2025, 11, 30))),
+    ("what happened in November", (D(2025, 11, 1), D(2025, 11, 30))),
+    ("what happened in December", (D(2025, 12, 1), D(2025, 12, 31))),
+    ("plans made in January", (D(2025, 1, 1), D(2025, 1, 31))),
+    ("who did I meet on May 2nd", (D(2025, 5, 2), D(2025, 5, 2))),
+    ("on Nov 12", (D(2025, 11, 12), D(2025, 11, 12))),
+    ("on Dec 25", (D(2024, 12, 25), D(2024, 12, 25))),  # nearest past occurrence
+    ("on the 2nd of May", (D(2025, 5, 2), D(2025, 5, 2))),
+    ("on Feb 29", (D(2024, 2, 29), D(2024, 2, 29))),  # walks back to a leap year
+    ("on Nov 12, 2023", (D(2023, 11, 12), D(2023, 11, 12))),
+    ("decisions from last week", (D(2025, 11, 24), D(2025, 11, 30))),
+    ("what broke yesterday", (D(2025, 12, 2), D(2025, 12, 2))),
+    ("what is planned today", (TODAY, TODAY)),
+    ("standup 2025-11-27 notes", (D(2025, 11, 27), D(2025, 11, 27))),
+    ("anything in 2025-11", (D(2025, 11, 1), D(2025, 11, 30))),
+    ("everything in 2024", (D(2024, 1, 1), D(2024, 12, 31))),
+    ("this month's invoices", (D(2025, 12, 1), D(2025, 12, 31))),
+    ("past 30 days", (D(2025, 11, 3), TODAY)),
+    ("last 2 weeks", (D(2025, 11, 19), TODAY)),
+    ("3 days ago", (D(2025, 11, 30), D(2025, 11, 30))),
+    ("a week ago", (D(2025, 11, 24), D(2025, 11, 30))),
+    ("two months ago", (D(2025, 10, 1), D(2025, 10, 31))),
+    ("last Monday", (D(2025, 12, 1), D(2025, 12, 1))),
+    ("last Wednesday", (D(2025, 11, 26), D(2025, 11, 26))),  # today is Wednesday
+    ("on Wednesday", (TODAY, TODAY)),
+    ("since Nov 20", (D(2025, 11, 20), None)),
+    ("after 2025-11-20", (D(2025, 11, 21), None)),
+    ("before 2025-11-01", (None, D(2025, 10, 31))),
+    ("until November 2025", (None, D(2025, 11, 30))),
+    ("between Nov 1 and Nov 15", (D(2025, 11, 1), D(2025, 11, 15))),
+    ("from 2025-11-01 to 2025-11-15", (D(2025, 11, 1), D(2025, 11, 15))),
+    ("between 2025-11-15 and 2025-11-01", (D(2025, 11, 1), D(2025, 11, 15))),
+]
+
+
+@pytest.mark.parametrize(("query", "expected"), HINT_CASES)
 def test_query_time_hint(query: str, expected: tuple) -> None:
     assert query_time_hint(query, TODAY) == TimeRange(*expected)
 
@@ -306,6 +307,34 @@ def test_query_time_hint(query: str, expected: tuple) -> None:
 )
 def test_query_without_time_hint(query: str) -> None:
     assert query_time_hint(query, TODAY) is None
+
+
+# Words of the time grammar, case and Unicode variants among them, and words of no time.
+_HINT_WORDS = (
+    "in on of since after before until by between from and to through last this past previous "
+    "current a an two three ago the 2nd 12 30 2025 1999 2025-11 2025-11-27 Nov NOV ſeptember "
+    "Sept. May may june Monday sunday yesterday today tomorrow week weeK weeks month year days "
+    "- – , Peter DEC-0054 v2.3.1 x Hà 東京"
+).split()
+
+
+def _hint_matches(text: str) -> list[str]:
+    return [m.group() for _, p in timeexpr._HINT_PATTERNS for m in p.finditer(text)]
+
+
+@pytest.mark.parametrize("query", [q for q, _ in HINT_CASES])
+def test_each_time_phrase_holds_a_cue(query: str) -> None:
+    """match_time_hint skips a query without a cue (a digit, a month, day, week, …) without
+    compiling the patterns: sound only if every phrase the patterns match holds one."""
+    found = _hint_matches(query)
+    assert found
+    assert all(timeexpr._HINT_CUE.search(phrase) for phrase in found), found
+
+
+@given(st.lists(st.sampled_from(_HINT_WORDS), max_size=8).map(" ".join) | st.text(max_size=40))
+def test_no_time_phrase_lacks_a_cue(text: str) -> None:
+    for phrase in _hint_matches(text):
+        assert timeexpr._HINT_CUE.search(phrase), phrase
 
 
 def test_match_time_hint_gives_the_span() -> None:
