@@ -403,14 +403,13 @@ _HINT_PATTERNS = [
     ),
     ("plain", _lazy(rf"(?:\b(?P<prep>{_PREPOSITION})\s+)?{_expr('1')}", re.I)),
 ]
-# Every phrase the patterns above match holds a digit or one of these: a month's first three
-# letters, "day" (today, yesterday, the weekdays, days), week, month, year or tomorrow. A query with
+# Every phrase the patterns above match holds four digits in a row (a year), a month's name
+# (``_MONTH``: "decide" is not "Dec"), "day" (today, yesterday, the weekdays, days), week, month,
+# year or tomorrow; a count of days or a day of the month comes with one of those. A query with
 # none is answered without compiling the patterns, which takes ~20 ms: a cold `clawmem recall`
 # whose question names no time paid it (issue 16). The flags are the patterns' own, so case
 # folding is the same ("ſep", "weeK" with a Kelvin sign).
-_HINT_CUE = re.compile(
-    r"[0-9]|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|day|week|month|year|tomorrow", re.I
-)
+_HINT_CUE = re.compile(rf"[0-9]{{4}}|{_MONTH}|day|week|month|year|tomorrow", re.I)
 
 
 def match_time_hint(query: str, today: date) -> tuple[TimeRange, int, int] | None:
