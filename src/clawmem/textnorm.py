@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import cache
 
 from .errors import BadArgument
 
@@ -36,7 +37,19 @@ _CJK = (
     "\uac00-\ud7af"  # Hangul syllables
     "\u31f0-\u31ff\uff66-\uff9f"  # Katakana extensions, half-width Katakana
 )
-_CJK_RUN = re.compile(f"[{_CJK}]+")
+
+
+@cache
+def _cjk_run() -> re.Pattern[str]:
+    # Compiled on first use: its ranges take ~3 ms to compile, and ASCII text (most queries, so
+    # a cold `clawmem recall`: issue 16) never needs it.
+    return re.compile(f"[{_CJK}]+")
+
+
+def _is_cjk(token: str) -> bool:
+    return not token.isascii() and _cjk_run().fullmatch(token) is not None
+
+
 # What FTS5's unicode61 tokenizer treats as token characters: letters and digits. `_` splits.
 _TOKEN = re.compile(r"[^\W_]+")
 
@@ -84,7 +97,9 @@ def _bigrams(run: str) -> str:
 def search_text(text: str) -> str:
     """The form of ``text`` that is stored in (and queried against) the FTS5 table."""
     folded = fold(text)
-    return _CJK_RUN.sub(lambda m: f" {_bigrams(m.group())} ", folded)
+    if folded.isascii():
+        return folded  # no CJK run to split
+    return _cjk_run().sub(lambda m: f" {_bigrams(m.group())} ", folded)
 
 
 def tokens(text: str) -> list[str]:
@@ -131,17 +146,17 @@ def build_query(query: str) -> LexQuery:
         toks = tokens(raw)
         if not toks:
             continue
-        if len(toks) == 1 and len(toks[0]) == 1 and not _CJK_RUN.fullmatch(toks[0]):
+        if len(toks) == 1 and len(toks[0]) == 1 and not _is_cjk(toks[0]):
             # A single Latin letter matches everything: noise, not a term.
             continue
-        if len(toks) == 1 and _CJK_RUN.fullmatch(toks[0]) and len(toks[0]) == 1:
+        if len(toks) == 1 and _is_cjk(toks[0]) and len(toks[0]) == 1:
             phrase = _phrase(toks) + "*"  # one CJK character: match the bigrams it starts
         else:
             phrase = _phrase(toks)
         if phrase in seen:
             continue
         seen.add(phrase)
-        if len(toks) > 2 and all(_CJK_RUN.fullmatch(t) for t in toks):
+        if len(toks) > 2 and all(_is_cjk(t) for t in toks):
             loose.extend(_phrase([t]) for t in toks)
         if len(toks) == 1 and toks[0] in STOPWORDS and not is_quoted:
             stop.append(phrase)
