@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import os
-import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -162,6 +161,8 @@ def load_config(root: Path, environ: dict[str, str] | None = None) -> Config:
 
     path = root / CONFIG_FILE
     if path.is_file():
+        import tomllib  # here: every command reads the config; without clawmem.toml, no parser
+
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
