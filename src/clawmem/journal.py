@@ -42,14 +42,16 @@ import errno
 import json
 import os
 import select
-import socket
 import stat
 import sys
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    import socket
 
 SOCKET_NAME = "watch.sock"
 PROBE_NAME = "watch.probe"
@@ -181,6 +183,16 @@ def _round_trip(memory_dir: Path, line: bytes, timeout: float) -> tuple[dict | N
     """Send one line to the watcher's socket and read its one-line JSON answer: (answer, "")
     or (None, why there is none)."""
     path = memory_dir / SOCKET_NAME
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        # Most reads run with no watcher: the connect's answer, given before importing socket
+        # (a few ms of every cold recall, issue 16).
+        return None, "no watcher running"
+    except OSError:
+        pass  # the connect below says what is wrong
+    import socket
+
     if not hasattr(socket, "AF_UNIX"):
         return None, "no watcher journal on this platform"
     try:
@@ -484,6 +496,8 @@ class Journal:
         sock_path = self.memory_dir / SOCKET_NAME
         with contextlib.suppress(FileNotFoundError):
             sock_path.unlink()  # left by a killed watcher; we hold the watch lock
+        import socket
+
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             s.bind(str(sock_path))
