@@ -4,6 +4,7 @@ Each rule comes with a test that it can fail: a guard that passes on a broken tr
 """
 
 import ast
+import json
 import os
 import re
 import shutil
@@ -146,6 +147,11 @@ def test_a_lexical_recall_loads_no_model_and_no_numpy(tmp_path):
 
 def _cli_imports(*args: str) -> set[str]:
     """Every module a `clawmem` process imports, from ``python -X importtime``."""
+    return _cli_run(*args)[0]
+
+
+def _cli_run(*args: str) -> tuple[set[str], str]:
+    """The modules a `clawmem` process imports (``python -X importtime``), and its stdout."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("CLAWMEM_")}
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "clawmem", *args],
@@ -158,7 +164,7 @@ def _cli_imports(*args: str) -> set[str]:
     for line in proc.stderr.splitlines():
         if line.startswith("import time:") and line.count("|") == 2:
             names.add(line.rsplit("|", 1)[1].strip())
-    return names
+    return names, proc.stdout
 
 
 def test_a_cold_lexical_cli_recall_imports_no_model_and_no_numpy(tmp_path):
@@ -173,7 +179,21 @@ def test_a_cold_lexical_cli_recall_imports_no_model_and_no_numpy(tmp_path):
     # typer's pydantic coercion and rich's console: a third and a tenth of the start-up before
     # cli._coerce_without_pydantic and the lazy render import; filelock: no lock is taken.
     heavy |= {"pydantic", "typer._adapters", "rich", "filelock", "ctypes"}
+    # Nothing changed since the index: the Markdown grammars (chunking, facts, the fact log, the
+    # link grammar's helpers, markdown-it), transcripts and redaction are not needed, and neither
+    # are TOML (no clawmem.toml here) nor socket (no watcher). Each was imported at start-up by a
+    # module of the read path and cost the cold recall 3-40 ms (issue 16).
+    heavy |= {"clawmem.chunking", "clawmem.facts", "clawmem.factlog", "markdown_it"}
+    heavy |= {"clawmem.sessions", "clawmem.transcripts", "clawmem.redact", "decimal"}
+    heavy |= {"tomllib", "socket"}
     assert sorted(heavy & names) == []
+
+    # A file edited since: the same cold recall parses it (importing the grammars) and finds it.
+    with (ws / "memory" / "2025-11-03.md").open("a", encoding="utf-8") as f:
+        f.write("\n- Zyxwvut lands on Tuesday.\n")
+    names, out = _cli_run("-w", str(ws), "recall", "zyxwvut", "--mode", "lexical", "--json")
+    assert json.loads(out)["results"][0]["snippet"] == "- Zyxwvut lands on Tuesday."
+    assert {"clawmem.chunking", "clawmem.facts", "clawmem.factlog"} <= names
 
 
 def test_the_start_up_check_sees_a_heavy_import():
