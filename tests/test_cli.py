@@ -17,6 +17,39 @@ def test_python_dash_m_and_help(ws):
         assert h.code == 0 and "Usage" in h.out, cmd
 
 
+def _helps(command, ctx=None, path="clawmem") -> dict[str, str]:
+    """The help text of ``command`` and of every command under it, by command path."""
+    ctx = ctx or command.make_context("clawmem", [], resilient_parsing=True)
+    out = {path: command.get_help(ctx)}
+    for name in getattr(command, "list_commands", lambda _: [])(ctx):
+        sub = command.get_command(ctx, name)
+        sctx = sub.make_context(name, [], parent=ctx, resilient_parsing=True)
+        out.update(_helps(sub, sctx, f"{path} {name}"))
+    return out
+
+
+def test_commands_built_on_demand_are_typers_own():
+    """`main` builds a command only when it runs it (cli.CommandsOnDemand): the commands, their
+    options and their help are exactly those of the group typer builds all at once."""
+    import typer
+
+    from clawmem.cli import app, click_group
+
+    eager, lazy = _helps(typer.main.get_command(app)), _helps(click_group())
+    assert len(eager) > 20 and "clawmem model use" in eager
+    assert list(lazy) == list(eager)
+    assert [p for p in eager if lazy[p] != eager[p]] == []
+
+
+def test_a_run_builds_only_its_command(ws, capsys):
+    from clawmem.cli import click_group
+
+    group = click_group()
+    group.main(["-w", str(ws), "status", "--json"], prog_name="clawmem", standalone_mode=False)
+    assert json.loads(capsys.readouterr().out)["workspace"] == str(ws)
+    assert list(group.commands.built) == ["status"]
+
+
 def test_workspace_discovery_walks_up(ws):
     sub = ws / "memory"
     r = cli("status", "--json", cwd=sub)

@@ -10,6 +10,8 @@ import dataclasses
 import json
 import os
 import sys
+from collections.abc import Callable, Iterator, MutableMapping
+from functools import partial
 from pathlib import Path
 from typing import Annotated
 
@@ -117,13 +119,15 @@ def _coerce_without_pydantic() -> None:
 
 _coerce_without_pydantic()
 
-app = typer.Typer(
+# The `clawmem` group's settings: `app` (every command) and the root group `main` runs.
+_SETTINGS: dict = dict(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     help="Offline long-term memory for AI agents: Markdown in, cited recall out.",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+app = typer.Typer(**_SETTINGS)
 
 
 def _print_version(value: bool) -> None:
@@ -461,6 +465,63 @@ def _register_command_modules() -> None:
 _register_command_modules()
 
 
+class CommandsOnDemand(MutableMapping):
+    """``app``'s commands and command groups by name, each turned into a click command by typer
+    when it is first looked up.
+
+    Typer reads the signature of every command when it builds a group: ~20 ms for clawmem's,
+    a tenth of a cold `clawmem recall` (issue 16), of which a run uses one command. Looking up
+    all of them (``--help``) gives what ``typer.main.get_command(app)`` gives, built the same way
+    (``tests/test_cli.py`` compares the two)."""
+
+    def __init__(self, typer_app: typer.Typer) -> None:
+        from typer import main as typer_main
+
+        opts: dict = dict(
+            pretty_exceptions_short=typer_app.pretty_exceptions_short,
+            rich_markup_mode=typer_app.rich_markup_mode,
+        )
+        self._make: dict[str, Callable[[], click.Command]] = {}
+        for info in typer_app.registered_commands:
+            assert info.callback is not None
+            name = info.name or typer_main.get_command_name(info.callback.__name__)
+            self._make[name] = partial(typer_main.get_command_from_info, info, **opts)
+        for group in typer_app.registered_groups:
+            assert isinstance(group.name, str), "command groups are added with add_typer(name=…)"
+            opts["suggest_commands"] = typer_app.suggest_commands
+            self._make[group.name] = partial(typer_main.get_group_from_info, group, **opts)
+        self.built: dict[str, click.Command] = {}
+
+    def __getitem__(self, name: str) -> click.Command:
+        if name not in self.built:
+            self.built[name] = self._make[name]()  # KeyError: no such command
+        return self.built[name]
+
+    def __setitem__(self, name: str, command: click.Command) -> None:
+        self._make[name] = lambda: command
+        self.built[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        del self._make[name]
+        self.built.pop(name, None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._make)
+
+    def __len__(self) -> int:
+        return len(self._make)
+
+
+def click_group() -> click.Command:
+    """The `clawmem` command as ``main`` runs it: the root group (its callback and global
+    options) built by typer, and ``app``'s commands built on demand (``CommandsOnDemand``)."""
+    root = typer.Typer(**_SETTINGS)
+    root.callback()(_root)
+    group = typer.main.get_command(root)
+    group.commands = CommandsOnDemand(app)  # type: ignore[attr-defined]
+    return group
+
+
 def _debug() -> bool:
     return bool(state["traceback"] or os.environ.get("CLAWMEM_DEBUG"))
 
@@ -468,7 +529,7 @@ def _debug() -> bool:
 def main(argv: list[str] | None = None) -> None:
     """Entry point: the one place where errors become messages and exit codes."""
     try:
-        code = app(args=argv, prog_name="clawmem", standalone_mode=False)
+        code = click_group()(args=argv, prog_name="clawmem", standalone_mode=False)
     except ClawmemError as exc:
         if _debug():
             raise
