@@ -99,6 +99,9 @@ _CHARS_PER_TOKEN_BOUND = 50
 _MAX_WINDOWS = 16
 
 _SIDECAR_FORMAT = 2
+
+# Models this process has loaded (the CLI skips Python's teardown of them at exit: cli.main).
+models_loaded = 0
 _GGUF_MAGIC = b"GGUF"
 _MISSING_HINT = (
     "Check the path, or leave the embedding model unset to use the bundled "
@@ -768,11 +771,15 @@ def _load(path: Path, *, batch_tokens: int, n_threads: int, pooling_type: int | 
         kwargs["flash_attn"] = flash
         with _captured_stderr() as sink:
             try:
-                return llama_cpp.Llama(**kwargs)
+                llm = llama_cpp.Llama(**kwargs)
             except Exception as exc:  # llama-cpp-python raises ValueError/RuntimeError
                 reason = str(exc).replace(str(path), "").strip(" :")
                 detail = _captured_text(sink)
                 errors.append(reason + (f" [llama.cpp: {detail}]" if detail else ""))
+                continue
+        global models_loaded
+        models_loaded += 1
+        return llm
     raise ModelError(
         f"llama.cpp could not load {path} ({errors[-1]})",
         hint="The file may be damaged, incomplete, or need a newer llama-cpp-python.",
