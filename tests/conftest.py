@@ -94,6 +94,21 @@ def built_once(tmp_path_factory, name: str, build: Callable[[Path], object]) -> 
     return dest
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _bytecode_once(tmp_path_factory) -> None:
+    """Hundreds of tests start ``python -m clawmem`` (and readers, daemons, hooks) as users do.
+    With PYTHONDONTWRITEBYTECODE set (as on our build machines), every one of those processes
+    compiled clawmem's modules from source again, a tenth of a second of CPU each time. Child
+    processes now share one bytecode cache per run, kept under the run's temporary folder (the
+    source tree gets no ``__pycache__``); Python checks each cached file against its source,
+    so what runs is still the code under test."""
+    base = tmp_path_factory.getbasetemp()
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        base = base.parent  # one cache for all workers
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = str(base / "pycache")
+
+
 @pytest.fixture(scope="session")
 def model_cache(tmp_path_factory) -> Path:
     """One converted default model per test run (conversion is our own code under test; its
