@@ -487,9 +487,11 @@ class CommandsOnDemand(MutableMapping):
             assert info.callback is not None
             name = info.name or typer_main.get_command_name(info.callback.__name__)
             self._make[name] = partial(typer_main.get_command_from_info, info, **opts)
+        opts = dict(opts)
+        if hasattr(typer_app, "suggest_commands"):  # a newer typer passes it to its groups
+            opts["suggest_commands"] = typer_app.suggest_commands
         for group in typer_app.registered_groups:
             assert isinstance(group.name, str), "command groups are added with add_typer(name=…)"
-            opts["suggest_commands"] = typer_app.suggest_commands
             self._make[group.name] = partial(typer_main.get_group_from_info, group, **opts)
         self.built: dict[str, click.Command] = {}
 
@@ -516,10 +518,14 @@ class CommandsOnDemand(MutableMapping):
 def click_group() -> click.Command:
     """The `clawmem` command as ``main`` runs it: the root group (its callback and global
     options) built by typer, and ``app``'s commands built on demand (``CommandsOnDemand``)."""
+    try:
+        commands = CommandsOnDemand(app)
+    except AttributeError:  # pragma: no cover - a typer without these functions: build them all
+        return typer.main.get_command(app)
     root = typer.Typer(**_SETTINGS)
     root.callback()(_root)
     group = typer.main.get_command(root)
-    group.commands = CommandsOnDemand(app)  # type: ignore[attr-defined]
+    group.commands = commands  # type: ignore[attr-defined]
     return group
 
 
