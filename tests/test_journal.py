@@ -23,7 +23,7 @@ from clawmem.index import Index
 from clawmem.memory import open_workspace
 
 from .conftest import cli
-from .test_watch import daemons, wait_until  # noqa: F401 - daemons is a fixture
+from .test_watch import daemons, stop_process, wait_until  # noqa: F401 - daemons is a fixture
 
 pytestmark = [
     pytest.mark.usefixtures("lexical"),
@@ -189,7 +189,7 @@ def test_a_killed_watcher_never_vouches(ws, daemons):  # noqa: F811
 
 def test_a_stopped_watcher_costs_a_timeout_then_the_stat_pass(ws, daemons):  # noqa: F811
     d = start_caught_up(ws, daemons, "--debounce-ms", "100")
-    os.kill(d.proc.pid, signal.SIGSTOP)
+    stop_process(d.proc.pid)
     # The signal is delivered asynchronously: until every thread has stopped, the daemon may
     # still answer (on a loaded machine it did, and the recall below met a watcher that spoke).
     wait_until(lambda: _all_threads_stopped(d.proc.pid), timeout=10)

@@ -22,7 +22,7 @@ from clawmem import journal, open_workspace
 from clawmem.embedders.testing import HashEmbedder
 
 from .conftest import cli_subprocess
-from .test_watch import daemons, wait_until  # noqa: F401 - daemons is a fixture
+from .test_watch import daemons, stop_process, wait_until  # noqa: F401 - daemons is a fixture
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="the watcher's socket serves Linux only"
@@ -59,7 +59,7 @@ def test_a_cold_recall_gets_its_query_vector_from_the_watcher(indexed_template, 
 
     # A stopped watcher answers nothing: the recall loads the model itself, and the vector (and
     # so every hit and score) is the same.
-    os.kill(d.proc.pid, signal.SIGSTOP)
+    stop_process(d.proc.pid)
     try:
         own = recall_json(ws)
     finally:

@@ -260,10 +260,19 @@ def test_ctrl_c_keeps_committed_vectors_and_next_run_resumes(tmp_path, shared_mo
         tmp_path,
         ["MEMORY.md", "memory/2025-11-12.md", "memory/2025-11-18.md", "memory/2025-11-24.md"],
     )
+    # Enough distinct units that the interrupt lands mid-embedding even when embedding is fast
+    # and the poll below is slow (a loaded machine): ~150 units, 4 a commit.
+    (ws / "memory" / "2025-11-25.md").write_text(
+        "# 2025-11-25\n\n"
+        + "".join(
+            f"- Call {i} with supplier {i * 7 % 31} about crate batch {i * 13}.\n\n"
+            for i in range(120)
+        )
+    )
     env = {**os.environ, "CLAWMEM_EMBED_BATCH": "4"}
     first = json.loads(cli("-w", str(ws), "index", "--no-embed", "--json").out)
     total = first["vectors_pending"]
-    assert total >= 20
+    assert total >= 120
     proc = subprocess.Popen(
         [sys.executable, "-m", "clawmem", "-w", str(ws), "index"],
         env=env,

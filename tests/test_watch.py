@@ -92,6 +92,25 @@ def hits(ws: Path, query: str) -> list[str]:
     return list(dict.fromkeys(h.path for h in res.hits))
 
 
+def stop_process(pid: int, timeout: float = 10.0) -> None:
+    """SIGSTOP ``pid`` and wait until the kernel shows every one of its threads stopped: kill()
+    returns before a thread running on another CPU has stopped, and on a loaded virtual machine a
+    stopped watcher was seen answering a question asked after the signal."""
+    os.kill(pid, signal.SIGSTOP)
+
+    def stopped() -> bool:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            try:
+                stat = (task / "stat").read_text()
+            except OSError:
+                continue  # a thread that has just exited
+            if stat[stat.rindex(")") + 2] not in "Tt":
+                return False
+        return True
+
+    wait_until(stopped, timeout=timeout, step=0.005)
+
+
 def wait_until(predicate, timeout: float = 10.0, step: float = 0.05) -> float:
     """Seconds until ``predicate()`` held; fails after ``timeout``."""
     t0 = time.monotonic()
