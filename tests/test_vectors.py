@@ -260,19 +260,23 @@ def test_ctrl_c_keeps_committed_vectors_and_next_run_resumes(tmp_path, shared_mo
         tmp_path,
         ["MEMORY.md", "memory/2025-11-12.md", "memory/2025-11-18.md", "memory/2025-11-24.md"],
     )
-    # Enough distinct units that the interrupt lands mid-embedding even when embedding is fast
-    # and the poll below is slow (a loaded machine): ~150 units, 4 a commit.
+    # Enough embedding left after the first commits that the interrupt lands mid-embedding even
+    # on a fast, idle machine (the fixture's 20 short units were all embedded in ~0.5 s, before
+    # the signal): 40 more distinct units of ~150 tokens each, 4 a commit, and a tight poll.
+    words = "supplier crate invoice harbour ledger forklift pallet customs".split()
     (ws / "memory" / "2025-11-25.md").write_text(
         "# 2025-11-25\n\n"
         + "".join(
-            f"- Call {i} with supplier {i * 7 % 31} about crate batch {i * 13}.\n\n"
-            for i in range(120)
+            "- "
+            + " ".join(f"{words[(i + j) % len(words)]} {i * 97 + j}" for j in range(30))
+            + ".\n\n"
+            for i in range(40)
         )
     )
     env = {**os.environ, "CLAWMEM_EMBED_BATCH": "4"}
     first = json.loads(cli("-w", str(ws), "index", "--no-embed", "--json").out)
     total = first["vectors_pending"]
-    assert total >= 120
+    assert total >= 60
     proc = subprocess.Popen(
         [sys.executable, "-m", "clawmem", "-w", str(ws), "index"],
         env=env,
@@ -284,7 +288,7 @@ def test_ctrl_c_keeps_committed_vectors_and_next_run_resumes(tmp_path, shared_mo
     deadline = time.time() + 120
     done = 0
     while time.time() < deadline and done < 8:
-        time.sleep(0.2)
+        time.sleep(0.02)
         con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
         done = con.execute("select count(*) from chunks where embedded = 1").fetchone()[0]
         con.close()
