@@ -277,13 +277,21 @@ def test_ctrl_c_keeps_committed_vectors_and_next_run_resumes(tmp_path, shared_mo
     first = json.loads(cli("-w", str(ws), "index", "--no-embed", "--json").out)
     total = first["vectors_pending"]
     assert total >= 60
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "clawmem", "-w", str(ws), "index"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    # A child inherits an ignored SIGINT (and Python then leaves it ignored, as it must for a
+    # `nohup clawmem index &`); a test runner's worker process may be ignoring it. The child gets
+    # the disposition a terminal gives it: whatever handler is installed here becomes the default
+    # across exec.
+    parent_sigint = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "clawmem", "-w", str(ws), "index"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    finally:
+        signal.signal(signal.SIGINT, parent_sigint)
     db = ws / ".memory" / "index.sqlite"
     deadline = time.time() + 120
     done = 0
@@ -293,8 +301,8 @@ def test_ctrl_c_keeps_committed_vectors_and_next_run_resumes(tmp_path, shared_mo
         done = con.execute("select count(*) from chunks where embedded = 1").fetchone()[0]
         con.close()
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, (err, out[-300:], done, total, parent_sigint)
     assert "interrupted" in err
     import sqlean  # the stdlib's SQLite 3.40 misreports WITHOUT ROWID tables written by 3.50
 
