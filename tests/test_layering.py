@@ -186,6 +186,8 @@ def test_a_cold_lexical_cli_recall_imports_no_model_and_no_numpy(tmp_path):
     heavy |= {"clawmem.chunking", "clawmem.facts", "clawmem.factlog", "markdown_it"}
     heavy |= {"clawmem.sessions", "clawmem.transcripts", "clawmem.redact", "decimal"}
     heavy |= {"tomllib", "socket"}
+    # Nor hashing (nothing to hash) nor the watcher's vector request (no watcher): ~5 ms.
+    heavy |= {"hashlib", "base64"}
     assert sorted(heavy & names) == []
 
     # A file edited since: the same cold recall parses it (importing the grammars) and finds it.

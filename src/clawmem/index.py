@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from collections.abc import Iterable, Sequence
@@ -717,6 +716,8 @@ def make_unit(
     entities: tuple[str, ...] = (),
     said_at: str | None = None,
 ) -> Unit:
+    import hashlib  # here: a read that finds nothing changed makes no unit (~4 ms of its start)
+
     sha = hashlib.sha256(embed_text(heading, text, entities, kind).encode("utf-8")).hexdigest()
     return Unit(
         start_line,

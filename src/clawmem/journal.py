@@ -36,7 +36,6 @@ only local file systems are trusted).
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import errno
 import json
@@ -173,6 +172,8 @@ def ask_vector(
         return None, why
     if reply.get("model") != model or not isinstance(reply.get("vector"), str):
         return None, f"the watcher did not embed the query ({reply.get('why', 'no reason given')})"
+    import base64  # here: only a hybrid recall with a watcher running asks for a vector
+
     try:
         return base64.b64decode(reply["vector"], validate=True), ""
     except ValueError:
@@ -646,6 +647,8 @@ class Journal:
                     if vec is None:
                         reply = {"why": "the model returned no usable vector"}
                     else:
+                        import base64
+
                         raw = vec.astype("<f4").tobytes()
                         reply = {"model": model, "vector": base64.b64encode(raw).decode()}
             conn.settimeout(1.0)

@@ -10,7 +10,6 @@ recall works before vectors finish and an interrupted run loses at most one batc
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -85,6 +84,8 @@ def racy_files(index: Index) -> dict[str, int]:
 
 
 def _content_differs(root: Path, relpath: str, sha256: str) -> bool:
+    import hashlib  # here, as below: a read that finds nothing changed hashes nothing (~4 ms)
+
     try:
         return hashlib.sha256((root / relpath).read_bytes()).hexdigest() != sha256
     except OSError:
@@ -251,6 +252,8 @@ def parse_file(root: Path, entry: FileEntry, cfg: Config) -> ParsedFile | Skippe
                 entities=tuple(fact.entities),
             )
         )
+    import hashlib
+
     probs = tuple({"line": p.line, "text": p.text, "message": p.message} for p in problems)
     n_lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
     return ParsedFile(
