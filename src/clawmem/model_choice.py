@@ -30,6 +30,16 @@ class ModelChoice:
     def is_default(self) -> bool:
         return self.path is None and self.builtin is DEFAULT
 
+    def file(self, *, convert: bool) -> Path | None:
+        """The GGUF to load: the user's, or the built-in model's, converted now if ``convert``
+        (else None while it has not been converted)."""
+        if self.path is not None:
+            return self.path
+        from .embedders.default import builtin_model_path, converted_path
+
+        assert self.builtin is not None
+        return builtin_model_path(self.builtin) if convert else converted_path(self.builtin)
+
     def describe(self) -> dict | None:
         """Name, languages and licence of a built-in model (None for a user's GGUF)."""
         return self.builtin.describe() if self.builtin is not None else None
@@ -52,13 +62,9 @@ def load_embedder(root: Path, cfg: Config):
     from .embedders.llama import LlamaEmbedder
 
     choice = model_choice(root, cfg)
-    path = choice.path
-    if path is None:
-        from .embedders.default import builtin_model_path
-
-        assert choice.builtin is not None
-        path = builtin_model_path(choice.builtin)
-    elif not path.exists():
+    path = choice.file(convert=True)
+    assert path is not None  # converting gives a file or raises ModelError
+    if not path.exists():
         raise ModelError(
             f"{path}: model file not found",
             hint="fix `model` in clawmem.toml, or `clawmem model use e5|minilm|PATH.gguf`",
@@ -77,14 +83,10 @@ def configured_identity(root: Path, cfg: Config) -> EmbedderIdentity | None:
     """The identity of the configured model's vectors, read from its file's metadata without
     loading llama.cpp; None when that cannot tell (a built-in model not converted yet, a file
     missing or without its dimensions), and the model must be loaded to know."""
-    from .embedders.default import converted_path
     from .embedders.llama import identity_of
 
     choice = model_choice(root, cfg)
-    path = choice.path
-    if path is None:
-        assert choice.builtin is not None
-        path = converted_path(choice.builtin)
+    path = choice.file(convert=False)
     if path is None or not path.exists():
         return None
     try:
