@@ -191,7 +191,8 @@ def test_folding_ascii_takes_a_shortcut_to_the_same_result():
 
 
 def _common_word_workspace(tmp_path, n=400):
-    """Daily logs where "update" is on every line and a few rarer words are scattered."""
+    """Daily logs where "update" is on every line, "status" on half, "review" on a fifth, and a
+    few rarer words are scattered, at different frequencies and line lengths."""
     import random
 
     rng = random.Random(16)
@@ -202,8 +203,10 @@ def _common_word_workspace(tmp_path, n=400):
         lines = [f"# Day {day}", ""]
         for i in range(20):
             words = ["update", f"item{day}x{i}"]
+            words += ["status"] * (rng.random() < 0.5) + ["review"] * (rng.random() < 0.2)
             words += rng.sample(rare, rng.choice([0, 0, 1, 2]))
             words += ["update"] * rng.choice([0, 1, 2])  # different term frequencies
+            words += ["filler"] * rng.choice([0, 0, 3, 8])  # and lengths
             rng.shuffle(words)
             lines.append("- " + " ".join(words))
         (ws / "memory" / f"2025-01-{day + 1:02d}.md").write_text("\n".join(lines) + "\n")
@@ -211,34 +214,59 @@ def _common_word_workspace(tmp_path, n=400):
     return ws
 
 
-@pytest.mark.parametrize("query", ["quokka update", "ibex narwhal update", "tapir quokka update"])
-def test_leaving_very_common_terms_out_of_the_ranking_changes_no_result(
-    tmp_path, monkeypatch, query
-):
-    """Rows holding only a very common term are not ranked when the rarer terms fill the list
-    with better scores (search._common_split); the answer is the whole OR query's, exactly."""
-    from clawmem import search
+QUERIES = [
+    "quokka update",
+    "ibex narwhal update",
+    "tapir quokka update",
+    "status review",
+    "review quokka status update",
+    "narwhal status",
+    "update status",
+    "okapi quokka update",  # a word no row holds
+]
+
+
+def test_ranking_only_the_rows_that_can_make_the_list_changes_no_result(tmp_path, monkeypatch):
+    """On a large index the lexical leg scores only the rows that can reach the list
+    (bm25_topk); its answer is the whole OR query's, exactly: ids, order and scores."""
+    from clawmem import bm25_topk, search
     from clawmem.index import Filters
     from clawmem.memory import open_workspace
 
     ws = _common_word_workspace(tmp_path)
     idx = open_workspace(ws).indexer.open_for_read()
-    q = build_query(query)
-    monkeypatch.setattr(search, "_SPLIT_MIN_ROWS", 50)  # this small index stands for a large one
-    splits = []
-    real = search._common_split
-    monkeypatch.setattr(search, "_common_split", lambda *a: splits.append(real(*a)) or splits[-1])
-    for limit in (5, 20, 60):
-        for f in (Filters(), Filters(since="2025-01-05")):
-            new = search.lexical_leg(idx, q, f, limit)
-            monkeypatch.setattr(search, "_common_split", lambda *a: None)
-            old = search.lexical_leg(idx, q, f, limit)
-            monkeypatch.setattr(
-                search, "_common_split", lambda *a: splits.append(real(*a)) or splits[-1]
-            )
-            assert [(h.chunk_id, h.rank, h.score) for h in new[0]] == [
-                (h.chunk_id, h.rank, h.score) for h in old[0]
-            ]
-            assert new[1] == old[1]
+    monkeypatch.setattr(bm25_topk, "MIN_ROWS", 50)  # this small index stands for a large one
+    real = bm25_topk.top
+    pruned = 0
+    for query in QUERIES:
+        q = build_query(query)
+        for limit in (1, 5, 20, 60):
+            for f in (Filters(), Filters(since="2025-01-05")):
+                monkeypatch.setattr(bm25_topk, "top", real)
+                new = search.lexical_leg(idx, q, f, limit)
+                monkeypatch.setattr(bm25_topk, "top", lambda *a: None)
+                old = search.lexical_leg(idx, q, f, limit)
+                assert [(h.chunk_id, h.rank, h.score) for h in new[0]] == [
+                    (h.chunk_id, h.rank, h.score) for h in old[0]
+                ], (query, limit, f)
+                assert new[1] == old[1]
+        # How many rows the plan scored, against the rows holding any of the query's terms.
+        asked: list[str] = []
+
+        def ranked(match: str, limit: int = 20) -> list:
+            asked.append(match)
+            return idx.conn.execute(
+                "SELECT rowid, bm25(chunks_fts) AS r FROM chunks_fts WHERE chunks_fts MATCH ? "
+                "ORDER BY r, rowid LIMIT ?",
+                (match, limit),
+            ).fetchall()
+
+        if real(idx, q.any_terms.split(" OR "), 20, ranked) is not None:
+
+            def rows(match: str) -> int:
+                sql = "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?"
+                return idx.conn.execute(sql, (match,)).fetchone()[0]
+
+            pruned += sum(rows(m) for m in asked) < rows(q.any_terms)
     idx.close()
-    assert any(s is not None and '"update"' in s[1] for s in splits)  # the split did happen
+    assert pruned >= 3  # most of these queries leave rows unscored

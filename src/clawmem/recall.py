@@ -10,7 +10,6 @@ after it only reorders, marks or trims the hits it found.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -96,8 +95,6 @@ def recall(
         degraded, vectors, emb = _vector_state(ix, idx, mode)
         if emb is not None:
             emb = _QueryOnce(emb)  # a time-hinted recall ranks twice: embed the query once
-            if mode == "hybrid":
-                emb.prefetch(query)  # while the lexical leg runs
         # With a budget, rank more candidates than k and let the packer choose.
         want = max(k, 20) if budget and not k_given else k
         rk = ranking or Ranking(rrf_k=ix.cfg.rrf_k)
@@ -335,34 +332,8 @@ class _QueryOnce:
         self._embedder = embedder
         self.identity = embedder.identity
         self._memo: dict[str, object] = {}
-        self._pending: dict[str, tuple[threading.Thread, list]] = {}
-
-    def prefetch(self, text: str) -> None:
-        """Start embedding ``text`` on a thread. A hybrid recall ranks its lexical leg first and
-        embeds the query after; llama.cpp's decode and SQLite both release the GIL, so on two
-        cores the query's embedding (~15-40 ms) is paid while FTS5 ranks instead of after it."""
-        if text in self._memo or text in self._pending:
-            return
-        box: list = []
-
-        def work() -> None:
-            try:
-                box.append((True, self._embedder.embed_query(text)))
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller in embed_query
-                box.append((False, exc))
-
-        thread = threading.Thread(target=work, name="clawmem-query-embedding", daemon=True)
-        self._pending[text] = (thread, box)
-        thread.start()
 
     def embed_query(self, text: str):
-        if text in self._pending:
-            thread, box = self._pending.pop(text)
-            thread.join()
-            ok, value = box[0]
-            if not ok:
-                raise value
-            self._memo[text] = value
         if text not in self._memo:
             self._memo[text] = self._embedder.embed_query(text)
         return self._memo[text]

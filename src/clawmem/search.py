@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from . import fusion, vector_matrix
+from . import bm25_topk, fusion, vector_matrix
 from .index import Filters, Index
 from .textnorm import LexQuery
 
@@ -116,20 +116,13 @@ def lexical_leg(
         return index.conn.execute(sql, (match, *args, limit)).fetchall()
 
     def ranked_any(alternatives: str) -> list:
-        """``ranked(alternatives)``, without ranking the rows that hold only very common terms
-        when the rest already fill the list with better scores than those rows can reach."""
-        split = _common_split(index, alternatives, limit)
-        if split is None:
+        """``ranked(alternatives)``, scoring only the rows that can make the list when a large
+        index holds the query's words in many rows (bm25_topk)."""
+        # Phrases are quoted letters and digits, so " OR " only ever joins them.
+        best = bm25_topk.top(index, alternatives.split(" OR "), limit, ranked)
+        if best is None:
             return ranked(alternatives)
-        rare, common, bound = split
-        # Each phrase once in each expression, so bm25() scores exactly as for the whole OR;
-        # together the two cover every row holding a rarer term.
-        both = ranked(f"({rare}) AND ({common})")
-        alone = ranked(f"({rare}) NOT ({common})")
-        best = sorted(both + alone, key=lambda r: r[1])
-        if len(best) < limit or -best[limit - 1][1] <= bound:
-            return ranked(alternatives)  # a row of common terms only might rank: rank them all
-        return _tie_ordered(index, best, limit)
+        return _tie_ordered(index, best, limit) if best else []
 
     rows = []
     if q.strong:
@@ -154,68 +147,10 @@ def lexical_leg(
     ], relaxed
 
 
-# Rows fetched beyond the limit by the FTS-only ranking, to see where ties around the cut end.
-_TIE_SLACK = 16
-
-# FTS5's bm25(): k1 (fts5_aux.c). A term adds at most idf * (k1 + 1) to a row's score, whatever
-# its frequency, column weights and the row's length.
-_K1 = 1.2
-# A query term is "common" when its IDF is under this share of the query's rarest term's (of
-# those that occur at all). Splitting costs a count per term and two queries instead of one: it
-# pays when the common terms' rows number at least this many (bm25() costs ~1-3 µs a row; on
-# SciFact's 7k units a lower bar made the lexical leg 20% slower).
-_COMMON_IDF_SHARE = 0.5
-_SPLIT_MIN_ROWS = 20000
-
-
-def _fts_rows(index: Index) -> int:
-    """FTS5's own row count (the N of its IDF): the first varint of the averages record."""
-    row = index.conn.execute("SELECT block FROM chunks_fts_data WHERE id = 1").fetchone()
-    if row is None or not row[0]:
-        return 0
-    value = 0
-    for i, byte in enumerate(bytes(row[0])[:9]):  # SQLite's varint: 7 bits a byte, big-endian
-        if i == 8:
-            return (value << 8) | byte
-        value = (value << 7) | (byte & 0x7F)
-        if byte < 0x80:
-            return value
-    return value
-
-
-def _idf(n_rows: int, hits: int) -> float:
-    """FTS5's IDF, as bm25() computes it (never below 1e-6)."""
-    idf = math.log((n_rows - hits + 0.5) / (hits + 0.5)) if n_rows else 0.0
-    return idf if idf > 0 else 1e-6
-
-
-def _common_split(index: Index, alternatives: str, limit: int) -> tuple[str, str, float] | None:
-    """(rarer terms, common terms, the most a row holding only common terms can score) for an
-    OR query worth splitting; None when no term is much more common than the rarest.
-
-    At 100k units a question's everyday words ("cost", "review") match tens of thousands of
-    rows, and bm25() must score each one, though such rows cannot outrank the rows holding the
-    question's rarer words: their IDF is near zero."""
-    phrases = alternatives.split(" OR ")  # phrases are quoted letters and digits: safe to split
-    if len(phrases) < 2:
-        return None
-    n_rows = _fts_rows(index)
-    if n_rows < _SPLIT_MIN_ROWS:
-        return None
-    hits = {
-        p: index.conn.execute(
-            "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (p,)
-        ).fetchone()[0]
-        for p in phrases
-    }
-    idf = {p: _idf(n_rows, n) for p, n in hits.items()}
-    top = max((idf[p] for p in phrases if hits[p]), default=0.0)
-    common = [p for p in phrases if hits[p] and idf[p] < _COMMON_IDF_SHARE * top]
-    rare = [p for p in phrases if p not in common]
-    if sum(hits[p] for p in common) < _SPLIT_MIN_ROWS or sum(hits[p] for p in rare) < limit:
-        return None  # little to save, or too few rows hold a rarer term to fill the list
-    bound = sum(idf[p] for p in common) * (_K1 + 1.0)
-    return " OR ".join(rare), " OR ".join(common), bound * (1 + 1e-9) + 1e-12
+# Rows fetched beyond the limit by the FTS-only ranking, to see where ties around the cut end;
+# grown while a run of equal scores crosses it (short, repetitive units tie often).
+_TIE_SLACK = 64
+_TIE_SLACK_MAX = 4096
 
 
 def _places(index: Index, ids: list[int]) -> dict[int, tuple[str, int]]:
@@ -241,15 +176,21 @@ def _ranked_fts_only(index: Index, bm25: str, match: str, limit: int) -> list | 
     """The unfiltered lexical ranking without joining every matching row to ``chunks``: FTS5
     ranks alone, and only the best ``limit + _TIE_SLACK`` rows are looked up for the tie-break
     (path, line, id). Exactly the joined query's answer, or None when a run of equal scores
-    crosses the slack (then the caller runs the joined query). At 100k units a common term
-    matches tens of thousands of rows; the join cost ~20% of the leg."""
+    crosses even the largest slack (then the caller runs the joined query). At 100k units a
+    common term matches tens of thousands of rows; the join cost ~20% of the leg."""
     want = limit + _TIE_SLACK
-    top = index.conn.execute(
-        f"SELECT rowid, {bm25} AS r FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY r LIMIT ?",
-        (match, want),
-    ).fetchall()
-    if len(top) == want and top[-1][1] <= top[limit - 1][1]:
-        return None  # rows tied with the last kept one may lie beyond what was fetched
+    while True:
+        top = index.conn.execute(
+            f"SELECT rowid, {bm25} AS r FROM chunks_fts WHERE chunks_fts MATCH ? "
+            "ORDER BY r LIMIT ?",
+            (match, want),
+        ).fetchall()
+        if len(top) < want or top[-1][1] > top[limit - 1][1]:
+            break
+        # Rows tied with the last kept one may lie beyond what was fetched: fetch more.
+        if want >= _TIE_SLACK_MAX:
+            return None
+        want = min(want * 8, _TIE_SLACK_MAX)
     if not top:
         return []
     ids = [r[0] for r in top]
@@ -272,12 +213,13 @@ def coverage(index: Index, q: LexQuery, ids: list[int]) -> dict[int, float]:
     weight: dict[str, float] = {}
     matched: dict[int, float] = {}
     for term in q.terms:
-        df = index.conn.execute(
-            "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (term,)
-        ).fetchone()[0]
+        df = bm25_topk.phrase_rows(index, term)
         weight[term] = math.log(1.0 + (total - df + 0.5) / (df + 0.5))
+        # Which of the units hold the term: walking its rows costs ~0.2 µs a row; asking FTS5
+        # for each unit costs ~0.1 ms a unit (measured at 100k units), so the cheaper one.
+        unary = "+" if df <= _WALK_ROWS_PER_UNIT * len(ids) else ""
         for (rowid,) in index.conn.execute(
-            f"SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({marks})",
+            f"SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND {unary}rowid IN ({marks})",
             (term, *ids),
         ):
             matched[rowid] = matched.get(rowid, 0.0) + weight[term]
@@ -285,20 +227,47 @@ def coverage(index: Index, q: LexQuery, ids: list[int]) -> dict[int, float]:
     return {cid: matched.get(cid, 0.0) / whole for cid in ids}
 
 
+# A term's rows are walked (its whole doclist, ``+rowid IN`` keeping SQLite from handing the ids
+# to FTS5) when it holds fewer than this many rows per unit asked about; else FTS5 seeks each id.
+_WALK_ROWS_PER_UNIT = 500
+
+
+def _selective(f: Filters) -> bool:
+    return bool(
+        f.entity or f.path_prefix or len(f.kinds) > 1 or f.facts_only or f.as_of or f.source
+    )
+
+
+def held_vectors(index: Index, f: Filters) -> tuple[np.ndarray, np.ndarray] | None:
+    """The index's vectors as this process holds them in memory (vector_matrix.py), when they
+    can answer a search under ``f`` (no filter); else None. Touches no connection of ``index``,
+    so a thread may scan them while the lexical leg uses it."""
+    if not index.vec.available or _selective(f) or f.since or f.until or f.kinds:
+        return None
+    return vector_matrix.matrix(index)
+
+
+def held_leg(held: tuple[np.ndarray, np.ndarray], qvec, limit: int) -> list[fusion.LegHit]:
+    """The vector leg from ``held_vectors``: the same exact cosine ranking as vec0's."""
+    best = vector_matrix.top(*held, qvec, limit)
+    return [fusion.LegHit(cid, i, s) for i, (cid, s) in enumerate(best, 1)]
+
+
 def vector_leg(index: Index, qvec: np.ndarray, f: Filters, limit: int) -> list[fusion.LegHit]:
+    """The ``limit`` units closest to ``qvec`` under ``f``, by cosine."""
+    held = held_vectors(index, f)
+    if held is not None:
+        return held_leg(held, qvec, limit)
+    return stored_leg(index, qvec, f, limit)
+
+
+def stored_leg(index: Index, qvec: np.ndarray, f: Filters, limit: int) -> list[fusion.LegHit]:
+    """The vector leg through the index's connection: sqlite-vec's KNN, or an exact NumPy scan
+    of the filtered units."""
     import numpy as np  # lazily: lexical-only recall never needs it
 
     blob = np.asarray(qvec, dtype="<f4").tobytes()
-    selective = bool(
-        f.entity or f.path_prefix or len(f.kinds) > 1 or f.facts_only or f.as_of or f.source
-    )
-    if index.vec.available and not selective:
-        if not (f.since or f.until or f.kinds):
-            # A process that recalls again keeps the vectors in memory (vector_matrix.py).
-            held = vector_matrix.matrix(index)
-            if held is not None:
-                best = vector_matrix.top(*held, qvec, limit)
-                return [fusion.LegHit(cid, i, s) for i, (cid, s) in enumerate(best, 1)]
+    if index.vec.available and not _selective(f):
         # Time and kind filters run inside sqlite-vec's KNN scan (metadata columns).
         cond, args = ["embedding MATCH ?", "k = ?"], [blob, limit]
         if f.since:
