@@ -106,36 +106,55 @@ def top(index: Index, phrases: list[str], limit: int, ranked: Ranker) -> Ranked 
         return None
     strong = [p for p in live if bound[p] >= theta]
     weak = [p for p in live if bound[p] < theta]
-    queries: list[str] = []
+    plan: list[tuple[str, int]] = []  # (query, most rows it can yield)
     if strong:
         if weak:
-            queries += [
-                f"({_any(strong)}) AND ({_any(weak)})",
-                f"({_any(strong)}) NOT ({_any(weak)})",
+            plan += [
+                (f"({_any(strong)}) AND ({_any(weak)})", sum(hits[p] for p in strong)),
+                (f"({_any(strong)}) NOT ({_any(weak)})", 0),  # counted with the line above
             ]
         else:
-            queries.append(_any(strong))
+            plan.append((_any(strong), sum(hits[p] for p in strong)))
     for i, w in enumerate(weak):
         later = weak[i + 1 :]
         if not later or bound[w] + sum(bound[p] for p in later) < theta:
             break  # rows holding only weak phrases from here on cannot reach θ
         before = strong + weak[:i]
-        queries.append(f"({w}) AND ({_any(later)})" + (f" NOT ({_any(before)})" if before else ""))
+        q = f"({w}) AND ({_any(later)})" + (f" NOT ({_any(before)})" if before else "")
+        plan.append((q, min(hits[w], sum(hits[p] for p in later))))
+    reused = f"({live[0]}) AND ({live[1]})" if known is not None else None
+    postings = sum(hits[p] for p in live)
+    plan_cost = sum(_cost(postings, rows) for q, rows in plan if q != reused)
+    if plan_cost >= _cost(postings, min(n_rows, postings)):
+        return ranked(_any(live))  # the plan would score nearly every row anyway
     found: dict[int, float] = {}
-    for q in queries:
-        rows = known if known is not None and q == f"({live[0]}) AND ({live[1]})" else None
-        for rowid, score in rows if rows is not None else ranked(q):
+    for q, _ in plan:
+        for rowid, score in known if q == reused else ranked(q):
             found[rowid] = score
     return list(found.items())
 
 
+# What a bm25()-ranked FTS5 query costs, measured at 100k units (µs): bm25() first counts each
+# phrase's rows for its IDF (~0.07 a posting), the expression then walks every phrase's postings
+# with their positions (~0.3 a posting, whatever AND, OR or NOT makes of them), and bm25() scores
+# each row the expression yields (~1.7 a row). A query names every phrase, so each one the plan
+# adds pays the walk again: more, smaller queries are not always cheaper.
+_US_PER_POSTING = 0.37
+_US_PER_ROW = 1.7
+
+
+def _cost(postings: int, rows: int) -> float:
+    return _US_PER_POSTING * postings + _US_PER_ROW * rows
+
+
 def _probe(live: list[str], limit: int, ranked: Ranker) -> tuple[float | None, Ranked | None]:
-    """(θ, the probe's rows when they are exactly what the plan's first query would rank)."""
-    for n in range(len(live), 1, -1):
-        rows = ranked(" AND ".join(live[:n]))
+    """(θ, the probe's rows when the probe was the whole ``(a) AND (b)``).
+
+    The two rarest phrases' rows are the cheapest to walk and the likeliest to score high; on
+    those two phrases alone their scores are lower bounds of the real ones, so the ``limit``-th
+    is a lower bound of the whole ranking's. With fewer rows, the rarest phrase's own."""
+    for probe in (f"({live[0]}) AND ({live[1]})", live[0]):
+        rows = ranked(probe)
         if len(rows) >= limit:
-            theta = -rows[limit - 1][1]
-            # Two phrases probed whole are "(a) AND (b)", the plan's query when neither alone
-            # reaches θ: its rows need not be ranked twice.
-            return theta, rows if n == len(live) == 2 else None
+            return -rows[limit - 1][1], rows if probe != live[0] and len(live) == 2 else None
     return None, None
