@@ -9,6 +9,7 @@ open; when it cannot load, vectors move to a plain table searched by an exact Nu
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 from dataclasses import dataclass
@@ -34,14 +35,23 @@ class VectorSupport:
     reason: str  # why the fallback is in use; "" when sqlite-vec works
 
 
-def _load_vec(conn: Connection) -> VectorSupport:
-    if os.environ.get("CLAWMEM_DISABLE_SQLITE_VEC"):
-        return VectorSupport(False, "numpy", "", "disabled by $CLAWMEM_DISABLE_SQLITE_VEC")
+@functools.cache
+def _vec_loadable() -> str | None:
+    """sqlite-vec's loadable file, without its extension; None when it is not installed. Found
+    once per process (~1.5 ms; a process that recalls often opens a connection for each)."""
     # `import sqlite_vec` pulls in numpy (~120 ms) only to find its own file; locate it directly.
     spec = importlib.util.find_spec("sqlite_vec")
     if spec is None or not spec.submodule_search_locations:
+        return None
+    return os.path.join(list(spec.submodule_search_locations)[0], "vec0")
+
+
+def _load_vec(conn: Connection) -> VectorSupport:
+    if os.environ.get("CLAWMEM_DISABLE_SQLITE_VEC"):
+        return VectorSupport(False, "numpy", "", "disabled by $CLAWMEM_DISABLE_SQLITE_VEC")
+    loadable = _vec_loadable()
+    if loadable is None:
         return VectorSupport(False, "numpy", "", "sqlite-vec is not installed")
-    loadable = os.path.join(list(spec.submodule_search_locations)[0], "vec0")
     try:
         conn.enable_load_extension(True)
         conn.load_extension(loadable)  # SQLite adds the platform's suffix (.so, .dylib, .dll)
