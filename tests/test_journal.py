@@ -255,3 +255,59 @@ def test_a_question_waits_for_the_changes_made_before_it_not_for_writers_to_stop
     assert j.verdict(token) == (True, "", token)  # the question's changes are in
     assert j.verdict()[0] is False  # but not everything read so far
     assert j.verdict(10**9)[0] is False  # a token from elsewhere is capped at what was read
+
+
+def test_a_watcher_busy_embedding_says_so_at_once_instead_of_queueing_every_recall(tmp_path):
+    """Query vectors wait for the watcher's one model on threads of their own; beyond
+    journal.MAX_EMBEDDING of them a recall is told at once that the watcher is busy (it then
+    embeds its query itself) rather than adding one more thread that would time out."""
+    import threading
+
+    from clawmem.embedders.testing import HashEmbedder
+
+    class Gated(HashEmbedder):
+        """The real test embedder, held up until the gate opens (a model busy indexing)."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.gate = threading.Event()
+
+        def embed_query(self, text):
+            self.gate.wait(10)
+            return super().embed_query(text)
+
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    mem = open_workspace(ws)
+    mem.memory_dir.mkdir()  # the watcher's folder, as `clawmem watch` makes it
+    emb = Gated()
+    j = journal.Journal(mem.root, mem.memory_dir, mem.cfg, embedder=lambda: emb)
+    j.start()
+    try:
+        key = emb.identity.key()
+        answers: list = []
+
+        def ask(text: str) -> None:
+            answers.append(journal.ask_vector(mem.memory_dir, key, text, timeout=10))
+
+        waiting = [
+            threading.Thread(target=ask, args=(f"q{i}",)) for i in range(journal.MAX_EMBEDDING)
+        ]
+        for t in waiting:
+            t.start()
+        deadline = time.monotonic() + 10
+        while j._embedding._value > 0 and time.monotonic() < deadline:  # all of them queued
+            time.sleep(0.01)
+        started = time.monotonic()
+        raw, why = journal.ask_vector(mem.memory_dir, key, "one more", timeout=10)
+        assert raw is None and "busy" in why
+        assert time.monotonic() - started < 1.0  # told at once, not after a timeout
+        emb.gate.set()
+        for t in waiting:
+            t.join(10)
+        assert len(answers) == journal.MAX_EMBEDDING
+        assert all(raw is not None and len(raw) == 4 * emb.identity.dims for raw, _ in answers)
+        raw, why = journal.ask_vector(mem.memory_dir, key, "after", timeout=10)  # room again
+        assert raw is not None, why
+    finally:
+        j.close()

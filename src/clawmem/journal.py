@@ -60,6 +60,9 @@ ASK_TIMEOUT_S = 0.25  # a stopped or swamped watcher costs a recall this much, t
 # longer, and the recall then loads the model itself (~1.5 s for the default model).
 EMBED_TIMEOUT_S = 0.5
 MAX_QUERY_CHARS = 8000  # longer queries are embedded in the recall's own process
+# Query vectors the watcher embeds or queues at once; a recall asking beyond that is told the
+# watcher is busy at once (a query takes ~15-30 ms, so the last of 4 waits ~0.1 s).
+MAX_EMBEDDING = 4
 _PROBE_TIMEOUT_S = 2.0
 
 # inotify(7)
@@ -348,6 +351,8 @@ class Journal:
         self.wake = wake
         self.log = log
         self.embedder = embedder  # the watcher's model (loaded on first call), for query vectors
+        # Query vectors being embedded or waiting for the model, each on a thread of its own.
+        self._embedding = threading.BoundedSemaphore(MAX_EMBEDDING)
         self._mu = threading.Lock()
         self._seq = 0  # relevant events read so far
         self._clean_through = -1  # _seq at the start of the last completed comparison
@@ -597,9 +602,18 @@ class Journal:
                     return
                 buf += chunk
             if buf.startswith(b"{"):  # a JSON object: a vector request (a scan key is a list)
-                threading.Thread(
-                    target=self._vector_reply, args=(conn, buf), name="clawmem-query-vector"
-                ).start()
+                if not self._embedding.acquire(blocking=False):
+                    # The model is busy with as many queries as it may queue: each waiting
+                    # recall would time out anyway, so say so now (it then loads the model).
+                    conn.sendall(b'{"why": "the watcher is busy embedding other queries"}\n')
+                    return
+                try:
+                    threading.Thread(
+                        target=self._vector_reply, args=(conn, buf), name="clawmem-query-vector"
+                    ).start()
+                except RuntimeError:  # no thread to be had: the recall loads the model itself
+                    self._embedding.release()
+                    return
                 handed_off = True
                 return
             key, _, asked = buf.decode("utf-8", "replace").rstrip("\n").partition("\t")
@@ -656,6 +670,7 @@ class Journal:
         except Exception as exc:  # noqa: BLE001 - a failed answer must only make the recall load
             self.log(f"note: a recall's query vector failed in the watcher: {exc}")
         finally:
+            self._embedding.release()
             conn.close()
 
     def _serve(self) -> None:
