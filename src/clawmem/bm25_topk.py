@@ -129,7 +129,8 @@ def top(index: Index, phrases: list[str], limit: int, ranked: Ranker) -> Ranked 
         return ranked(_any(live))  # the plan would score nearly every row anyway
     found: dict[int, float] = {}
     for q, _ in plan:
-        for rowid, score in known if q == reused else ranked(q):
+        rows = known if known is not None and q == reused else ranked(q)
+        for rowid, score in rows:
             found[rowid] = score
     return list(found.items())
 
