@@ -253,7 +253,7 @@ def test_ranking_only_the_rows_that_can_make_the_list_changes_no_result(tmp_path
         # How many rows the plan scored, against the rows holding any of the query's terms.
         asked: list[str] = []
 
-        def ranked(match: str, limit: int = 20) -> list:
+        def ranked(match: str, limit: int = 20, asked: list[str] = asked) -> list:
             asked.append(match)
             return idx.conn.execute(
                 "SELECT rowid, bm25(chunks_fts) AS r FROM chunks_fts WHERE chunks_fts MATCH ? "
