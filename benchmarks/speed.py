@@ -313,7 +313,12 @@ PARTS = {
     ("clawmem/index.py", "counts"): "Index.counts() (COUNT(*) queries)",
     ("clawmem/ranking.py", "rank"): "ranking.rank (both legs, fusion, rows)",
     ("clawmem/search.py", "lexical_leg"): "  lexical leg (FTS5)",
-    ("clawmem/search.py", "vector_leg"): "  vector leg (sqlite-vec)",
+    ("clawmem/bm25_topk.py", "top"): "    its pruned ranking (bm25_topk)",
+    ("clawmem/search.py", "coverage"): "  coverage of the lexical hits",
+    # The query's embedding and a scan of vectors held in memory run on a thread of their own
+    # (ranking._VectorLeg), which cProfile does not see: only what rank still waits for.
+    ("clawmem/ranking.py", "wait"): "  waiting for the vector leg's thread",
+    ("clawmem/search.py", "stored_leg"): "  vector leg (sqlite-vec)",
     ("clawmem/embedders/llama.py", "embed_query"): "  query embedding",
     ("clawmem/recall.py", "mark_superseded"): "mark_superseded",
     ("clawmem/memory.py", "recall"): "Memory.recall, total",
