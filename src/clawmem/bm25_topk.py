@@ -67,7 +67,7 @@ def phrase_rows(index: Index, phrase: str) -> int:
     leg and its coverage step both ask)."""
     conn = index.conn
     version = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
-    memo = index.__dict__.setdefault("_phrase_rows", {})
+    memo = index.read_memo.setdefault("phrase_rows", {})
     if memo.get(None) != version:
         memo.clear()
         memo[None] = version

@@ -139,6 +139,9 @@ class Index:
         self.path = path
         self.conn = conn
         self.vec = vec
+        # Answers of read queries that several steps of one recall ask (bm25_topk.phrase_rows),
+        # kept by their owner together with the data version they hold for.
+        self.read_memo: dict = {}
 
     # ----------------------------------------------------------------- lifecycle
     @classmethod
