@@ -270,3 +270,23 @@ def test_ranking_only_the_rows_that_can_make_the_list_changes_no_result(tmp_path
             pruned += sum(rows(m) for m in asked) < rows(q.any_terms)
     idx.close()
     assert pruned >= 3  # most of these queries leave rows unscored
+
+
+def test_phrase_counts_are_remembered_only_while_the_index_is_unchanged(tmp_path):
+    """bm25_topk.phrase_rows answers a repeated question from memory, until anyone commits: a
+    process that keeps its index open sees another process's writes, and its own."""
+    from clawmem import bm25_topk
+    from clawmem.memory import open_workspace
+
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / "2025-01-01.md").write_text("# Day\n\n- the quokka smiled\n")
+    assert cli("-w", str(ws), "index", "--quiet").code == 0
+    idx = open_workspace(ws).indexer.open_for_read()
+    try:
+        assert bm25_topk.phrase_rows(idx, '"quokka"') == 1
+        (ws / "memory" / "2025-01-02.md").write_text("# Day\n\n- another quokka\n")
+        assert cli("-w", str(ws), "index", "--quiet").code == 0  # another process commits
+        assert bm25_topk.phrase_rows(idx, '"quokka"') == 2
+    finally:
+        idx.close()
