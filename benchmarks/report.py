@@ -500,6 +500,11 @@ def issue16_table(r: dict) -> list[str]:
                 f"{tp['index_units_per_s']:.1f}/s ({'measured' if tp['index_measured'] else '*estimated*'}) "
                 f"vs {tp['single_sequence_units_per_s']:.1f}/s single-sequence: "
                 f"{tp['speedup_vs_single']:.2f}×"
+                + (
+                    f" (the embedder alone on the same texts: {same:.2f}×)"
+                    if (same := tp.get("embedder_speedup_same_texts"))
+                    else ""
+                )
                 if tp
                 else "–",
                 f"{secs(cc['wall_s'])} cold CLI; {secs(so['without_embedding_s'])} in-process "
