@@ -486,6 +486,28 @@ def test_parallel_lanes_match_one_lane(e5_gguf):
         assert _cos(x, y) > 0.9999
 
 
+def test_lanes_get_even_shares(e5_gguf):
+    """Two lanes get the same number of tokens to decode, within one window, so neither waits
+    long for the other at the end of a call; every window is decoded once, in packs that fit.
+    Dealing whole packs in turn (as before) gives one lane twice the tokens of the other."""
+    texts = [
+        "the nightly backup job for shard seven finished in twelve minutes on the old server"
+    ] * 9
+    with LlamaEmbedder(e5_gguf, n_threads=2, pack_tokens=64) as two:
+        windows = [two._tokenize(two._prepare(t))[0][0] for t in texts]
+        lengths = [len(w) for w in windows]
+        assert 3 * max(lengths) <= 64 < 4 * min(lengths)  # three windows to a pack
+        order = sorted(range(len(windows)), key=lambda w: -lengths[w])
+        shares = two._deal(order, lengths, 2)
+        assert len(shares) == 2
+        assert sorted(w for share in shares for g in share for w in g) == list(range(9))
+        assert all(sum(lengths[w] for w in g) <= two.pack_tokens for s in shares for g in s)
+        loads = [sum(lengths[w] for g in share for w in g) for share in shares]
+        assert abs(loads[0] - loads[1]) <= max(lengths)
+        vectors = two.embed_documents(texts).vectors
+    assert all(_cos(v, vectors[0]) > 0.9999 for v in vectors)
+
+
 def test_normalize_rejects_bad_vectors():
     assert normalize(np.zeros(4)) is None
     assert normalize(np.array([1.0, np.nan])) is None
