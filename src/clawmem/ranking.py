@@ -36,10 +36,10 @@ class Ranked:
 class _VectorLeg:
     """The query's embedding and, when this process holds the vectors in memory, their scan, on
     a thread of their own while the lexical leg ranks. llama.cpp's decode, the BLAS product and
-    SQLite all release the GIL, so on two cores a hybrid recall pays little more than its
-    lexical leg (at 100k units the embedding takes ~15 ms and the scan ~10 ms). A scan through
-    the index's connection (sqlite-vec, filters) runs after the lexical leg, on the caller's
-    thread: one connection serves one thread at a time."""
+    SQLite all release the GIL, so on two cores the two legs run side by side (at 100k units a
+    question of ~15 tokens takes ~30 ms to embed and the scan ~10-15 ms; the lexical leg about
+    as long as both). A scan through the index's connection (sqlite-vec, filters) runs after
+    the lexical leg, on the caller's thread: one connection serves one thread at a time."""
 
     def __init__(self, index: Index, embedder, query: str, f: Filters, limit: int, *, threaded):
         self._box: list = []
@@ -135,6 +135,11 @@ def rank(
             result.notes.append(
                 "no result contained every term; showing results that match some of them"
             )
+    # How much of the question each lexical hit holds: fusion weighs it. Computed while the
+    # vector leg's thread still works (it needs only the lexical hits).
+    cover: dict[int, float] | None = None
+    if mode == "hybrid" and vector is not None and rk.coverage_power and lex:
+        cover = search.coverage(index, q, [h.chunk_id for h in lex])
     vector_used = False
     if mode == "vector" and embedder is None:
         result.empty_reason = "vector search is unavailable: " + "; ".join(degraded)
@@ -156,10 +161,9 @@ def rank(
         result.ranking = "vector-cosine"
 
     if mode == "hybrid" and vector_used:
-        if rk.coverage_power and lex:
+        if cover is not None:
             from dataclasses import replace
 
-            cover = search.coverage(index, q, [h.chunk_id for h in lex])
             lex = [replace(h, coverage=cover.get(h.chunk_id, 1.0)) for h in lex]
         scores = (
             fusion.weighted(lex, vec)
