@@ -138,3 +138,33 @@ def test_a_process_holds_a_bounded_number_of_matrices(tmp_path):
             idx.close()
         paths.append(str(idx.path))
     assert list(vector_matrix._matrices) == paths[-vector_matrix.MAX_HELD :]
+
+
+def test_a_scan_shared_by_two_threads_ranks_as_one_thread_does(monkeypatch):
+    """A hybrid recall's own thread takes blocks of the scan that the vector leg's thread
+    started: the answer must not depend on who scored which block, and BLAS's thread count is
+    what it was once both are done."""
+    import threading
+
+    rng = np.random.default_rng(7)
+    mat = rng.standard_normal((5000, 16)).astype(np.float32)
+    mat /= np.linalg.norm(mat, axis=1, keepdims=True)
+    mat[100] = mat[4000]  # an exact tie across two blocks: broken by id either way
+    ids = np.arange(10, 5010, dtype=np.int64)
+    q = mat[4000] + 0.01
+    alone = vector_matrix.top(ids, mat, q, 40)
+    monkeypatch.setattr(vector_matrix.Scan, "BLOCK", 128)  # 40 blocks to share
+    before = vector_matrix._blas().info()
+    for _ in range(20):
+        scan = vector_matrix.Scan(ids, mat, q, 40)
+        helpers = [threading.Thread(target=scan.work) for _ in range(2)]
+        for t in helpers:
+            t.start()
+        scan.work()
+        for t in helpers:
+            t.join()
+        assert scan.best() == alone
+    assert alone[0][0] in (110, 4010) and {alone[0][0], alone[1][0]} == {110, 4010}
+    assert [(r["user_api"], r["num_threads"]) for r in vector_matrix._blas().info()] == [
+        (r["user_api"], r["num_threads"]) for r in before
+    ]

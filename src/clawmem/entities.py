@@ -55,9 +55,12 @@ def known_entities(index: Index) -> dict[str, str]:
 def entities_in_query(index: Index, query: str) -> list[str]:
     """Entities named in a question ("tell me about Peter", "what about @The-Castle?")."""
     words = " " + " ".join(_WORD.findall(fold(query))) + " "
-    found = []
-    for name in known_entities(index).values():
-        spoken = " " + " ".join(_WORD.findall(fold(name))) + " "
-        if spoken.strip() and spoken in words:
-            found.append(name)
+    memo = index.memo("entities_spoken")  # every recall asks; the names change only on writes
+    if None not in memo:
+        spoken = (
+            (" " + " ".join(_WORD.findall(fold(n))) + " ", n)
+            for n in known_entities(index).values()
+        )
+        memo[None] = [(s, n) for s, n in spoken if s.strip()]
+    found = [name for spoken, name in memo[None] if spoken in words]
     return sorted(found, key=lambda n: -len(n))

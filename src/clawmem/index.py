@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -134,20 +135,42 @@ def neighbour_context(units: Sequence[tuple[str, str, str | None]]) -> list[str]
     return out
 
 
+# Answers one ``Index.memo`` dict holds before it starts again (a few MB at most).
+MEMO_ENTRIES = 20_000
+
+
+def _inode(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_ino
+    except OSError:
+        return None
+
+
 class Index:
     def __init__(self, path: Path, conn: db.Connection, vec: db.VectorSupport) -> None:
         self.path = path
         self.conn = conn
         self.vec = vec
+        self.readonly = False
+        # The file this connection was opened on (stat before opening: a swap in between makes
+        # the two differ, and a reader kept for reuse is then reopened, never trusted).
+        self.ino: int | None = None
         # Answers of read queries that several steps of one recall ask (bm25_topk.phrase_rows),
-        # kept by their owner together with the data version they hold for.
+        # kept by their owner together with the data version they hold for; emptied when the
+        # connection is kept for another read (``Indexer.release``): counts of the query's own
+        # terms are not carried from one question to the next.
         self.read_memo: dict = {}
+        self._memo: dict[str, dict] = {}
+        self._memo_version: tuple[int, int] | None = None
 
     # ----------------------------------------------------------------- lifecycle
     @classmethod
     def open(cls, path: Path, *, readonly: bool = False) -> Index:
+        ino = _inode(path)
         conn, vec = db.connect(path, readonly=readonly)
-        return cls(path, conn, vec)
+        idx = cls(path, conn, vec)
+        idx.readonly, idx.ino = readonly, ino
+        return idx
 
     @classmethod
     def create(cls, path: Path, *, chunking: str | None = None) -> Index:
@@ -163,6 +186,22 @@ class Index:
 
     def close(self) -> None:
         self.conn.close()
+
+    def memo(self, name: str) -> dict:
+        """A dict for answers of read queries, kept while the database is unchanged: emptied
+        when any connection commits (``PRAGMA data_version``) or this one writes. For answers
+        every recall asks whatever the question (the entities' names, the vector counts): a
+        reader kept open between recalls (``Indexer.release``) then asks them once. Each dict
+        holds at most ``MEMO_ENTRIES`` answers."""
+        conn = self.conn
+        version = (int(conn.execute("PRAGMA data_version").fetchone()[0]), conn.total_changes)
+        if version != self._memo_version:
+            self._memo.clear()
+            self._memo_version = version
+        memo = self._memo.setdefault(name, {})
+        if len(memo) >= MEMO_ENTRIES:
+            memo.clear()
+        return memo
 
     def check_compatible(self, chunking: str | None = None) -> str | None:
         """None if this index matches the code (and chunk settings); otherwise why it must be
@@ -677,12 +716,16 @@ class Index:
     # ----------------------------------------------------------------- stats
     def vector_counts(self) -> dict[str, int]:
         """Vectors stored and pending, cheaply (recall asks on every query): the partial index
-        on pending units makes the second count a lookup, not a scan."""
-        q = self.conn.execute
-        pending = q("SELECT count(*) FROM chunks WHERE embedded = 0").fetchone()[0]
-        total = q("SELECT count(*) FROM chunks").fetchone()[0]
-        failed = q("SELECT count(*) FROM chunks WHERE embedded = -1").fetchone()[0]
-        return {"vectors": total - pending - failed, "pending": pending}
+        on pending units makes the second count a lookup, not a scan; the count of all units
+        (~1 ms at 100k) is remembered while the index is unchanged."""
+        memo = self.memo("vector_counts")
+        if None not in memo:
+            q = self.conn.execute
+            pending = q("SELECT count(*) FROM chunks WHERE embedded = 0").fetchone()[0]
+            total = q("SELECT count(*) FROM chunks").fetchone()[0]
+            failed = q("SELECT count(*) FROM chunks WHERE embedded = -1").fetchone()[0]
+            memo[None] = {"vectors": total - pending - failed, "pending": pending}
+        return dict(memo[None])
 
     def counts(self) -> dict[str, int]:
         q = self.conn.execute

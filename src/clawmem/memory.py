@@ -98,6 +98,16 @@ class Memory:
         self.memory_dir = self.indexer.memory_dir
         self.index_path = self.indexer.index_path
 
+    def close(self) -> None:
+        """Close the index connection kept between recalls (reopened by the next call)."""
+        self.indexer.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     # ------------------------------------------------------------------ configuration, model
     @property
     def cfg(self) -> Config:

@@ -37,21 +37,30 @@ class _VectorLeg:
     """The query's embedding and, when this process holds the vectors in memory, their scan, on
     a thread of their own while the lexical leg ranks. llama.cpp's decode, the BLAS product and
     SQLite all release the GIL, so on two cores the two legs run side by side (at 100k units a
-    question of ~15 tokens takes ~30 ms to embed and the scan ~10-15 ms; the lexical leg about
-    as long as both). A scan through the index's connection (sqlite-vec, filters) runs after
+    question of ~15 tokens takes ~25 ms to embed and the scan ~15 ms; the lexical leg about
+    25). The caller's thread, its lexical work done, takes a share of the scan (``help``)
+    instead of waiting. A scan through the index's connection (sqlite-vec, filters) runs after
     the lexical leg, on the caller's thread: one connection serves one thread at a time."""
 
     def __init__(self, index: Index, embedder, query: str, f: Filters, limit: int, *, threaded):
         self._box: list = []
+        self._scan = None
+        self._embedded = threading.Event()  # the query's vector exists (or never will)
         held = search.held_vectors(index, f)
 
         def work() -> None:
             try:
                 qvec = embedder.embed_query(query)
-                hits = None if qvec is None or held is None else search.held_leg(held, qvec, limit)
+                hits = None
+                if qvec is not None and held is not None:
+                    self._scan = search.held_scan(held, qvec, limit)
+                    self._embedded.set()
+                    hits = search.scan_hits(self._scan)
                 self._box.append((True, (qvec, hits)))
             except BaseException as exc:  # noqa: BLE001 - raised again on the caller's thread
                 self._box.append((False, exc))
+            finally:
+                self._embedded.set()
 
         self._thread = None
         if threaded:
@@ -60,9 +69,19 @@ class _VectorLeg:
         else:
             work()
 
+    def help(self) -> None:
+        """Score blocks of the scan on the caller's thread until none is left (waits for the
+        query's embedding first: the caller has nothing else to do)."""
+        if self._thread is None:
+            return
+        self._embedded.wait()
+        if self._scan is not None:
+            self._scan.work()
+
     def wait(self) -> tuple:
         """(the query's vector or None, the held vectors' hits or None)."""
         if self._thread is not None:
+            self.help()
             self._thread.join()
         ok, value = self._box[0]
         if not ok:

@@ -165,7 +165,7 @@ def recall(
                 f"index is stale: {stale_files} file(s) changed on disk were not synced"
             )
     finally:
-        idx.close()
+        ix.release(idx)
     return RecallResult(
         query,
         mode,

@@ -249,8 +249,18 @@ def held_vectors(index: Index, f: Filters) -> tuple[np.ndarray, np.ndarray] | No
 
 def held_leg(held: tuple[np.ndarray, np.ndarray], qvec, limit: int) -> list[fusion.LegHit]:
     """The vector leg from ``held_vectors``: the same exact cosine ranking as vec0's."""
-    best = vector_matrix.top(*held, qvec, limit)
-    return [fusion.LegHit(cid, i, s) for i, (cid, s) in enumerate(best, 1)]
+    return scan_hits(held_scan(held, qvec, limit))
+
+
+def held_scan(held: tuple[np.ndarray, np.ndarray], qvec, limit: int) -> vector_matrix.Scan:
+    """A scan of ``held_vectors`` that several threads may work on (``Scan.work``)."""
+    return vector_matrix.Scan(*held, qvec, limit)
+
+
+def scan_hits(scan: vector_matrix.Scan) -> list[fusion.LegHit]:
+    """The vector leg from a scan, once all of it is done."""
+    scan.work()  # whatever no thread has taken yet
+    return [fusion.LegHit(cid, i, s) for i, (cid, s) in enumerate(scan.best(), 1)]
 
 
 def vector_leg(index: Index, qvec: np.ndarray, f: Filters, limit: int) -> list[fusion.LegHit]:
