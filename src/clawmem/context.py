@@ -26,6 +26,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from datetime import date
 
+from . import vector_matrix
 from .atomic import write_atomic
 from .errors import BadArgument
 
@@ -224,7 +225,7 @@ def _null_level(mem, message: str) -> float | None:
     probes, q = _probe_vectors[key], emb.embed_query(message)
     if probes is None or q is None:
         return None
-    return float(np.mean(probes @ q))
+    return float(np.mean(vector_matrix.cosines(probes, q)))
 
 
 def _load_probes(mem, emb, key: str):

@@ -35,8 +35,8 @@ class Ranked:
 
 class _VectorLeg:
     """The query's embedding and, when this process holds the vectors in memory, their scan, on
-    a thread of their own while the lexical leg ranks. llama.cpp's decode, the BLAS product and
-    SQLite all release the GIL, so on two cores the two legs run side by side (at 100k units a
+    a thread of their own while the lexical leg ranks. llama.cpp's decode, numpy's scan and SQLite
+    all release the GIL, so on two cores the two legs run side by side (at 100k units a
     question of ~15 tokens takes ~25 ms to embed and the scan ~15 ms; the lexical leg about
     25). The caller's thread, its lexical work done, takes a share of the scan (``help``)
     instead of waiting. A scan through the index's connection (sqlite-vec, filters) runs after

@@ -328,7 +328,7 @@ def exact_scores(index: Index, qvec, where: str, args: list, table: str) -> list
     if not rows:
         return []
     mat = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype="<f4").reshape(len(rows), -1)
-    sims = mat @ np.asarray(qvec, dtype=np.float32)
+    sims = vector_matrix.cosines(mat, np.asarray(qvec, dtype=np.float32))
     return [(r[0], float(s)) for r, s in zip(rows, sims, strict=True)]
 
 

@@ -3,8 +3,8 @@
 sqlite-vec's ``vec0`` KNN is an exact brute-force scan in plain C (no SIMD in the published
 wheels): about 0.7 µs per 384-dimension vector here, 70 ms at 100k units, on every recall. A
 process that recalls repeatedly (the MCP server, a long-running agent, the benchmark) instead keeps
-the same vectors as one float32 matrix and scores them with one BLAS matrix-vector product
-(a few ms at 100k). The result is the same exact cosine ranking; nothing is approximated.
+the same vectors as one float32 matrix and scores them in memory (``cosines``: ~13 ms at 100k on
+one core, ~9 on two). The result is the same exact cosine ranking; nothing is approximated.
 
 This is a cache of the vec0 table, not a second index: it is read from vec0's own storage (its
 chunk blobs: ~100 reads at 100k units instead of 100k row lookups) and thrown away as soon as any
@@ -21,8 +21,6 @@ vec0's own answers, so an upgrade that changes it fails a test rather than a rec
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import os
 import threading
 from dataclasses import dataclass
@@ -179,11 +177,7 @@ class Scan:
     """One query's scan of a held matrix, in blocks of rows that any thread may score: the
     thread that embedded the query starts it, and the recall's own thread, once its lexical
     leg is done, takes a share instead of waiting (two cores score 100k vectors in ~9 ms, one
-    in ~15). The scores are the same whoever computes a block.
-
-    BLAS runs on one thread meanwhile: OpenBLAS's own threads spin for a while after each call,
-    on the core that the lexical leg and the next recall need (a hybrid recall at 100k units
-    took 80 ms with them, 64 ms without; quiet machine)."""
+    in ~15). The scores are the same whoever computes a block."""
 
     BLOCK = 8192  # rows per block: ~12 MB of vectors, ~1 ms
 
@@ -199,21 +193,18 @@ class Scan:
 
     def work(self) -> None:
         """Score blocks until none is left to take."""
-        import numpy as np
-
         n = len(self._mat)
-        with _one_blas_thread():
-            while True:
-                with self._cv:
-                    a = self._next
-                    if a >= n:
-                        return
-                    b = self._next = min(a + self.BLOCK, n)
-                np.matmul(self._mat[a:b], self._q, out=self._sims[a:b])
-                with self._cv:
-                    self._left -= b - a
-                    if not self._left:
-                        self._cv.notify_all()
+        while True:
+            with self._cv:
+                a = self._next
+                if a >= n:
+                    return
+                b = self._next = min(a + self.BLOCK, n)
+            cosines(self._mat[a:b], self._q, out=self._sims[a:b])
+            with self._cv:
+                self._left -= b - a
+                if not self._left:
+                    self._cv.notify_all()
 
     def best(self) -> list[tuple[int, float]]:
         """Once every block is scored (waits for a block another thread is still on)."""
@@ -237,33 +228,16 @@ class Scan:
         return order[:want]
 
 
-_blas_lock = threading.Lock()
-_blas_users = 0
-_blas_limiter = None
+def cosines(mat: np.ndarray, q: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``mat @ q`` for unit vectors, on the calling thread only.
 
+    numpy's own loop (einsum), not BLAS: OpenBLAS would split a large product over its worker
+    threads, and those spin for a while after every call, on the core that the lexical leg and
+    the next recall need. Limiting it around each scan (threadpoolctl) was not enough: after
+    some sequences of recalls (vector searches, then hybrid ones) the worker spun through every
+    later recall, ~60 ms of CPU each (hybrid p50 at 100k units 45 -> 70 ms, quiet machine).
+    This loop is about as fast here (~1.3 ms per 10k vectors of 384 dimensions, BLAS on one
+    thread ~1.25) and leaves the process's BLAS settings alone."""
+    import numpy as np
 
-@contextlib.contextmanager
-def _one_blas_thread():
-    """BLAS on one thread while any scan runs. threadpoolctl's limit is process-wide; with two
-    threads in one scan, the first in sets it and the last out restores what it was."""
-    global _blas_users, _blas_limiter
-    with _blas_lock:
-        if _blas_users == 0:
-            _blas_limiter = _blas().limit(limits=1, user_api="blas")
-        _blas_users += 1
-    try:
-        yield
-    finally:
-        with _blas_lock:
-            _blas_users -= 1
-            if _blas_users == 0 and _blas_limiter is not None:
-                _blas_limiter.restore_original_limits()
-                _blas_limiter = None
-
-
-@functools.cache
-def _blas():
-    """threadpoolctl's view of the BLAS libraries loaded (found once: ~3 ms)."""
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()
+    return np.einsum("ij,j->i", mat, q, out=out)
