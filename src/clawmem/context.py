@@ -25,10 +25,14 @@ import re
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import date
+from typing import TYPE_CHECKING
 
 from . import vector_matrix
 from .atomic import write_atomic
 from .errors import BadArgument
+
+if TYPE_CHECKING:
+    import numpy as np
 
 DEFAULT_BUDGET = 200
 DEFAULT_MIN_SCORE = 0.3
@@ -209,7 +213,8 @@ NULL_PROBES = (
     "The violin was made in Cremona in the eighteenth century.",
     "Penguins huddle together to survive the Antarctic winter.",
 )
-_probe_vectors: dict[str, object] = {}  # embedder identity -> matrix of the probes' vectors
+# embedder identity -> matrix of the probes' vectors
+_probe_vectors: dict[str, np.ndarray | None] = {}
 
 
 def _null_level(mem, message: str) -> float | None:
