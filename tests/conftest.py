@@ -200,6 +200,10 @@ def hash_model(monkeypatch):
         )
 
     monkeypatch.setattr(clawmem.model_choice, "load_embedder", load)
+    # ... and for the identity a process reads from the model file without loading it.
+    monkeypatch.setattr(
+        clawmem.model_choice, "configured_identity", lambda root, cfg: load(root, cfg).identity
+    )
 
 
 @pytest.fixture(scope="session")

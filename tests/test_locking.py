@@ -128,9 +128,16 @@ def test_the_model_is_loaded_before_the_write_lock_is_taken(hash_indexed, monkey
         return HashEmbedder()
 
     monkeypatch.setattr(clawmem.model_choice, "load_embedder", load)
+    monkeypatch.setattr(
+        clawmem.model_choice, "configured_identity", lambda root, cfg: HashEmbedder().identity
+    )
     mem = open_workspace(hash_indexed, environ={})
     if command == "retain":
         mem.retain("The lock test fact.", entities=["Peter"])
     else:
-        mem.index()
+        # `index` loads the model only for text to embed (test_index_model_load.py), so some.
+        with open(hash_indexed / "memory" / "2025-11-04.md", "a", encoding="utf-8") as fh:
+            fh.write("\n## Lock test\n\nThe lock test note.\n")
+        report = mem.index()
+        assert report.embedded > 0 and report.pending == 0
     assert held_while_loading == [False]

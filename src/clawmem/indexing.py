@@ -213,12 +213,23 @@ class Indexer:
         blocking)."""
         t0 = time.perf_counter()
         self.prepare_memory_dir()
-        self.embedder()  # loaded before the lock: other writers never wait for a model load
+        # The model is loaded only when there is something to embed, and outside the lock: the
+        # Markdown is synced first (its new units pending), then the model loads (~1.5 s for
+        # the default) while other writers may go on, then the lock is taken again to embed.
+        # A sync that changed no text (a pre-commit hook, cron, `clawmem index` out of habit)
+        # never loads it.
+        defer = embed and self._embedder is None and self._declared_identity() is not None
         try:
             with write_lock(self.memory_dir, timeout=lock_timeout, purpose="clawmem index"):
                 report = self.index_locked(
-                    force=force, embed=embed, embed_limit=embed_limit, progress=progress
+                    force=force,
+                    embed=embed and not defer,
+                    embed_limit=embed_limit,
+                    progress=progress,
                 )
+            if defer and report.pending and self.embedder() is not None:
+                with write_lock(self.memory_dir, timeout=lock_timeout, purpose="clawmem index"):
+                    self._embed_round(report, embed_limit, progress)
         except OSError as exc:
             raise StoreError(
                 f"{self.memory_dir}: {exc.strerror or exc}",
@@ -226,6 +237,45 @@ class Indexer:
             ) from None
         report.seconds = time.perf_counter() - t0
         return report
+
+    def _declared_identity(self):
+        """The identity of the vectors this workspace asks for: the loaded model's, else read
+        from the model file's metadata without loading it; None when vectors are off or only
+        loading the model can tell (then ``embedder()`` is asked, and says why if it fails)."""
+        if self._embedder is not None:
+            return self._embedder.identity
+        if not self.cfg.vectors or self._embedder_error is not None:
+            return None
+        from .model_choice import configured_identity
+
+        return configured_identity(self.root, self.cfg)
+
+    def _embed_round(
+        self, report: SyncReport, embed_limit: int | None, progress: Progress | None
+    ) -> None:
+        """Embed the pending units of the live index (the second half of a deferred ``index``)."""
+        emb = self.embedder()
+        idx = Index.open(self.index_path)
+        try:
+            if emb is not None:
+                ident = emb.identity
+                if ident.key() != idx.get_meta("embedder"):
+                    # The model file's metadata promised another vector space than the loaded
+                    # model gives (it should not): the model's word wins, as a model switch.
+                    idx.set_embedder(ident.key(), json.dumps(ident.to_dict()), ident.dims)
+                    report.reused += idx.adopt_cached()
+                embed_pending(
+                    idx,
+                    emb,
+                    batch=self.cfg.embed_batch,
+                    report=report,
+                    limit=embed_limit,
+                    progress=progress or _silent,
+                )
+            report.pending = idx.pending_count()
+            report.problems = idx.problems()
+        finally:
+            idx.close()
 
     def index_locked(
         self,
@@ -238,8 +288,12 @@ class Indexer:
         """``index`` for a caller that already holds the write lock (retain, reflect)."""
         prog = progress or _silent
         sc = self.scan()
-        emb = self.embedder()  # even with embed=False: the vector space is declared, units pending
-        identity = emb.identity if emb is not None else None
+        # Even with embed=False the vector space is declared (units pending): from the model
+        # file's metadata when that tells, else by loading the model.
+        identity = self._declared_identity()
+        emb = self.embedder() if identity is None or embed else self._embedder
+        if emb is not None:
+            identity = emb.identity
         idx, why = (None, "--force") if force else self.open_existing()
         if idx is None:
             try:
