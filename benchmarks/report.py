@@ -675,6 +675,7 @@ def speed_section(r: dict) -> tuple[str, list[dict]]:
                 f"{secs(so['wall_s'])} ({so['embedded']} embedded in {secs(so['embed_s'])}; "
                 f"{secs(so['without_embedding_s'])} without)",
                 f"{secs(cc['wall_s'])} ({cc.get('embedded', '?')} embedded)" if cc else "–",
+                secs(nc["wall_s"]) if (nc := s.get("sync_nochange_cold_cli")) else "–",
             ]
         )
     lines += [
@@ -691,6 +692,7 @@ def speed_section(r: dict) -> tuple[str, list[dict]]:
                 "sync, nothing changed",
                 "sync after editing one file (in-process)",
                 "`clawmem index` after one edit (cold process)",
+                "`clawmem index`, nothing changed (cold process)",
             ],
             rows,
         ),

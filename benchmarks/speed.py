@@ -523,6 +523,18 @@ def run_size(
     except (ValueError, IndexError):
         cold["error"] = res.stderr[-300:]
     out["sync_one_file_cold_cli"] = cold
+    # Once more with nothing changed, as a pre-commit hook or cron runs it most of the time.
+    t0 = time.perf_counter()
+    res = subprocess.run(
+        [*cli_cmd(), "-w", str(root), "index", "--json"], capture_output=True, text=True
+    )
+    same = {"wall_s": time.perf_counter() - t0, "rc": res.returncode}
+    try:
+        rep = json.loads(res.stdout.strip().splitlines()[-1])
+        same.update(embedded=rep.get("vectors_embedded"), files_indexed=rep.get("files_indexed"))
+    except (ValueError, IndexError):
+        same["error"] = res.stderr[-300:]
+    out["sync_nochange_cold_cli"] = same
 
     log(f"speed {n_chunks}: cold `clawmem recall` processes")
     cq = qs[:CLI_REPEATS]
