@@ -350,6 +350,21 @@ def profile_recall(mem, q: str, mode: str, *, sync: bool, n: int = 5) -> tuple[s
     return "\n".join(lines[:40]), ordered
 
 
+def cold_index(root: Path) -> dict:
+    """One `clawmem index --json` in a new process: its wall time and what it reported."""
+    t0 = time.perf_counter()
+    res = subprocess.run(
+        [*cli_cmd(), "-w", str(root), "index", "--json"], capture_output=True, text=True
+    )
+    out = {"wall_s": time.perf_counter() - t0, "rc": res.returncode}
+    try:
+        rep = json.loads(res.stdout.strip().splitlines()[-1])
+        out.update(embedded=rep.get("vectors_embedded"), files_indexed=rep.get("files_indexed"))
+    except (ValueError, IndexError):
+        out["error"] = res.stderr[-300:]
+    return out
+
+
 def append_section(root: Path) -> Path:
     files = sorted((root / "memory").rglob("*.md"))
     target = files[len(files) // 2]
@@ -510,31 +525,11 @@ def run_size(
         "reused": r1.reused,
         "nochange_report": {"files_indexed": r0.files_indexed},
     }
-    # The same from a cold process, as a pre-commit hook runs it: `clawmem index` after one edit.
+    # The same from a cold process, as a pre-commit hook runs it: `clawmem index` after one edit,
+    # then once more with nothing changed (what a hook or cron pays most of the time).
     append_section(root)
-    t0 = time.perf_counter()
-    res = subprocess.run(
-        [*cli_cmd(), "-w", str(root), "index", "--json"], capture_output=True, text=True
-    )
-    cold = {"wall_s": time.perf_counter() - t0, "rc": res.returncode}
-    try:
-        rep = json.loads(res.stdout.strip().splitlines()[-1])
-        cold.update(embedded=rep.get("vectors_embedded"), files_indexed=rep.get("files_indexed"))
-    except (ValueError, IndexError):
-        cold["error"] = res.stderr[-300:]
-    out["sync_one_file_cold_cli"] = cold
-    # Once more with nothing changed, as a pre-commit hook or cron runs it most of the time.
-    t0 = time.perf_counter()
-    res = subprocess.run(
-        [*cli_cmd(), "-w", str(root), "index", "--json"], capture_output=True, text=True
-    )
-    same = {"wall_s": time.perf_counter() - t0, "rc": res.returncode}
-    try:
-        rep = json.loads(res.stdout.strip().splitlines()[-1])
-        same.update(embedded=rep.get("vectors_embedded"), files_indexed=rep.get("files_indexed"))
-    except (ValueError, IndexError):
-        same["error"] = res.stderr[-300:]
-    out["sync_nochange_cold_cli"] = same
+    out["sync_one_file_cold_cli"] = cold_index(root)
+    out["sync_nochange_cold_cli"] = cold_index(root)
 
     log(f"speed {n_chunks}: cold `clawmem recall` processes")
     cq = qs[:CLI_REPEATS]

@@ -264,18 +264,24 @@ class Indexer:
                     # model gives (it should not): the model's word wins, as a model switch.
                     idx.set_embedder(ident.key(), json.dumps(ident.to_dict()), ident.dims)
                     report.reused += idx.adopt_cached()
-                embed_pending(
-                    idx,
-                    emb,
-                    batch=self.cfg.embed_batch,
-                    report=report,
-                    limit=embed_limit,
-                    progress=progress or _silent,
-                )
+                self._embed_pending(idx, emb, report, embed_limit, progress or _silent)
             report.pending = idx.pending_count()
             report.problems = idx.problems()
         finally:
             idx.close()
+
+    def _embed_pending(
+        self,
+        idx: Index,
+        emb,
+        report: SyncReport,
+        limit: int | None,
+        progress: Progress = _silent,
+    ) -> None:
+        """Embed ``idx``'s pending units with ``emb`` in the configured batches, into ``report``."""
+        embed_pending(
+            idx, emb, batch=self.cfg.embed_batch, report=report, limit=limit, progress=progress
+        )
 
     def index_locked(
         self,
@@ -330,14 +336,7 @@ class Indexer:
             report.reused += idx.adopt_cached()
         try:
             if emb is not None and embed:
-                embed_pending(
-                    idx,
-                    emb,
-                    batch=self.cfg.embed_batch,
-                    report=report,
-                    limit=embed_limit,
-                    progress=prog,
-                )
+                self._embed_pending(idx, emb, report, embed_limit, prog)
             report.pending = idx.pending_count()
             idx.prune_cache(self.cfg.cache_max_entries)
             with idx.conn:
@@ -453,13 +452,7 @@ class Indexer:
             if report.files_indexed and idx.pending_count():
                 emb = self.embedder()
                 if emb is not None and emb.identity.key() == idx.get_meta("embedder"):
-                    embed_pending(
-                        idx,
-                        emb,
-                        batch=self.cfg.embed_batch,
-                        report=report,
-                        limit=self.cfg.lazy_embed_limit,
-                    )
+                    self._embed_pending(idx, emb, report, self.cfg.lazy_embed_limit)
             changed = report.files_indexed + report.files_removed
             if changed:
                 notes.append(f"synced {changed} changed file(s) first")
