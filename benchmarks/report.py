@@ -560,6 +560,17 @@ def issue16_table(r: dict) -> list[str]:
             ]
         elif mf.get("freshness_watched_error"):
             out += [f"With a live watcher: not measured ({mf['freshness_watched_error']}).", ""]
+        fo = mf.get("freshness_own_journal")
+        if fo:
+            out += [
+                f"No watcher, a long-running process following the files itself "
+                f"(`Memory.follow_changes`, what `clawmem mcp` turns on; `index.fresh_by` said "
+                f"`{fo.get('fresh_by')}`): its first read starts the journal and compares every "
+                f"file once ({ms(fo['first_read_ms'])}), then the freshness check p50 is "
+                f"{ms(fo['p50_ms'])} (CPU {ms(fo['cpu_p50_ms'])}); lexical recall with "
+                f"`sync=True`: p50 {ms(mf['recall_lexical_sync_own_journal']['p50_ms'])}.",
+                "",
+            ]
     return out
 
 

@@ -203,6 +203,8 @@ def test_argument_errors_and_fresh_index_over_stdio(ws, tmp_path):
         with open(log, "a", encoding="utf-8") as fh:
             fh.write("\nPeter wants to ride a zeppelin over Vienna next summer.\n")
         out["second"] = await s.call_tool("memory_search", {"query": "zeppelin", "mode": "lexical"})
+        # Nothing changed since: the server's own journal vouches, no file is statted.
+        out["third"] = await s.call_tool("memory_search", {"query": "zeppelin", "mode": "lexical"})
         out["nulls"] = await s.call_tool(
             "memory_search", {"query": "zeppelin", "k": None, "kind": None, "since": None}
         )
@@ -223,6 +225,10 @@ def test_argument_errors_and_fresh_index_over_stdio(ws, tmp_path):
     second = _ok(out["second"])
     assert second["results"][0]["path"] == "memory/2025-11-30.md"
     assert any("synced" in n for n in second["notes"])
+    assert second["index"]["fresh_by"] == "stat scan"
+    third = _ok(out["third"])
+    assert third["index"]["fresh_by"] == "own journal", third["index"]
+    assert third["results"] == second["results"]
     assert _ok(out["nulls"])["count"] >= 1
     linked = [h for h in _ok(out["expand"])["results"] if "via" in h]
     assert linked and all(h["via"]["direction"] in ("outgoing", "backlink") for h in linked)

@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 SOCKET_NAME = "watch.sock"
 PROBE_NAME = "watch.probe"
 BEHIND = "the watcher is not caught up"
+CHANGED = "changes since its last sync"
 ASK_TIMEOUT_S = 0.25  # a stopped or swamped watcher costs a recall this much, then the stat pass
 # A query's embedding takes ~30 ms; a watcher busy embedding a batch of its own holds its model
 # longer, and the recall then loads the model itself (~1.5 s for the default model).
@@ -330,7 +331,12 @@ def _fs_type(path: str, mounts: list[tuple[str, str]]) -> str | None:
 
 class Journal:
     """The watcher's inotify journal and its socket. ``start()``, then call ``begin()`` before
-    and ``caught_up(token)`` after every stat comparison that completed with nothing left to do."""
+    and ``caught_up(token)`` after every stat comparison that completed with nothing left to do.
+
+    With ``serve=False`` it is a process's own journal (``Indexer.follow_changes``, for a
+    long-running ``clawmem mcp``): no socket and no thread; ``check()`` reads the queued events
+    in the caller's thread, up to a probe of its own, and gives the same verdict a recall would
+    get from a watcher. The kernel keeps the events between calls (an overflow is an event)."""
 
     def __init__(
         self,
@@ -341,6 +347,7 @@ class Journal:
         wake: Callable[[], None] = lambda: None,
         log: Callable[[str], None] = lambda m: None,
         embedder: Callable[[], Any] | None = None,
+        serve: bool = True,
     ) -> None:
         from .sessions import folders
         from .workspace import CORE_FILES, TREES
@@ -350,6 +357,11 @@ class Journal:
         self.key = scan_key(root, cfg)
         self.wake = wake
         self.log = log
+        self.serve = serve
+        # Each journal's own probe: a process's journal beside a watcher (both watch .memory for
+        # probe touches) must not take the watcher's probe for its own, nor the other way round.
+        self.probe_name = PROBE_NAME if serve else f"probe-{os.getpid()}-{id(self):x}"
+        self._check_mu = threading.Lock()  # one ``check`` at a time reads the queue
         self.embedder = embedder  # the watcher's model (loaded on first call), for query vectors
         # Query vectors being embedded or waiting for the model, each on a thread of its own.
         self._embedding = threading.BoundedSemaphore(MAX_EMBEDDING)
@@ -364,6 +376,7 @@ class Journal:
         self._ino: _Inotify | None = None
         self._wds: dict[int, tuple[str, str]] = {}  # wd -> (folder, kind: root|tree|sessions)
         self._probe_seen = 0
+        self._overflows = 0
         self._probe_wd = -1
         # What to watch: the root for its core file and for the trees appearing, each memory tree
         # and extra folder recursively, each transcript folder recursively.
@@ -422,7 +435,7 @@ class Journal:
             return True, "", token
         if self.syncing:
             return False, "a sync is running", token
-        return False, "changes since its last sync", token
+        return False, CHANGED, token
 
     # ------------------------------------------------------------------ watches
     def _watch_tree(self, top: str, kind: str) -> None:
@@ -476,9 +489,11 @@ class Journal:
         else:
             self._untrusted.pop(path, None)
 
-    def _setup(self) -> None:
-        mounts = _mounts()
-        self._ino = _Inotify()
+    def _watch_all(self) -> None:
+        """Watch the root and every memory folder below it (again after an overflow: a folder
+        created while events were lost would otherwise go unwatched; adding a watch that exists
+        is harmless)."""
+        assert self._ino is not None
         self._wds[self._ino.add(str(self.root), _CHANGES | IN_ONLYDIR)] = (str(self.root), "root")
         for top in self.trees:
             if os.path.isdir(top):
@@ -489,6 +504,11 @@ class Journal:
         for name in os.listdir(self.root):
             if name.lower() in self.core:
                 self._check_file(str(self.root / name), "root")
+
+    def _setup(self) -> None:
+        mounts = _mounts()
+        self._ino = _Inotify()
+        self._watch_all()
         for top in [str(self.root), *self.trees, *self.sessions]:
             if os.path.exists(top):
                 fstype = _fs_type(top, mounts)
@@ -496,9 +516,11 @@ class Journal:
                     self._untrusted[top] = f"a folder on a {fstype or 'unknown'} file system"
         # The probe: its own mask (attribute changes only) on .memory, whose database writes
         # would otherwise flood the descriptor.
-        probe = self.memory_dir / PROBE_NAME
+        probe = self.memory_dir / self.probe_name
         probe.touch()
         self._probe_wd = self._ino.add(str(self.memory_dir), IN_ATTRIB | IN_ONLYDIR)
+        if not self.serve:
+            return
         sock_path = self.memory_dir / SOCKET_NAME
         with contextlib.suppress(FileNotFoundError):
             sock_path.unlink()  # left by a killed watcher; we hold the watch lock
@@ -522,6 +544,8 @@ class Journal:
         except BaseException:
             self.close()
             raise
+        if not self.serve:
+            return
         self._thread = threading.Thread(target=self._serve, name="clawmem-journal", daemon=True)
         self._thread.start()
 
@@ -537,6 +561,38 @@ class Journal:
         if self._ino is not None:
             self._ino.close()
             self._ino = None
+        if not self.serve:
+            with contextlib.suppress(OSError):
+                (self.memory_dir / self.probe_name).unlink()
+
+    def check(self, token: int | None = None) -> tuple[bool, str, int | None]:
+        """A process's own question (``serve=False``): read every event queued before this call,
+        then ``verdict``. The token is None when the probe did not come back."""
+        with self._check_mu:
+            if self._ino is None:
+                return False, "the journal is closed", None
+            try:
+                arrived = self._await_probe()
+            except Exception as exc:  # noqa: BLE001 - a broken journal must only stop vouching
+                self._untrusted["journal"] = f"the journal failed ({type(exc).__name__}: {exc})"
+                return False, self._untrusted["journal"], None
+            if not arrived:
+                return False, "its probe event did not arrive", None
+            return self.verdict(token)
+
+    def _await_probe(self) -> bool:
+        """Touch the probe and read events until its own event comes back: by then every change
+        made before the touch has been read (one inotify instance queues events in order)."""
+        seen, lost = self._probe_seen, self._overflows
+        os.utime(self.memory_dir / self.probe_name)
+        deadline = time.monotonic() + _PROBE_TIMEOUT_S
+        while self._probe_seen == seen and time.monotonic() < deadline:
+            select.select([self._ino.fd], [], [], 0.05)  # type: ignore[union-attr]
+            self._drain()
+            if self._overflows != lost:  # the probe's event may have been lost with the rest
+                lost = self._overflows
+                os.utime(self.memory_dir / self.probe_name)
+        return self._probe_seen != seen
 
     # ------------------------------------------------------------------ serving
     def _drain(self) -> None:
@@ -545,10 +601,14 @@ class Journal:
 
     def _handle(self, wd: int, mask: int, name: str) -> None:
         if mask & IN_Q_OVERFLOW:
-            self._event()  # events were lost: only a new comparison can vouch again
+            # Events were lost: watch any folder made meanwhile, and only a new comparison (which
+            # begins after this count) can vouch again.
+            self._overflows += 1
+            self._watch_all()
+            self._event()
             return
         if wd == self._probe_wd:
-            if name == PROBE_NAME:
+            if name == self.probe_name:
                 self._probe_seen += 1
             return
         where = self._wds.get(wd)
@@ -621,13 +681,7 @@ class Journal:
             if key != self.key:
                 reply = {"clean": False, "why": "it watches with other settings"}
             else:
-                seen = self._probe_seen
-                os.utime(self.memory_dir / PROBE_NAME)
-                deadline = time.monotonic() + _PROBE_TIMEOUT_S
-                while self._probe_seen == seen and time.monotonic() < deadline:
-                    select.select([self._ino.fd], [], [], 0.05)  # type: ignore[union-attr]
-                    self._drain()
-                if self._probe_seen == seen:
+                if not self._await_probe():
                     reply = {"clean": False, "why": "its probe event did not arrive"}
                 else:
                     clean, why, token = self.verdict(token)

@@ -458,6 +458,9 @@ def serve(mem, *, read_only: bool = False) -> None:
 
     from . import __version__
 
+    # A server lives for a whole agent session: it follows the files' changes itself, so a call
+    # with nothing changed skips the stat pass of every file even with no `clawmem watch`.
+    mem.follow_changes()
     bound = Tools(mem, read_only=read_only)
 
     def tool_list() -> list:

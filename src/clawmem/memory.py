@@ -146,6 +146,10 @@ class Memory:
         """``index`` for a caller that already holds the workspace's write lock."""
         return self.indexer.index_locked(embed_limit=embed_limit)
 
+    # A long-running process's own inotify journal: reads skip their stat pass when nothing
+    # changed; see ``Indexer.follow_changes``.
+    follow_changes = _on_indexer(Indexer.follow_changes)
+
     def open_index(self) -> Index:
         """The index, opened for reading (close it); raises ``db.DatabaseError``."""
         return self.indexer.open_for_read()
