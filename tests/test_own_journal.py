@@ -9,6 +9,7 @@ every time the journal answers for a read.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -20,6 +21,8 @@ from clawmem.memory import open_workspace
 from .conftest import cli
 from .test_journal import index_matches_disk, start_caught_up
 from .test_watch import daemons  # noqa: F401 - a fixture
+
+TEXT = {"capture_output": True, "text": True, "check": True}
 
 pytestmark = [
     pytest.mark.usefixtures("lexical"),
@@ -180,6 +183,16 @@ def test_beside_a_watcher_neither_takes_the_others_probe(ws, daemons):  # noqa: 
     assert paths == ["memory/2025-11-06.md"] and index["fresh_by"] == "stat scan"
     assert "not caught up" in index["watcher_note"]
     assert find(mem, "gecko") == (paths, {**index, "fresh_by": "own journal", "watcher_note": None})
+
+
+def test_a_killed_servers_probe_is_removed_by_the_next_one(ws):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], **TEXT)
+    left = ws / ".memory" / f"probe-{int(dead.stdout)}-7f00"
+    mem = following(ws)  # the index exists: .memory/ too
+    left.touch()
+    find(mem, "Peter")
+    assert not left.exists()
+    assert [p.name for p in (ws / ".memory").glob("probe-*")] == [mem.indexer._own.probe_name]
 
 
 def test_where_it_cannot_follow_reads_stat_and_say_why(ws):

@@ -304,6 +304,21 @@ class _Inotify:
             os.close(self.fd)
 
 
+def _remove_dead_probes(memory_dir: Path) -> None:
+    """Remove the probes of processes' own journals that ended without closing (killed)."""
+    for p in memory_dir.glob("probe-*-*"):
+        pid = p.name.split("-")[1]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            with contextlib.suppress(OSError):
+                p.unlink()
+        except OSError:
+            pass  # alive, another user's
+
+
 def _mounts() -> list[tuple[str, str]]:
     """(mount point, file system type), longest mount point first."""
     out = []
@@ -517,6 +532,8 @@ class Journal:
         # The probe: its own mask (attribute changes only) on .memory, whose database writes
         # would otherwise flood the descriptor.
         probe = self.memory_dir / self.probe_name
+        if not self.serve:
+            _remove_dead_probes(self.memory_dir)
         probe.touch()
         self._probe_wd = self._ino.add(str(self.memory_dir), IN_ATTRIB | IN_ONLYDIR)
         if not self.serve:
