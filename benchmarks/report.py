@@ -683,6 +683,9 @@ def speed_section(r: dict) -> tuple[str, list[dict]]:
                 f"{z['ratio']:.2f}×",
                 f"{z['bytes_per_unit']:,.0f}",
                 secs(s["sync_nochange_s"]),
+                f"{secs(sc['wall_s'])} ({sc['cache_entries']} cached)"
+                if (sc := s.get("sync_nochange_cached"))
+                else "–",
                 f"{secs(so['wall_s'])} ({so['embedded']} embedded in {secs(so['embed_s'])}; "
                 f"{secs(so['without_embedding_s'])} without)",
                 f"{secs(cc['wall_s'])} ({cc.get('embedded', '?')} embedded)" if cc else "–",
@@ -701,6 +704,7 @@ def speed_section(r: dict) -> tuple[str, list[dict]]:
                 "db / (md + vectors)",
                 "bytes per unit",
                 "sync, nothing changed",
+                "the same, a deleted file's vectors in the cache",
                 "sync after editing one file (in-process)",
                 "`clawmem index` after one edit (cold process)",
                 "`clawmem index`, nothing changed (cold process)",

@@ -525,6 +525,20 @@ def run_size(
         "reused": r1.reused,
         "nochange_report": {"files_indexed": r0.files_indexed},
     }
+    # A deleted file's vectors wait in the embedding cache (for an undo), and every later sync
+    # checks each cache entry against the index: a sync with nothing changed, then, with them.
+    gone = sorted((root / "memory").rglob("*.md"))[1]
+    text = gone.read_bytes()
+    gone.unlink()
+    mem.index()
+    idx = mem.open_index()
+    cached = idx.conn.execute("SELECT count(*) FROM embedding_cache").fetchone()[0]
+    idx.close()
+    t0 = time.perf_counter()
+    mem.index()
+    out["sync_nochange_cached"] = {"cache_entries": cached, "wall_s": time.perf_counter() - t0}
+    gone.write_bytes(text)
+    mem.index()
     # The same from a cold process, as a pre-commit hook runs it: `clawmem index` after one edit,
     # then once more with nothing changed (what a hook or cron pays most of the time).
     append_section(root)

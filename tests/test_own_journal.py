@@ -9,6 +9,7 @@ every time the journal answers for a read.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -203,3 +204,17 @@ def test_where_it_cannot_follow_reads_stat_and_say_why(ws):
         paths, index = find(mem, "marmot")
         assert index["fresh_by"] == "stat scan"
         assert "own journal: a symlinked memory file" in index["watcher_note"]
+
+
+def test_a_removed_index_folder_is_rebuilt_and_followed_again(ws):
+    mem = following(ws)
+    find(mem, "Peter")
+    assert find(mem, "Peter")[1]["fresh_by"] == "own journal"
+    shutil.rmtree(ws / ".memory")  # index, probe and all: "the index is disposable"
+    assert find(mem, "Peter")[0]  # rebuilt first
+    first = find(mem, "Peter")
+    assert first[1]["fresh_by"] == "stat scan" and "journal failed" in first[1]["watcher_note"]
+    assert find(mem, "Peter")[1]["fresh_by"] == "stat scan"  # a new journal's first comparison
+    assert find(mem, "Peter")[1]["fresh_by"] == "own journal"
+    _append(ws / "memory" / "2025-11-06.md", "A heron by the river.")
+    assert find(mem, "heron")[0] == ["memory/2025-11-06.md"]

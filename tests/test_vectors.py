@@ -397,3 +397,25 @@ def test_texts_back_in_the_index_leave_the_cache(tmp_path, hash_model):
     report = mem.index()
     assert report.reused == cached and report.embedded == 0
     assert mem.status()["vectors"]["cache_entries"] == 0
+
+
+def test_vector_lookups_by_hash_search_the_hash_index(tmp_path, hash_model):
+    """Every sync looks vectors up by text hash: once per cache entry (adopt_cached) and once per
+    new unit (_cached_vector). Searched through chunks(embedded), where nearly every row is 1,
+    each lookup walked the whole table (37-65 ms at 100k units, so a cache of a few hundred old
+    texts made every sync take seconds). The plan is checked, not a time."""
+    from clawmem import index as I
+
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / "2025-01-01.md").write_text("# Day\n\n- an alpaca\n\n- a heron\n")
+    mem = open_workspace(ws, environ={})
+    mem.index()
+    idx = mem.open_index()
+    try:
+        for sql in (I.LIVE_BY_SHA, I.DROP_ADOPTED):
+            plan = [r[3] for r in idx.conn.execute("EXPLAIN QUERY PLAN " + sql, ("x",))]
+            assert any("chunks_sha" in step for step in plan), (sql, plan)
+            assert not any("chunks_embedded" in step for step in plan), (sql, plan)
+    finally:
+        idx.close()

@@ -146,6 +146,20 @@ def _inode(path: Path) -> int | None:
         return None
 
 
+# Looking a text's vector up by its hash, in the units (``_cached_vector``) and for every cache
+# entry (``adopt_cached``: the cost follows the cache, texts that left the index, not the index;
+# `sha256 IN (SELECT … FROM chunks)` built the set of every embedded unit's hash on every sync,
+# 2.8 s of a no-change index at 100k units). `+embedded` keeps SQLite on chunks(sha256): with no
+# statistics it searched chunks(embedded) instead, where nearly every row is 1, and walked all of
+# them per lookup: 37-65 ms each at 100k units, so a cache of a few hundred old texts made every
+# sync take seconds, and each new unit of an edited file cost as much.
+LIVE_BY_SHA = "SELECT id FROM chunks WHERE sha256 = ? AND +embedded = 1 LIMIT 1"
+DROP_ADOPTED = (
+    "DELETE FROM embedding_cache WHERE embedder = ? AND EXISTS "
+    "(SELECT 1 FROM chunks c WHERE c.sha256 = embedding_cache.sha256 AND +c.embedded = 1)"
+)
+
+
 class Index:
     def __init__(self, path: Path, conn: db.Connection, vec: db.VectorSupport) -> None:
         self.path = path
@@ -574,9 +588,7 @@ class Index:
                 "DELETE FROM embedding_cache WHERE embedder = ? AND sha256 = ?", (key, sha)
             )
             return row[0]
-        live = self.conn.execute(
-            "SELECT id FROM chunks WHERE sha256 = ? AND embedded = 1 LIMIT 1", (sha,)
-        ).fetchone()
+        live = self.conn.execute(LIVE_BY_SHA, (sha,)).fetchone()
         if live is not None:
             return self._get_vector(live[0])
         return None
@@ -702,15 +714,7 @@ class Index:
                 if vec is None:
                     continue
                 self._put_vector(cid, bytes(vec[0]), day, kind, now)
-            # Per cache entry, a lookup in chunks(sha256): the cost follows the cache (texts that
-            # left the index), not the index (`sha256 IN (SELECT … FROM chunks)` built the set of
-            # every embedded unit's hash on every sync: 2.8 s of a no-change index at 100k units).
-            self.conn.execute(
-                "DELETE FROM embedding_cache WHERE embedder = ? AND EXISTS "
-                "(SELECT 1 FROM chunks c WHERE c.sha256 = embedding_cache.sha256 "
-                "AND c.embedded = 1)",
-                (key,),
-            )
+            self.conn.execute(DROP_ADOPTED, (key,))
         return len(rows)
 
     # ----------------------------------------------------------------- stats

@@ -88,8 +88,10 @@ class Indexer:
             return None
         key = journal.scan_key(self.root, self.cfg)
         with self._own_mu:
-            if self._own is not None and self._own.key != key:
-                self._own.close()  # other settings (``reconfigure``): other folders to follow
+            if self._own is not None and (self._own.key != key or self._own.broken):
+                # Other settings (``reconfigure``): other folders to follow. Broken (its probe
+                # removed with .memory/): a new one, which compares every file once.
+                self._own.close()
                 self._own, self._own_error = None, None
             if self._own is None and self._own_error is None:
                 own = journal.Journal(self.root, self.memory_dir, self.cfg, serve=False)

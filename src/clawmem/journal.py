@@ -377,6 +377,7 @@ class Journal:
         # probe touches) must not take the watcher's probe for its own, nor the other way round.
         self.probe_name = PROBE_NAME if serve else f"probe-{os.getpid()}-{id(self):x}"
         self._check_mu = threading.Lock()  # one ``check`` at a time reads the queue
+        self.broken: str | None = None  # why ``check`` can no longer answer
         self.embedder = embedder  # the watcher's model (loaded on first call), for query vectors
         # Query vectors being embedded or waiting for the model, each on a thread of its own.
         self._embedding = threading.BoundedSemaphore(MAX_EMBEDDING)
@@ -591,8 +592,11 @@ class Journal:
             try:
                 arrived = self._await_probe()
             except Exception as exc:  # noqa: BLE001 - a broken journal must only stop vouching
-                self._untrusted["journal"] = f"the journal failed ({type(exc).__name__}: {exc})"
-                return False, self._untrusted["journal"], None
+                # (.memory/ removed with the probe in it, a watch limit reached on an overflow):
+                # its owner starts another one.
+                self.broken = f"the journal failed ({type(exc).__name__}: {exc})"
+                self._untrusted["journal"] = self.broken
+                return False, self.broken, None
             if not arrived:
                 return False, "its probe event did not arrive", None
             return self.verdict(token)

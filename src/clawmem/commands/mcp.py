@@ -35,4 +35,7 @@ def register(app: typer.Typer) -> None:
         mem = open_mem(workspace)
         names = ", ".join(t.name for t in tools(read_only))
         sys.stderr.write(f"clawmem mcp: serving {mem.root} on stdio ({names})\n")
-        serve(mem, read_only=read_only)
+        try:
+            serve(mem, read_only=read_only)
+        finally:
+            mem.close()  # the index connection and the server's own journal (its probe file)
