@@ -643,6 +643,11 @@ def speed_section(r: dict) -> tuple[str, list[dict]]:
                 for m in ("lexical", "vector", "hybrid", "lexical+sync", "hybrid+sync")
             ]
             + [
+                f"{ms(w['p50_ms'])} / {ms(w['p95_ms'])}"
+                if (w := rc.get("hybrid, last 30 days"))
+                else "–"
+            ]
+            + [
                 secs(s["cold_cli"]["lexical"].get("median_s")),
                 cold_hybrid(s["cold_cli"]),
             ]
@@ -660,6 +665,7 @@ def speed_section(r: dict) -> tuple[str, list[dict]]:
                 "hybrid",
                 "lexical+sync",
                 "hybrid+sync",
+                "hybrid, `since` the last 30 days",
                 "cold CLI lexical",
                 "cold CLI hybrid",
             ],

@@ -164,3 +164,54 @@ def test_a_scan_shared_by_two_threads_ranks_as_one_thread_does(monkeypatch):
             t.join()
         assert scan.best() == alone
     assert alone[0][0] in (110, 4010) and {alone[0][0], alone[1][0]} == {110, 4010}
+
+
+@pytest.mark.parametrize(
+    "window",
+    [
+        {"since": "2025-01-20"},
+        {"until": "2025-01-05"},
+        {"since": "2025-01-21", "until": "2025-01-22"},
+    ],
+)
+def test_under_a_time_window_the_matrix_ranks_as_vec0_and_the_exact_scan_do(
+    tmp_path, monkeypatch, window
+):
+    """`recall --since 30d`, what an agent asks most: the held matrix answers it (its rows masked
+    to the window and to the facts whose stated validity overlaps it) exactly as vec0's filtered
+    KNN plus the exact scan of those facts did."""
+    ws = _workspace(tmp_path)
+    (ws / "memory" / "2025-01-02.md").write_text(
+        "# Day\n\n## Retain\n- W @Peter: Currently in Oslo (Jan 20–Jan 25, 2025) for topic7.\n"
+    )
+    emb = HashEmbedder()
+    clawmem.open_workspace(ws, environ={}, embedder=emb).index()
+    idx = Index.open(ws / ".memory" / "index.sqlite", readonly=True)
+    f = Filters(**window)
+    queries = ("topic7 value3", "Peter Oslo topic7", "topic52", "value44")
+    try:
+        monkeypatch.setattr(vector_matrix, "LOAD_AT_SEARCH", 10**9)
+        by_vec0 = [search.vector_leg(idx, emb.embed_query(q), f, 30) for q in queries]
+        assert not vector_matrix._matrices  # vec0 (and the exact scan) answered
+        monkeypatch.setattr(vector_matrix, "LOAD_AT_SEARCH", 1)
+        search.vector_leg(idx, emb.embed_query(queries[0]), Filters(), 30)
+        vector_matrix.wait()
+        assert search.held_vectors(idx, f) is not None
+        by_matrix = [search.vector_leg(idx, emb.embed_query(q), f, 30) for q in queries]
+        compared = 0
+        for a, b in zip(by_matrix, by_vec0, strict=True):
+            assert len(a) == len(b)
+            assert [h.score for h in a] == pytest.approx([h.score for h in b], abs=1e-6)
+            cut = b[-1].score + 1e-5
+
+            def above(hits, cut=cut):
+                return sorted((round(h.score, 4), h.chunk_id) for h in hits if h.score > cut)
+
+            assert above(a) == above(b)
+            compared += len(above(b))
+        assert compared  # some units ranked above the ties at the cut
+        if "since" in window and window["since"] > "2025-01-02":  # the Oslo fact, by validity
+            oslo = idx.conn.execute("SELECT id FROM chunks WHERE valid_from IS NOT NULL").fetchone()
+            assert oslo[0] in {h.chunk_id for h in by_matrix[1]}
+    finally:
+        idx.close()

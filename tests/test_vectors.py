@@ -419,3 +419,34 @@ def test_vector_lookups_by_hash_search_the_hash_index(tmp_path, hash_model):
             assert not any("chunks_embedded" in step for step in plan), (sql, plan)
     finally:
         idx.close()
+
+
+def test_a_fact_valid_in_the_window_is_found_by_the_vector_leg(hash_indexed):
+    """Recorded on Nov 27, valid Nov 27-Dec 1: a window of Nov 30 finds it through the validity
+    it states (the partial index chunks_valid), not through the day it was written."""
+    res = recall(
+        hash_indexed,
+        "Marrakech trip",
+        "--mode",
+        "vector",
+        "--since",
+        "2025-11-30",
+        "--until",
+        "2025-11-30",
+        "-k",
+        "10",
+    )
+    assert any(
+        h.get("valid_from") == "2025-11-27" and h["timestamp"] < "2025-11-30"
+        for h in res["results"]
+    ), res["results"]
+    idx = open_workspace(hash_indexed).open_index()
+    try:
+        plan = idx.conn.execute(
+            "EXPLAIN QUERY PLAN SELECT id FROM chunks c WHERE c.valid_from IS NOT NULL "
+            "AND c.valid_from <= ?",
+            ("2025-11-30",),
+        ).fetchall()
+    finally:
+        idx.close()
+    assert any("chunks_valid" in r[3] for r in plan), plan

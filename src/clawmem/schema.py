@@ -7,7 +7,7 @@ See docs/storage.md for the reasoning behind each table.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 # Bump when chunking.py's chunk boundaries or texts change for the same input. Kept here, beside
 # the schema's version, so that opening an index for a read (which checks it) does not import the
 # chunker (issue 16: a cold lexical recall).
@@ -64,6 +64,9 @@ CREATE TABLE IF NOT EXISTS chunks (
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
 CREATE INDEX IF NOT EXISTS chunks_sha ON chunks(sha256);
 CREATE INDEX IF NOT EXISTS chunks_day ON chunks(day);
+-- The few facts that state a validity range: a time-filtered recall looks them up (partial, so
+-- the many rows without one cost nothing; without it that lookup walked the whole table).
+CREATE INDEX IF NOT EXISTS chunks_valid ON chunks(valid_from) WHERE valid_from IS NOT NULL;
 CREATE INDEX IF NOT EXISTS chunks_embedded ON chunks(embedded);  -- pending/failed counts per query
 
 -- Entity mentions, for --entity filters and `clawmem entities`. Stored folded for matching.

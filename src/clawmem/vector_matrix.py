@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from .index import Index
 
-# The matrix is loaded at this many-th unfiltered vector search on one index in this process.
+# The matrix is loaded at this many-th vector search (unfiltered or by time) on one index here.
 LOAD_AT_SEARCH = 2
 # Indexes whose matrices one process keeps at most (each holds its vectors and an open file); the
 # one held longest goes first. A server has one workspace; a test run or a script has many.
@@ -166,6 +166,17 @@ def load(conn: db.Connection, table: str = "chunk_vectors") -> tuple[np.ndarray,
     return ids, np.ascontiguousarray(np.concatenate(mat_parts), dtype=np.float32)
 
 
+def rows_of(ids: np.ndarray, wanted: list[int]) -> np.ndarray:
+    """A boolean mask over the held rows: True where the row's chunk id is in ``wanted`` (ids the
+    matrix does not hold, units not embedded, are left out, as vec0 leaves them out)."""
+    import numpy as np
+
+    keep = np.zeros(len(ids), dtype=bool)
+    if wanted:
+        keep |= np.isin(ids, np.asarray(wanted, dtype=np.int64), assume_unique=True)
+    return keep
+
+
 def top(ids: np.ndarray, mat: np.ndarray, qvec, limit: int) -> list[tuple[int, float]]:
     """The ``limit`` best (chunk id, cosine) by score, then id: vec0's ranking, exactly."""
     scan = Scan(ids, mat, qvec, limit)
@@ -181,10 +192,16 @@ class Scan:
 
     BLOCK = 8192  # rows per block: ~12 MB of vectors, ~1 ms
 
-    def __init__(self, ids: np.ndarray, mat: np.ndarray, qvec, limit: int) -> None:
+    def __init__(
+        self, ids: np.ndarray, mat: np.ndarray, qvec, limit: int, *, keep: np.ndarray | None = None
+    ) -> None:
         import numpy as np
 
         self._ids, self._mat, self._limit = ids, mat, limit
+        # Rows that may be answered (a time window): all are scored, a block at a time as
+        # without one, and only these are ranked. Scoring the rest costs less than gathering
+        # the window's rows into a matrix of their own.
+        self._keep = keep
         self._q = np.asarray(qvec, dtype=np.float32)
         self._sims = np.empty(len(mat), dtype=np.float32)
         self._next = 0  # first row no thread has taken yet
@@ -213,6 +230,8 @@ class Scan:
         with self._cv:
             self._cv.wait_for(lambda: not self._left)
         ids, sims = self._ids, self._sims
+        if self._keep is not None:
+            ids, sims = ids[self._keep], sims[self._keep]
         n = len(sims)
         if n == 0:
             return []
