@@ -115,21 +115,31 @@ def _new_folder(mem: Path) -> None:
     (mem / "2024" / "old.md").write_text("# old\n\nA narwhal sighting.\n")
 
 
+# Pairs of words of one length: a memo rewritten with the second is the same size as with the first.
+SAME_SIZE_WORDS = ["alpaca", "bonobo", "caiman", "dingos", "egrets", "ferret", "gibbon", "hyenas"]
+
+
+def rewrite_alike(p: Path, text: str, mtime: int) -> bool:
+    """Write ``text`` (the same size as what ``p`` held) and, while still within one coarse clock
+    tick of ``mtime`` would be plausible, give it that mtime back: (size, mtime) then cannot tell
+    the two versions apart. True when it did."""
+    p.write_text(text)
+    if time.time_ns() - mtime < 1_000_000_000:
+        os.utime(p, ns=(p.stat().st_atime_ns, mtime))
+        return True
+    return False
+
+
 def test_same_second_same_size_edits_are_never_missed(ws, daemons):  # noqa: F811
     start_caught_up(ws, daemons, "--debounce-ms", "0")
     p = ws / "memory" / "2025-11-06.md"
-    words = ["alpaca", "bonobo", "caiman", "dingos", "egrets", "ferret", "gibbon", "hyenas"]
+    words = SAME_SIZE_WORDS
     forged = 0
     for first, second in zip(words[::2], words[1::2], strict=True):
         p.write_text(f"# x\n\nThe {first} memo.\n")
         mtime = p.stat().st_mtime_ns
         assert recall(ws, first)[0] == ["memory/2025-11-06.md"], first
-        # The same size, and (while still within one coarse clock tick would be plausible) the
-        # same mtime as the version the index just read: (size, mtime) cannot tell them apart.
-        p.write_text(f"# x\n\nThe {second} memo.\n")
-        if time.time_ns() - mtime < 1_000_000_000:
-            os.utime(p, ns=(p.stat().st_atime_ns, mtime))
-            forged += 1
+        forged += rewrite_alike(p, f"# x\n\nThe {second} memo.\n", mtime)
         assert recall(ws, second)[0] == ["memory/2025-11-06.md"], second
         assert recall(ws, first)[0] == [], first
         wait_until(lambda: ask(ws)[0], timeout=20)

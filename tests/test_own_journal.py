@@ -12,7 +12,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,7 @@ import pytest
 from clawmem.memory import open_workspace
 
 from .conftest import cli
-from .test_journal import index_matches_disk, start_caught_up
+from .test_journal import SAME_SIZE_WORDS, index_matches_disk, rewrite_alike, start_caught_up
 from .test_watch import daemons  # noqa: F401 - a fixture
 
 TEXT = {"capture_output": True, "text": True, "check": True}
@@ -113,18 +112,14 @@ def _append(path: Path, line: str) -> None:
 def test_same_second_same_size_edits_are_never_missed(ws):
     mem = following(ws)
     p = ws / "memory" / "2025-11-06.md"
-    words = ["alpaca", "bonobo", "caiman", "dingos", "egrets", "ferret", "gibbon", "hyenas"]
+    words = SAME_SIZE_WORDS
     forged = 0
     for first, second in zip(words[::2], words[1::2], strict=True):
         p.write_text(f"# x\n\nThe {first} memo.\n")
         mtime = p.stat().st_mtime_ns
         assert find(mem, first)[0] == ["memory/2025-11-06.md"], first
         assert find(mem, first)[1]["fresh_by"] == "own journal"
-        # Same size, same mtime as the version just read: (size, mtime) cannot tell them apart.
-        p.write_text(f"# x\n\nThe {second} memo.\n")
-        if time.time_ns() - mtime < 1_000_000_000:
-            os.utime(p, ns=(p.stat().st_atime_ns, mtime))
-            forged += 1
+        forged += rewrite_alike(p, f"# x\n\nThe {second} memo.\n", mtime)
         assert find(mem, second)[0] == ["memory/2025-11-06.md"], second
         paths, index = find(mem, first)
         assert paths == [] and index["fresh_by"] == "own journal", first
