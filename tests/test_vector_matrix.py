@@ -215,3 +215,16 @@ def test_under_a_time_window_the_matrix_ranks_as_vec0_and_the_exact_scan_do(
             assert oslo[0] in {h.chunk_id for h in by_matrix[1]}
     finally:
         idx.close()
+
+
+def test_a_one_shot_time_hinted_recall_loads_no_matrix(tmp_path):
+    """A question naming a day ranks twice (the window, then everywhere): in a one-shot CLI that
+    must not count as the second search that starts loading every vector (~1 s of CPU at 100k
+    units, beside the recall itself). Time-filtered searches use a matrix already held, but only
+    unfiltered ones count towards loading it."""
+    ws = _workspace(tmp_path, n_files=3, lines=5)
+    mem = clawmem.open_workspace(ws, environ={}, embedder=HashEmbedder())
+    mem.index()
+    res = mem.recall("what was noted on 2025-01-02?", mode="hybrid", sync=False)
+    assert any("names a time" in n for n in res.notes), res.notes  # it did rank twice
+    assert not vector_matrix._loading and not vector_matrix._matrices, vector_matrix._searches

@@ -249,8 +249,10 @@ def held_vectors(index: Index, f: Filters) -> tuple | None:
     uses it."""
     if not index.vec.available or _selective(f) or f.kinds:
         return None
-    held = vector_matrix.matrix(index)
-    if held is None or not (f.since or f.until):
+    windowed = bool(f.since or f.until)
+    # Only unfiltered searches count towards loading the matrix (``vector_matrix.matrix``).
+    held = vector_matrix.matrix(index, count=not windowed)
+    if held is None or not windowed:
         return None if held is None else (*held, None)
     lo, hi = f.since or _OPEN_START, f.until or _OPEN_END
     (recorded, a1), (valid, a2) = _recorded_in(lo, hi), _valid_in(lo, hi)

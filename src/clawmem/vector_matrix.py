@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from .index import Index
 
-# The matrix is loaded at this many-th vector search (unfiltered or by time) on one index here.
+# The matrix is loaded at this many-th unfiltered vector search on one index in this process.
 LOAD_AT_SEARCH = 2
 # Indexes whose matrices one process keeps at most (each holds its vectors and an open file); the
 # one held longest goes first. A server has one workspace; a test run or a script has many.
@@ -66,10 +66,12 @@ def _data_version(conn: db.Connection) -> int:
     return int(conn.execute("PRAGMA data_version").fetchone()[0])
 
 
-def matrix(index: Index) -> tuple[np.ndarray, np.ndarray] | None:
+def matrix(index: Index, *, count: bool = True) -> tuple[np.ndarray, np.ndarray] | None:
     """(chunk ids, vectors) of ``index``'s vec0 table when this process holds them fresh; else
-    None (the caller scans with vec0), and from the second search on, a background load starts:
-    recall never waits for it (~1 s of CPU at 100k units)."""
+    None (the caller scans with vec0), and from the second counted search on, a background load
+    starts: recall never waits for it (~1 s of CPU at 100k units). ``count=False``: a search
+    that uses a held matrix but does not count towards loading one (a time-filtered search: a
+    question naming a day ranks twice in one recall, and a one-shot CLI must not load)."""
     key = str(index.path)
     with _lock:
         ino = _inode(index.path)
@@ -82,6 +84,8 @@ def matrix(index: Index) -> tuple[np.ndarray, np.ndarray] | None:
             if fresh:
                 return m.ids, m.mat
             forget(key)
+        if not count:
+            return None
         _searches[key] = _searches.get(key, 0) + 1
         if _searches[key] >= LOAD_AT_SEARCH and ino is not None and key not in _loading:
             t = threading.Thread(
