@@ -174,10 +174,13 @@ def test_beside_a_watcher_neither_takes_the_others_probe(ws, daemons):  # noqa: 
     assert find(mem, "Peter")[1]["fresh_by"] in ("watcher", "own journal")
     assert find(mem, "Peter")[1]["fresh_by"] == "own journal"
     _append(ws / "memory" / "2025-11-06.md", "A gecko on the wall.")
-    # The watcher waits 2 s before syncing; this read syncs the file itself, and says how.
+    # The watcher waits 2 s before syncing; this read syncs the file itself, and says how (on a
+    # machine slow enough for the watcher to have synced first, the watcher vouches instead).
     paths, index = find(mem, "gecko")
-    assert paths == ["memory/2025-11-06.md"] and index["fresh_by"] == "stat scan"
-    assert "not caught up" in index["watcher_note"]
+    assert paths == ["memory/2025-11-06.md"]
+    assert index["fresh_by"] == "watcher" or (
+        index["fresh_by"] == "stat scan" and "not caught up" in index["watcher_note"]
+    ), index
     assert find(mem, "gecko") == (paths, {**index, "fresh_by": "own journal", "watcher_note": None})
 
 
