@@ -82,11 +82,11 @@ class Indexer:
         read says which way it knew under ``fresh_by``). Started at the next read."""
         self._follow = True
 
-    def _own_journal(self) -> journal.Journal | None:
-        """The started own journal for today's scan settings, or None (``_own_error`` says why)."""
+    def _own_journal(self, key: str) -> journal.Journal | None:
+        """The started own journal for the scan settings ``key``, or None (``_own_error`` says
+        why)."""
         if not self._follow:
             return None
-        key = journal.scan_key(self.root, self.cfg)
         with self._own_mu:
             if self._own is not None and (self._own.key != key or self._own.broken):
                 # Other settings (``reconfigure``): other folders to follow. Broken (its probe
@@ -429,7 +429,8 @@ class Indexer:
         # after every change it has read found the index matching. Else its token marks this
         # read's question, and whatever vouches below (the watcher, or this read's own stat
         # pass finding nothing to do or syncing what it found) vouches for it too.
-        own = self._own_journal()
+        key = journal.scan_key(self.root, self.cfg)
+        own = self._own_journal(key)
         own_token: int | None = None
         own_why = self._own_error if self._follow and own is None else None
         if own is not None:
@@ -444,7 +445,7 @@ class Indexer:
             if own is not None and own_token is not None:
                 own.caught_up(own_token)
 
-        self._journal = journal.ask_token(self.memory_dir, journal.scan_key(self.root, self.cfg))
+        self._journal = journal.ask_token(self.memory_dir, key)
         trusted, why_not = self._journal.clean, self._journal.why
         if trusted:
             vouched()

@@ -33,6 +33,12 @@ def _recorded_in(lo: str, hi: str) -> tuple[str, list]:
     return "(c.day >= ? AND c.day <= ?)", [lo, hi]
 
 
+def _window(f: Filters) -> tuple[tuple[str, list], tuple[str, list]]:
+    """(recorded in ``f``'s time window, valid during it): each a SQL condition and its args."""
+    lo, hi = f.since or _OPEN_START, f.until or _OPEN_END
+    return _recorded_in(lo, hi), _valid_in(lo, hi)
+
+
 def _valid_in(lo: str, hi: str) -> tuple[str, list]:
     # The validity a fact states ("Currently in Marrakech (Nov 27–Dec 1)") overlaps the window.
     return (
@@ -47,8 +53,7 @@ def filter_sql(f: Filters) -> tuple[str, list]:
     if f.since or f.until:
         # In the window if recorded in it, or if the validity a fact states overlaps it
         # ("Currently in Marrakech (Nov 27–Dec 1)" written on Nov 20 answers "--since 2025-11-30").
-        lo, hi = f.since or _OPEN_START, f.until or _OPEN_END
-        (recorded, a1), (valid, a2) = _recorded_in(lo, hi), _valid_in(lo, hi)
+        (recorded, a1), (valid, a2) = _window(f)
         parts.append(f"({recorded} OR {valid})")
         args.extend(a1 + a2)
     if f.facts_only:
@@ -254,8 +259,7 @@ def held_vectors(index: Index, f: Filters) -> tuple | None:
     held = vector_matrix.matrix(index, count=not windowed)
     if held is None or not windowed:
         return None if held is None else (*held, None)
-    lo, hi = f.since or _OPEN_START, f.until or _OPEN_END
-    (recorded, a1), (valid, a2) = _recorded_in(lo, hi), _valid_in(lo, hi)
+    (recorded, a1), (valid, a2) = _window(f)
     window = [
         r[0]
         for r in index.conn.execute(
@@ -322,8 +326,7 @@ def stored_leg(index: Index, qvec: np.ndarray, f: Filters, limit: int) -> list[f
             # vec0 filters on the recorded day only; facts whose stated validity overlaps the
             # window (few, found through the partial index chunks_valid) are scored exactly
             # and merged in.
-            lo, hi = f.since or _OPEN_START, f.until or _OPEN_END
-            (recorded, a1), (valid, a2) = _recorded_in(lo, hi), _valid_in(lo, hi)
+            (recorded, a1), (valid, a2) = _window(f)
             where = f"{valid} AND NOT {recorded}" + (" AND c.kind = ?" if f.kinds else "")
             extra_args = a2 + a1 + ([f.kinds[0]] if f.kinds else [])
             ids = [
