@@ -171,6 +171,46 @@ def test_a_hyphenated_word_does_not_jump_the_queue(tmp_path):
     assert "long-term roadmap" in quoted["snippet"]
 
 
+@pytest.mark.parametrize(
+    "query, terms",
+    [
+        ("What are Elise's hobbies?", ('"elise"', '"hobbies"')),
+        ("Kate’s dog", ('"kate"', '"dog"')),  # a typographic apostrophe
+        ("Is Elise's?", ('"elise"',)),
+        ("we'll meet Bob", ('"meet"', '"bob"')),  # "we" is a stopword
+        ("the parents' house", ('"parents"', '"house"')),
+        # Not a clitic: the apostrophe joins the word's own parts, which stay one phrase...
+        ("O'Brien", ('"o brien"',)),
+        ("don't", ('"don t"',)),
+        # ...and a quoted phrase is taken as typed.
+        ('"Elise\'s"', ('"elise s"',)),
+    ],
+)
+def test_a_possessive_asks_about_the_word(query, terms):
+    assert build_query(query).terms == terms
+
+
+def test_a_possessive_finds_the_person_however_the_note_names_them(tmp_path):
+    """ "Elise's" in a question used to become the phrase "elise s", which matches only text
+    that also says "Elise's": never the lines Elise wrote, nor those that name her."""
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / "2025-01-02.md").write_text(
+        "# 2025-01-02\n\n"
+        "- Elise: I painted all weekend long, the lake at dawn and the hills at dusk.\n"
+        "- Kevin: Elise said the gallery by the river opens its doors in May.\n"
+        "- Kevin: The water park was closed for the whole of the winter season.\n",
+        encoding="utf-8",
+    )
+    assert cli("-w", str(ws), "index").code == 0
+    found = [h["snippet"] for h in recall(ws, "What are Elise's plans?")["results"]]
+    # Both lines that name her first (the third comes in only through its neighbours' text).
+    assert sorted(found[:2]) == [
+        "- Elise: I painted all weekend long, the lake at dawn and the hills at dusk.",
+        "- Kevin: Elise said the gallery by the river opens its doors in May.",
+    ]
+
+
 def test_folding_ascii_takes_a_shortcut_to_the_same_result():
     """fold() skips Unicode normalisation for ASCII text; the result must be what the full path
     gives, for every ASCII character."""

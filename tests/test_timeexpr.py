@@ -100,7 +100,7 @@ def test_calendar_edges(today: date, text: str, since: date) -> None:
 @pytest.mark.parametrize(
     "text",
     ["", "30", "abc", "3x", "2025-13", "2025-02-30", "2025-11-31", "1850", "next week", "-3d",
-     "30 d d", "2025/11/27", "999999999y", "9999999d"],
+     "30 d d", "27/11/2025", "11/27/2025", "31.02.2025", "999999999y", "9999999d"],
 )  # fmt: skip
 def test_bad_since_until(text: str) -> None:
     for parse in (parse_since, parse_until):
@@ -209,6 +209,10 @@ def test_date_from_path(path: str, day: date | None) -> None:
         ("Leave Dec 28–Jan 3, 2026.", (D(2025, 12, 28), D(2026, 1, 3))),
         ("Met Nov 27 and Dec 1.", (D(2024, 11, 27), D(2024, 11, 27))),  # two days, not a range
         ("Feb 30 is no date, but Mar 3 is.", (D(2024, 3, 3), D(2024, 3, 3))),
+        ("Valid until 31.12.2025.", (None, D(2025, 12, 31))),  # day.month.year
+        ("Trip 20.11.2025 to 24.11.2025.", (D(2025, 11, 20), D(2025, 11, 24))),
+        ("Released 2025/11/21.", (D(2025, 11, 21), D(2025, 11, 21))),
+        ("Due 11/27/2025 or 27/11/2025.", (None, None)),  # which order: depends on the writer
         ("Leap day Feb 29.", (D(2024, 2, 29), D(2024, 2, 29))),
         ("14:32 — deployed v2.3.1", (None, None)),
         ("Prefers concise replies (<1500 chars) on WhatsApp.", (None, None)),
@@ -281,6 +285,10 @@ HINT_CASES = [
     ("between Nov 1 and Nov 15", (D(2025, 11, 1), D(2025, 11, 15))),
     ("from 2025-11-01 to 2025-11-15", (D(2025, 11, 1), D(2025, 11, 15))),
     ("between 2025-11-15 and 2025-11-01", (D(2025, 11, 1), D(2025, 11, 15))),
+    ("What did Paola do on 10.01.2024?", (D(2024, 1, 10), D(2024, 1, 10))),
+    ("on 2.11.2025", (D(2025, 11, 2), D(2025, 11, 2))),
+    ("between 01.11.2025 and 15.11.2025", (D(2025, 11, 1), D(2025, 11, 15))),
+    ("standup 2025/11/27 notes", (D(2025, 11, 27), D(2025, 11, 27))),
 ]
 
 
@@ -299,6 +307,10 @@ def test_query_time_hint(query: str, expected: tuple) -> None:
         "2025 roadmap",  # a bare year is too often a number or a name
         "may I see the notes",
         "version 2.3.1 at 14:32",
+        "build 2025.11.27",
+        "release v1.10.2025",
+        "on 27/11/2025",  # day first or month first: the writer's convention, unknown here
+        "on 31.02.2025",
         "on Feb 30",
         "Họp với đối tác ở Hà Nội",
         "東京の決済サービス",
@@ -314,7 +326,8 @@ _HINT_WORDS = (
     "in on of since after before until by between from and to through last this past previous "
     "current a an two three ago the 2nd 12 30 2025 1999 2025-11 2025-11-27 Nov NOV ſeptember "
     "Sept. May may june Monday sunday yesterday today tomorrow week weeK weeks month year days "
-    "- – , Peter DEC-0054 v2.3.1 x Hà 東京 decide 0740 201 20251 19 99"
+    "- – , Peter DEC-0054 v2.3.1 x Hà 東京 decide 0740 201 20251 19 99 10.01.2024 2025/11/27 "
+    "1.2.2025 27/11/2025"
 ).split()
 
 

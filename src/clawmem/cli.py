@@ -202,7 +202,7 @@ def recall(
     ] = None,
     mode: Annotated[str, typer.Option("--mode", help="hybrid | lexical | vector")] = "hybrid",
     since: Annotated[
-        str | None, typer.Option("--since", help="30d, 2w, 3m, 2025-11, 2025-11-27 …")
+        str | None, typer.Option("--since", help="30d, 2w, 3m, 2025-11, 2025-11-27, 27.11.2025 …")
     ] = None,
     until: Annotated[
         str | None, typer.Option("--until", help="Same forms as --since; inclusive.")

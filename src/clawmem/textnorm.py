@@ -123,6 +123,11 @@ def _phrase(toks: list[str]) -> str:
 
 
 _QUOTED = re.compile(r'"([^"]+)"')
+# An English possessive or contraction at the end of a typed word ("Elise's", "Kate’s", "she's",
+# "we'll"): the apostrophe splits it into two tokens, and the phrase "elise s" matches only text
+# that says "Elise's" too, never the lines Elise wrote ("Elise: …") or those that name her. The
+# word is what was asked about. ("don't" keeps its "t": "don" alone is not the word.)
+_CLITIC = re.compile(r"['’ʼ](?:s|d|ll|re|ve|m)(?=[^\w'’ʼ]*$)", re.IGNORECASE)
 # A term typed as an identifier: words joined by _ . / : (payment_processor, v2.3.1,
 # src/memory/hybrid.ts), words joined by - with a digit among them (DEC-0054, IL-6, COVID-19), or
 # letters mixed with digits (v2, p53, 88213a). Plain numbers and words are not, and neither is a
@@ -143,6 +148,8 @@ def build_query(query: str) -> LexQuery:
     rest = _QUOTED.sub(" ", query)
     raws = [(q, True) for q in quoted] + [(r, False) for r in rest.split()]
     for raw, is_quoted in raws:
+        if not is_quoted:
+            raw = _CLITIC.sub("", raw)
         toks = tokens(raw)
         if not toks:
             continue

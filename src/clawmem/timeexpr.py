@@ -163,9 +163,14 @@ def _day_number(token: str) -> int:
 
 def _atom(t: str) -> str:
     """One absolute calendar day, named groups suffixed with ``t``: ``2025-11-27``,
-    ``Nov 27[, 2025]``, ``November 27th 2025``, ``27 Nov[ 2025]``, ``2nd of May``."""
+    ``2025/11/27``, ``27.11.2025``, ``Nov 27[, 2025]``, ``November 27th 2025``, ``27 Nov[ 2025]``,
+    ``2nd of May``. Day, month and year with dots are written in that order wherever dots are
+    used; ``11/27/2025`` against ``27/11/2025`` is left alone: which one is meant depends on who
+    wrote it."""
     return (
-        rf"(?:(?<![\w.])(?P<iy{t}>[0-9]{{4}})-(?P<im{t}>[0-9]{{1,2}})-(?P<id{t}>[0-9]{{1,2}})(?![0-9])"
+        rf"(?:(?<![\w.])(?P<iy{t}>[0-9]{{4}})(?P<is{t}>[-/])(?P<im{t}>[0-9]{{1,2}})(?P=is{t})"
+        rf"(?P<id{t}>[0-9]{{1,2}})(?![0-9])"
+        rf"|(?<![\w.])(?P<ed{t}>[0-9]{{1,2}})\.(?P<em{t}>[0-9]{{1,2}})\.(?P<ey{t}>[0-9]{{4}})(?![0-9])"
         rf"|(?P<ma{t}>{_MONTH})\s+(?P<da{t}>{_DAY})(?:,?\s+(?P<ya{t}>{_YEAR}))?"
         rf"|(?<![\w.:/-])(?P<db{t}>{_DAY})(?:\s+of)?\s+(?P<mb{t}>{_MONTH})(?:,?\s+(?P<yb{t}>{_YEAR}))?)"
     )
@@ -175,6 +180,8 @@ def _atom_parts(m: re.Match[str], t: str) -> tuple[int | None, int, int]:
     """(year or None, month, day) of an ``_atom`` match."""
     if m.group(f"iy{t}"):
         return int(m.group(f"iy{t}")), int(m.group(f"im{t}")), int(m.group(f"id{t}"))
+    if m.group(f"ey{t}"):
+        return int(m.group(f"ey{t}")), int(m.group(f"em{t}")), int(m.group(f"ed{t}"))
     if m.group(f"ma{t}"):
         year = m.group(f"ya{t}")
         month, day = _month_number(m.group(f"ma{t}")), _day_number(m.group(f"da{t}"))
@@ -338,7 +345,7 @@ def _closed(m: re.Match[str], t: str, today: date) -> tuple[date, date]:
 def _resolve_expr(m: re.Match[str], t: str, today: date) -> TimeRange:
     """The days an ``_expr`` match covers. Raises ValueError for a day that does not exist."""
     g = m.group
-    if g(f"iy{t}") or g(f"ma{t}") or g(f"mb{t}"):
+    if g(f"iy{t}") or g(f"ey{t}") or g(f"ma{t}") or g(f"mb{t}"):
         year, month, day = _atom_parts(m, t)
         if year is not None:
             when = date(year, month, day)
@@ -448,7 +455,7 @@ def query_time_hint(query: str, today: date) -> TimeRange | None:
     """The time a recall query asks about, or None.
 
     Understands ``in November 2025``, ``in November`` / ``on May 2nd`` / ``on Nov 12`` (nearest
-    past occurrence), ``2025-11-27``, ``2025-11``, ``yesterday``, ``last week`` (the previous Monday
+    past occurrence), ``2025-11-27``, ``27.11.2025``, ``2025-11``, ``yesterday``, ``last week`` (the previous Monday
     to Sunday), ``this month``, ``past 30 days``, ``3 days ago``, ``last Monday``, ``in 2025``,
     ``since …``, ``before …``, ``until …``, ``between … and …``. The leftmost phrase wins.
     """
@@ -462,7 +469,7 @@ def query_time_hint(query: str, today: date) -> TimeRange | None:
 _RELATIVE = _lazy(rf"(?P<n>[0-9]+)\s*(?P<u>{_UNIT})(?:\s+ago)?", re.I)
 _WHOLE = _lazy(rf"(?:(?:{_PREPOSITION})\s+)?{_expr('1')}", re.I)
 _ACCEPTED = (
-    "use a duration (30d, 2w, 3m, 1y), a date (2025, 2025-11, 2025-11-27, Nov 27 2025) "
+    "use a duration (30d, 2w, 3m, 1y), a date (2025, 2025-11, 2025-11-27, 27.11.2025, Nov 27 2025) "
     "or today, yesterday, last week/month/year"
 )
 
