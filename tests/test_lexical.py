@@ -151,20 +151,26 @@ def test_which_terms_are_identifiers(query, strong):
     assert build_query(query).strong == strong
 
 
+def _indexed_log(tmp_path, *lines: str):
+    """A workspace of one daily log holding ``lines``, indexed through the CLI."""
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    body = "".join(f"{line}\n" for line in lines)
+    (ws / "memory" / "2025-01-02.md").write_text(f"# 2025-01-02\n\n{body}", encoding="utf-8")
+    assert cli("-w", str(ws), "index").code == 0
+    return ws
+
+
 def test_a_hyphenated_word_does_not_jump_the_queue(tmp_path):
     """Only identifiers and quoted phrases put the units holding them first. A compound such as
     "long-term" is ranked by BM25 like any other word: the unit holding the rarer terms of the
     query wins; quoted, the compound comes first."""
-    ws = tmp_path / "ws"
-    (ws / "memory").mkdir(parents=True)
-    (ws / "memory" / "2025-01-02.md").write_text(
-        "# 2025-01-02\n\n"
-        "- The long-term roadmap was shared with the board.\n"
-        "- Backup retention for the archive is ninety days.\n"
-        "- Lunch was at noon.\n",
-        encoding="utf-8",
+    ws = _indexed_log(
+        tmp_path,
+        "- The long-term roadmap was shared with the board.",
+        "- Backup retention for the archive is ninety days.",
+        "- Lunch was at noon.",
     )
-    assert cli("-w", str(ws), "index").code == 0
     first = recall(ws, "long-term backup retention archive")["results"][0]
     assert "Backup retention" in first["snippet"]
     quoted = recall(ws, '"long-term" backup retention archive')["results"][0]
@@ -193,16 +199,12 @@ def test_a_possessive_asks_about_the_word(query, terms):
 def test_a_possessive_finds_the_person_however_the_note_names_them(tmp_path):
     """ "Elise's" in a question used to become the phrase "elise s", which matches only text
     that also says "Elise's": never the lines Elise wrote, nor those that name her."""
-    ws = tmp_path / "ws"
-    (ws / "memory").mkdir(parents=True)
-    (ws / "memory" / "2025-01-02.md").write_text(
-        "# 2025-01-02\n\n"
-        "- Elise: I painted all weekend long, the lake at dawn and the hills at dusk.\n"
-        "- Kevin: Elise said the gallery by the river opens its doors in May.\n"
-        "- Kevin: The water park was closed for the whole of the winter season.\n",
-        encoding="utf-8",
+    ws = _indexed_log(
+        tmp_path,
+        "- Elise: I painted all weekend long, the lake at dawn and the hills at dusk.",
+        "- Kevin: Elise said the gallery by the river opens its doors in May.",
+        "- Kevin: The water park was closed for the whole of the winter season.",
     )
-    assert cli("-w", str(ws), "index").code == 0
     found = [h["snippet"] for h in recall(ws, "What are Elise's plans?")["results"]]
     # Both lines that name her first (the third comes in only through its neighbours' text).
     assert sorted(found[:2]) == [

@@ -455,9 +455,10 @@ def query_time_hint(query: str, today: date) -> TimeRange | None:
     """The time a recall query asks about, or None.
 
     Understands ``in November 2025``, ``in November`` / ``on May 2nd`` / ``on Nov 12`` (nearest
-    past occurrence), ``2025-11-27``, ``27.11.2025``, ``2025-11``, ``yesterday``, ``last week`` (the previous Monday
-    to Sunday), ``this month``, ``past 30 days``, ``3 days ago``, ``last Monday``, ``in 2025``,
-    ``since …``, ``before …``, ``until …``, ``between … and …``. The leftmost phrase wins.
+    past occurrence), ``2025-11-27``, ``27.11.2025``, ``2025-11``, ``yesterday``, ``last week``
+    (the previous Monday to Sunday), ``this month``, ``past 30 days``, ``3 days ago``,
+    ``last Monday``, ``in 2025``, ``since …``, ``before …``, ``until …``, ``between … and …``.
+    The leftmost phrase wins.
     """
     found = match_time_hint(query, today)
     return found[0] if found else None
@@ -469,8 +470,8 @@ def query_time_hint(query: str, today: date) -> TimeRange | None:
 _RELATIVE = _lazy(rf"(?P<n>[0-9]+)\s*(?P<u>{_UNIT})(?:\s+ago)?", re.I)
 _WHOLE = _lazy(rf"(?:(?:{_PREPOSITION})\s+)?{_expr('1')}", re.I)
 _ACCEPTED = (
-    "use a duration (30d, 2w, 3m, 1y), a date (2025, 2025-11, 2025-11-27, 27.11.2025, Nov 27 2025) "
-    "or today, yesterday, last week/month/year"
+    "use a duration (30d, 2w, 3m, 1y), a date (2025, 2025-11, 2025-11-27, 27.11.2025, "
+    "Nov 27 2025) or today, yesterday, last week/month/year"
 )
 
 
