@@ -47,6 +47,33 @@ def _by_name(systems):
     return {s["name"]: s for s in systems}
 
 
+def paired_interval(
+    a: list[float], b: list[float] | None = None, *, resamples: int = 10_000, seed: int = 0
+) -> tuple[float, float, float]:
+    """The mean of ``a`` (or of ``a - b``, question by question) with a 95% percentile bootstrap
+    interval: the questions are resampled with replacement, the same questions for both systems
+    (paired), so the interval shows how much the figure depends on which questions were asked.
+    Deterministic (fixed seed), so a re-render gives the same text."""
+    import numpy as np
+
+    x = np.asarray(a, dtype=float) - (np.asarray(b, dtype=float) if b is not None else 0.0)
+    x = x[~np.isnan(x)]
+    if x.size == 0:
+        return math.nan, math.nan, math.nan
+    rng = np.random.default_rng(seed)
+    means = x[rng.integers(0, x.size, size=(resamples, x.size))].mean(axis=1)
+    lo, hi = np.percentile(means, [2.5, 97.5])
+    return float(x.mean()), float(lo), float(hi)
+
+
+def interval(m: tuple[float, float, float], signed: bool = False) -> str:
+    """A mean and its interval, "0.627 (0.601-0.652)"; a difference signed, "+0.101 (+0.066 to
+    +0.135)"."""
+    if signed:
+        return f"{m[0]:+.3f} ({m[1]:+.3f} to {m[2]:+.3f})"
+    return f"{m[0]:.3f} ({m[1]:.3f}-{m[2]:.3f})"
+
+
 AGENTMEM_TARGET = 0.86  # issue #10: no regression from clawmem 0.1's 0.867
 
 
@@ -373,6 +400,53 @@ def scifact_section(r: dict) -> tuple[str, list[dict]]:
     return "\n".join(lines), targets
 
 
+# REALTALK numbers its question categories without naming them; these say what the questions
+# of each one ask, as they read.
+REALTALK_CATEGORIES = {
+    1: "1: facts spread over messages (“What are Kate's hobbies?”)",
+    2: "2: when something happened",
+    3: "3: inference (“Does Kevin have an athletic build?”)",
+}
+
+
+def _realtalk_spread(r: dict, pq: dict) -> list[str]:
+    """ER@2k per question category, and how far each figure could move with other questions."""
+    names = [x["name"] for x in r["systems"] if x["name"] in pq]
+    labels = {x["name"]: x["label"] for x in r["systems"]}
+    cats = sorted({q["category"] for q in pq[names[0]]})
+    rows = []
+    for c in cats:
+        mine = {n: [q["er@2000"] for q in pq[n] if q["category"] == c] for n in names}
+        rows.append(
+            [f"{REALTALK_CATEGORIES.get(c, c)} ({len(mine[names[0]])})"]
+            + [f(sum(v) / len(v)) if v else "–" for v in mine.values()]
+        )
+    spread = []
+    for split, title in (("held_out", "chats 6-10"), ("all", "all ten chats")):
+        chats = range(6, 11) if split == "held_out" else range(1, 11)
+        spread.append(
+            [title]
+            + [
+                interval(paired_interval([q["er@2000"] for q in pq[n] if q["chat"] in chats]))
+                for n in names
+            ]
+        )
+    return [
+        "Evidence recall at 2,000 characters per question category (all ten chats):",
+        "",
+        table(["category (n)"] + [labels[n] for n in names], rows),
+        "",
+        "ER@2k with a 95% bootstrap interval (the questions resampled 10,000 times, seed 0): how "
+        "much each figure depends on which questions were asked. The targets above compare "
+        "systems on the same resampled questions (paired), which is narrower than setting two "
+        "of these intervals side by side. Questions of one chat are not independent, so these "
+        "intervals are if anything too narrow.",
+        "",
+        table(["split"] + [labels[n] for n in names], spread),
+        "",
+    ]
+
+
 def realtalk_section(r: dict) -> tuple[str, list[dict]]:
     targets = []
     s = _by_name(r["systems"])
@@ -418,23 +492,40 @@ def realtalk_section(r: dict) -> tuple[str, list[dict]]:
             )
         nq = next((x[split]["n"] for x in r["systems"]), 0)
         lines += [f"**{title}** ({nq} questions)", "", table(head, rows), ""]
+    pq = r.get("per_question") or {}
+
+    def er2k(name: str, split: str) -> list[float]:
+        chats = {"all": range(1, 11), "held_out": range(6, 11), "tune": range(1, 6)}[split]
+        return [q["er@2000"] for q in pq.get(name, []) if q["chat"] in chats]
+
+    def ci(name: str, split: str, minus: str | None = None) -> str | None:
+        """The figure with its interval, when this run kept its per-question results."""
+        if name not in pq or (minus is not None and minus not in pq):
+            return None
+        b = er2k(minus, split) if minus else None
+        return interval(paired_interval(er2k(name, split), b), signed=minus is not None)
+
     hybrid = s.get("clawmem-hybrid") or s.get("clawmem-lexical")
     baselines = [s[b] for b in ("msg-bm25", "msg-dense", "msg-rrf") if b in s]
     if hybrid and baselines:
         best = max(baselines, key=lambda x: x["held_out"]["er@2000"])
         ho = hybrid["held_out"]["er@2000"]
+        spread = paired_interval(er2k(hybrid["name"], "all")) if hybrid["name"] in pq else None
         targets.append(
             {
                 "target": "REALTALK ER@2k, all ten chats ≥ 0.66",
-                "value": f(hybrid["all"]["er@2000"]),
+                "value": f(hybrid["all"]["er@2000"])
+                + (f" (95% interval {spread[1]:.3f}-{spread[2]:.3f})" if spread else ""),
                 "met": hybrid["all"]["er@2000"] >= 0.66,
                 "why": "see the REALTALK section",
             }
         )
+        gap = ci(hybrid["name"], "held_out", best["name"])
         targets.append(
             {
                 "target": "REALTALK ER@2k, chats 6-10 ≥ best baseline + 0.10",
-                "value": f"{f(ho)} vs {best['label']} {f(best['held_out']['er@2000'])}",
+                "value": f"{f(ho)} vs {best['label']} {f(best['held_out']['er@2000'])}"
+                + (f"; difference {gap}" if gap else ""),
                 "met": ho >= best["held_out"]["er@2000"] + 0.10,
                 "why": "see the REALTALK section",
             }
@@ -442,14 +533,17 @@ def realtalk_section(r: dict) -> tuple[str, list[dict]]:
         legs = [s[x] for x in ("clawmem-lexical", "clawmem-vector") if x in s]
         if legs and "clawmem-hybrid" in s:
             top = max(legs, key=lambda x: x["all"]["er@2000"])
+            lead = ci("clawmem-hybrid", "all", top["name"])
             targets.append(
                 {
                     "target": "REALTALK: hybrid ≥ its best single leg at 2k",
                     "value": f"{f(s['clawmem-hybrid']['all']['er@2000'])} vs {top['label']} "
-                    f"{f(top['all']['er@2000'])}",
+                    f"{f(top['all']['er@2000'])}" + (f"; difference {lead}" if lead else ""),
                     "met": s["clawmem-hybrid"]["all"]["er@2000"] >= top["all"]["er@2000"],
                 }
             )
+    if pq:
+        lines += _realtalk_spread(r, pq)
     units = sum(x.get("units") or 0 for x in r["setup"])
     lines += [
         "Notes:",

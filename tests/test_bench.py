@@ -208,3 +208,21 @@ def test_report_merge_takes_each_part_from_its_last_run_and_keeps_other_models_b
     # A run whose every part was measured again later is not named at all.
     again = merge([run("1", e5, speed={"n": 1}), run("2", e5, speed={"n": 2})])
     assert [m["started"] for m in again["runs"]] == ["2"]
+
+
+def test_paired_interval_resamples_the_same_questions_for_both_systems():
+    from benchmarks.report import interval, paired_interval
+
+    a = [0.0, 0.5, 1.0, 1.0, 0.25, 0.0, 0.75, 1.0]
+    mean, lo, hi = paired_interval(a)
+    assert mean == pytest.approx(0.5625)
+    assert lo < mean < hi
+    assert paired_interval(a) == (mean, lo, hi)  # seeded: a re-render writes the same text
+    # Paired: a system that gains exactly 0.1 on every question differs by exactly 0.1 in every
+    # resample, however much the questions themselves vary.
+    b = [x + 0.1 for x in a]
+    assert paired_interval(b, a) == pytest.approx((0.1, 0.1, 0.1))
+    # Questions without gold evidence (NaN) are left out, as the means leave them out.
+    assert paired_interval([float("nan"), 1.0, 1.0])[0] == 1.0
+    assert interval((0.1, -0.02, 0.2), signed=True) == "+0.100 (-0.020 to +0.200)"
+    assert interval((0.627, 0.596, 0.658)) == "0.627 (0.596-0.658)"
