@@ -182,6 +182,10 @@ def test_a_hyphenated_word_does_not_jump_the_queue(tmp_path):
     [
         ("What are Elise's hobbies?", ('"elise"', '"hobbies"')),
         ("Kate’s dog", ('"kate"', '"dog"')),  # a typographic apostrophe
+        # Keys typed for an apostrophe: a backtick, an acute accent, a left quote.
+        ("Emi`s travel list", ('"emi"', '"travel"', '"list"')),
+        ("Emi´s travel list", ('"emi"', '"travel"', '"list"')),
+        ("Emi‘s list", ('"emi"', '"list"')),
         ("Is Elise's?", ('"elise"',)),
         ("we'll meet Bob", ('"meet"', '"bob"')),  # "we" is a stopword
         ("the parents' house", ('"parents"', '"house"')),

@@ -126,8 +126,12 @@ _QUOTED = re.compile(r'"([^"]+)"')
 # An English possessive or contraction at the end of a typed word ("Elise's", "Kate’s", "she's",
 # "we'll"): the apostrophe splits it into two tokens, and the phrase "elise s" matches only text
 # that says "Elise's" too, never the lines Elise wrote ("Elise: …") or those that name her. The
-# word is what was asked about. ("don't" keeps its "t": "don" alone is not the word.)
-_CLITIC = re.compile(r"['’ʼ](?:s|d|ll|re|ve|m)(?=[^\w'’ʼ]*$)", re.IGNORECASE)
+# word is what was asked about. ("don't" keeps its "t": "don" alone is not the word.) People type
+# the apostrophe as whatever key is nearest: the straight ' and the typographic ’ and ʼ, but also
+# ‘, the acute accent ´ (German keyboards) and the backtick ` ("Emi`s travel list", from a question
+# of REALTALK's chat 4).
+_APOSTROPHES = "'’ʼ‘´`"
+_CLITIC = re.compile(f"[{_APOSTROPHES}](?:s|d|ll|re|ve|m)(?=[^\\w{_APOSTROPHES}]*$)", re.IGNORECASE)
 # A term typed as an identifier: words joined by _ . / : (payment_processor, v2.3.1,
 # src/memory/hybrid.ts), words joined by - with a digit among them (DEC-0054, IL-6, COVID-19), or
 # letters mixed with digits (v2, p53, 88213a). Plain numbers and words are not, and neither is a
