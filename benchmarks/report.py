@@ -409,6 +409,13 @@ REALTALK_CATEGORIES = {
 }
 
 
+def _chats(split: str) -> tuple[int, ...]:
+    """The REALTALK chats of a split ("tune", "held_out", "all"), as realtalk.py defines them."""
+    from .realtalk import HELD_OUT, TUNE
+
+    return {"tune": TUNE, "held_out": HELD_OUT, "all": TUNE + HELD_OUT}[split]
+
+
 def _realtalk_spread(r: dict, pq: dict) -> list[str]:
     """ER@2k per question category, and how far each figure could move with other questions."""
     names = [x["name"] for x in r["systems"] if x["name"] in pq]
@@ -423,7 +430,7 @@ def _realtalk_spread(r: dict, pq: dict) -> list[str]:
         )
     spread = []
     for split, title in (("held_out", "chats 6-10"), ("all", "all ten chats")):
-        chats = range(6, 11) if split == "held_out" else range(1, 11)
+        chats = _chats(split)
         spread.append(
             [title]
             + [
@@ -495,8 +502,7 @@ def realtalk_section(r: dict) -> tuple[str, list[dict]]:
     pq = r.get("per_question") or {}
 
     def er2k(name: str, split: str) -> list[float]:
-        chats = {"all": range(1, 11), "held_out": range(6, 11), "tune": range(1, 6)}[split]
-        return [q["er@2000"] for q in pq.get(name, []) if q["chat"] in chats]
+        return [q["er@2000"] for q in pq.get(name, []) if q["chat"] in _chats(split)]
 
     def ci(name: str, split: str, minus: str | None = None) -> str | None:
         """The figure with its interval, when this run kept its per-question results."""
