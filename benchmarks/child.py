@@ -134,7 +134,7 @@ def db_bytes(root: Path) -> int:
 
 def op_index(args: dict) -> dict:
     import clawmem
-    from clawmem import db as cdb
+    from clawmem.store import db as cdb
 
     root = Path(args["workspace"])
     if args.get("fresh", True) and (root / ".memory").exists():
@@ -146,7 +146,7 @@ def op_index(args: dict) -> dict:
     mem = clawmem.open_workspace(root, environ=env)
     timed = None
     if args["embed"] in ("real", "stub"):
-        from clawmem.model_choice import load_embedder
+        from clawmem.ingest.model_choice import load_embedder
 
         real = load_embedder(root, mem.cfg)
         if args["embed"] == "real":

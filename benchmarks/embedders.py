@@ -188,7 +188,7 @@ def _fixture_units() -> list[str]:
     shutil.copytree(REPO / "fixtures" / "workspace", ws)
     mem = open_workspace(ws, environ={**os.environ, "CLAWMEM_VECTORS": "0"})
     mem.index()
-    from clawmem.index import Index
+    from clawmem.store.index import Index
 
     idx = Index.open(ws / ".memory" / "index.sqlite", readonly=True)
     try:

@@ -57,7 +57,7 @@ def child(args: dict, timeout: float = 6 * 3600) -> dict:
 
 def pending_texts(root: Path) -> list[str]:
     """The exact texts clawmem embeds for this workspace (units of a lexical-only index)."""
-    from clawmem.index import Index
+    from clawmem.store.index import Index
 
     idx = Index.open(root / ".memory" / "index.sqlite", readonly=True)
     try:
@@ -128,7 +128,7 @@ def live_watcher(root: Path, timeout: float = 300.0, *, with_model: bool = False
     """A real ``clawmem watch`` on ``root``, caught up (its journal vouches), for the freshness
     check a recall pays while a watcher runs: ``--no-embed`` with vectors off, or, with
     ``with_model``, with its model loaded (it embeds recalls' queries)."""
-    from clawmem import journal
+    from clawmem.ingest import journal
     from clawmem.memory import open_workspace
 
     env = {**os.environ} if with_model else {**os.environ, "CLAWMEM_VECTORS": "0"}
@@ -294,7 +294,7 @@ def recall_latency(
     """p50/p95 over ``repeats`` passes of ``qs`` (after one untimed warm-up recall). When a recall
     is slow (large workspaces), fewer queries are timed so one mode stays within ``budget_s``; the
     number of timed recalls is reported. ``filters``: recall's own (``since=...``)."""
-    from clawmem import vector_matrix
+    from clawmem.recall import vector_matrix
 
     mem.recall(qs[0], mode=mode, sync=sync, **filters)  # warm caches and the model
     vector_matrix.wait()  # a recalling process holds the vectors in memory from here on

@@ -4,7 +4,7 @@
 ``generate(root, n_chunks, seed)`` writes ``memory/<project>/YYYY-MM-DD.md`` daily logs (a title,
 3–6 ``##`` sections of prose, bullets, the odd code fence or table, now and then a Vietnamese or
 Japanese line, and a ``## Retain`` section of W/B/O facts with @entities) until clawmem's chunker
-produces ``n_chunks`` search units (blocks and facts, counted with ``clawmem.chunking`` itself).
+produces ``n_chunks`` search units (blocks and facts, counted with ``clawmem.markdown.chunking`` itself).
 Same (n_chunks, seed) → byte-identical files. A manifest records what was
 generated so a rerun with the same parameters does nothing.
 """
@@ -147,7 +147,7 @@ class _Gen:
 def generate(root: Path, n_chunks: int, seed: int = 1) -> dict:
     """Write the workspace (replacing one made with other parameters). Returns the manifest."""
     manifest_path = root / "synth.json"
-    from clawmem.chunking import chunk_markdown
+    from clawmem.markdown.chunking import chunk_markdown
 
     want = {"n_chunks": n_chunks, "seed": seed, "generator": 2}
     if manifest_path.exists():

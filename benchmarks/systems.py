@@ -97,7 +97,7 @@ class Chunk:
 
 def clawmem_chunks(index_path: Path) -> tuple[list[Chunk], np.ndarray | None]:
     """clawmem's plain chunks (not Retain facts) and, if present, their vectors (rows aligned)."""
-    from clawmem import db
+    from clawmem.store import db
 
     conn, vec = db.connect(index_path, readonly=True)
     try:

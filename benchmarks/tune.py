@@ -1,7 +1,7 @@
 """Choosing the ranking's numbers on the tuning split of REALTALK (chats 1-5) only.
 
 ``python -m benchmarks.tune`` indexes the tuning chats (as ``benchmarks.realtalk`` does), then
-scores a grid of ``clawmem.fusion.Ranking`` variants by evidence recall within 2,000 characters
+scores a grid of ``clawmem.recall.fusion.Ranking`` variants by evidence recall within 2,000 characters
 (ER@2k) and prints them best first. The held-out chats 6-10 are never read here: the report in
 docs/benchmarks.md gives their numbers for the defaults chosen this way.
 """
@@ -12,7 +12,7 @@ import argparse
 import itertools
 from dataclasses import replace
 
-from clawmem.fusion import Ranking
+from clawmem.recall.fusion import Ranking
 
 from . import metrics as M
 from .common import embedder_status, log

@@ -28,7 +28,7 @@ NOTE = "<!-- Do not edit between these markers: run `python scripts/gen_cli_docs
 def _root_command():
     import typer
 
-    from clawmem.cli import app
+    from clawmem.cli.app import app
 
     return typer.main.get_command(app)
 

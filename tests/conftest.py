@@ -43,7 +43,7 @@ class Run:
 
 def cli(*args: str, cwd: Path | None = None) -> Run:
     """Run ``clawmem ARGS`` in-process through the real entry point (error boundary included)."""
-    from clawmem.cli import main
+    from clawmem.cli.app import main
 
     out, err = io.StringIO(), io.StringIO()
     old = Path.cwd()
@@ -165,7 +165,7 @@ def _loaded_models() -> dict:
 def shared_model(monkeypatch, _loaded_models):
     """The real model, loaded once per session and per configuration (a model is read-only, and
     loading it costs seconds): for in-process tests that run many commands on the real model."""
-    import clawmem.model_choice as mc
+    import clawmem.ingest.model_choice as mc
 
     load = mc.load_embedder
 
@@ -191,7 +191,7 @@ def indexed(indexed_template, tmp_path, shared_model) -> Path:
 def hash_model(monkeypatch):
     """The deterministic test embedder (embedders/testing.py) stands in for the configured model
     in this process: for plumbing tests (storage, cache, filters, fusion), not for meaning."""
-    import clawmem.model_choice
+    import clawmem.ingest.model_choice
     from clawmem.embedders.testing import HashEmbedder
 
     def load(root, cfg):  # the prefixes configured make a new vector space, as with a real model
@@ -199,10 +199,12 @@ def hash_model(monkeypatch):
             query_prefix=cfg.query_prefix or "", document_prefix=cfg.document_prefix or ""
         )
 
-    monkeypatch.setattr(clawmem.model_choice, "load_embedder", load)
+    monkeypatch.setattr(clawmem.ingest.model_choice, "load_embedder", load)
     # ... and for the identity a process reads from the model file without loading it.
     monkeypatch.setattr(
-        clawmem.model_choice, "configured_identity", lambda root, cfg: load(root, cfg).identity
+        clawmem.ingest.model_choice,
+        "configured_identity",
+        lambda root, cfg: load(root, cfg).identity,
     )
 
 

@@ -1,7 +1,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clawmem.chunking import chunk_markdown, sha256, weight
+from clawmem.markdown.chunking import chunk_markdown, sha256, weight
 
 DOC = """# Day
 

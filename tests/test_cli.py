@@ -33,7 +33,7 @@ def test_commands_built_on_demand_are_typers_own():
     options and their help are exactly those of the group typer builds all at once."""
     import typer
 
-    from clawmem.cli import app, click_group
+    from clawmem.cli.app import app, click_group
 
     eager, lazy = _helps(typer.main.get_command(app)), _helps(click_group())
     assert len(eager) > 20 and "clawmem model use" in eager
@@ -42,7 +42,7 @@ def test_commands_built_on_demand_are_typers_own():
 
 
 def test_a_run_builds_only_its_command(ws, capsys):
-    from clawmem.cli import click_group
+    from clawmem.cli.app import click_group
 
     group = click_group()
     group.main(["-w", str(ws), "status", "--json"], prog_name="clawmem", standalone_mode=False)

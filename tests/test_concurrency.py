@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from benchmarks.soak.workspace import make_workspace
 
-from clawmem import db
 from clawmem.errors import LockedError
 from clawmem.memory import open_workspace
+from clawmem.store import db
 
 pytestmark = pytest.mark.usefixtures("lexical")
 
@@ -167,7 +167,7 @@ def _hold_lock(ws: Path, seconds: float) -> subprocess.Popen:
         [
             sys.executable,
             "-c",
-            "import sys, time; from pathlib import Path; from clawmem.locking import write_lock\n"
+            "import sys, time; from pathlib import Path; from clawmem.files.locking import write_lock\n"
             "with write_lock(Path(sys.argv[1]), purpose='clawmem reflect'):\n"
             f"    print('locked', flush=True); time.sleep({seconds})",
             str(ws / ".memory"),

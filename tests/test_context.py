@@ -8,14 +8,14 @@ import re
 
 import pytest
 
-from clawmem.context import (
+from clawmem.recall.context import (
     HEADER,
     build_context,
     lexical_score,
     meaningful_words,
     trivial_reason,
 )
-from clawmem.recall import estimate_tokens
+from clawmem.recall.pipeline import estimate_tokens
 
 from .conftest import cli, cli_subprocess
 

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from benchmarks.soak.resources import fill, read_only, small_disk
 
-from clawmem import db
 from clawmem.memory import open_workspace
+from clawmem.store import db
 
 from .conftest import built_once
 from .test_concurrency import make_workspace

@@ -41,7 +41,7 @@ def _commands():
     """(command path, click command) for every visible command and sub-command."""
     import typer
 
-    from clawmem.cli import app
+    from clawmem.cli.app import app
 
     root = typer.main.get_command(app)
     ctx = root.make_context("clawmem", [], resilient_parsing=True)
@@ -169,7 +169,7 @@ def test_every_setting_is_in_workspace_md():
 
 def _schema_tables() -> dict[str, list[str]]:
     """Every table clawmem creates, with its columns, read from schema.py's DDL."""
-    from clawmem import schema
+    from clawmem.store import schema
 
     ddl = "\n".join([schema.DDL, schema.vec0_ddl(4), schema.PLAIN_VECTORS_DDL])
     tables: dict[str, list[str]] = {}
@@ -210,8 +210,9 @@ def test_every_table_and_column_is_in_storage_md():
 
 
 def test_storage_md_names_the_versions_and_ranking_names():
-    from clawmem import fusion, schema
-    from clawmem.textnorm import NORMALIZER_VERSION
+    from clawmem.recall import fusion
+    from clawmem.store import schema
+    from clawmem.text.textnorm import NORMALIZER_VERSION
 
     doc = _read("storage.md")
     for name in (fusion.RRF, fusion.WEIGHTED):

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from clawmem import open_workspace
-from clawmem.episodes import abstract
-from clawmem.transcripts import parse
+from clawmem.reflect.episodes import abstract
+from clawmem.transcripts.formats import parse
 
 from .conftest import REPO, cli
 

@@ -17,7 +17,7 @@ PROGRAM = """
 import atexit, sys
 atexit.register(lambda: sys.stderr.write("python teardown ran\\n"))
 sys.argv = ["clawmem", *sys.argv[1:]]
-from clawmem.cli import main
+from clawmem.cli.app import main
 main()
 """
 

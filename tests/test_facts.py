@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from clawmem.errors import InputError
-from clawmem.facts import (
+from clawmem.markdown.facts import (
     KINDS,
     Fact,
     FactProblem,

@@ -6,7 +6,7 @@ import shutil
 import threading
 import time
 
-from clawmem.locking import try_write_lock
+from clawmem.files.locking import try_write_lock
 
 from .conftest import FIXTURE, cli
 

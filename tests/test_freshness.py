@@ -8,8 +8,8 @@ import os
 import pytest
 
 import clawmem
-from clawmem.index import Index
-from clawmem.sync import RACY_META, RACY_NS
+from clawmem.ingest.sync import RACY_META, RACY_NS
+from clawmem.store.index import Index
 
 
 @pytest.fixture
@@ -102,7 +102,7 @@ def test_an_old_file_is_never_hashed(mem, monkeypatch):
     os.utime(mem.root / "MEMORY.md", ns=(old, old))
     mem.index()
     assert _racy(mem) == {}
-    from clawmem import sync
+    from clawmem.ingest import sync
 
     def no_reads(*a, **k):
         raise AssertionError("a file's content was read by the freshness check")

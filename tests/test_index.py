@@ -161,8 +161,8 @@ def test_extra_paths_inside_only(ws):
 
 
 def test_file_deleted_mid_index_is_reported(ws):
-    from clawmem.sync import parse_file
-    from clawmem.workspace import FileEntry
+    from clawmem.ingest.sync import parse_file
+    from clawmem.markdown.workspace import FileEntry
 
     mem = open_workspace(ws)
     gone = parse_file(ws, FileEntry("memory/never.md", 10, 0), mem.cfg)
@@ -171,7 +171,7 @@ def test_file_deleted_mid_index_is_reported(ws):
 
 def _fts_vocabulary(index_path):
     """Every (term, rows, occurrences) of the lexical index, read through fts5vocab."""
-    from clawmem import db
+    from clawmem.store import db
 
     conn, _ = db.connect(index_path)
     try:

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from clawmem import journal
-from clawmem.index import Index
+from clawmem.ingest import journal
 from clawmem.memory import open_workspace
+from clawmem.store.index import Index
 
 from .conftest import cli
 from .test_watch import daemons, stop_process, wait_until  # noqa: F401 - daemons is a fixture

@@ -6,8 +6,8 @@ import shutil
 from dataclasses import replace
 
 import clawmem
-from clawmem import db
 from clawmem.embedders.testing import HashEmbedder
+from clawmem.store import db
 
 
 def _workspace(tmp_path, name="ws"):

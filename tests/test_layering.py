@@ -14,7 +14,7 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "clawmem"
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "workspace"
-UI_MODULES = {"clawmem.cli", "clawmem.render", "clawmem.__main__"}
+UI_MODULES = {"clawmem.cli", "clawmem.__main__"}  # the shells: the cli package, the -m entry
 UI_PACKAGES = {"typer", "rich", "click"}
 
 
@@ -27,7 +27,7 @@ def _module_name(path: Path) -> str:
 
 def imported_modules(source: str, module: str, *, is_package: bool = False) -> set[str]:
     """Every module ``source`` (the text of ``module``) imports, anywhere in it, as absolute
-    dotted names: ``from .render import err`` in ``clawmem.memory`` is ``clawmem.render``."""
+    dotted names: ``from .render import err`` in ``clawmem.cli.app`` is ``clawmem.cli.render``."""
     package = module if is_package else module.rpartition(".")[0]
     names: set[str] = set()
     for node in ast.walk(ast.parse(source)):
@@ -52,8 +52,6 @@ def _is_ui(name: str) -> bool:
         top in UI_PACKAGES
         or name in UI_MODULES
         or any(name.startswith(m + ".") for m in UI_MODULES)
-        or name == "clawmem.commands"
-        or name.startswith("clawmem.commands.")
     )
 
 
@@ -69,7 +67,7 @@ def _core_files() -> list[Path]:
     out = []
     for path in sorted(SRC.rglob("*.py")):
         name = _module_name(path)
-        if name in UI_MODULES or name.startswith("clawmem.commands"):
+        if _is_ui(name):
             continue
         out.append(path)
     return out
@@ -87,22 +85,20 @@ def test_core_never_imports_the_ui():
 def test_the_layering_rule_catches_relative_and_late_imports(tmp_path):
     """The rule above fails on each way a core module could reach the UI."""
     cases = [
-        "from .render import err\n",
-        "from . import render\n",
-        "from .commands import facts\n",
-        "from ..render import err\n",  # from a subpackage (clawmem/embedders/x.py)
-        "import clawmem.cli\n",
-        "from clawmem.render import err\n",
+        "from ..cli.render import err\n",
+        "from ..cli import render\n",
+        "from ..cli.commands import facts\n",
+        "from .. import cli\n",
+        "import clawmem.cli.app\n",
+        "from clawmem.cli.render import err\n",
         "def f():\n    from rich.console import Console\n",
         "def f():\n    import typer\n",
     ]
     for i, code in enumerate(cases):
-        sub = "embedders" if code.startswith("from ..") else ""
-        path = SRC / sub / f"_probe{i}.py"
-        found = imported_modules(code, _module_name(path))
+        found = imported_modules(code, _module_name(SRC / "recall" / f"_probe{i}.py"))
         assert any(_is_ui(n) for n in found), code
-    clean = "from .errors import UsageError\nfrom . import db\nimport json\n"
-    assert not any(_is_ui(n) for n in imported_modules(clean, "clawmem.memory"))
+    clean = "from ..errors import UsageError\nfrom ..store import db\nimport json\n"
+    assert not any(_is_ui(n) for n in imported_modules(clean, "clawmem.recall.pipeline"))
 
 
 def _run(code: str, cwd: Path | None = None) -> str:
@@ -120,7 +116,7 @@ def _run(code: str, cwd: Path | None = None) -> str:
 def test_help_does_not_load_heavy_modules():
     code = (
         "import sys\n"
-        "from clawmem.cli import app\n"
+        "from clawmem.cli.app import app\n"
         "names = ('numpy', 'llama_cpp', 'markdown_it', 'watchdog', 'gguf', 'safetensors',"
         " 'sqlite_vec', 'mcp')\n"
         "print(','.join(m for m in names if m in sys.modules))\n"
@@ -174,7 +170,7 @@ def test_a_cold_lexical_cli_recall_imports_no_model_and_no_numpy(tmp_path):
     shutil.copytree(FIXTURE, ws)
     _cli_imports("-w", str(ws), "index", "--no-embed", "--json")
     names = _cli_imports("-w", str(ws), "recall", "DEC-0054", "--mode", "lexical", "--json")
-    assert "clawmem.recall" in names  # the measurement saw the recall's imports
+    assert "clawmem.recall.pipeline" in names  # the measurement saw the recall's imports
     heavy = {"numpy", "llama_cpp", "gguf", "safetensors", "watchdog", "mcp", "sqlite_vec"}
     # typer's pydantic coercion and rich's console: a third and a tenth of the start-up before
     # cli._coerce_without_pydantic and the lazy render import; filelock: no lock is taken.
@@ -183,8 +179,18 @@ def test_a_cold_lexical_cli_recall_imports_no_model_and_no_numpy(tmp_path):
     # link grammar's helpers, markdown-it), transcripts and redaction are not needed, and neither
     # are TOML (no clawmem.toml here) nor socket (no watcher). Each was imported at start-up by a
     # module of the read path and cost the cold recall 3-40 ms (issue 16).
-    heavy |= {"clawmem.chunking", "clawmem.facts", "clawmem.factlog", "markdown_it"}
-    heavy |= {"clawmem.sessions", "clawmem.transcripts", "clawmem.redact", "decimal"}
+    heavy |= {
+        "clawmem.markdown.chunking",
+        "clawmem.markdown.facts",
+        "clawmem.markdown.factlog",
+        "markdown_it",
+    }
+    heavy |= {
+        "clawmem.transcripts.sessions",
+        "clawmem.transcripts.formats",
+        "clawmem.text.redact",
+        "decimal",
+    }
     heavy |= {"tomllib", "socket"}
     # Nor hashing (nothing to hash) nor the watcher's vector request (no watcher): ~5 ms.
     heavy |= {"hashlib", "base64"}
@@ -195,7 +201,11 @@ def test_a_cold_lexical_cli_recall_imports_no_model_and_no_numpy(tmp_path):
         f.write("\n- Zyxwvut lands on Tuesday.\n")
     names, out = _cli_run("-w", str(ws), "recall", "zyxwvut", "--mode", "lexical", "--json")
     assert json.loads(out)["results"][0]["snippet"] == "- Zyxwvut lands on Tuesday."
-    assert {"clawmem.chunking", "clawmem.facts", "clawmem.factlog"} <= names
+    assert {
+        "clawmem.markdown.chunking",
+        "clawmem.markdown.facts",
+        "clawmem.markdown.factlog",
+    } <= names
 
 
 def test_the_start_up_check_sees_a_heavy_import():
@@ -236,14 +246,15 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_no_import_cycles():
     """Modules form layers: nothing imports a module that (even lazily) imports it back. The
-    package (``clawmem/__init__.py``: lazy exports for users) is an entry point, not a layer; the
-    CLI imports every command module (``cli._register_command_modules``, by name)."""
+    entry points (``clawmem/__init__.py``: lazy exports for users; ``clawmem/cli/__init__.py``:
+    the console script's ``main``) are not layers; the CLI imports every command module
+    (``cli.app._register_command_modules``, by name)."""
     graph = {}
     for path in SRC.rglob("*.py"):
         name = _module_name(path)
-        if name != "clawmem":
-            graph[name] = _runtime_imports(path) - {"clawmem"}
-    graph["clawmem.cli"] |= {n for n in graph if n.startswith("clawmem.commands.")}
+        if name not in ENTRY_POINTS:
+            graph[name] = _runtime_imports(path) - ENTRY_POINTS
+    graph["clawmem.cli.app"] |= {n for n in graph if n.startswith("clawmem.cli.commands.")}
     assert _cycles(graph) == []
 
 
@@ -268,18 +279,105 @@ def test_nothing_reaches_into_the_facade():
     assert offenders == []
 
 
+# The import direction, top to bottom (issue 32): a module may import its own part (its
+# sub-package, or itself for a top-level module) or any part of a lower layer; never a part above
+# it, nor a neighbour in its own layer. Type-only imports count too: they are dependencies a reader
+# follows. ``clawmem/__init__.py`` (lazy exports for users), ``__main__.py`` and
+# ``cli/__init__.py`` (the console script's ``main``) are entry points.
+LAYERS = (
+    ("cli",),
+    ("memory",),
+    ("recall", "reflect"),
+    ("ingest",),
+    ("transcripts", "embedders"),
+    ("store",),
+    ("markdown",),
+    ("text",),
+    ("files", "config"),
+    ("errors",),
+)
+ENTRY_POINTS = {"clawmem", "clawmem.__main__", "clawmem.cli"}
+
+
+def _part(module: str) -> str:
+    """``clawmem.recall.ranking`` -> ``recall``; ``clawmem.memory`` -> ``memory``."""
+    return module.split(".")[1]
+
+
+def _all_imports() -> dict[str, set[str]]:
+    """Every clawmem module's imports of other clawmem modules, lazy and type-only ones included."""
+    known = {_module_name(p) for p in SRC.rglob("*.py")}
+    graph = {}
+    for path in SRC.rglob("*.py"):
+        name = _module_name(path)
+        if name in ENTRY_POINTS:
+            continue
+        found = imported_modules(
+            path.read_text(encoding="utf-8"), name, is_package=path.name == "__init__.py"
+        )
+        graph[name] = {n for n in found if n in known and n not in ENTRY_POINTS} - {name}
+    return graph
+
+
+def layering_violations(graph: dict[str, set[str]]) -> list[str]:
+    rank = {part: i for i, layer in enumerate(LAYERS) for part in layer}
+    out = []
+    for src, targets in graph.items():
+        for dst in targets:
+            a, b = _part(src), _part(dst)
+            if a != b and rank[b] <= rank[a]:
+                out.append(
+                    f"{src} imports {dst}: {b} is not below {a} (tests/test_layering.py LAYERS)"
+                )
+    return sorted(out)
+
+
+def test_every_module_belongs_to_a_layer():
+    parts = {_part(n) for n in _all_imports()}
+    assert sorted(parts - {p for layer in LAYERS for p in layer}) == []
+
+
+def test_imports_go_down_the_layers():
+    assert layering_violations(_all_imports()) == []
+
+
+def test_the_layer_check_names_a_wrong_way_import():
+    graph = {
+        "clawmem.store.index": {"clawmem.recall.ranking", "clawmem.text.textnorm"},
+        "clawmem.recall.graph": {"clawmem.reflect.pipeline", "clawmem.recall.ranking"},
+        "clawmem.text.textnorm": {"clawmem.errors"},
+    }
+    assert layering_violations(graph) == [
+        "clawmem.recall.graph imports clawmem.reflect.pipeline: reflect is not below recall"
+        " (tests/test_layering.py LAYERS)",
+        "clawmem.store.index imports clawmem.recall.ranking: recall is not below store"
+        " (tests/test_layering.py LAYERS)",
+    ]
+
+
+def layer_line() -> str:
+    """LAYERS as docs/architecture.md draws them."""
+
+    def name(part: str) -> str:
+        return f"`{part}.py`" if (SRC / f"{part}.py").exists() else f"`{part}/`"
+
+    return " → ".join(" | ".join(name(p) for p in layer) for layer in LAYERS)
+
+
 def test_the_architecture_page_names_every_module():
-    """docs/architecture.md answers "where is X?": it names every top-level module, and only
-    modules that exist."""
+    """docs/architecture.md answers "where is X?": it draws the layers as the test enforces them,
+    and names every module by its path under src/clawmem/, and only modules that exist."""
     doc = (SRC.parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
-    named = set(re.findall(r"`(\w+\.py)`", doc))
-    modules = {p.name for p in SRC.glob("*.py")} - {"__init__.py", "__main__.py"}
+    assert layer_line() in doc
+    named = {n for n in re.findall(r"`((?:\w+/)*\w+\.py)`", doc) if not n.startswith("tests/")}
+    files = {p.relative_to(SRC).as_posix() for p in SRC.rglob("*.py")}
+    modules = {f for f in files if f.rpartition("/")[2] not in ("__init__.py", "__main__.py")}
     assert sorted(modules - named) == []
-    assert sorted(n for n in named - modules if not (SRC / "commands" / n).exists()) == []
+    assert sorted(named - files) == []
 
 
 def test_every_command_module_is_registered():
-    from clawmem.cli import COMMAND_MODULES
+    from clawmem.cli.app import COMMAND_MODULES
 
-    modules = {p.stem for p in (SRC / "commands").glob("*.py")} - {"__init__"}
+    modules = {p.stem for p in (SRC / "cli" / "commands").glob("*.py")} - {"__init__"}
     assert sorted(COMMAND_MODULES) == sorted(modules)

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from clawmem.textnorm import build_query, search_text
+from clawmem.text.textnorm import build_query, search_text
 
 from .conftest import cli
 
@@ -223,7 +223,7 @@ def test_folding_ascii_takes_a_shortcut_to_the_same_result():
     from hypothesis import given
     from hypothesis import strategies as st
 
-    from clawmem.textnorm import _fold_unicode, fold
+    from clawmem.text.textnorm import _fold_unicode, fold
 
     everything = "".join(chr(i) for i in range(128))
     assert fold(everything) == _fold_unicode(everything)
@@ -275,9 +275,9 @@ QUERIES = [
 def test_ranking_only_the_rows_that_can_make_the_list_changes_no_result(tmp_path, monkeypatch):
     """On a large index the lexical leg scores only the rows that can reach the list
     (bm25_topk); its answer is the whole OR query's, exactly: ids, order and scores."""
-    from clawmem import bm25_topk, search
-    from clawmem.index import Filters
     from clawmem.memory import open_workspace
+    from clawmem.recall import bm25_topk, legs
+    from clawmem.store.index import Filters
 
     ws = _common_word_workspace(tmp_path)
     idx = open_workspace(ws).indexer.open_for_read()
@@ -289,9 +289,9 @@ def test_ranking_only_the_rows_that_can_make_the_list_changes_no_result(tmp_path
         for limit in (1, 5, 20, 60):
             for f in (Filters(), Filters(since="2025-01-05")):
                 monkeypatch.setattr(bm25_topk, "top", real)
-                new = search.lexical_leg(idx, q, f, limit)
+                new = legs.lexical_leg(idx, q, f, limit)
                 monkeypatch.setattr(bm25_topk, "top", lambda *a: None)
-                old = search.lexical_leg(idx, q, f, limit)
+                old = legs.lexical_leg(idx, q, f, limit)
                 assert [(h.chunk_id, h.rank, h.score) for h in new[0]] == [
                     (h.chunk_id, h.rank, h.score) for h in old[0]
                 ], (query, limit, f)
@@ -321,8 +321,8 @@ def test_ranking_only_the_rows_that_can_make_the_list_changes_no_result(tmp_path
 def test_phrase_counts_are_remembered_only_while_the_index_is_unchanged(tmp_path):
     """bm25_topk.phrase_rows answers a repeated question from memory, until anyone commits: a
     process that keeps its index open sees another process's writes, and its own."""
-    from clawmem import bm25_topk
     from clawmem.memory import open_workspace
+    from clawmem.recall import bm25_topk
 
     ws = tmp_path / "ws"
     (ws / "memory").mkdir(parents=True)

@@ -10,12 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clawmem.links import (
-    KNOWN_RELATIONS,
-    Resolver,
-    extract_links,
-    format_wikilink,
-)
+from clawmem.markdown.links import KNOWN_RELATIONS, Resolver, extract_links, format_wikilink
 
 from .conftest import cli
 
@@ -378,8 +373,8 @@ def test_queries_file_accepts_expand(ws, lexical, tmp_path):
 
 
 def test_mcp_search_validates_expand():
+    from clawmem.cli.mcp_server import TOOLS, validate_arguments
     from clawmem.errors import UsageError
-    from clawmem.mcp_server import TOOLS, validate_arguments
 
     spec = next(t for t in TOOLS if t.name == "memory_search")
     assert validate_arguments(spec, {"query": "x", "expand": True}) == {

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from clawmem.errors import LockedError
-from clawmem.locking import acquire, is_held, read_owner, write_lock
+from clawmem.files.locking import acquire, is_held, read_owner, write_lock
 
 HOLDER = (
-    "import sys, time; from pathlib import Path; from clawmem.locking import acquire\n"
+    "import sys, time; from pathlib import Path; from clawmem.files.locking import acquire\n"
     "held = acquire(Path(sys.argv[1]), timeout=5, purpose='test holder')\n"
     "print('held', flush=True); time.sleep(60)\n"
 )
@@ -78,7 +78,7 @@ def test_write_lock_names_the_holder_when_it_times_out(tmp_path):
 
 
 LOOPER = (
-    "import sys, time; from pathlib import Path; from clawmem.locking import write_lock\n"
+    "import sys, time; from pathlib import Path; from clawmem.files.locking import write_lock\n"
     "mem, t_end = Path(sys.argv[1]), time.monotonic() + float(sys.argv[2])\n"
     "with write_lock(mem, purpose='looper'):\n"
     "    print('held', flush=True); time.sleep(0.1)\n"
@@ -117,7 +117,7 @@ def test_a_waiting_writer_gets_the_lock_before_a_holder_that_takes_it_again(tmp_
 def test_the_model_is_loaded_before_the_write_lock_is_taken(hash_indexed, monkeypatch, command):
     # A cold `clawmem retain` held the write lock 3.5 s of its 5.2 s, loading the model inside
     # it (0.3 s once loaded before): every other writer waited for this process's start-up.
-    import clawmem.model_choice
+    import clawmem.ingest.model_choice
     from clawmem.embedders.testing import HashEmbedder
     from clawmem.memory import open_workspace
 
@@ -127,9 +127,11 @@ def test_the_model_is_loaded_before_the_write_lock_is_taken(hash_indexed, monkey
         held_while_loading.append(is_held(root / ".memory" / "write.lock"))
         return HashEmbedder()
 
-    monkeypatch.setattr(clawmem.model_choice, "load_embedder", load)
+    monkeypatch.setattr(clawmem.ingest.model_choice, "load_embedder", load)
     monkeypatch.setattr(
-        clawmem.model_choice, "configured_identity", lambda root, cfg: HashEmbedder().identity
+        clawmem.ingest.model_choice,
+        "configured_identity",
+        lambda root, cfg: HashEmbedder().identity,
     )
     mem = open_workspace(hash_indexed, environ={})
     if command == "retain":

@@ -16,8 +16,8 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from clawmem.cli.mcp_server import TOOLS, validate_arguments
 from clawmem.errors import UsageError
-from clawmem.mcp_server import TOOLS, validate_arguments
 
 from .conftest import cli
 
@@ -249,7 +249,7 @@ def test_a_workspace_that_cannot_be_found_fails_at_start(tmp_path):
 
 
 def test_other_commands_do_not_import_the_sdk():
-    code = "import sys\nfrom clawmem.cli import app\nprint('mcp' in sys.modules)\n"
+    code = "import sys\nfrom clawmem.cli.app import app\nprint('mcp' in sys.modules)\n"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

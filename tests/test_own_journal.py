@@ -50,12 +50,12 @@ def test_a_second_read_with_nothing_changed_stats_no_file(ws, monkeypatch):
     first = find(mem, "Peter")
     assert first[1]["fresh_by"] == "stat scan"  # the journal starts: one comparison first
     # Prove that no file is statted: a stat pass from here on fails the test.
-    import clawmem.indexing
+    import clawmem.ingest.indexing
 
     def no_stat_pass(*a, **k):
         raise AssertionError("a read statted every file although nothing changed")
 
-    monkeypatch.setattr(clawmem.indexing, "plan_fresh", no_stat_pass)
+    monkeypatch.setattr(clawmem.ingest.indexing, "plan_fresh", no_stat_pass)
     second = find(mem, "Peter")
     assert second == (first[0], {**first[1], "fresh_by": "own journal", "watcher_note": None})
     mem.close()

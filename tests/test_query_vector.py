@@ -18,8 +18,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from clawmem import journal, open_workspace
+from clawmem import open_workspace
 from clawmem.embedders.testing import HashEmbedder
+from clawmem.ingest import journal
 
 from .conftest import cli_subprocess
 from .test_watch import daemons, stop_process, wait_until  # noqa: F401 - daemons is a fixture

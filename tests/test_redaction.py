@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from clawmem import open_workspace
-from clawmem.redact import REDACTED, find_secret, redact
-from clawmem.retain import looks_like_secret
+from clawmem.ingest.retain import looks_like_secret
+from clawmem.text.redact import REDACTED, find_secret, redact
 
 from .conftest import cli
 
@@ -201,7 +201,7 @@ def test_redaction_survives_a_forced_rebuild(ws, tmp_path, lexical):
 def test_every_shape_has_lower_case_needles_its_matches_contain():
     """The substring prefilter must never hide a secret: each shape's needles are lower-case and
     every planted example of it contains one."""
-    from clawmem.redact import SHAPES
+    from clawmem.text.redact import SHAPES
 
     by_kind = {s.kind: s for s in SHAPES}
     assert all(s.needles and all(n == n.lower() for n in s.needles) for s in SHAPES)

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from clawmem.facts import extract_facts
-from clawmem.markers import find_section
+from clawmem.markdown.facts import extract_facts
+from clawmem.markdown.markers import find_section
 
 from .conftest import FIXTURE, cli, cli_subprocess
 
@@ -243,9 +243,9 @@ def test_reflect_as_of_an_earlier_day_only_knows_what_was_written_by_then(ws):
 
 
 def test_confidence_rule():
-    from clawmem.factlog import LoggedFact
-    from clawmem.facts import parse_fact
-    from clawmem.opinions import cluster
+    from clawmem.markdown.factlog import LoggedFact
+    from clawmem.markdown.facts import parse_fact
+    from clawmem.reflect.opinions import cluster
 
     def op(*lines):
         facts = [
@@ -413,7 +413,7 @@ def test_memory_md_changes_only_with_apply(ws):
 
 
 def test_retain_waits_while_reflect_writes(ws, monkeypatch):
-    import clawmem.reflect as reflect_mod
+    import clawmem.reflect.pipeline as reflect_mod
     from clawmem.memory import open_workspace
 
     real_plan = reflect_mod.plan_reflect
@@ -457,13 +457,13 @@ def test_retain_waits_while_reflect_writes(ws, monkeypatch):
 
 
 def test_reflect_gives_up_when_the_lock_is_held(ws):
-    from clawmem.locking import write_lock
+    from clawmem.files.locking import write_lock
 
     holder = subprocess.Popen(
         [
             sys.executable,
             "-c",
-            "import sys, time; from pathlib import Path; from clawmem.locking import write_lock\n"
+            "import sys, time; from pathlib import Path; from clawmem.files.locking import write_lock\n"
             f"with write_lock(Path({str(ws / '.memory')!r}), purpose='test holder'):\n"
             "    print('held', flush=True); time.sleep(30)",
         ],

@@ -6,8 +6,8 @@ from datetime import date
 import pytest
 
 from clawmem import open_workspace
-from clawmem.facts import make_fact
-from clawmem.retain import looks_like_secret, place_fact
+from clawmem.ingest.retain import looks_like_secret, place_fact
+from clawmem.markdown.facts import make_fact
 
 from .conftest import cli
 

@@ -15,9 +15,9 @@ import pytest
 from clawmem import open_workspace
 from clawmem.config import load_config
 from clawmem.errors import ConfigError
-from clawmem.fusion import Ranking
-from clawmem.index import Index
-from clawmem.transcripts import CLAUDE_CODE, OPENCLAW, parse
+from clawmem.recall.fusion import Ranking
+from clawmem.store.index import Index
+from clawmem.transcripts.formats import CLAUDE_CODE, OPENCLAW, parse
 
 from .conftest import REPO, cli
 
@@ -382,7 +382,7 @@ def test_the_watcher_batches_a_growing_transcript(sess, lexical, tmp_path):
     import threading
     import time
 
-    from clawmem.watch import Watcher
+    from clawmem.ingest.watch import Watcher
 
     path = tmp_path / "transcripts" / "openclaw" / f"{OC}.jsonl"
     with (sess / "clawmem.toml").open("a", encoding="utf-8") as f:

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from clawmem import open_workspace
-from clawmem.markers import find_section
-from clawmem.supersession import Statement, supersedes
+from clawmem.markdown.markers import find_section
+from clawmem.markdown.supersession import Statement, supersedes
 
 pytestmark = pytest.mark.usefixtures("lexical")
 

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 import clawmem
-from clawmem import search, vector_matrix
 from clawmem.embedders.testing import HashEmbedder
-from clawmem.index import Filters, Index
+from clawmem.recall import legs, vector_matrix
+from clawmem.store.index import Filters, Index
 
 
 @pytest.fixture(autouse=True)
@@ -66,13 +66,13 @@ def test_the_matrix_ranks_as_vec0_does(tmp_path, monkeypatch):
     queries = ("topic7 value3", "note 12-40", "topic52", "value44")
     try:
         monkeypatch.setattr(vector_matrix, "LOAD_AT_SEARCH", 10**9)
-        by_vec0 = [search.vector_leg(idx, emb.embed_query(q), Filters(), 30) for q in queries]
+        by_vec0 = [legs.vector_leg(idx, emb.embed_query(q), Filters(), 30) for q in queries]
         assert not vector_matrix._loading and not vector_matrix._matrices  # vec0 answered
         monkeypatch.setattr(vector_matrix, "LOAD_AT_SEARCH", 1)
-        search.vector_leg(idx, emb.embed_query(queries[0]), Filters(), 30)
+        legs.vector_leg(idx, emb.embed_query(queries[0]), Filters(), 30)
         vector_matrix.wait()
         assert str(idx.path) in vector_matrix._matrices
-        by_matrix = [search.vector_leg(idx, emb.embed_query(q), Filters(), 30) for q in queries]
+        by_matrix = [legs.vector_leg(idx, emb.embed_query(q), Filters(), 30) for q in queries]
         for a, b in zip(by_matrix, by_vec0, strict=True):
             assert [h.score for h in a] == pytest.approx([h.score for h in b], abs=1e-6)
             # Units tied at the cut are interchangeable (vec0 keeps whichever it met first; the
@@ -132,7 +132,7 @@ def test_a_process_holds_a_bounded_number_of_matrices(tmp_path):
         idx = Index.open(ws / ".memory" / "index.sqlite", readonly=True)
         try:
             for _ in range(vector_matrix.LOAD_AT_SEARCH):
-                search.vector_leg(idx, emb.embed_query("note"), Filters(), 5)
+                legs.vector_leg(idx, emb.embed_query("note"), Filters(), 5)
                 vector_matrix.wait()
         finally:
             idx.close()
@@ -191,13 +191,13 @@ def test_under_a_time_window_the_matrix_ranks_as_vec0_and_the_exact_scan_do(
     queries = ("topic7 value3", "Peter Oslo topic7", "topic52", "value44")
     try:
         monkeypatch.setattr(vector_matrix, "LOAD_AT_SEARCH", 10**9)
-        by_vec0 = [search.vector_leg(idx, emb.embed_query(q), f, 30) for q in queries]
+        by_vec0 = [legs.vector_leg(idx, emb.embed_query(q), f, 30) for q in queries]
         assert not vector_matrix._matrices  # vec0 (and the exact scan) answered
         monkeypatch.setattr(vector_matrix, "LOAD_AT_SEARCH", 1)
-        search.vector_leg(idx, emb.embed_query(queries[0]), Filters(), 30)
+        legs.vector_leg(idx, emb.embed_query(queries[0]), Filters(), 30)
         vector_matrix.wait()
-        assert search.held_vectors(idx, f) is not None
-        by_matrix = [search.vector_leg(idx, emb.embed_query(q), f, 30) for q in queries]
+        assert legs.held_vectors(idx, f) is not None
+        by_matrix = [legs.vector_leg(idx, emb.embed_query(q), f, 30) for q in queries]
         compared = 0
         for a, b in zip(by_matrix, by_vec0, strict=True):
             assert len(a) == len(b)

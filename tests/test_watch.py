@@ -315,7 +315,7 @@ def test_the_stat_scan_catches_changes_without_file_events(ws, daemons):
 
 def test_a_dead_file_watcher_is_noticed_restarted_and_reconciled(ws):
     """In-process, so the test can break the observer thread the way a lost inotify fd would."""
-    from clawmem.watch import Watcher
+    from clawmem.ingest.watch import Watcher
 
     mem = open_workspace(ws)
     lines: list[str] = []
@@ -349,7 +349,7 @@ def test_waits_for_another_writer_instead_of_crashing(ws, daemons):
         [
             sys.executable,
             "-c",
-            "import sys, time; from pathlib import Path; from clawmem.locking import write_lock\n"
+            "import sys, time; from pathlib import Path; from clawmem.files.locking import write_lock\n"
             "with write_lock(Path(sys.argv[1]), purpose='test holder'):\n"
             "    print('locked', flush=True); time.sleep(2.5)",
             str(ws / ".memory"),

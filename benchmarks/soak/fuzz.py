@@ -115,7 +115,7 @@ class Tally:
     ) -> str:
         """The CLI in this process (its error boundary included), as conftest.cli runs it, with
         ``environ`` added to the environment for the call. Returns its standard output."""
-        from clawmem.cli import main
+        from clawmem.cli.app import main
 
         self.tried += 1
         out, err = io.StringIO(), io.StringIO()

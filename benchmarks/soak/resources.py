@@ -194,12 +194,12 @@ def read_only_index(work: Path, c: Checks) -> None:
 
 
 HOLD_LOCK = (
-    "import sys, time; from pathlib import Path; from clawmem.locking import write_lock\n"
+    "import sys, time; from pathlib import Path; from clawmem.files.locking import write_lock\n"
     "with write_lock(Path(sys.argv[1]), purpose='soak holder'):\n"
     "    print('held', flush=True); time.sleep(float(sys.argv[2]))\n"
 )
 HOLD_DB = (
-    "import sys, time; from clawmem import db\n"
+    "import sys, time; from clawmem.store import db\n"
     "conn, _ = db.connect(sys.argv[1])\n"
     "conn.execute('BEGIN EXCLUSIVE')\n"
     "print('held', flush=True); time.sleep(float(sys.argv[2])); conn.rollback()\n"

@@ -63,9 +63,9 @@ def main() -> None:
     mark("importing clawmem")
     import tempfile
 
-    import clawmem.indexing as indexing
-    import clawmem.locking as locking
-    from clawmem.cli import main as cli_main
+    import clawmem.files.locking as locking
+    import clawmem.ingest.indexing as indexing
+    from clawmem.cli.app import main as cli_main
 
     real_acquire, real_mkstemp, real_replace = locking.acquire_write, tempfile.mkstemp, os.replace
     real_apply, real_build, real_swap = indexing.apply_plan, indexing.build_fresh, indexing.swap_in

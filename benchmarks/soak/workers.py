@@ -22,7 +22,7 @@ QUERIES = ["payment ledger", "castle birthday", "deploy rollback", "Peter", "soa
 
 
 def _retain(ws: Path, stop, n: int) -> dict:
-    import clawmem.locking as locking
+    import clawmem.files.locking as locking
 
     from .workspace import ENTITIES, WORDS, mem
 

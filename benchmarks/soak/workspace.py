@@ -12,8 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from clawmem import db
 from clawmem.memory import open_workspace
+from clawmem.store import db
 
 WORDS = (
     "payment ledger invoice castle marrakech birthday deploy rollback baileys socket whatsapp "

@@ -11,19 +11,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .errors import ClawmemError
+from clawmem.errors import ClawmemError
 
 __version__ = "0.1.0"
 __all__ = ["ClawmemError", "Memory", "open_workspace", "__version__"]
 
 if TYPE_CHECKING:
-    from .memory import Memory, open_workspace
+    from clawmem.memory import Memory, open_workspace
 
 
 def __getattr__(name: str):
     # Imported on first use so that `clawmem --help` and `import clawmem.errors` stay fast.
     if name in ("Memory", "open_workspace"):
-        from . import memory
+        from clawmem import memory
 
         return getattr(memory, name)
     raise AttributeError(f"module 'clawmem' has no attribute {name!r}")

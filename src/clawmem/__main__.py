@@ -1,3 +1,3 @@
-from .cli import main
+from clawmem.cli.app import main
 
 main()

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError
+from clawmem.errors import ConfigError
 
 CONFIG_FILE = "clawmem.toml"
 

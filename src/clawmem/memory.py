@@ -19,12 +19,12 @@ from functools import wraps
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
-from .config import Config, load_config
-from .errors import ClawmemError, WorkspaceError
-from .index import Index
-from .indexing import Indexer
-from .sync import SyncReport
-from .workspace import Scan, find_root, read_lines
+from clawmem.config import Config, load_config
+from clawmem.errors import ClawmemError, WorkspaceError
+from clawmem.ingest.indexing import Indexer
+from clawmem.ingest.sync import SyncReport
+from clawmem.markdown.workspace import Scan, find_root, read_lines
+from clawmem.store.index import Index
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -37,30 +37,30 @@ def _lazy(module: str, name: str) -> Callable[..., Any]:
     def call(*args: Any, **kwargs: Any) -> Any:
         # __import__, not importlib.import_module: only the former shows in `python -X
         # importtime`, which tests/test_layering.py reads to see what a recall imports.
-        loaded = __import__(f"{__package__}.{module}", fromlist=[name])
+        loaded = __import__(module, fromlist=[name])
         return getattr(loaded, name)(*args, **kwargs)
 
     call.__name__ = name
-    call.__doc__ = f"See clawmem.{module}.{name}."
+    call.__doc__ = f"See {module}.{name}."
     return call
 
 
 if TYPE_CHECKING:  # the real signatures, for type checkers and editors
-    from .check import check as _check
-    from .entities import list_entities as _list_entities
-    from .graph import graph_data as _graph_data
-    from .graph import links_of as _links_of
-    from .recall import recall as _recall
-    from .retain import retain as _retain
-    from .status import status as _status
+    from clawmem.ingest.check import check as _check
+    from clawmem.ingest.retain import retain as _retain
+    from clawmem.ingest.status import status as _status
+    from clawmem.recall.entities import list_entities as _list_entities
+    from clawmem.recall.graph import graph_data as _graph_data
+    from clawmem.recall.graph import links_of as _links_of
+    from clawmem.recall.pipeline import recall as _recall
 else:
-    _check = _lazy("check", "check")
-    _list_entities = _lazy("entities", "list_entities")
-    _graph_data = _lazy("graph", "graph_data")
-    _links_of = _lazy("graph", "links_of")
-    _recall = _lazy("recall", "recall")
-    _retain = _lazy("retain", "retain")
-    _status = _lazy("status", "status")
+    _check = _lazy("clawmem.ingest.check", "check")
+    _list_entities = _lazy("clawmem.recall.entities", "list_entities")
+    _graph_data = _lazy("clawmem.recall.graph", "graph_data")
+    _links_of = _lazy("clawmem.recall.graph", "links_of")
+    _recall = _lazy("clawmem.recall.pipeline", "recall")
+    _retain = _lazy("clawmem.ingest.retain", "retain")
+    _status = _lazy("clawmem.ingest.status", "status")
 
 
 def _on_indexer(func: Callable[Concatenate[Indexer, P], R]) -> Callable[Concatenate[Memory, P], R]:
@@ -188,12 +188,12 @@ class Memory:
         page for each finished conversation (see reflect.py, episodes.py; ``now`` decides which
         conversations are finished). Returns a ``ReflectResult``; raises ``ReflectConflict`` when
         a hand edit would be lost."""
-        from .reflect import run_reflect
-        from .timeexpr import parse_since
+        from clawmem.reflect.pipeline import run_reflect
+        from clawmem.text.timeexpr import parse_since
 
         today = today or date.today()
         return run_reflect(
-            self,
+            self.indexer,
             today=today,
             since=parse_since(since, today) if since else None,
             dry_run=dry_run,
@@ -212,9 +212,9 @@ class Memory:
     # ------------------------------------------------------------------ model
     def model_status(self) -> dict:
         """The configured embedding model: name, languages, licence, identity, index match."""
-        from .model_choice import model_status
+        from clawmem.ingest.model_choice import model_status
 
-        return model_status(self)
+        return model_status(self.indexer)
 
     def use_model(
         self,
@@ -225,15 +225,17 @@ class Memory:
     ) -> dict:
         """Use ``target`` here: None (the default), a built-in name ("e5", "minilm") or a
         GGUF path, after checking it loads."""
-        from .model_choice import use_model
+        from clawmem.ingest.model_choice import use_model
 
-        return use_model(self, target, query_prefix=query_prefix, document_prefix=document_prefix)
+        return use_model(
+            self.indexer, target, query_prefix=query_prefix, document_prefix=document_prefix
+        )
 
     # ------------------------------------------------------------------ get
     def get(self, path: str, *, from_line: int = 1, lines: int | None = None) -> dict:
         """Lines of a memory file with their citation (``clawmem get``); for a transcript
         (``sessions/…``), what was said in those lines. Credentials come back ``[redacted]``."""
-        from .sessions import is_transcript_path, read_messages
+        from clawmem.transcripts.sessions import is_transcript_path, read_messages
 
         if is_transcript_path(path):
             return read_messages(self.root, self.cfg, path, from_line=from_line, lines=lines)

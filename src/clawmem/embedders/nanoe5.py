@@ -28,9 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
+from clawmem.embedders.convert import KEY_DOCUMENT_PREFIX, KEY_QUERY_PREFIX, gguf_writer
 from clawmem.errors import ModelError
-
-from .convert import KEY_DOCUMENT_PREFIX, KEY_QUERY_PREFIX, gguf_writer
 
 KEY_NORMALIZE = "clawmem.normalize"
 KEY_SOURCE = "clawmem.source"

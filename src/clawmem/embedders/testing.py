@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..textnorm import tokens
-from .base import EmbedderIdentity, EmbedResult, normalize
+from clawmem.embedders.base import EmbedderIdentity, EmbedResult, normalize
+from clawmem.text.textnorm import tokens
 
 
 class HashEmbedder:

@@ -1,0 +1,45 @@
+"""CLI command groups that live in their own modules.
+
+Each module here exposes ``register(app)``; ``clawmem.cli.app`` calls it for every module at start-up.
+Keep heavy imports inside the command functions so ``clawmem --help`` stays fast. What every
+command shares (the ``--workspace`` and ``--json`` options, opening the workspace, printing JSON)
+is here, so that no command module imports ``clawmem.cli.app`` back.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+state: dict = {"workspace": None, "traceback": False}
+
+WorkspaceOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--workspace",
+        "-w",
+        help="Workspace folder (default: $CLAWMEM_WORKSPACE, or found upward from here).",
+    ),
+]
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="Print JSON on stdout (a stable schema, see docs/cli.md).")
+]
+
+
+def current_workspace(workspace: Path | None = None) -> Path | None:
+    """The --workspace given to this command, else the global one."""
+    return workspace or state["workspace"]
+
+
+def open_mem(workspace: Path | None = None):
+    from clawmem.memory import open_workspace
+
+    return open_workspace(workspace or state["workspace"])
+
+
+def print_json(data) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")

@@ -1,0 +1,520 @@
+"""``clawmem mcp``: the workspace's memory as Model Context Protocol tools over stdio.
+
+Built on the official SDK's low-level server (``mcp`` on PyPI) so that every tool has a
+hand-written JSON schema an LLM can fill in, and every failure comes back as a tool error carrying
+the same ``clawmem: error: …`` text the CLI prints: never a stack trace, never the end of the
+server. One ``Memory`` serves the whole process, so the embedding model loads once (warmed up in
+the background at start); each call opens the index, syncs what changed on disk (the same lazy
+sync as the CLI) and closes it, so other clawmem processes and a watcher can run beside it.
+
+The tools and their arguments are plain data (``TOOLS``) and ``call_tool`` is plain Python, so
+they can be checked without the protocol; ``serve`` wires them to the SDK.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from clawmem.errors import ClawmemError, UsageError
+
+log = logging.getLogger("clawmem.mcp")
+
+MAX_QUERY_CHARS = 4_000
+MAX_TEXT_CHARS = 4_000
+MAX_SHORT_CHARS = 200
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    title: str
+    description: str
+    schema: dict
+    run: Callable[[object, dict], dict]  # (Memory, validated arguments) -> JSON object
+    writes: bool = False
+
+
+def _short(description: str) -> dict:
+    return {"type": "string", "maxLength": MAX_SHORT_CHARS, "description": description}
+
+
+# ------------------------------------------------------------------------------ the tools
+
+
+def _search(mem, a: dict) -> dict:
+    kind = a.get("kind")
+    res = mem.recall(
+        a["query"],
+        k=a.get("k"),
+        mode=a.get("mode", "hybrid"),
+        since=a.get("since"),
+        until=a.get("until"),
+        kind=[kind] if isinstance(kind, str) else kind,
+        entity=a.get("entity"),
+        path=a.get("path"),
+        as_of=a.get("as_of"),
+        budget=a.get("budget"),
+        source=a.get("source"),
+        expand=bool(a.get("expand", False)),
+    )
+    return res.to_dict()
+
+
+_CITATION = re.compile(r"(.+?)#L(\d+)(?:-L?(\d+))?")
+
+
+def _get(mem, a: dict) -> dict:
+    path, start, count = a["path"], a.get("from"), a.get("lines")
+    m = _CITATION.fullmatch(path)
+    if m:  # a citation from memory_search works as it is: memory/2025-11-27.md#L12-L20
+        path = m.group(1)
+        if start is None:
+            start = int(m.group(2))
+        if count is None and m.group(3):
+            count = int(m.group(3)) - int(m.group(2)) + 1
+    return mem.get(path, from_line=1 if start is None else start, lines=count)
+
+
+def _retain(mem, a: dict) -> dict:
+    return mem.retain(
+        a["text"],
+        kind=a.get("kind", "W"),
+        confidence=a.get("confidence"),
+        entities=a.get("entities") or [],
+        day=a.get("date"),
+    )
+
+
+def _status(mem, a: dict) -> dict:
+    return mem.status()
+
+
+def _entities(mem, a: dict) -> dict:
+    rows = mem.entities()
+    return {"entities": rows, "count": len(rows)}
+
+
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        name="memory_search",
+        title="Search long-term memory",
+        description=(
+            "Search the user's long-term memory (Markdown notes, daily logs, entity pages and "
+            "retained facts) and get the best passages with citations. Use it before answering "
+            "anything about people, projects, decisions, preferences or past events. Lexical and "
+            "semantic at once: exact names and identifiers (DEC-0054, payment_processor) and "
+            "paraphrases both work, in any language. Each result has `citation` "
+            "(path#Lstart-Lend, pass it to memory_get to read more), `snippet`, `score`, "
+            "`timestamp` (the day it was recorded), and for a retained fact `kind`, `content`, "
+            "`entities`, `confidence`, `superseded_by`; a result reached through a link (expand) has "
+            "`via`. `empty_reason` says why nothing was "
+            "found; `degraded` says what was off (for example vectors). The JSON is the same as "
+            "`clawmem recall --json`."
+        ),
+        schema={
+            "type": "object",
+            "properties": {
+                "query": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": MAX_QUERY_CHARS,
+                    "description": "What to look for: a question, names, identifiers or keywords.",
+                },
+                "k": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 50,
+                    "description": "How many results (default 6).",
+                },
+                "since": _short(
+                    "Only what was recorded on or after this: 30d, 2w, 3m, 1y, 2025-11, 2025-11-27."
+                ),
+                "until": _short("Only what was recorded on or before this; same forms as since."),
+                "kind": {
+                    "type": "array",
+                    "items": {"type": "string", "enum": ["W", "B", "O", "S", "chunk"]},
+                    "description": (
+                        "Only these kinds: W world fact, B the agent's own experience, O opinion, "
+                        "S summary, chunk (plain notes that are not facts)."
+                    ),
+                },
+                "entity": _short(
+                    "Only facts mentioning this entity (Peter or @Peter), plus its page."
+                ),
+                "as_of": _short(
+                    "YYYY-MM-DD: answer as of that day (later facts are ignored, facts superseded by "
+                    "then are marked)."
+                ),
+                "budget": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 100_000,
+                    "description": "Pack the best results into about this many tokens.",
+                },
+                "path": _short(
+                    "Only files under this workspace path prefix, e.g. memory/ or bank/."
+                ),
+                "mode": {
+                    "type": "string",
+                    "enum": ["hybrid", "lexical", "vector"],
+                    "description": "hybrid (default), lexical only, or vector only.",
+                },
+                "source": {
+                    "type": "string",
+                    "enum": ["all", "memory", "sessions"],
+                    "description": (
+                        "all (default), memory (the notes) or sessions (what was said in "
+                        "conversations, when transcripts are configured)."
+                    ),
+                },
+                "expand": {
+                    "type": "boolean",
+                    "description": (
+                        "Also return notes one link away ([[wikilinks]], Markdown links, "
+                        "@mentions) from the best hits, after them; each carries `via`: the link "
+                        "that reached it."
+                    ),
+                },
+            },
+            "required": ["query"],
+            "additionalProperties": False,
+        },
+        run=_search,
+    ),
+    ToolSpec(
+        name="memory_get",
+        title="Read lines of a memory file",
+        description=(
+            "Read lines of a memory file in the workspace, e.g. to see the context around a "
+            "memory_search citation. `path` is a workspace-relative Markdown file "
+            "(memory/2025-11-27.md, MEMORY.md, bank/entities/Peter.md) or a citation "
+            "(memory/2025-11-27.md#L12-L20). Files outside the workspace are refused. Returns "
+            "`text`, `citation`, `from`, `to` and `total_lines`."
+        ),
+        schema={
+            "type": "object",
+            "properties": {
+                "path": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 1_000,
+                    "description": "Workspace-relative file, or a citation path#Lstart-Lend.",
+                },
+                "from": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "description": "First line, 1-based (default 1, or the citation's start).",
+                },
+                "lines": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "description": "How many lines (default: to the end, or the citation's range).",
+                },
+            },
+            "required": ["path"],
+            "additionalProperties": False,
+        },
+        run=_get,
+    ),
+    ToolSpec(
+        name="memory_retain",
+        title="Remember a fact",
+        description=(
+            "Store one durable, self-contained fact in long-term memory: it is appended to the "
+            "day's log (memory/YYYY-MM-DD.md) under '## Retain' and is searchable as soon as this "
+            "returns. Write it so it makes sense on its own months later (names, not pronouns; "
+            "dates where they matter). Kinds: W objective fact about the world, B something you "
+            "(the agent) did or experienced, O an opinion or preference with a confidence, S a "
+            "summary. Name the people and things it is about in `entities`. An identical fact is "
+            "not stored twice (`stored` false, `duplicate_of` its citation). Text that looks "
+            "like a password, key or token is refused. Returns the stored line and its citation."
+        ),
+        schema={
+            "type": "object",
+            "properties": {
+                "text": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": MAX_TEXT_CHARS,
+                    "description": "The fact, one self-contained statement, one line.",
+                },
+                "kind": {
+                    "type": "string",
+                    "enum": ["W", "B", "O", "S"],
+                    "description": "W world (default), B experience, O opinion, S summary.",
+                },
+                "entities": {
+                    "type": "array",
+                    "items": {"type": "string", "maxLength": MAX_SHORT_CHARS},
+                    "maxItems": 20,
+                    "description": 'Who or what it is about, e.g. ["Peter", "warelay"].',
+                },
+                "confidence": {
+                    "type": "number",
+                    "minimum": 0,
+                    "maximum": 1,
+                    "description": "Opinions (kind O) only: how sure, 0.0 to 1.0.",
+                },
+                "date": _short("The day it belongs to, YYYY-MM-DD (default today)."),
+            },
+            "required": ["text"],
+            "additionalProperties": False,
+        },
+        run=_retain,
+        writes=True,
+    ),
+    ToolSpec(
+        name="memory_status",
+        title="Memory index status",
+        description=(
+            "The state of the memory index: files and chunks indexed, files changed on disk since "
+            "the last sync, vectors (model, indexed, pending, or why they are off), the watcher, "
+            "and malformed facts. Use it when search results look stale or degraded."
+        ),
+        schema={"type": "object", "properties": {}, "additionalProperties": False},
+        run=_status,
+    ),
+    ToolSpec(
+        name="memory_entities",
+        title="Entities in memory",
+        description=(
+            "Who and what the remembered facts are about: each entity with its number of facts, "
+            "the day it was last mentioned, and its page (bank/entities/NAME.md) if it has one. "
+            "Use the names with memory_search's `entity` filter."
+        ),
+        schema={"type": "object", "properties": {}, "additionalProperties": False},
+        run=_entities,
+    ),
+)
+
+INSTRUCTIONS = """\
+clawmem is this user's long-term memory: a folder of Markdown notes (MEMORY.md, daily logs in \
+memory/, entity pages in bank/entities/) searched offline.
+- Before answering about people, projects, decisions, preferences or past events, call \
+memory_search; cite what you use by its citation (path#Lstart-Lend). Read around a hit with \
+memory_get.
+- When you learn something durable (a decision, a preference, a fact about a person or project, \
+something you did that worked or failed), store it with memory_retain: one self-contained \
+statement, the right kind (W/B/O/S), the entities it is about, a confidence for opinions. Do not \
+store secrets or transient chatter.
+"""
+
+
+def tools(read_only: bool = False) -> list[ToolSpec]:
+    return [t for t in TOOLS if not (read_only and t.writes)]
+
+
+# ------------------------------------------------------------------------------ arguments
+
+_TYPES: dict[str, tuple[type[Any], ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "array": (list,),
+    "boolean": (bool,),
+}
+_TYPE_WORDS = {
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "array": "a list",
+    "boolean": "true or false",
+}
+
+
+def _describe(value) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def validate_arguments(spec: ToolSpec, args: dict | None) -> dict:
+    """Type-check ``args`` against the tool's schema; values are checked by the library itself
+    (so the messages are the CLI's). Raises ``UsageError`` with a one-line message."""
+    if args is not None and not isinstance(args, dict):
+        raise UsageError(f"{spec.name}: arguments must be an object, got {_describe(args)}")
+    given: dict[str, Any] = dict(args or {})
+    props = spec.schema["properties"]
+    where = spec.name
+    unknown = sorted(set(given) - set(props))
+    if unknown:
+        known = ", ".join(props) or "none"
+        raise UsageError(f"{where}: unknown argument {unknown[0]!r}", hint=f"arguments: {known}")
+    for name in spec.schema.get("required", []):
+        if given.get(name) is None:
+            raise UsageError(f"{where}: {name!r} is required")
+    out: dict = {}
+    for name, value in given.items():
+        if value is None:
+            continue  # an LLM often sends null for "not given"
+        rule = props[name]
+        want = rule["type"]
+        if want == "array" and isinstance(value, str):
+            value = [value]  # "kind": "W" for ["W"]
+        if want == "integer" and isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if (isinstance(value, bool) and want != "boolean") or not isinstance(value, _TYPES[want]):
+            raise UsageError(
+                f"{where}: {name!r} must be {_TYPE_WORDS[want]}, got {_describe(value)}"
+            )
+        if want == "string":
+            limit = rule.get("maxLength")
+            if limit and len(value) > limit:
+                raise UsageError(
+                    f"{where}: {name!r} is {len(value):,} characters; the limit is {limit:,}",
+                    hint="shorten it: search with the key words, not a whole document",
+                )
+            if rule.get("minLength") and not value.strip():
+                raise UsageError(f"{where}: {name!r} is empty")
+        if want == "array":
+            limit = rule.get("maxItems")
+            if limit and len(value) > limit:
+                raise UsageError(f"{where}: {name!r} has {len(value)} items; the limit is {limit}")
+            item_type = rule["items"]["type"]
+            for item in value:
+                if not isinstance(item, _TYPES[item_type]):
+                    raise UsageError(
+                        f"{where}: every item of {name!r} must be {_TYPE_WORDS[item_type]}, "
+                        f"got {_describe(item)}"
+                    )
+                cap = rule["items"].get("maxLength")
+                if cap and len(item) > cap:
+                    raise UsageError(
+                        f"{where}: an item of {name!r} is longer than {cap} characters"
+                    )
+        out[name] = value
+    return out
+
+
+# The library's parameter names that the tools call otherwise (memory_get's "from").
+ARGUMENTS = {"from_line": "from"}
+
+
+def error_text(exc: ClawmemError) -> str:
+    """What the CLI prints on stderr for this error, naming the tool's arguments."""
+    message, hint = exc.in_words(ARGUMENTS, sep="=")
+    text = f"clawmem: error: {message}"
+    if hint:
+        text += f"\n  hint: {hint}"
+    return text
+
+
+class Tools:
+    """The tools bound to one workspace. Calls are serialised: the library is synchronous and a
+    ``Memory`` is not meant to be shared between threads at once."""
+
+    def __init__(self, mem, *, read_only: bool = False) -> None:
+        self.mem = mem
+        self.read_only = read_only
+        self.specs = {t.name: t for t in tools(read_only)}
+        self._lock = threading.Lock()
+
+    def warm_up(self) -> None:
+        """Load the embedding model now, so the first search does not pay for it."""
+        with self._lock:
+            try:
+                self.mem.embedder()
+            except Exception:  # noqa: BLE001 - a warm-up must never take the server down
+                log.exception("warming up the embedding model failed")
+
+    def call(self, name: str, args: dict | None) -> tuple[bool, dict | str]:
+        """(ok, JSON object) or (False, the CLI's error text). Never raises."""
+        spec = self.specs.get(name)
+        try:
+            if spec is None:
+                hint = "tools: " + ", ".join(self.specs)
+                if name == "memory_retain" and self.read_only:
+                    hint = "the server was started with --read-only"
+                raise UsageError(f"unknown tool {name!r}", hint=hint)
+            clean = validate_arguments(spec, args)
+            with self._lock:
+                return True, spec.run(self.mem, clean)
+        except ClawmemError as exc:
+            return False, error_text(exc)
+        except Exception as exc:  # noqa: BLE001 - the boundary: report it, keep serving
+            log.exception("tool %s failed", name)
+            return False, (
+                f"clawmem: error: internal error: {type(exc).__name__}: {exc}\n"
+                "  hint: this is a bug in clawmem; the server's log (stderr) has the traceback"
+            )
+
+
+# ------------------------------------------------------------------------------ the protocol
+
+
+def serve(mem, *, read_only: bool = False) -> None:
+    """Serve the workspace's memory over stdio until the client closes the connection."""
+    import anyio
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+    from mcp.server.stdio import stdio_server
+
+    from clawmem import __version__
+
+    # A server lives for a whole agent session: it follows the files' changes itself, so a call
+    # with nothing changed skips the stat pass of every file even with no `clawmem watch`.
+    mem.follow_changes()
+    bound = Tools(mem, read_only=read_only)
+
+    def tool_list() -> list:
+        return [
+            types.Tool(
+                name=t.name,
+                title=t.title,
+                description=t.description,
+                input_schema=t.schema,
+                annotations=types.ToolAnnotations(
+                    title=t.title,
+                    read_only_hint=not t.writes,
+                    destructive_hint=False,
+                    idempotent_hint=True,
+                    open_world_hint=False,
+                ),
+            )
+            for t in bound.specs.values()
+        ]
+
+    async def list_tools(ctx, params) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tool_list())
+
+    async def call_tool(ctx, params) -> types.CallToolResult:
+        ok, data = await anyio.to_thread.run_sync(bound.call, params.name, params.arguments)
+        if not ok:
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=str(data))], is_error=True
+            )
+        text = json.dumps(data, ensure_ascii=False)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)], structured_content=data
+        )
+
+    server = Server(
+        "clawmem",
+        version=__version__,
+        title="clawmem memory",
+        instructions=INSTRUCTIONS + f"Workspace: {mem.root}\n",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+    async def main() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            async with anyio.create_task_group() as tg:
+                # Abandoned, not awaited, if the client leaves while the model is still loading.
+                tg.start_soon(
+                    partial(anyio.to_thread.run_sync, abandon_on_cancel=True), bound.warm_up
+                )
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+                tg.cancel_scope.cancel()
+
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.WARNING, format="clawmem mcp: %(levelname)s: %(message)s"
+    )
+    anyio.run(main)

@@ -1,0 +1,1 @@
+"""Files on disk: atomic replacement, the write lock, editing TOML in place."""

@@ -1,0 +1,192 @@
+"""Process locks: one writer per workspace, one watcher per workspace; one implementation.
+
+Indexing, retain, reflect and watch all write; they take ``.memory/write.lock``. The watch daemon
+also holds ``.memory/watch.lock`` for its whole life. Both are OS-level locks through ``filelock``
+(``flock`` on Unix, ``msvcrt`` on Windows), released by the kernel however the process dies, so a
+crash never leaves a stale lock. Beside each lock, ``<name>.owner`` names the holder (``pid N
+(command)``) so that a waiting process can say whom it waits for and ``status`` can name the daemon.
+The owner file is emptied (not deleted) on release: a file left naming a pid is a holder that was
+killed, and the next holder reports that it took over from it.
+
+The write lock is taken in turn. An OS lock polled by its waiters is not a queue: a holder that
+releases and asks again at once (``retain`` in a loop) re-takes it before a waiter's next poll, and
+the soak saw four such loops starve a ``reflect`` until it gave up after 60 s. So a writer first
+takes ``write.lock.queue`` (the turnstile) and keeps it only while it waits for the write lock
+itself: a holder that asks again queues behind the writer already waiting, whom it cannot pass,
+and a lazy sync before a read (which never waits) yields to both.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from clawmem.errors import LockedError, StoreError
+
+if TYPE_CHECKING:
+    from filelock import FileLock
+
+# filelock is imported when a lock is first taken or probed: a read that finds nothing to sync
+# (most recalls) never takes one, and importing it costs a cold CLI start ~10-20 ms.
+
+WRITE_LOCK = "write.lock"
+WRITE_QUEUE = "write.lock.queue"  # the turnstile in front of it (see the module's docstring)
+
+
+@dataclass(frozen=True)
+class Owner:
+    """Who a lock's owner file names: its pid (None if unreadable) and its line as written."""
+
+    pid: int | None
+    text: str
+
+
+def _owner_path(lock_path: Path) -> Path:
+    return lock_path.with_name(lock_path.name + ".owner")
+
+
+def read_owner(lock_path: Path) -> Owner | None:
+    """The holder named beside ``lock_path``; None when nobody is named (free, or never taken)."""
+    try:
+        text = _owner_path(lock_path).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not text:
+        return None
+    words = text.split()
+    pid: int | None = None
+    if len(words) >= 2 and words[0] == "pid" and words[1].isdigit():
+        pid = int(words[1])
+    return Owner(pid, text)
+
+
+class HeldLock:
+    """A lock this process holds; ``release()`` it (idempotent). ``previous`` is the holder the
+    owner file still named when we got the lock: a process that died holding it."""
+
+    def __init__(self, lock: FileLock, path: Path, previous: Owner | None) -> None:
+        self._lock = lock
+        self.path = path
+        self.previous = previous
+
+    def release(self) -> None:
+        if not self._lock.is_locked:
+            return
+        try:
+            # Emptied while still held, so it never erases the next holder's name.
+            _owner_path(self.path).write_text("", encoding="utf-8")
+        except OSError:
+            pass
+        self._lock.release()
+
+    def __enter__(self) -> HeldLock:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def acquire(
+    path: Path, *, timeout: float, purpose: str = "", poll_interval: float = 0.05
+) -> HeldLock | None:
+    """Take the lock at ``path`` within ``timeout`` seconds (0: only if free now), or None.
+
+    OSError (a read-only or missing folder) propagates: the caller says what it needed it for.
+    """
+    from filelock import FileLock, Timeout
+
+    # thread_local=False: the watcher may release from another thread than the one that took it.
+    lock = FileLock(str(path), thread_local=False)
+    try:
+        lock.acquire(timeout=timeout, poll_interval=poll_interval)
+    except Timeout:
+        return None
+    previous = read_owner(path)
+    if previous is not None and previous.pid == os.getpid():
+        previous = None
+    try:
+        line = f"pid {os.getpid()} ({purpose or ' '.join(sys.argv[:2])})\n"
+        _owner_path(path).write_text(line, encoding="utf-8")
+    except OSError:
+        pass  # the lock itself holds; only the name shown to waiters is missing
+    return HeldLock(lock, path, previous)
+
+
+def is_held(path: Path) -> bool | None:
+    """Whether a live process holds the lock at ``path`` (None: cannot tell, e.g. no permission).
+
+    A probe: it takes the lock for an instant if it is free, so takers use a timeout above zero
+    (the watcher waits up to a second) rather than failing on a probe's microsecond hold.
+    """
+    if not path.exists():
+        return False
+    if not os.access(path, os.W_OK):
+        return None
+    from filelock import FileLock, Timeout
+
+    try:
+        probe = FileLock(str(path), thread_local=False)
+        probe.acquire(timeout=0)
+    except Timeout:
+        return True
+    except OSError:
+        return None
+    probe.release()
+    return False
+
+
+# --------------------------------------------------------------------------- the write lock
+def acquire_write(memory_dir: Path, *, timeout: float, purpose: str = "") -> HeldLock | None:
+    """The write lock in turn: through the turnstile (``WRITE_QUEUE``), within ``timeout``
+    seconds in all (0: only if nobody holds it or waits for it now), or None."""
+    from filelock import FileLock, Timeout
+
+    t0 = time.monotonic()
+    gate = FileLock(str(memory_dir / WRITE_QUEUE), thread_local=False)
+    try:
+        gate.acquire(timeout=timeout, poll_interval=0.05)
+    except Timeout:
+        return None
+    try:
+        left = max(0.0, timeout - (time.monotonic() - t0))
+        # Only the turnstile's holder polls the lock itself, so it can poll often: the lock
+        # changes hands within 10 ms of its release.
+        return acquire(memory_dir / WRITE_LOCK, timeout=left, purpose=purpose, poll_interval=0.01)
+    finally:
+        gate.release()
+
+
+@contextmanager
+def write_lock(memory_dir: Path, *, timeout: float = 60.0, purpose: str = "") -> Iterator[None]:
+    path = memory_dir / WRITE_LOCK
+    try:
+        memory_dir.mkdir(parents=True, exist_ok=True)
+        held = acquire_write(memory_dir, timeout=timeout, purpose=purpose)
+    except OSError as exc:  # a read-only or full .memory/: say so, not "internal error"
+        raise StoreError(
+            f"{path}: cannot take the write lock ({exc.strerror or exc})",
+            hint="clawmem needs to write in .memory/ to change anything; check its permissions "
+            "and free space (reads still work)",
+        ) from None
+    if held is None:
+        owner = read_owner(path)
+        raise LockedError(
+            f"{memory_dir}: the index is being written by "
+            f"{owner.text if owner else 'another process'} (waited {timeout:.0f} s)",
+            hint="wait for it to finish, or stop it; the lock is released when that process exits",
+        )
+    with held:
+        yield
+
+
+def try_write_lock(memory_dir: Path) -> HeldLock | None:
+    """The lock if it is free right now and no writer waits for it, else None (read commands then
+    skip their lazy sync)."""
+    memory_dir.mkdir(parents=True, exist_ok=True)
+    return acquire_write(memory_dir, timeout=0, purpose="clawmem (sync before a read)")

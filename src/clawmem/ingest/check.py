@@ -1,0 +1,80 @@
+"""``clawmem check``: malformed facts and broken links in the workspace, read fresh from the
+Markdown.
+
+The index is not consulted: a person fixing a line wants to see it fixed at once, and the index
+may be stale or absent. Links are resolved against the files on disk, as the index would.
+"""
+
+from __future__ import annotations
+
+from clawmem.ingest.indexing import Indexer
+from clawmem.markdown.factlog import decode
+from clawmem.markdown.facts import extract_facts
+from clawmem.markdown.links import Resolver, extract_links, problem_message
+
+
+def check(ix: Indexer) -> list[dict]:
+    """Every malformed fact line, broken or ambiguous link (and every file that is not UTF-8):
+    path, line, text, message and problem ("fact", "link" or "encoding"), by path and line."""
+    problems: list[dict] = []
+    sc = ix.scan()
+    # Links resolve against every indexed file, as in the index; only Markdown is checked.
+    resolver = Resolver(f.relpath for f in sc.files)
+    for entry in sc.markdown_files:
+        try:
+            text = decode((ix.root / entry.relpath).read_bytes())
+        except UnicodeDecodeError as exc:
+            problems.append(
+                {
+                    "path": entry.relpath,
+                    "line": 0,
+                    "text": "",
+                    "message": f"invalid UTF-8 at byte {exc.start}; re-save the file as UTF-8",
+                    "problem": "encoding",
+                }
+            )
+            continue
+        except OSError:
+            continue
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+        _, found = extract_facts(text)
+        mine: list[dict] = [
+            {
+                "path": entry.relpath,
+                "line": p.line,
+                "text": p.text,
+                "message": p.message,
+                "problem": "fact",
+            }
+            for p in found
+        ]
+        lines = text.split("\n")
+        # Only [[…]] and […](….md) can be broken (a mention without a page is not): most daily
+        # logs have neither, and the pre-commit hook runs this over every file.
+        maybe = "[[" in text or "](" in text
+        for link in extract_links(text) if maybe else ():
+            message = problem_message(link, resolver.resolve(link, entry.relpath))
+            if message is not None:
+                mine.append(
+                    {
+                        "path": entry.relpath,
+                        "line": link.line,
+                        "text": lines[link.line - 1],
+                        "message": message,
+                        "problem": "link",
+                    }
+                )
+        problems.extend(sorted(mine, key=lambda p: p["line"]))
+    return problems
+
+
+def summary(problems: list[dict]) -> str:
+    """ "2 malformed fact(s) and 1 broken link(s) in the workspace"."""
+    facts = sum(1 for p in problems if p.get("problem") != "link")
+    links = len(problems) - facts
+    parts = []
+    if facts:
+        parts.append(f"{facts} malformed fact(s)")
+    if links:
+        parts.append(f"{links} broken link(s)")
+    return " and ".join(parts) + " in the workspace"

@@ -1,0 +1,546 @@
+"""The index's life cycle for one workspace: build, sync, rebuild, and the lazy sync before a read.
+
+``Indexer`` owns the paths (``.memory/index.sqlite``), the configuration and the embedding model
+of an opened workspace. What a sync does to the database is in ``sync.py`` (pure planning, then
+applying the plan); this module decides *when*: under the write lock, rebuilding when the index is
+missing, incompatible or corrupt, and syncing changed files before a read when that is cheap.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from pathlib import Path
+
+from clawmem.config import Config
+from clawmem.errors import LockedError, ModelError, StoreError
+from clawmem.files.locking import WRITE_LOCK, read_owner, try_write_lock, write_lock
+from clawmem.ingest import journal
+from clawmem.ingest.sync import (
+    INDEX_NAME,
+    Progress,
+    SyncPlan,
+    SyncReport,
+    apply_plan,
+    build_fresh,
+    chunking_key,
+    embed_pending,
+    leftover_rebuilds,
+    plan_fresh,
+    remove_db_files,
+    swap_in,
+)
+from clawmem.markdown.workspace import INDEX_DIR, Scan, scan
+from clawmem.store import db
+from clawmem.store.index import Index
+
+
+def _silent(stage: str, done: int, total: int) -> None:
+    pass
+
+
+# The scan a lazy sync "returns" when a live watcher vouched for the index instead (no stat pass).
+WATCHED = Scan((), ())
+# How long a read waits for a watcher that holds the write lock to finish syncing what changed.
+WATCHER_WAIT_S = 2.0
+
+
+class Indexer:
+    """One workspace's index: where it is, how it is built, which model embeds it."""
+
+    def __init__(self, root: Path, cfg: Config, *, embedder=None) -> None:
+        self.root = root
+        self.cfg = cfg
+        self.memory_dir = root / INDEX_DIR
+        self.index_path = self.memory_dir / INDEX_NAME
+        self._embedder = embedder
+        self._embedder_error: str | None = None
+        self._clean_scan: Scan | None = None  # the last scan a lazy sync found nothing new in
+        # How the last lazy sync knew the index was fresh: ("watcher" | "stat scan", why the
+        # watcher was not asked or not trusted, or None).
+        self.freshness: tuple[str | None, str | None] = (None, None)
+        self._journal = journal.Answer(False, "")  # the watcher's answer to this read's question
+        # The process's own inotify journal (``follow_changes``): None until asked for; once
+        # asked, started at the next read, and dropped (with why) when it cannot run here.
+        self._follow = False
+        self._own: journal.Journal | None = None
+        self._own_error: str | None = None
+        self._own_mu = threading.Lock()
+        # One connection given back by the last read (``release``), for the next one: opening
+        # and closing a connection per recall cost ~4 ms at 100k units (mapping the pages again,
+        # unmapping them at close), and the connection's remembered counts (``Index.memo``)
+        # would be lost with it.
+        self._kept: Index | None = None
+        self._kept_lock = threading.Lock()
+
+    # ------------------------------------------------------------------ configuration and model
+    def follow_changes(self) -> None:
+        """For a long-running process (``clawmem mcp``): follow the memory files' changes with an
+        inotify journal of this process's own, so that a read with nothing changed since the
+        last one skips its stat pass of every file, as with a live ``clawmem watch`` (Linux; a
+        read says which way it knew under ``fresh_by``). Started at the next read."""
+        self._follow = True
+
+    def _own_journal(self, key: str) -> journal.Journal | None:
+        """The started own journal for the scan settings ``key``, or None (``_own_error`` says
+        why)."""
+        if not self._follow:
+            return None
+        with self._own_mu:
+            if self._own is not None and (self._own.key != key or self._own.broken):
+                # Other settings (``reconfigure``): other folders to follow. Broken (its probe
+                # removed with .memory/): a new one, which compares every file once.
+                self._own.close()
+                self._own, self._own_error = None, None
+            if self._own is None and self._own_error is None:
+                own = journal.Journal(self.root, self.memory_dir, self.cfg, serve=False)
+                try:
+                    own.start()
+                except OSError as exc:
+                    self._own_error = f"cannot follow the files here ({exc.strerror or exc})"
+                else:
+                    self._own = own
+            return self._own
+
+    def reconfigure(self, cfg: Config, *, embedder=None) -> None:
+        """Use ``cfg`` from now on; the model is loaded again when next needed."""
+        self.cfg = cfg
+        self._embedder, self._embedder_error = embedder, None
+
+    def embedder(self):
+        """The embedding model, loaded once; None (and ``embedder_error``) when unusable."""
+        if self._embedder is None and self._embedder_error is None:
+            if not self.cfg.vectors:
+                where = self.cfg.sources.get("vectors", "default")
+                self._embedder_error = f"vectors are turned off (vectors = false, {where})"
+            else:
+                from clawmem.ingest.model_choice import load_embedder
+
+                try:
+                    self._embedder = load_embedder(self.root, self.cfg)
+                except ModelError as exc:
+                    self._embedder_error = f"embedding model unavailable: {exc.message}"
+        return self._embedder
+
+    @property
+    def embedder_error(self) -> str | None:
+        return self._embedder_error
+
+    @property
+    def loaded_embedder(self):
+        """The embedding model if this process has loaded it already, else None (never loads)."""
+        return self._embedder
+
+    def scan(self) -> Scan:
+        """Memory files of the workspace, and the transcripts of the configured sessions folders."""
+        sc = scan(
+            self.root,
+            self.cfg.extra_paths,
+            max_file_bytes=self.cfg.max_file_bytes,
+            max_files=self.cfg.max_files,
+        )
+        if not self.cfg.session_paths:
+            return sc
+        from clawmem.transcripts.sessions import scan as scan_sessions
+
+        files, skipped = scan_sessions(self.root, self.cfg)
+        return Scan(
+            tuple(sorted([*sc.files, *files], key=lambda f: f.relpath)),
+            (*sc.skipped, *skipped),
+        )
+
+    # ------------------------------------------------------------------ opening
+    def prepare_memory_dir(self) -> None:
+        """Create ``.memory/`` (ignored by git) if needed; StoreError when it cannot be written."""
+        try:
+            self.memory_dir.mkdir(exist_ok=True)
+            gi = self.memory_dir / ".gitignore"
+            if not gi.exists():
+                gi.write_text(
+                    "# clawmem's derived index: rebuilt from the Markdown at any time\n*\n"
+                )
+        except OSError as exc:
+            raise StoreError(
+                f"{self.memory_dir}: cannot write the index folder ({exc.strerror})",
+                hint="make the workspace writable, or run read-only commands only",
+            ) from None
+
+    def open_existing(self) -> tuple[Index | None, str | None]:
+        """The live index if usable, else (None, why it must be rebuilt)."""
+        if not self.index_path.exists():
+            return None, "no index yet"
+        try:
+            idx = self._take_kept(writable=True)
+            if idx is None:
+                idx = Index.open(self.index_path)
+                idx.conn.execute("PRAGMA journal_mode = WAL")  # persistent: once per opening
+            why = idx.check_compatible(chunking_key(self.cfg))
+            if why is None:
+                return idx, None
+            idx.close()
+            return None, why
+        except db.DatabaseError as exc:
+            if not db.is_corruption(exc):
+                # A full disk or an I/O error is not fixed by rebuilding: say what it is.
+                raise StoreError(
+                    f"{self.index_path}: {exc}",
+                    hint="check free disk space and permissions; the index itself is unchanged",
+                ) from None
+            return None, f"index.sqlite is corrupt ({exc}); rebuilding it from the Markdown"
+
+    def open_for_read(self) -> Index:
+        """The index for a query (read-only when the folder is); raises ``db.DatabaseError``.
+        Close it, or hand it to ``release`` for the next read to reuse."""
+        readonly = not os.access(self.memory_dir, os.W_OK)
+        idx = self._take_kept(writable=not readonly)
+        return idx if idx is not None else Index.open(self.index_path, readonly=readonly)
+
+    def release(self, idx: Index) -> None:
+        """Done with ``idx`` (from ``open_for_read`` or ``sync_for_read``): kept open for this
+        process's next read, or closed if another is kept already or it is mid-transaction."""
+        if not idx.conn.in_transaction:
+            idx.read_memo = {}
+            with self._kept_lock:
+                if self._kept is None:
+                    self._kept = idx
+                    return
+        idx.close()
+
+    def close(self) -> None:
+        """Close the connection kept for the next read, if any (the index files stay), and the
+        own journal (a later read starts it again)."""
+        with self._kept_lock:
+            idx, self._kept = self._kept, None
+        if idx is not None:
+            idx.close()
+        with self._own_mu:
+            own, self._own, self._own_error = self._own, None, None
+        if own is not None:
+            own.close()
+
+    def _take_kept(self, *, writable: bool) -> Index | None:
+        """The kept connection if it is still on the live index file: a rebuild that had to
+        rename a new file into place (``sync.swap_in``'s fallback) changes the inode, and a
+        connection on the old file is closed, never read."""
+        with self._kept_lock:
+            idx, self._kept = self._kept, None
+        if idx is None:
+            return None
+        try:
+            live = os.stat(self.index_path).st_ino
+        except OSError:
+            live = None
+        if idx.ino is None or idx.ino != live or (writable and idx.readonly):
+            idx.close()
+            return None
+        return idx
+
+    # ------------------------------------------------------------------ writing
+    def index(
+        self,
+        *,
+        force: bool = False,
+        embed: bool = True,
+        embed_limit: int | None = None,
+        progress: Progress | None = None,
+        lock_timeout: float = 60.0,
+    ) -> SyncReport:
+        """Bring the index up to date under the write lock (``force``: rebuild it beside the old
+        one and swap). ``lock_timeout``: seconds to wait for another writer before raising
+        LockedError (the watch daemon and the git hook wait briefly and retry or skip instead of
+        blocking)."""
+        t0 = time.perf_counter()
+        self.prepare_memory_dir()
+        # The model is loaded only when there is something to embed, and outside the lock: the
+        # Markdown is synced first (its new units pending), then the model loads (~1.5 s for
+        # the default) while other writers may go on, then the lock is taken again to embed.
+        # A sync that changed no text (a pre-commit hook, cron, `clawmem index` out of habit)
+        # never loads it.
+        defer = embed and self._embedder is None and self._declared_identity() is not None
+        try:
+            with write_lock(self.memory_dir, timeout=lock_timeout, purpose="clawmem index"):
+                report = self.index_locked(
+                    force=force,
+                    embed=embed and not defer,
+                    embed_limit=embed_limit,
+                    progress=progress,
+                )
+            if defer and report.pending and self.embedder() is not None:
+                with write_lock(self.memory_dir, timeout=lock_timeout, purpose="clawmem index"):
+                    self._embed_round(report, embed_limit, progress)
+        except OSError as exc:
+            raise StoreError(
+                f"{self.memory_dir}: {exc.strerror or exc}",
+                hint="check free disk space and permissions; the previous index is unchanged",
+            ) from None
+        report.seconds = time.perf_counter() - t0
+        return report
+
+    def _declared_identity(self):
+        """The identity of the vectors this workspace asks for: the loaded model's, else read
+        from the model file's metadata without loading it; None when vectors are off or only
+        loading the model can tell (then ``embedder()`` is asked, and says why if it fails)."""
+        if self._embedder is not None:
+            return self._embedder.identity
+        if not self.cfg.vectors or self._embedder_error is not None:
+            return None
+        from clawmem.ingest.model_choice import configured_identity
+
+        return configured_identity(self.root, self.cfg)
+
+    def _embed_round(
+        self, report: SyncReport, embed_limit: int | None, progress: Progress | None
+    ) -> None:
+        """Embed the pending units of the live index (the second half of a deferred ``index``)."""
+        emb = self.embedder()
+        idx = Index.open(self.index_path)
+        try:
+            if emb is not None:
+                ident = emb.identity
+                if ident.key() != idx.get_meta("embedder"):
+                    # The model file's metadata promised another vector space than the loaded
+                    # model gives (it should not): the model's word wins, as a model switch.
+                    idx.set_embedder(ident.key(), json.dumps(ident.to_dict()), ident.dims)
+                    report.reused += idx.adopt_cached()
+                self._embed_pending(idx, emb, report, embed_limit, progress or _silent)
+            report.pending = idx.pending_count()
+            report.problems = idx.problems()
+        finally:
+            idx.close()
+
+    def _embed_pending(
+        self,
+        idx: Index,
+        emb,
+        report: SyncReport,
+        limit: int | None,
+        progress: Progress = _silent,
+    ) -> None:
+        """Embed ``idx``'s pending units with ``emb`` in the configured batches, into ``report``."""
+        embed_pending(
+            idx, emb, batch=self.cfg.embed_batch, report=report, limit=limit, progress=progress
+        )
+
+    def index_locked(
+        self,
+        *,
+        force: bool = False,
+        embed: bool = True,
+        embed_limit: int | None = None,
+        progress: Progress | None = None,
+    ) -> SyncReport:
+        """``index`` for a caller that already holds the write lock (retain, reflect)."""
+        prog = progress or _silent
+        sc = self.scan()
+        # Even with embed=False the vector space is declared (units pending): from the model
+        # file's metadata when that tells, else by loading the model.
+        identity = self._declared_identity()
+        emb = self.embedder() if identity is None or embed else self._embedder
+        if emb is not None:
+            identity = emb.identity
+        idx, why = (None, "--force") if force else self.open_existing()
+        if idx is None:
+            try:
+                tmp, report = build_fresh(
+                    self.memory_dir, self.root, sc, self.cfg, identity=identity, progress=prog
+                )
+            except db.DatabaseError as exc:
+                raise StoreError(
+                    f"{self.memory_dir}: rebuilding the index failed ({exc})",
+                    hint="the previous index is unchanged; check disk space and retry",
+                ) from None
+            swap_in(self.memory_dir, tmp)
+            report.rebuilt, report.rebuild_reason = True, why or ""
+            idx = Index.open(self.index_path)
+            idx.conn.execute("PRAGMA journal_mode = WAL")
+        else:
+            for stale in leftover_rebuilds(self.memory_dir):
+                # A rebuild that was killed before its swap: mine it for vectors, then drop it.
+                if identity is not None:
+                    try:
+                        src = Index.open(stale, readonly=True)
+                        idx.import_vectors(identity.key(), src)
+                        src.close()
+                    except db.DatabaseError:
+                        pass
+                remove_db_files(stale)
+            if identity is not None:
+                idx.set_embedder(identity.key(), json.dumps(identity.to_dict()), identity.dims)
+            plan = plan_fresh(self.root, sc, idx)
+            report = apply_plan(
+                idx, self.root, plan, self.cfg, embedder_key=idx.get_meta("embedder"), progress=prog
+            )
+            report.skipped[:0] = list(sc.skipped)
+            report.reused += idx.adopt_cached()
+        try:
+            if emb is not None and embed:
+                self._embed_pending(idx, emb, report, embed_limit, prog)
+            report.pending = idx.pending_count()
+            idx.prune_cache(self.cfg.cache_max_entries)
+            with idx.conn:
+                idx.set_meta(
+                    "skipped",
+                    json.dumps([{"path": s.relpath, "reason": s.reason} for s in report.skipped]),
+                )
+            report.problems = idx.problems()
+        finally:
+            idx.close()
+        return report
+
+    def lazy_sync(self, notes: list[str]) -> Scan | None:
+        """Before a read: sync files changed since the last sync (a stat check when nothing did).
+        Says what happened in ``notes``; returns the scan it compared, for a staleness check."""
+        sc, idx = self.sync_for_read(notes)
+        if idx is not None:
+            idx.close()
+        return sc
+
+    def sync_for_read(self, notes: list[str]) -> tuple[Scan | None, Index | None]:
+        """``lazy_sync`` that also hands over the index it opened, still open, when it is usable
+        (the caller reads on that one connection and closes it); else (scan, None)."""
+        self.freshness = (None, None)
+        if not self.cfg.sync_on_read:
+            return None, None
+        if not os.access(self.memory_dir if self.memory_dir.exists() else self.root, os.W_OK):
+            notes.append("the index folder is read-only: changed files were not synced")
+            return None, None
+        if not self.index_path.exists():
+            if self._wait_for_first_build(notes):
+                return None, None
+            try:
+                r = self.index(embed_limit=self.cfg.lazy_embed_limit)
+            except StoreError as exc:
+                notes.append(f"could not build the index: {exc.message}")
+                return None, None
+            notes.append(f"built the index first ({r.files_indexed} files)")
+            return None, None
+        idx, why = self.open_existing()
+        if idx is None:
+            try:
+                self.index(embed_limit=self.cfg.lazy_embed_limit)
+            except (StoreError, LockedError) as exc:
+                notes.append(f"the index needs a rebuild ({why}) but it failed: {exc.message}")
+                return None, None
+            notes.append(f"rebuilt the index first: {why}")
+            return None, None
+        sc: Scan | None = None
+        # The own journal first (no socket, ~0.1 ms): it vouches when a comparison that began
+        # after every change it has read found the index matching. Else its token marks this
+        # read's question, and whatever vouches below (the watcher, or this read's own stat
+        # pass finding nothing to do or syncing what it found) vouches for it too.
+        key = journal.scan_key(self.root, self.cfg)
+        own = self._own_journal(key)
+        own_token: int | None = None
+        own_why = self._own_error if self._follow and own is None else None
+        if own is not None:
+            clean, why, own_token = own.check()
+            if why != journal.CHANGED:  # a lasting reason (a symlinked file, ...): say it
+                own_why = why
+            if clean:
+                self.freshness = ("own journal", None)
+                return WATCHED, idx
+
+        def vouched() -> None:
+            if own is not None and own_token is not None:
+                own.caught_up(own_token)
+
+        self._journal = journal.ask_token(self.memory_dir, key)
+        trusted, why_not = self._journal.clean, self._journal.why
+        if trusted:
+            vouched()
+            self.freshness = ("watcher", None)
+            return WATCHED, idx
+        if own_why:
+            why_not = f"{why_not}; own journal: {own_why}"
+        self.freshness = ("stat scan", why_not)
+        try:
+            sc = self.scan()
+            plan = plan_fresh(self.root, sc, idx)
+            if plan.empty:
+                self._clean_scan = sc  # recall's staleness check need not compare it again
+                vouched()
+            else:
+                outcome = self._apply_now(idx, plan, notes)
+                if outcome != "busy":
+                    vouched()  # synced here, or the watcher synced it and vouched
+                if outcome == "watcher":
+                    return WATCHED, idx
+        except (db.DatabaseError, OSError) as exc:
+            notes.append(f"could not sync changed files: {exc}")
+            idx.close()
+            return sc, None
+        except BaseException:
+            idx.close()
+            raise
+        return sc, idx
+
+    def stale_files(self, sc: Scan | None, idx: Index) -> int:
+        """How many files differ from ``idx`` (``sc``: the scan the lazy sync compared, if any)."""
+        if sc is WATCHED or (sc is not None and sc is self._clean_scan):
+            return 0  # compared before the recall, nothing differed: no second stat pass
+        plan = plan_fresh(self.root, sc or self.scan(), idx)
+        return len(plan.added) + len(plan.changed) + len(plan.removed)
+
+    def _apply_now(self, idx: Index, plan: SyncPlan, notes: list[str]) -> str:
+        """Apply a lazy sync's plan if the write lock is free right now (a few units embedded):
+        "applied"; "watcher" when, instead, a live watcher that was syncing these changes
+        vouched once done; "busy" when another writer holds the lock (results may be behind)."""
+        try:
+            lock = try_write_lock(self.memory_dir)
+        except OSError:
+            lock = None
+        if lock is None:
+            holder = read_owner(self.memory_dir / WRITE_LOCK)
+            if (
+                (self.freshness[1] or "").startswith(journal.BEHIND)
+                and self._journal.pid is not None
+                and (holder is None or holder.pid == self._journal.pid)
+                and journal.wait_caught_up(
+                    self.memory_dir,
+                    journal.scan_key(self.root, self.cfg),
+                    WATCHER_WAIT_S,
+                    self._journal.token,
+                )
+            ):
+                # The writer is the watcher, syncing what this scan found: its word (once it has
+                # synced the changes made before this read asked) beats results a sync behind.
+                # No holder named: the lock was let go a moment ago, most likely by the watcher.
+                # Another writer (a retain) is not waited for: the watcher could not sync before
+                # it lets go, and a recall would pay the whole wait on every call under writes.
+                self.freshness = ("watcher", None)
+                return "watcher"
+            notes.append("another process is writing the index; results may be a few seconds old")
+            return "busy"
+        try:
+            report = apply_plan(
+                idx, self.root, plan, self.cfg, embedder_key=idx.get_meta("embedder")
+            )
+            idx.adopt_cached()
+            if report.files_indexed and idx.pending_count():
+                emb = self.embedder()
+                if emb is not None and emb.identity.key() == idx.get_meta("embedder"):
+                    self._embed_pending(idx, emb, report, self.cfg.lazy_embed_limit)
+            changed = report.files_indexed + report.files_removed
+            if changed:
+                notes.append(f"synced {changed} changed file(s) first")
+        finally:
+            lock.release()
+        return "applied"
+
+    def _wait_for_first_build(self, notes: list[str], timeout: float = 60.0) -> bool:
+        """True if another process is building the first index: wait for its lexical rows (the
+        build swaps the database in before it embeds), not for its vectors."""
+        try:
+            lock = try_write_lock(self.memory_dir)
+        except OSError:
+            return False
+        if lock is not None:
+            lock.release()
+            return False
+        deadline = time.monotonic() + timeout
+        while not self.index_path.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        notes.append("another process is building the index; vectors may still be pending")
+        return True

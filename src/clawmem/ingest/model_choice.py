@@ -1,0 +1,197 @@
+"""Which embedding model a workspace uses, and loading it (lazily: llama.cpp costs ~0.5 s).
+
+The ``model`` setting is empty (the default, multilingual-e5-small), the name of a
+built-in model (``e5``, ``minilm``: see ``embedders.default``), or the path of a
+GGUF embedding model, relative to the workspace or absolute.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from clawmem.config import Config
+from clawmem.embedders.default import DEFAULT, BuiltinModel, builtin
+from clawmem.errors import ModelError
+
+if TYPE_CHECKING:
+    from clawmem.embedders.base import EmbedderIdentity
+    from clawmem.ingest.indexing import Indexer
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    path: Path | None  # a GGUF file; None for a built-in model
+    builtin: BuiltinModel | None  # the built-in model, converted on first use
+    query_prefix: str | None
+    document_prefix: str | None
+
+    @property
+    def is_default(self) -> bool:
+        return self.path is None and self.builtin is DEFAULT
+
+    def file(self, *, convert: bool) -> Path | None:
+        """The GGUF to load: the user's, or the built-in model's, converted now if ``convert``
+        (else None while it has not been converted)."""
+        if self.path is not None:
+            return self.path
+        from clawmem.embedders.default import builtin_model_path, converted_path
+
+        assert self.builtin is not None
+        return builtin_model_path(self.builtin) if convert else converted_path(self.builtin)
+
+    def describe(self) -> dict | None:
+        """Name, languages and licence of a built-in model (None for a user's GGUF)."""
+        return self.builtin.describe() if self.builtin is not None else None
+
+
+def model_choice(root: Path, cfg: Config) -> ModelChoice:
+    value = (cfg.model or "").strip()
+    if not value:
+        return ModelChoice(None, DEFAULT, cfg.query_prefix, cfg.document_prefix)
+    named = builtin(value)
+    if named is not None and not value.lower().endswith(".gguf"):
+        return ModelChoice(None, named, cfg.query_prefix, cfg.document_prefix)
+    p = Path(value).expanduser()
+    path = p if p.is_absolute() else root / p
+    return ModelChoice(path, None, cfg.query_prefix, cfg.document_prefix)
+
+
+def load_embedder(root: Path, cfg: Config):
+    """The configured embedder, or ModelError saying why it cannot be used."""
+    from clawmem.embedders.llama import LlamaEmbedder
+
+    choice = model_choice(root, cfg)
+    path = choice.file(convert=True)
+    assert path is not None  # converting gives a file or raises ModelError
+    if not path.exists():
+        raise ModelError(
+            f"{path}: model file not found",
+            hint="fix `model` in clawmem.toml, or `clawmem model use e5|minilm|PATH.gguf`",
+        )
+    emb = LlamaEmbedder(
+        path,
+        query_prefix=choice.query_prefix,
+        document_prefix=choice.document_prefix,
+        n_threads=cfg.embed_threads or None,
+    )
+    emb.about = choice.describe()
+    return emb
+
+
+def configured_identity(root: Path, cfg: Config) -> EmbedderIdentity | None:
+    """The identity of the configured model's vectors, read from its file's metadata without
+    loading llama.cpp; None when that cannot tell (a built-in model not converted yet, a file
+    missing or without its dimensions), and the model must be loaded to know."""
+    from clawmem.embedders.llama import identity_of
+
+    choice = model_choice(root, cfg)
+    path = choice.file(convert=False)
+    if path is None or not path.exists():
+        return None
+    try:
+        return identity_of(path, choice.query_prefix, choice.document_prefix)
+    except ModelError:
+        return None
+
+
+def model_status(mem: Indexer) -> dict:
+    """What ``clawmem model status`` reports for the workspace of ``mem``."""
+    from clawmem.embedders.default import BUILTINS, builtin_available, default_cache_dir
+    from clawmem.store import db
+    from clawmem.store.index import Index
+
+    choice = model_choice(mem.root, mem.cfg)
+    info: dict = {
+        "source": mem.cfg.sources.get("model", "default") if mem.cfg.model else "default",
+        "model": choice.builtin.name if choice.builtin is not None else None,
+        "path": str(choice.path) if choice.path else None,
+        "cache_dir": str(default_cache_dir()),
+        "about": choice.describe(),
+    }
+    if choice.builtin is not None:
+        ok, why = builtin_available(choice.builtin)
+        info["available"], info["detail"] = ok, why
+        if choice.is_default:
+            info["default_available"], info["default"] = ok, why
+    info["builtins"] = [
+        {**m.describe(), "aliases": list(m.aliases), "available": builtin_available(m)[0]}
+        for m in BUILTINS
+    ]
+    emb = mem.embedder()
+    if emb is None:
+        info["state"] = f"unusable: {mem.embedder_error}"
+        return info
+    info["state"] = "ok"
+    info["path"] = str(emb.model_path)
+    info["identity"] = emb.identity.to_dict()
+    info["about"] = getattr(emb, "about", None) or info["about"]
+    if mem.index_path.exists():
+        try:
+            idx = Index.open(mem.index_path, readonly=True)
+            try:
+                built = idx.get_meta("embedder")
+            finally:
+                idx.close()
+            info["index_match"] = (
+                "yes"
+                if built == emb.identity.key()
+                else f"no: index built with {built or 'no model'}; run `clawmem index`"
+            )
+        except db.DatabaseError:
+            pass
+    return info
+
+
+def use_model(
+    mem: Indexer,
+    target: str | Path | None = None,
+    *,
+    query_prefix: str | None = None,
+    document_prefix: str | None = None,
+) -> dict:
+    """Make the workspace ``mem`` use ``target`` after checking that it loads.
+
+    ``target``: None or "default" for the default model, a built-in model's name or
+    alias ("e5", "minilm"), or the path of a GGUF embedding model. Written to
+    ``clawmem.toml``; the next ``clawmem index`` embeds every unit once with it
+    (vectors of different models never mix; the old ones wait in the cache).
+    """
+    from dataclasses import replace
+
+    from clawmem.config import load_config
+    from clawmem.embedders.llama import LlamaEmbedder
+    from clawmem.files.tomlfile import set_keys
+
+    named = DEFAULT if target is None else None
+    if isinstance(target, str) and not target.lower().endswith(".gguf"):
+        named = builtin(target)
+    value: str | None
+    if named is not None:
+        value = None if named is DEFAULT else named.name
+        probe = load_embedder(
+            mem.root,
+            replace(
+                mem.cfg,
+                model=value or "",
+                query_prefix=query_prefix,
+                document_prefix=document_prefix,
+            ),
+        )
+    else:
+        path = Path(target).expanduser().resolve()  # type: ignore[arg-type]
+        probe = LlamaEmbedder(path, query_prefix=query_prefix, document_prefix=document_prefix)
+        try:
+            value = path.relative_to(mem.root).as_posix()
+        except ValueError:
+            value = str(path)
+    identity = probe.identity.to_dict()
+    about = getattr(probe, "about", None)
+    probe.close()
+    set_keys(
+        mem.root / "clawmem.toml",
+        {"model": value, "query_prefix": query_prefix, "document_prefix": document_prefix},
+    )
+    mem.reconfigure(load_config(mem.root))
+    return {"model": value, "identity": identity, "about": about}

@@ -1,0 +1,122 @@
+"""``clawmem status``: what the index holds, whether it is in step with the Markdown, and why not.
+
+Read-only: a stat scan of the workspace compared with the index (``sync.plan_sync``), the index's
+meta table, the vector state against the configured model, and the watch daemon's state file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from clawmem.ingest.indexing import Indexer
+from clawmem.ingest.sync import chunking_key, plan_fresh
+from clawmem.store import db, queries
+
+TOKENIZER = "fts5 porter+unicode61 over NFKC/casefolded/diacritic-free text; CJK as bigrams"
+
+
+def status(ix: Indexer) -> dict:
+    """What the index holds and whether it is in step with the Markdown (``clawmem status``)."""
+    sc = ix.scan()
+    out: dict = {
+        "workspace": str(ix.root),
+        "index_path": str(ix.index_path),
+        "index_exists": ix.index_path.exists(),
+        "index_bytes": db_bytes(ix.index_path),
+        "tokenizer": TOKENIZER,
+        "files_on_disk": len(sc.files),
+        # Transcript folders are read only when configured; their files count in files_on_disk.
+        "sessions": {
+            "folders": list(ix.cfg.session_paths),
+            "transcripts_on_disk": sum(1 for f in sc.files if f.relpath.startswith("sessions/")),
+        },
+        "skipped": [{"path": s.relpath, "reason": s.reason} for s in sc.skipped],
+    }
+    from clawmem.ingest.watch import describe_watcher, watcher_status
+
+    out["watcher"] = describe_watcher(watcher_status(ix.memory_dir))
+    if not ix.index_path.exists():
+        out.update(clean=False, state="no index yet: run `clawmem index`")
+        return out
+    try:
+        idx = ix.open_for_read()
+        meta = idx.all_meta()
+    except db.DatabaseError as exc:
+        if db.is_corruption(exc):
+            out.update(clean=False, state=f"index is corrupt ({exc}): `clawmem index` rebuilds it")
+        else:
+            out.update(
+                clean=False, state=f"index unreadable ({exc}): check disk space and permissions"
+            )
+        return out
+    try:
+        plan = plan_fresh(ix.root, sc, idx)
+        counts = idx.counts()
+        compat = idx.check_compatible(chunking_key(ix.cfg))
+        out.update(
+            schema_version=meta.get("schema_version"),
+            chunker_version=meta.get("chunker_version"),
+            normalizer_version=meta.get("normalizer_version"),
+            last_sync_at=float(meta["last_sync_at"]) if meta.get("last_sync_at") else None,
+            files=counts["files"],
+            chunks=counts["chunks"],
+            facts=counts["facts"],
+            changed_on_disk={
+                "added": [f.relpath for f in plan.added],
+                "modified": [f.relpath for f in plan.changed],
+                "deleted": list(plan.removed),
+            },
+            problems=[{"path": p, **d} for p, d in idx.problems()],
+            links=queries.link_counts(idx),
+            unreadable=json.loads(meta.get("skipped", "[]")),
+        )
+        stale = len(plan.added) + len(plan.changed) + len(plan.removed)
+        vec: dict = {
+            "backend": idx.vec.backend,
+            "sqlite_vec": idx.vec.version or None,
+            "fallback_reason": idx.vec.reason or None,
+            "indexed": counts["vectors"],
+            "pending": counts["pending"],
+            "unembeddable": counts["unembeddable"],
+            "cache_entries": counts["cache_entries"],
+            "index_embedder": json.loads(meta["embedder_identity"])
+            if meta.get("embedder_identity")
+            else None,
+            "dims": int(meta["dims"]) if meta.get("dims") else None,
+        }
+        emb = ix.embedder()
+        if emb is not None:
+            vec["model_path"] = str(emb.model_path)
+            vec["configured_embedder"] = emb.identity.to_dict()
+            vec["model"] = getattr(emb, "about", None)  # name, languages, licence
+            vec["state"] = (
+                "mismatch: run `clawmem index`"
+                if emb.identity.key() != meta.get("embedder")
+                else (f"{counts['pending']} pending" if counts["pending"] else "ok")
+            )
+        else:
+            vec["state"] = f"off: {ix.embedder_error}"
+        out["vectors"] = vec
+        out["clean"] = stale == 0 and compat is None
+        if compat:
+            out["state"] = f"needs rebuild: {compat}"
+        elif stale:
+            out["state"] = f"stale: {stale} file(s) changed on disk since the last sync"
+        else:
+            out["state"] = "clean"
+    finally:
+        idx.close()
+    return out
+
+
+def db_bytes(path: Path) -> int:
+    """The database's size on disk, its WAL and shared-memory files included."""
+    total = 0
+    for suffix in ("", "-wal", "-shm"):
+        try:
+            total += os.stat(f"{path}{suffix}").st_size
+        except OSError:
+            pass
+    return total

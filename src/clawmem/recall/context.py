@@ -1,0 +1,427 @@
+"""The auto-inject block: a few cited memory lines to put in front of an agent's turn.
+
+After GoClaw's auto-injector: a trivial message ("ok", "thanks!", "hi there") costs nothing; any
+other message is recalled against memory, only lines above a relevance threshold are kept, the core
+``MEMORY.md`` lines come first, and the whole block fits a small token budget (about 200 tokens).
+Every line carries its citation (``path#Lnn``) so the agent can verify it or read around it with
+``get``. When nothing is relevant the block is empty and the caller injects nothing.
+
+Relevance is per line, in [0, 1], the larger of:
+- the vector leg's similarity of the line's chunk to the message (when vectors are on), measured
+  against a null level: raw cosines mean different things for different models (MiniLM puts
+  unrelated text near 0.1, multilingual-e5 near 0.8), so the message is also compared with a few
+  sentences about nothing in particular, and a cosine counts by how far it rises from their mean
+  toward 1 (``(cos - null) / (1 - null)``). Unrelated notes then score about 0.3 or less with
+  either model, related ones 0.3 to 0.7;
+- a lexical match score: each meaningful word of the message found in the line counts 0.25, a
+  specific one (an identifier such as ``DEC-0054`` or ``payment_processor``, an ``@mention``, or the
+  name of a known entity) counts 0.5, capped at 1. With the default threshold of 0.3 a line needs
+  two ordinary words of the message, or one specific word.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import date
+from typing import TYPE_CHECKING
+
+from clawmem.errors import BadArgument
+from clawmem.files.atomic import write_atomic
+from clawmem.recall import vector_matrix
+
+if TYPE_CHECKING:
+    import numpy as np
+
+DEFAULT_BUDGET = 200
+DEFAULT_MIN_SCORE = 0.3
+DEFAULT_CANDIDATES = 8
+MAX_MESSAGE_CHARS = 20_000  # a pasted log is not a question; its head is enough to match on
+CORE_FILES = ("MEMORY.md", "memory.md")
+HEADER = "Relevant memory (clawmem; each line cites path#line, read more with memory_get):"
+
+# Words that carry no topic: English function words plus greetings and acknowledgements in the
+# languages of the fixture workspace. Kept small and explicit; a message made only of these is
+# trivial.
+_TRIVIAL_WORDS = frozenset(
+    """a an and are as at be been but by can could did do does for from had has have how i if in
+    into is it its me my of on or our so than that the their them then there these they this to
+    was we were what when where which who why will with would you your about tell show find give
+    any all some please pls thx ty thanks thank hi hello hey yo ok okay k kk yes yeah yep yup no
+    nope nah sure cool great nice good fine awesome perfect lol haha hmm morning evening night bye
+    cheers done got it agreed alright right well just also too very really much more go ahead
+    continue again now then here let us lets do that sounds works
+    chao cam on vang da duoc roi danke merci gracias ciao arigato arigatou""".split()
+)
+_TRIVIAL_CJK = ("ありがとう", "こんにちは", "おはよう", "はい", "了解", "谢谢", "你好", "好的")
+_WORD = re.compile(r"[^\W_]+(?:[-_][^\W_]+)*")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+
+
+@dataclass(frozen=True)
+class ContextLine:
+    citation: str  # path#Lnn or path#Lnn-Lmm
+    path: str
+    line: int
+    end_line: int
+    text: str  # the lines as written (list marker removed, wrapped lines joined)
+    score: float  # relevance in [0, 1]
+    source: str  # "core" (MEMORY.md), "fact" (a ## Retain line), or "note"
+    kind: str | None = None  # W/B/O/S for a fact
+    timestamp: str | None = None
+    lexical: float = 0.0  # the lexical part of the score
+
+
+@dataclass
+class ContextResult:
+    message: str
+    lines: list[ContextLine] = field(default_factory=list)
+    skipped: str | None = None  # why recall was not run (a trivial message)
+    match_count: int = 0  # relevant lines found, before the budget
+    top_score: float = 0.0
+    budget: dict = field(default_factory=dict)
+    degraded: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def injected(self) -> bool:
+        return bool(self.lines)
+
+    def render(self) -> str:
+        """The block to inject: empty when nothing is relevant."""
+        if not self.lines:
+            return ""
+        return "\n".join([HEADER, *(_render_line(ln) for ln in self.lines)])
+
+    def to_dict(self) -> dict:
+        return {
+            "message": self.message,
+            "injected": self.injected,
+            "skipped": self.skipped,
+            "match_count": self.match_count,
+            "top_score": round(self.top_score, 4),
+            "lines": [
+                {**asdict(ln), "score": round(ln.score, 4), "lexical": round(ln.lexical, 4)}
+                for ln in self.lines
+            ],
+            "text": self.render(),
+            "budget": self.budget,
+            "degraded": self.degraded,
+            "seconds": round(self.seconds, 4),
+        }
+
+
+def _render_line(ln: ContextLine) -> str:
+    return f"- [{ln.citation}] {ln.text}"
+
+
+def _fold(text: str) -> str:
+    from clawmem.text.textnorm import fold
+
+    return fold(text)
+
+
+def _tokens(text: str) -> list[str]:
+    """Folded words; a CJK run becomes its bigrams (it has no spaces to split on)."""
+    out: list[str] = []
+    for w in _WORD.findall(_fold(text)):
+        runs = _CJK.findall(w)
+        if runs:
+            for run in runs:
+                out.extend([run] if len(run) < 2 else [run[i : i + 2] for i in range(len(run) - 1)])
+            rest = _CJK.sub(" ", w).split()
+            out.extend(rest)
+        else:
+            out.append(w)
+    return out
+
+
+def meaningful_words(message: str) -> list[str]:
+    """The message's words that can carry a topic, folded, in order, without repeats."""
+    seen: dict[str, None] = {}
+    text = message
+    for phrase in _TRIVIAL_CJK:
+        text = text.replace(phrase, " ")
+    for tok in _tokens(text):
+        if tok in _TRIVIAL_WORDS or (len(tok) == 1 and not _CJK.fullmatch(tok)):
+            continue
+        seen.setdefault(tok, None)
+    return list(seen)
+
+
+def _is_identifier(word: str) -> bool:
+    return any(ch.isdigit() for ch in word) or "_" in word or "-" in word
+
+
+def _specific_words(message: str, words: list[str], entities: set[str]) -> set[str]:
+    mentions = {_fold(m) for m in re.findall(r"@([^\W_][\w-]*)", message)}
+    return {w for w in words if _is_identifier(w) or w in mentions or w in entities}
+
+
+def trivial_reason(words: list[str], specific: set[str]) -> str | None:
+    """Why the message needs no memory, or None. Fewer than three meaningful words is trivial,
+    unless one of them is specific (an identifier, an @mention, a known entity)."""
+    if specific or len(words) >= 3:
+        return None
+    if not words:
+        return "trivial message: no meaningful words"
+    return f"trivial message: {len(words)} meaningful word(s) ({', '.join(words)}), fewer than 3"
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _matches(word: str, toks: set[str]) -> bool:
+    if word in toks:
+        return True
+    if len(word) < 4:
+        return False
+    # A crude stem: words that differ only in the last two letters of the shorter one match
+    # ("invoice" and "invoices", "reply" and "replies", "deploy" and "deployed").
+    return any(
+        len(t) >= 4 and _common_prefix(word, t) >= max(4, min(len(word), len(t)) - 2) for t in toks
+    )
+
+
+def lexical_score(line: str, words: list[str], specific: set[str]) -> float:
+    toks = set(_tokens(line))
+    score = sum(0.5 if w in specific else 0.25 for w in words if _matches(w, toks))
+    return min(1.0, score)
+
+
+def _clean(line: str) -> str:
+    return _BULLET.sub("", line).strip()
+
+
+# Sentences about nothing a memory is likely to hold: the message's similarity to them is the
+# level below which a cosine means "unrelated" for the model in use.
+NULL_PROBES = (
+    "The recipe calls for two cups of flour and a pinch of salt.",
+    "The train to the coast leaves from platform four at noon.",
+    "Photosynthesis turns sunlight, water and carbon dioxide into sugar.",
+    "The museum is closed on Mondays and public holidays.",
+    "He scored twice in the second half of the match.",
+    "Tomorrow will be cloudy with light rain in the afternoon.",
+    "The violin was made in Cremona in the eighteenth century.",
+    "Penguins huddle together to survive the Antarctic winter.",
+)
+# embedder identity -> matrix of the probes' vectors
+_probe_vectors: dict[str, np.ndarray | None] = {}
+
+
+def _null_level(mem, message: str) -> float | None:
+    """The message's mean cosine to NULL_PROBES, or None when vectors are off."""
+    emb = mem.embedder()
+    if emb is None:
+        return None
+    import numpy as np
+
+    key = emb.identity.key()
+    if key not in _probe_vectors:
+        _probe_vectors[key] = _load_probes(mem, emb, key)
+    probes, q = _probe_vectors[key], emb.embed_query(message)
+    if probes is None or q is None:
+        return None
+    return float(np.mean(vector_matrix.cosines(probes, q)))
+
+
+def _load_probes(mem, emb, key: str):
+    """The probes' vectors for this model: embedding them costs about half a second, so a hook
+    that runs on every prompt reads them from .memory/ (derived data, like the index)."""
+    import hashlib
+    import json
+
+    import numpy as np
+
+    digest = hashlib.sha256("\n".join([key, *NULL_PROBES]).encode()).hexdigest()[:16]
+    path = mem.memory_dir / f"context-probes-{digest}.json"
+    try:
+        return np.asarray(json.loads(path.read_text(encoding="utf-8")), dtype=np.float32)
+    except (OSError, ValueError):
+        pass
+    vecs = [v for v in emb.embed_documents(NULL_PROBES).vectors if v is not None]
+    if not vecs:
+        return None
+    matrix = np.stack(vecs)
+    try:
+        write_atomic(path, json.dumps(matrix.round(6).tolist()))
+    except OSError:
+        pass  # a read-only workspace: embed them again next time
+    return matrix
+
+
+def vector_relevance(cosine: float | None, null: float | None) -> float:
+    """A cosine as relevance in [0, 1]: how far it rises from the null level toward 1."""
+    if cosine is None or null is None or null >= 1.0:
+        return 0.0
+    return min(1.0, max(0.0, (cosine - null) / (1.0 - null)))
+
+
+def _estimate_tokens(text: str) -> int:
+    from clawmem.recall.pipeline import estimate_tokens
+
+    return estimate_tokens(text)
+
+
+def build_context(
+    mem,
+    message: str,
+    *,
+    budget: int = DEFAULT_BUDGET,
+    min_score: float = DEFAULT_MIN_SCORE,
+    candidates: int = DEFAULT_CANDIDATES,
+    mode: str = "hybrid",
+    today: date | None = None,
+) -> ContextResult:
+    """The auto-inject block for ``message`` from the workspace ``mem`` (a ``Memory``)."""
+    t0 = time.perf_counter()
+    if budget < 1:
+        raise BadArgument("budget", budget, "must be a positive number of tokens")
+    if not 0.0 <= min_score <= 1.0:
+        raise BadArgument("min_score", min_score, "must be between 0 and 1")
+    if candidates < 1:
+        raise BadArgument("candidates", candidates, "must be at least 1")
+    message = message[:MAX_MESSAGE_CHARS]
+    res = ContextResult(message=message, budget={"limit": budget, "used": 0, "dropped": 0})
+    words = meaningful_words(message)
+    entities: set[str] = set()
+    if words:
+        # Entity names make a short message specific ("where is Peter?"); a cheap indexed query.
+        entities = {_fold(e["entity"]) for e in mem.entities()}
+    specific = _specific_words(message, words, entities)
+    res.skipped = trivial_reason(words, specific)
+    if res.skipped:
+        res.seconds = time.perf_counter() - t0
+        return res
+
+    hits = mem.recall(message, k=candidates, mode=mode, today=today)
+    res.degraded = list(hits.degraded)
+    if hits.empty_reason and not hits.hits:
+        res.degraded.append(hits.empty_reason)
+    results = hits.to_dict(explain=True)["results"]
+    core = next((name for name in CORE_FILES if (mem.root / name).is_file()), None)
+    if core is not None:
+        # The core file competes with every note for k places; ask it separately so a relevant
+        # core line is never crowded out (synced already by the recall above).
+        in_core = mem.recall(message, k=3, mode=mode, path=core, sync=False, today=today)
+        results = in_core.to_dict(explain=True)["results"] + results
+    null = _null_level(mem, message) if hits.vectors.get("state") in ("ok", "partial") else None
+    found = _relevant_lines(mem, results, words, specific, min_score, core, null)
+    res.match_count = len(found)
+    res.top_score = max((ln.score for ln in found), default=0.0)
+    # The core file first when it has something relevant, then the rest by relevance, then rank.
+    found.sort(key=lambda ln: (ln.source != "core", -round(ln.score, 6)))
+    used = _estimate_tokens(HEADER)
+    kept: list[ContextLine] = []
+    for ln in found:
+        cost = _estimate_tokens(_render_line(ln)) + 1
+        if used + cost > budget:
+            res.budget["dropped"] += 1
+            continue
+        kept.append(ln)
+        used += cost
+    res.lines = kept
+    res.budget["used"] = used if kept else 0
+    res.seconds = time.perf_counter() - t0
+    return res
+
+
+def _relevant_lines(mem, results, words, specific, min_score, core, null) -> list[ContextLine]:
+    """The lines of the recalled hits that pass the threshold, in recall order, no repeats."""
+    found: list[ContextLine] = []
+    seen: set[tuple[str, int]] = set()
+    for hit in results:
+        if hit.get("superseded_by"):
+            continue  # a newer fact says otherwise: not worth a line of a small budget
+        vec = vector_relevance(hit["explain"]["vector_score"], null)
+        if hit["type"] == "fact":
+            units = [(hit["start_line"], hit["start_line"], _fact_text(hit))]
+        else:
+            units = _chunk_units(mem, hit)
+        source = "core" if hit["path"] == core else ("fact" if hit["type"] == "fact" else "note")
+        best: list[ContextLine] = []
+        for start, end, text in units:
+            if any((hit["path"], n) in seen for n in range(start, end + 1)):
+                continue
+            if len(_tokens(text)) < 3:
+                continue  # "evidence:", "- [x] done": nothing to read on its own
+            lex = lexical_score(text, words, specific)
+            score = max(vec, lex)
+            if score < min_score:
+                continue
+            span = f"L{start}" if start == end else f"L{start}-L{end}"
+            best.append(
+                ContextLine(
+                    citation=f"{hit['path']}#{span}",
+                    path=hit["path"],
+                    line=start,
+                    end_line=end,
+                    text=text,
+                    score=score,
+                    source=source,
+                    kind=hit.get("kind"),
+                    timestamp=hit.get("timestamp"),
+                    lexical=lex,
+                )
+            )
+        # From one chunk, the units that name the message best, at most three.
+        best.sort(key=lambda ln: (-ln.lexical, ln.line))
+        for ln in best[:3]:
+            seen.update((ln.path, n) for n in range(ln.line, ln.end_line + 1))
+            found.append(ln)
+    return found
+
+
+def _fact_text(hit: dict) -> str:
+    conf = f"(c={hit['confidence']:g})" if hit.get("confidence") is not None else ""
+    ents = " ".join(f"@{e}" for e in hit.get("entities") or [])
+    head = f"{hit['kind']}{conf}" + (f" {ents}" if ents else "")
+    when = f" ({hit['timestamp']})" if hit.get("timestamp") else ""
+    return f"{head}: {hit['content']}{when}"
+
+
+_END = (".", "!", "?", ":", ";", "。", "！", "？")
+
+
+def _chunk_units(mem, hit: dict) -> list[tuple[int, int, str]]:
+    """A chunk hit cut into citable units (first line, last line, text): a list item with its
+    wrapped lines, or a line of prose joined with the next while the sentence runs on (at most
+    three lines). Headings, blanks and code fences are left out."""
+    from clawmem.errors import ClawmemError
+
+    try:
+        got = mem.get(
+            hit["path"],
+            from_line=hit["start_line"],
+            lines=hit["end_line"] - hit["start_line"] + 1,
+        )
+    except ClawmemError:
+        return []  # the file changed or went away since it was indexed: nothing to cite
+    units: list[tuple[int, int, str]] = []
+    cur: list = []  # [start, end, text]
+    for i, raw in enumerate(got["text"].split("\n")):
+        lineno = hit["start_line"] + i
+        stripped = raw.strip()
+        skip = not stripped or stripped.startswith(("#", "```", "|"))
+        starts_item = bool(_BULLET.match(raw))
+        if cur and (skip or starts_item or cur[2].endswith(_END) or lineno - cur[0] >= 3):
+            units.append(tuple(cur))
+            cur = []
+        if skip:
+            continue
+        text = _clean(raw)
+        if cur:
+            cur[1], cur[2] = lineno, f"{cur[2]} {text}"
+        else:
+            cur = [lineno, lineno, text]
+    if cur:
+        units.append(tuple(cur))
+    return units

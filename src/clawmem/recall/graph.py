@@ -1,0 +1,265 @@
+"""The link graph, read from the index: a note's links and backlinks, the notes one link away
+from recall's best hits, and the whole graph for ``clawmem graph``.
+
+The links themselves (grammar, resolution) are ``links.py``; the SQL is ``queries.py``; drawing the
+graph is ``graphview.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from clawmem.errors import WorkspaceError
+from clawmem.ingest.indexing import Indexer
+from clawmem.markdown.links import MENTION, Resolver, is_entity_page
+from clawmem.markdown.workspace import is_memory_path
+from clawmem.recall.ranking import snippet
+from clawmem.recall.results import Hit
+from clawmem.store import queries
+from clawmem.store.index import Filters, Index
+
+# --expand starts from this many of the best hits: the ones a reader looks at.
+EXPAND_SEEDS = 3
+
+
+def _link_dict(r, *, outgoing: bool) -> dict:
+    d = {
+        "line": r["line"],
+        "type": r["type"],
+        "syntax": r["syntax"],
+        "text": r["text"],
+        "anchor": r["anchor"],
+        "context": r["context"],
+    }
+    if outgoing:
+        d.update(
+            target=r["target"],
+            label=r["label"],
+            to=r["dst"],
+            status=r["status"],
+            candidates=r["candidates"].split("\n") if r["candidates"] else [],
+        )
+    else:
+        d = {"from": r["src"], **d}
+    return d
+
+
+def resolve_note(index: Index, root, name: str, extra_paths: tuple[str, ...] = ()) -> str:
+    """A note named on the command line: a workspace path, or anything a link may say
+    ("Peter", "bank/entities/Peter", "@Peter")."""
+    paths = queries.indexed_paths(index)
+    given = name.strip()
+    if given.startswith(str(root)):
+        given = given[len(str(root)) :].lstrip("/")
+    if given in paths:
+        return given
+    if given.startswith("@"):
+        res = Resolver(paths).resolve_target("mention", given[1:], "")
+    else:
+        res = Resolver(paths).resolve_target("wiki", given, "")
+    if res.status == "ok" and res.path is not None:
+        return res.path
+    if res.status == "ambiguous":
+        raise WorkspaceError(
+            f"{name}: ambiguous, it matches " + ", ".join(res.candidates),
+            hint="give the workspace path, e.g. " + res.candidates[0],
+        )
+    why = "no such note" if is_memory_path(given, extra_paths) else "no note of that name"
+    raise WorkspaceError(
+        f"{name}: {why} in the index",
+        hint="give a memory file's path (bank/entities/Peter.md) or a note name (Peter)",
+    )
+
+
+def links_of(ix: Indexer, note: str) -> dict:
+    """``clawmem links``: what a note links to and what links to it, with types, lines and
+    context. ``note``: a workspace path or a name a link may use ("Peter", "@Peter")."""
+    notes: list[str] = []
+    ix.lazy_sync(notes)
+    if not ix.index_path.exists():
+        raise WorkspaceError("no index yet", hint="run `clawmem index`")
+    idx = ix.open_for_read()
+    try:
+        path = resolve_note(idx, ix.root, note, ix.cfg.extra_paths)
+        out = [_link_dict(r, outgoing=True) for r in queries.links_from(idx, path)]
+        back = [_link_dict(r, outgoing=False) for r in queries.links_to(idx, path)]
+    finally:
+        idx.close()
+    return {
+        "path": path,
+        "outgoing": out,
+        "backlinks": back,
+        "notes": notes,
+    }
+
+
+# ------------------------------------------------------------------------------- recall
+
+
+def expand_hits(
+    index: Index,
+    hits: list[Hit],
+    *,
+    filters: Filters,
+    limit: int,
+    snippet_chars: int,
+    seeds: int = EXPAND_SEEDS,
+    backlinks_only: bool = False,
+    mentions: bool = True,
+) -> list[Hit]:
+    """Notes one link away from the best ``seeds`` hits, as extra hits after them: for a link
+    written in a hit's lines, the note it points at (its heading's unit if the link names one,
+    else its first); for a note linking to a hit's note, the unit that holds the link. Notes
+    already among the hits are not repeated; each added hit says which link reached it
+    (``Hit.via``) and scores below every direct hit. Filters hold for added hits too (an entity
+    filter aside: linking to the entity is what makes a note relevant). Typed and plain links
+    come before mentions, which are many."""
+    if not hits or limit < 1:
+        return []
+    shown = {h.path for h in hits}
+    f = replace(filters, entity=None)
+    where, args = queries.filter_sql(f)
+    floor = min(h.score for h in hits)
+    found: list[tuple[int, int, Hit]] = []  # (mention?, order, hit)
+    order = 0
+    for seed in hits[:seeds]:
+        steps = []
+        if not backlinks_only:
+            for r in queries.links_from(index, seed.path, (seed.start_line, seed.end_line)):
+                if r["dst"]:
+                    steps.append((r, r["dst"], None, r["anchor"], "outgoing"))
+        for r in queries.links_to(index, seed.path):
+            steps.append((r, r["src"], r["line"], None, "backlink"))
+        for r, note, line, anchor, direction in steps:
+            if note in shown or (not mentions and r["type"] == MENTION):
+                continue
+            row = queries.unit_at(index, note, line, anchor)
+            if row is None or (where and not _passes(index, row["id"], where, args)):
+                continue
+            shown.add(note)
+            order += 1
+            via = {
+                "direction": direction,
+                "type": r["type"],
+                "link": f"{r['src']}#L{r['line']}",
+                "text": r["text"],
+                "from": seed.citation,
+            }
+            found.append((r["type"] == MENTION, order, _hit(row, via, snippet_chars)))
+    found.sort(key=lambda t: (t[0], t[1]))
+    added = [h for _, _, h in found[:limit]]
+    # Below every direct hit, in the order found.
+    return [replace(h, score=floor * 0.5 / (i + 1)) for i, h in enumerate(added)]
+
+
+def _passes(index: Index, cid: int, where: str, args: list) -> bool:
+    sql = f"SELECT 1 FROM chunks c WHERE c.id = ? AND {where}"
+    return index.conn.execute(sql, (cid, *args)).fetchone() is not None
+
+
+def _hit(row, via: dict, snippet_chars: int) -> Hit:
+    return Hit.from_row(row, score=0.0, snippet=snippet(row["text"], None, snippet_chars), via=via)
+
+
+# ------------------------------------------------------------------------------- the graph
+
+
+def graph_data(ix: Indexer, *, mentions: bool = True) -> dict:
+    """Nodes (notes, entity pages, and entities mentioned without a page) and edges (resolved
+    links, one per source, target and type, with how many times it is written)."""
+    ix.lazy_sync([])
+    if not ix.index_path.exists():
+        raise WorkspaceError("no index yet", hint="run `clawmem index`")
+    idx = ix.open_for_read()
+    try:
+        rows = queries.all_links(idx)
+        paths = queries.indexed_paths(idx)
+    finally:
+        idx.close()
+    nodes: dict[str, dict] = {}
+
+    def node(nid: str, kind: str, label: str) -> None:
+        if nid not in nodes:
+            nodes[nid] = {"id": nid, "kind": kind, "label": label}
+
+    edges: dict[tuple[str, str, str], dict] = {}
+    broken = 0
+    for r in rows:
+        if r["type"] == MENTION and not mentions:
+            continue
+        dst = r["dst"]
+        if dst is None:
+            if r["type"] != MENTION:
+                broken += 1
+                continue
+            dst = "@" + r["target"]  # an entity without a page is still a node of the graph
+            node(dst, "entity", "@" + r["target"])
+        if dst == r["src"]:
+            continue
+        key = (r["src"], dst, r["type"])
+        if key not in edges:
+            edges[key] = {"source": r["src"], "target": dst, "type": r["type"], "count": 0}
+            edges[key]["line"] = r["line"]
+        edges[key]["count"] += 1
+    linked = {e["source"] for e in edges.values()} | {e["target"] for e in edges.values()}
+    for p in paths:
+        if p in linked:
+            node(p, _kind(p), _label(p))
+    return {
+        "nodes": sorted(nodes.values(), key=lambda n: n["id"]),
+        "edges": sorted(edges.values(), key=lambda e: (e["source"], e["target"], e["type"])),
+        "unlinked_notes": len([p for p in paths if p not in linked]),
+        "broken_links": broken,
+    }
+
+
+def _kind(path: str) -> str:
+    if is_entity_page(path):
+        return "entity"
+    if path.startswith("memory/"):
+        return "daily"
+    return "note"
+
+
+def _label(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    return name[:-3] if name.lower().endswith(".md") else name
+
+
+def linked_hits(
+    index: Index,
+    hits: list[Hit],
+    *,
+    entity_page: Hit | None,
+    expand: bool,
+    filters: Filters,
+    k: int,
+    snippet_chars: int,
+) -> list[Hit]:
+    """``hits`` with the hits reached through links after them.
+
+    With ``expand`` (asked for): up to ``max(3, k // 2)`` notes one link away from the best
+    hits, added after the ``k`` direct ones. For a question naming an entity with a page (not
+    the ``entity`` filter, which promises only facts about it and its page): the notes that link
+    to that page with typed or plain links (its @mentions are the facts ranking already found),
+    in the last ``k // 3`` places, or in places ranking left empty."""
+    if expand:
+        return hits + expand_hits(
+            index, hits, filters=filters, limit=max(3, k // 2), snippet_chars=snippet_chars
+        )
+    if entity_page is None or filters.entity or not hits or hits[0] != entity_page:
+        return hits
+    room = max(0, k - len(hits))
+    linked = expand_hits(
+        index,
+        hits,
+        filters=filters,
+        limit=max(room, k // 3),
+        snippet_chars=snippet_chars,
+        seeds=1,
+        backlinks_only=True,
+        mentions=False,
+    )
+    if not linked:
+        return hits
+    return hits[: k - len(linked)] + linked

@@ -1,0 +1,293 @@
+"""The two search legs over the index: lexical (BM25 over the folded text, ``bm25_topk`` on a large
+index) and vector (sqlite-vec KNN, or an exact scan of the vectors a process holds,
+``vector_matrix``), each returning candidates already filtered by ``store.queries.filter_sql``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from clawmem.recall import bm25_topk, fusion, vector_matrix
+from clawmem.store.index import Filters, Index
+from clawmem.store.queries import filter_sql, time_window
+from clawmem.text.textnorm import LexQuery
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# ---------------------------------------------------------------------------- the two legs
+
+
+def lexical_leg(
+    index: Index,
+    q: LexQuery,
+    f: Filters,
+    limit: int,
+    ranking: fusion.Ranking | None = None,
+) -> tuple[list[fusion.LegHit], bool]:
+    """BM25 over the normalised text, any term matching (IDF weighs them). Units holding every
+    identifier and quoted phrase of the query come first. Returns (hits, relaxed): ``relaxed``
+    says that no unit holds every term of the query."""
+    if not q.any_terms:
+        return [], False
+    r = ranking or fusion.Ranking()
+    where, args = filter_sql(f)
+    bm25 = f"bm25(chunks_fts, 1.0, {r.heading_weight:g}, {r.context_weight:g})"
+    sql = (
+        f"SELECT c.id, {bm25} AS r FROM chunks_fts "
+        "JOIN chunks c ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ? "
+        + (f"AND {where} " if where else "")
+        + "ORDER BY r, c.path, c.start_line, c.id LIMIT ?"
+    )
+
+    def ranked(match: str) -> list:
+        if not where:
+            quick = _ranked_fts_only(index, bm25, match, limit)
+            if quick is not None:
+                return quick
+        return index.conn.execute(sql, (match, *args, limit)).fetchall()
+
+    def ranked_any(alternatives: str) -> list:
+        """``ranked(alternatives)``, scoring only the rows that can make the list when a large
+        index holds the query's words in many rows (bm25_topk)."""
+        # Phrases are quoted letters and digits, so " OR " only ever joins them.
+        best = bm25_topk.top(index, alternatives.split(" OR "), limit, ranked)
+        if best is None:
+            return ranked(alternatives)
+        return _tie_ordered(index, best, limit) if best else []
+
+    rows = []
+    if q.strong:
+        # A unit holds an identifier when its own text or heading does: its neighbours' text (the
+        # context column) informs ranking, but "DEC-0054" said next door is not said here.
+        rows = ranked(f"{{body heading}} : ({q.strong}) AND ({q.any_terms})")
+    seen = {row[0] for row in rows}
+    strong = frozenset(seen)
+    if len(rows) < limit:
+        rest = ranked_any(q.any_terms)
+        rows += [row for row in rest if row[0] not in seen][: limit - len(rows)]
+    relaxed = False
+    if rows and q.all_terms != q.any_terms:
+        probe = (
+            "SELECT 1 FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid "
+            "WHERE chunks_fts MATCH ? " + (f"AND {where} " if where else "") + "LIMIT 1"
+        )
+        relaxed = index.conn.execute(probe, (q.all_terms, *args)).fetchone() is None
+    return [
+        fusion.LegHit(row[0], i, fusion.bm25_to_unit(row[1]), row[0] in strong)
+        for i, row in enumerate(rows, 1)
+    ], relaxed
+
+
+# Rows fetched beyond the limit by the FTS-only ranking, to see where ties around the cut end;
+# grown while a run of equal scores crosses it (short, repetitive units tie often).
+_TIE_SLACK = 64
+_TIE_SLACK_MAX = 4096
+
+
+def _places(index: Index, ids: list[int]) -> dict[int, tuple[str, int]]:
+    """(path, start line) of each unit id: the lexical ranking's tie-break."""
+    return {
+        r[0]: (r[1], r[2])
+        for r in index.conn.execute(
+            f"SELECT id, path, start_line FROM chunks WHERE id IN ({','.join('?' * len(ids))})",
+            ids,
+        )
+    }
+
+
+def _tie_ordered(index: Index, rows: list, limit: int) -> list:
+    """The best ``limit`` of (id, bm25) rows in the ranking's order: score, path, line, id."""
+    ids = [r[0] for r in rows]
+    where = _places(index, ids)
+    rows = sorted(rows, key=lambda r: (r[1], *where.get(r[0], ("", 0)), r[0]))
+    return [(r[0], r[1]) for r in rows[:limit]]
+
+
+def _ranked_fts_only(index: Index, bm25: str, match: str, limit: int) -> list | None:
+    """The unfiltered lexical ranking without joining every matching row to ``chunks``: FTS5
+    ranks alone, and only the best ``limit + _TIE_SLACK`` rows are looked up for the tie-break
+    (path, line, id). Exactly the joined query's answer, or None when a run of equal scores
+    crosses even the largest slack (then the caller runs the joined query). At 100k units a
+    common term matches tens of thousands of rows; the join cost ~20% of the leg."""
+    want = limit + _TIE_SLACK
+    while True:
+        top = index.conn.execute(
+            f"SELECT rowid, {bm25} AS r FROM chunks_fts WHERE chunks_fts MATCH ? "
+            "ORDER BY r LIMIT ?",
+            (match, want),
+        ).fetchall()
+        if len(top) < want or top[-1][1] > top[limit - 1][1]:
+            break
+        # Rows tied with the last kept one may lie beyond what was fetched: fetch more.
+        if want >= _TIE_SLACK_MAX:
+            return None
+        want = min(want * 8, _TIE_SLACK_MAX)
+    if not top:
+        return []
+    ids = [r[0] for r in top]
+    where = _places(index, ids)
+    if len(where) < len(ids):
+        return None  # an FTS row without its unit (never expected): the join decides
+    found = list(top)
+    found.sort(key=lambda r: (r[1], *where[r[0]], r[0]))
+    return [(r[0], r[1]) for r in found[:limit]]
+
+
+def coverage(index: Index, q: LexQuery, ids: list[int]) -> dict[int, float]:
+    """The share of the query's meaning each unit holds: the IDF-weighted fraction of the query's
+    terms it matches (in any column). "a feline resting on a rug" matching only "rest" (of the
+    evening) holds little of the question, however rare "rest" is; fusion weighs it so."""
+    if len(q.terms) < 2 or not ids:
+        return {}
+    total = index.conn.execute("SELECT count(*) FROM chunks").fetchone()[0] or 1
+    marks = ",".join("?" * len(ids))
+    weight: dict[str, float] = {}
+    matched: dict[int, float] = {}
+    for term in q.terms:
+        df = bm25_topk.phrase_rows(index, term)
+        weight[term] = math.log(1.0 + (total - df + 0.5) / (df + 0.5))
+        # Which of the units hold the term: walking its rows costs ~0.2 µs a row; asking FTS5
+        # for each unit costs ~0.1 ms a unit (measured at 100k units), so the cheaper one.
+        unary = "+" if df <= _WALK_ROWS_PER_UNIT * len(ids) else ""
+        for (rowid,) in index.conn.execute(
+            f"SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND {unary}rowid IN ({marks})",
+            (term, *ids),
+        ):
+            matched[rowid] = matched.get(rowid, 0.0) + weight[term]
+    whole = sum(weight.values()) or 1.0
+    return {cid: matched.get(cid, 0.0) / whole for cid in ids}
+
+
+# A term's rows are walked (its whole doclist, ``+rowid IN`` keeping SQLite from handing the ids
+# to FTS5) when it holds fewer than this many rows per unit asked about; else FTS5 seeks each id.
+_WALK_ROWS_PER_UNIT = 500
+
+
+def _selective(f: Filters) -> bool:
+    return bool(
+        f.entity or f.path_prefix or len(f.kinds) > 1 or f.facts_only or f.as_of or f.source
+    )
+
+
+def held_vectors(index: Index, f: Filters) -> tuple | None:
+    """The index's vectors as this process holds them in memory (vector_matrix.py), when they
+    can answer a search under ``f``; else None. (ids, matrix, rows to keep or None): with no
+    filter every row counts; under a time window only the rows vec0's KNN would search (units
+    recorded in the window, `stored_leg`) and the facts whose stated validity overlaps it, read
+    here through ``chunks_day`` and ``chunks_valid``, so one in-memory scan answers what vec0
+    and an exact scan answered (at 100k units, ~27 ms of vec0 for a 30-day window). The scan
+    itself touches no connection of ``index``, so a thread may run it while the lexical leg
+    uses it."""
+    if not index.vec.available or _selective(f) or f.kinds:
+        return None
+    windowed = bool(f.since or f.until)
+    # Only unfiltered searches count towards loading the matrix (``vector_matrix.matrix``).
+    held = vector_matrix.matrix(index, count=not windowed)
+    if held is None or not windowed:
+        return None if held is None else (*held, None)
+    (recorded, a1), (valid, a2) = time_window(f)
+    window = [
+        r[0]
+        for r in index.conn.execute(
+            f"SELECT c.id FROM chunks c WHERE {recorded} "
+            f"UNION ALL SELECT c.id FROM chunks c WHERE {valid} AND NOT {recorded}",
+            a1 + a2 + a1,
+        )
+    ]
+    return (*held, vector_matrix.rows_of(held[0], window))
+
+
+def held_leg(held: tuple, qvec, limit: int) -> list[fusion.LegHit]:
+    """The vector leg from ``held_vectors``: the same exact cosine ranking as vec0's."""
+    return scan_hits(held_scan(held, qvec, limit))
+
+
+def held_scan(held: tuple, qvec, limit: int) -> vector_matrix.Scan:
+    """A scan of ``held_vectors`` that several threads may work on (``Scan.work``)."""
+    ids, mat, keep = held
+    return vector_matrix.Scan(ids, mat, qvec, limit, keep=keep)
+
+
+def scan_hits(scan: vector_matrix.Scan) -> list[fusion.LegHit]:
+    """The vector leg from a scan, once all of it is done."""
+    scan.work()  # whatever no thread has taken yet
+    return [fusion.LegHit(cid, i, s) for i, (cid, s) in enumerate(scan.best(), 1)]
+
+
+def vector_leg(index: Index, qvec: np.ndarray, f: Filters, limit: int) -> list[fusion.LegHit]:
+    """The ``limit`` units closest to ``qvec`` under ``f``, by cosine."""
+    held = held_vectors(index, f)
+    if held is not None:
+        return held_leg(held, qvec, limit)
+    return stored_leg(index, qvec, f, limit)
+
+
+def stored_leg(index: Index, qvec: np.ndarray, f: Filters, limit: int) -> list[fusion.LegHit]:
+    """The vector leg through the index's connection: sqlite-vec's KNN, or an exact NumPy scan
+    of the filtered units."""
+    import numpy as np  # lazily: lexical-only recall never needs it
+
+    blob = np.asarray(qvec, dtype="<f4").tobytes()
+    if index.vec.available and not _selective(f):
+        # Time and kind filters run inside sqlite-vec's KNN scan (metadata columns).
+        cond, args = ["embedding MATCH ?", "k = ?"], [blob, limit]
+        if f.since:
+            cond.append("day >= ?")
+            args.append(f.since)
+            cond.append("evergreen = 0")
+        if f.until:
+            cond.append("day <= ?")
+            args.append(f.until)
+            cond.append("evergreen = 0")
+        if f.kinds:
+            cond.append("kind = ?")
+            args.append("" if f.kinds[0] == "chunk" else f.kinds[0])
+        rows = index.conn.execute(
+            f"SELECT chunk_id, distance FROM chunk_vectors WHERE {' AND '.join(cond)} "
+            "ORDER BY distance",
+            args,
+        ).fetchall()
+        scored = [(r[0], 1.0 - float(r[1])) for r in rows]
+        if f.since or f.until:
+            # vec0 filters on the recorded day only; facts whose stated validity overlaps the
+            # window (few, found through the partial index chunks_valid) are scored exactly
+            # and merged in.
+            (recorded, a1), (valid, a2) = time_window(f)
+            where = f"{valid} AND NOT {recorded}" + (" AND c.kind = ?" if f.kinds else "")
+            extra_args = a2 + a1 + ([f.kinds[0]] if f.kinds else [])
+            ids = [
+                r[0]
+                for r in index.conn.execute(
+                    f"SELECT c.id FROM chunks c WHERE {where}", extra_args
+                ).fetchall()
+            ]
+            if ids:
+                marks = ",".join("?" * len(ids))
+                scored.extend(exact_scores(index, qvec, f"c.id IN ({marks})", ids, "chunk_vectors"))
+        scored.sort(key=lambda r: (-r[1], r[0]))  # vec0 allows one ORDER BY; ties break by id
+        return [fusion.LegHit(cid, i, s) for i, (cid, s) in enumerate(scored[:limit], 1)]
+    # Exact scan over the filtered candidates (NumPy): used for selective filters, where the
+    # candidate set is small, and when sqlite-vec is unavailable.
+    where, args = filter_sql(f)
+    table = index.vector_table() or "chunk_vectors_plain"
+    scored = exact_scores(index, qvec, where, args, table)
+    scored.sort(key=lambda r: (-r[1], r[0]))
+    return [fusion.LegHit(cid, i, s) for i, (cid, s) in enumerate(scored[:limit], 1)]
+
+
+def exact_scores(index: Index, qvec, where: str, args: list, table: str) -> list[tuple[int, float]]:
+    """Cosine similarity of the query with every embedded unit matching ``where``."""
+    import numpy as np
+
+    rows = index.conn.execute(
+        f"SELECT c.id, v.embedding FROM chunks c JOIN {table} v ON v.chunk_id = c.id "
+        "WHERE c.embedded = 1" + (f" AND {where}" if where else ""),
+        args,
+    ).fetchall()
+    if not rows:
+        return []
+    mat = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype="<f4").reshape(len(rows), -1)
+    sims = vector_matrix.cosines(mat, np.asarray(qvec, dtype=np.float32))
+    return [(r[0], float(s)) for r, s in zip(rows, sims, strict=True)]

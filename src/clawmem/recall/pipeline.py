@@ -1,0 +1,506 @@
+"""The recall pipeline: from a question to cited hits, in one pass over one open index.
+
+    arguments → filters → lazy sync → vector state → ranking (ranking.py; with a time named in the
+    question, two rankings fused) → the entity's page first → supersession → as-of order →
+    token budget → staleness → one ``RecallResult``
+
+Filters (time, kind, entity, path, as-of) apply inside the ranking, before any limit; everything
+after it only reorders, marks or trims the hits it found.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import date, timedelta
+
+from clawmem.errors import BadArgument, InputError, ModelError, StoreError, UsageError
+from clawmem.ingest.indexing import Indexer
+from clawmem.markdown.supersession import KINDS as SUPERSEDABLE
+from clawmem.markdown.supersession import Statement, supersedes
+from clawmem.recall.entities import entities_in_query, page_path
+from clawmem.recall.fusion import Ranking
+from clawmem.recall.graph import linked_hits
+from clawmem.recall.ranking import Ranked, rank, snippet
+from clawmem.recall.results import Hit, RecallResult
+from clawmem.store import db, queries
+from clawmem.store.index import Filters, Index
+from clawmem.text.textnorm import require_text
+from clawmem.text.timeexpr import TimeRange, parse_date, parse_since, parse_until, query_time_hint
+
+MODES = ("hybrid", "lexical", "vector")
+KINDS = ("W", "B", "O", "S", "chunk")
+
+# Supersession looks at this many of the newest later facts per hit: enough for any real
+# history of one entity, and it keeps recall fast when an entity has thousands of facts.
+SUPERSEDE_CANDIDATES = 40
+
+
+def recall(
+    ix: Indexer,
+    query: str,
+    *,
+    k: int | None = None,
+    mode: str = "hybrid",
+    since: str | None = None,
+    until: str | None = None,
+    kind: str | list[str] | None = None,
+    entity: str | None = None,
+    path: str | None = None,
+    as_of: str | None = None,
+    budget: int | None = None,
+    sync: bool = True,
+    today: date | None = None,
+    ranking: Ranking | None = None,
+    source: str | None = None,
+    expand: bool = False,
+) -> RecallResult:
+    """Search memory. Filters (time, kind, entity, path, as-of, source) apply before ranking
+    limits; ``source`` is "memory" (the Markdown), "sessions" (transcripts) or "all" (None).
+    ``budget`` packs the best results into about that many tokens. ``ranking`` overrides the
+    ranking's numbers (for experiments; results then name it ``…+custom``). ``expand`` adds
+    the notes one link away from the best hits, after them, each marked with the link that
+    reached it (``Hit.via``)."""
+    if mode not in MODES:
+        raise UsageError(f"unknown mode {mode!r}", hint="use one of: " + ", ".join(MODES))
+    for param, value in (("query", query), ("entity", entity), ("path", path)):
+        require_text(value, param)
+    k_given = k is not None
+    k = ix.cfg.k if k is None else k
+    if k < 1:
+        raise BadArgument("k", k, "must be at least 1")
+    if budget is not None and budget < 1:
+        raise BadArgument("budget", budget, "must be a positive number of tokens")
+    today = today or date.today()
+    filters = replace(
+        _filters(today, since, until, kind, entity, path, as_of), source=_source(source)
+    )
+
+    notes: list[str] = []
+    scan, idx = ix.sync_for_read(notes) if sync else (None, None)
+    if idx is None:
+        if not ix.index_path.exists():
+            res = RecallResult(query, mode, "none", [])
+            res.empty_reason = "no index yet: run `clawmem index` (the workspace may be read-only)"
+            return res
+        try:
+            idx = ix.open_for_read()
+        except db.DatabaseError as exc:
+            raise StoreError(
+                f"{ix.index_path}: {exc}", hint="run `clawmem index --force`"
+            ) from None
+    t0 = time.perf_counter()
+    try:
+        degraded, vectors, emb = _vector_state(ix, idx, mode)
+        if emb is not None:
+            emb = _QueryOnce(emb)  # a time-hinted recall ranks twice: embed the query once
+        # With a budget, rank more candidates than k and let the packer choose.
+        want = max(k, 20) if budget and not k_given else k
+        rk = ranking or Ranking(rrf_k=ix.cfg.rrf_k)
+
+        def search_with(f: Filters) -> Ranked:
+            return rank(
+                idx,
+                query,
+                k=want,
+                mode=mode,
+                filters=f,
+                embedder=emb,
+                fusion_name=ix.cfg.fusion,
+                ranking=rk,
+                candidate_multiplier=ix.cfg.candidate_multiplier,
+                snippet_chars=ix.cfg.snippet_chars,
+                decay_half_life_days=ix.cfg.decay_half_life_days,
+                today=today,
+                degraded=degraded,
+            )
+
+        hint = None
+        if not (filters.since or filters.until or filters.as_of):
+            hint = query_time_hint(query, today)
+        try:
+            ranked = (
+                search_with(filters)
+                if hint is None
+                else _time_hinted(search_with, filters, hint, rk)
+            )
+            hits = ranked.hits
+            page = _entity_page(idx, query, filters, ix.cfg.snippet_chars)
+            if page is not None:
+                hits = [page, *[h for h in hits if not _overlap(h, page)]][:want]
+                ranked.notes.append(f"entity: {page.entities[0]} (page {page.path})")
+            hits = linked_hits(
+                idx,
+                hits,
+                entity_page=page,
+                expand=expand,
+                filters=filters,
+                k=want,
+                snippet_chars=ix.cfg.snippet_chars,
+            )
+            hits = mark_superseded(idx, hits, filters.as_of)
+            hits = [_said(idx, h) if h.origin == "sessions" else h for h in hits]
+            if filters.as_of:
+                hits = [h for h in hits if h.superseded_by is None] + [
+                    h for h in hits if h.superseded_by is not None
+                ]
+            packed = None
+            if budget:
+                hits, packed = pack_budget(hits, budget)
+        except db.DatabaseError as exc:
+            raise StoreError(
+                f"{ix.index_path}: {exc}", hint="run `clawmem index --force` to rebuild it"
+            ) from None
+        if emb is not None and mode != "lexical":
+            vectors["query_by"] = getattr(emb, "query_by", "this process")
+            if getattr(emb, "error", None):
+                vectors.update(state="off", reason=emb.error)
+                ranked.degraded.append(f"vector search off: {emb.error}")
+        stale_files = None  # not checked: the caller asked for no sync (a stat of every file)
+        if sync:
+            stale_files = ix.stale_files(scan, idx)
+        if stale_files:
+            ranked.degraded.append(
+                f"index is stale: {stale_files} file(s) changed on disk were not synced"
+            )
+    finally:
+        ix.release(idx)
+    return RecallResult(
+        query,
+        mode,
+        ranked.ranking,
+        hits,
+        empty_reason=ranked.empty_reason,
+        relaxed=ranked.relaxed,
+        notes=notes + ranked.notes,
+        degraded=ranked.degraded,
+        vectors=vectors,
+        index={
+            "path": str(ix.index_path),
+            "stale_files": stale_files,
+            # "watcher": a live `clawmem watch` vouched for every file; "stat scan": each file
+            # was compared (watcher_note says why the watcher was not trusted, if one runs).
+            "fresh_by": ix.freshness[0] if sync else None,
+            "watcher_note": ix.freshness[1] if sync else None,
+        },
+        filters={
+            "since": filters.since,
+            "until": filters.until,
+            "kind": list(filters.kinds),
+            "entity": filters.entity,
+            "path": filters.path_prefix,
+            "as_of": filters.as_of,
+            "source": filters.source or "all",
+        },
+        budget=packed,
+        seconds=time.perf_counter() - t0,
+    )
+
+
+def _filters(today, since, until, kind, entity, path, as_of) -> Filters:
+    kinds: tuple[str, ...] = ()
+    if kind:
+        raw = [kind] if isinstance(kind, str) else list(kind)
+        kinds = tuple(x.strip().upper() if x.strip().lower() != "chunk" else "chunk" for x in raw)
+        bad = [x for x in kinds if x not in KINDS]
+        if bad:
+            raise BadArgument("kind", bad[0], "unknown kind", hint="use W, B, O, S or chunk")
+    try:
+        return Filters(
+            since=parse_since(since, today).isoformat() if since else None,
+            until=parse_until(until, today).isoformat() if until else None,
+            kinds=kinds,
+            entity=entity.lstrip("@") if entity else None,
+            path_prefix=path,
+            as_of=parse_date(as_of).isoformat() if as_of else None,
+        )
+    except InputError as exc:
+        raise exc.recast(UsageError) from None  # a bad argument value, not a bad file
+
+
+SOURCES = ("memory", "sessions", "all")
+
+
+def _source(source: str | None) -> str | None:
+    if source is None or source == "all":
+        return None
+    if source not in SOURCES:
+        raise BadArgument("source", source, "unknown source", hint="use memory, sessions or all")
+    return source
+
+
+def _said(idx: Index, h: Hit) -> Hit:
+    """A transcript's hit with its session id and the time its first message was said."""
+    session_id, said_at = queries.transcript_details(idx, h.path, h.start_line, h.end_line)
+    return replace(h, session_id=session_id, said_at=said_at)
+
+
+def _vector_state(ix: Indexer, idx: Index, mode: str):
+    """(degraded reasons, vectors summary, embedder or None) for a recall."""
+    degraded: list[str] = []
+    counts = idx.vector_counts()
+    state = {
+        "backend": idx.vec.backend,
+        "sqlite_vec": idx.vec.version or None,
+        "indexed": counts["vectors"],
+        "pending": counts["pending"],
+        "state": "ok",
+        "reason": None,
+    }
+    if not idx.vec.available:
+        degraded.append(f"sqlite-vec unavailable, using an exact NumPy scan: {idx.vec.reason}")
+    if mode == "lexical":
+        state["state"] = "unused"
+        return degraded, state, None
+    emb = ix.loaded_embedder
+    if emb is None:
+        emb = _via_watcher(ix, idx) or ix.embedder()
+    if emb is None:
+        state.update(state="off", reason=ix.embedder_error)
+        degraded.append(f"vector search off: {ix.embedder_error}")
+        return degraded, state, None
+    if idx.get_meta("embedder") != emb.identity.key():
+        why = (
+            f"the index's vectors were built by {idx.get_meta('embedder') or 'no model'}, "
+            f"the configured model is {emb.identity.key()}: run `clawmem index`"
+        )
+        state.update(state="mismatch", reason=why)
+        degraded.append(f"vector search off: {why}")
+        return degraded, state, None
+    if counts["pending"]:
+        state.update(state="partial", reason=f"vectors: {counts['pending']} pending")
+        degraded.append(f"vectors: {counts['pending']} pending; run `clawmem index` to embed them")
+    return degraded, state, emb
+
+
+def _via_watcher(ix: Indexer, idx: Index) -> _ViaWatcher | None:
+    """An embedder that asks a running ``clawmem watch`` for the query's vector, when this
+    process has no model loaded and the configured model is the one the index's vectors came
+    from (both known from the model file's metadata, without loading llama.cpp)."""
+    from clawmem.ingest import journal
+
+    if not ix.cfg.vectors or not (ix.memory_dir / journal.SOCKET_NAME).exists():
+        return None
+    from clawmem.ingest.model_choice import configured_identity
+
+    identity = configured_identity(ix.root, ix.cfg)
+    if identity is None or identity.key() != idx.get_meta("embedder"):
+        return None  # loading the model tells what is wrong, as without a watcher
+    return _ViaWatcher(ix, identity)
+
+
+class _ViaWatcher:
+    """The query's vector from the watcher's model; if the watcher cannot give it, from the
+    model loaded here after all (the same file, so the same vector either way)."""
+
+    def __init__(self, ix: Indexer, identity) -> None:
+        self._ix = ix
+        self.identity = identity
+        self.query_by = "watcher"
+        self.error: str | None = None  # why there is no vector at all
+
+    def embed_query(self, text: str):
+        import numpy as np
+
+        from clawmem.ingest import journal
+
+        raw, why = journal.ask_vector(self._ix.memory_dir, self.identity.key(), text)
+        if raw is not None and len(raw) == 4 * self.identity.dims:
+            return np.frombuffer(raw, dtype="<f4").copy()
+        self.query_by = f"this process ({why or 'the watcher sent a vector of another size'})"
+        emb = self._ix.embedder()
+        if emb is None:
+            self.error = self._ix.embedder_error
+            return None
+        if emb.identity.key() != self.identity.key():
+            self.error = f"the model loaded is {emb.identity.key()}, not {self.identity.key()}"
+            return None
+        return emb.embed_query(text)
+
+    def embed_documents(self, texts):
+        emb = self._ix.embedder()
+        if emb is None:
+            raise ModelError(self._ix.embedder_error or "no embedding model")
+        return emb.embed_documents(texts)
+
+
+class _QueryOnce:
+    """An embedder that embeds each query text once (documents pass straight through)."""
+
+    def __init__(self, embedder) -> None:
+        self._embedder = embedder
+        self.identity = embedder.identity
+        self._memo: dict[str, object] = {}
+
+    def embed_query(self, text: str):
+        if text not in self._memo:
+            self._memo[text] = self._embedder.embed_query(text)
+        return self._memo[text]
+
+    def embed_documents(self, texts):
+        return self._embedder.embed_documents(texts)
+
+    def __getattr__(self, name: str):
+        return getattr(self._embedder, name)
+
+
+def _time_hinted(
+    search_with: Callable[[Filters], Ranked], filters: Filters, hint: TimeRange, rk: Ranking
+) -> Ranked:
+    """A time named in the question ("on 29 Dec 2023", "last week") is a preference, not a
+    filter: people talk about a day on the next one, and a question may date the wrong
+    session. Search the window (widened by ``rk.time_slack_days``) and everywhere, and fuse
+    the two rankings, so dated hits rise and nothing outside the window is lost."""
+    slack = timedelta(days=rk.time_slack_days)
+    since = until = None
+    if hint.start:
+        try:
+            since = (hint.start - slack).isoformat()
+        except OverflowError:  # the first days of year 1
+            since = hint.start.isoformat()
+    if hint.end:
+        try:
+            until = (hint.end + slack).isoformat()
+        except OverflowError:
+            until = hint.end.isoformat()
+    window = replace(filters, since=since, until=until)
+    near = search_with(window)
+    wide = search_with(filters)
+    if not near.hits:
+        return wide
+    fused: dict[str, float] = {}
+    by_cite: dict[str, Hit] = {}
+    for hits, w in ((near.hits, rk.time_weight), (wide.hits, 1.0)):
+        for rank_, h in enumerate(hits, 1):
+            fused[h.citation] = fused.get(h.citation, 0.0) + w / (rk.rrf_k + rank_)
+            by_cite.setdefault(h.citation, h)
+    order = sorted(fused, key=lambda c: -fused[c])  # stable: near's order breaks ties
+    wide.hits = [replace(by_cite[c], score=fused[c]) for c in order][
+        : max(len(wide.hits), len(near.hits))
+    ]
+    wide.notes.append(
+        f"the question names a time: hits from {window.since or '…'} to {window.until or '…'}"
+        " rank higher"
+    )
+    return wide
+
+
+# ---------------------------------------------------------------------------- entity first
+
+
+def _entity_page(idx: Index, query: str, filters: Filters, snippet_chars: int) -> Hit | None:
+    """ "Tell me about Peter": the entity's own page leads, then the facts about it."""
+    if filters.since or filters.until or filters.facts_only:
+        return None  # a time window was asked for; an undated page is not in it
+    if filters.source == "sessions":
+        return None  # only what was said in conversations was asked for
+    if filters.kinds and "chunk" not in filters.kinds:
+        return None  # only facts were asked for
+    names = [filters.entity] if filters.entity else entities_in_query(idx, query)
+    for name in names[:1]:
+        return entity_page_hit(idx, name, snippet_chars)
+    return None
+
+
+def entity_page_hit(index: Index, entity: str, snippet_chars: int) -> Hit | None:
+    row = queries.entity_page(index, entity)
+    if row is None:
+        return None
+    # The page of the entity itself: not a fact, and undated, whatever its file's date.
+    return Hit.from_row(
+        row,
+        score=1.0,
+        snippet=snippet(row["text"], None, snippet_chars),
+        kind=None,
+        day=None,
+        entities=(entity,),
+        confidence=None,
+        valid_from=None,
+        valid_to=None,
+    )
+
+
+def _overlap(h: Hit, page: Hit) -> bool:
+    return h.path == page.path and h.start_line <= page.end_line and h.end_line >= page.start_line
+
+
+# ---------------------------------------------------------------------------- supersession
+
+
+def mark_superseded(index: Index, hits: list[Hit], as_of: str | None) -> list[Hit]:
+    """Point each fact at the newest later fact that supersedes it (supersession.py), as known
+    at ``as_of`` (or now)."""
+    out = []
+    for h in hits:
+        if h.kind not in SUPERSEDABLE or not h.entities or not h.day:
+            out.append(h)
+            continue
+        if queries.fact_id(index, h.path, h.start_line) is None:
+            out.append(h)
+            continue
+        mine = Statement.of(h.kind, h.day, h.entities, h.text)
+        for r in queries.later_facts(
+            index,
+            kind=h.kind,
+            entities=h.entities,
+            after=h.day,
+            as_of=as_of,
+            not_text=h.text,
+            limit=SUPERSEDE_CANDIDATES,
+        ):
+            if supersedes(Statement.of(h.kind, r["day"], r["entities"].split(), r["text"]), mine):
+                h = replace(h, superseded_by=f"{r['path']}#L{r['start_line']}-L{r['end_line']}")
+                break
+        out.append(h)
+    return out
+
+
+# ---------------------------------------------------------------------------- token budget
+
+
+def estimate_tokens(text: str) -> int:
+    """About 4 characters per token for English, 1 per character for CJK; never zero."""
+    cjk = sum(1 for ch in text if "\u3040" <= ch <= "\u9fff" or "\uac00" <= ch <= "\ud7af")
+    return max(1, (len(text) - cjk + 3) // 4 + cjk)
+
+
+def _hit_cost(h: Hit) -> int:
+    return estimate_tokens(h.citation) + estimate_tokens(h.text) + 4
+
+
+def pack_budget(hits: list[Hit], budget: int) -> tuple[list[Hit], dict]:
+    """Best results first, within about ``budget`` tokens. A fact is whole or absent; a chunk
+    that does not fit may be cut at a line boundary, its citation narrowed to the lines kept."""
+    kept: list[Hit] = []
+    used = 0
+    dropped = 0
+    for h in hits:
+        cost = _hit_cost(h)
+        if used + cost <= budget:
+            kept.append(replace(h, snippet=h.text))
+            used += cost
+            continue
+        if h.kind is None:
+            lines = h.text.split("\n")
+            take: list[str] = []
+            for line in lines:
+                trial = replace(h, text="\n".join([*take, line]))
+                if used + _hit_cost(trial) > budget:
+                    break
+                take.append(line)
+            if take and any(x.strip() for x in take):
+                cut = replace(
+                    h,
+                    text="\n".join(take),
+                    snippet="\n".join(take),
+                    end_line=h.start_line + len(take) - 1,
+                )
+                kept.append(cut)
+                used += _hit_cost(cut)
+                continue
+        dropped += 1
+    return kept, {"limit": budget, "used": used, "dropped": dropped}
+
+
+__all__ = ["MODES", "Hit", "RecallResult", "recall", "pack_budget", "estimate_tokens", "page_path"]

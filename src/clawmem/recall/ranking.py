@@ -1,0 +1,344 @@
+"""Ranking: from a query to the top hits, on one open index.
+
+The lexical leg (BM25) and the vector leg (cosine) each bring candidates (``queries.py``); they are
+fused by the named, versioned ``fusion.Ranking``; a unit is nudged up by its neighbours and down by
+its age (if configured); the order is diversified across sections; short units grow into the
+lines around them; and each hit carries a snippet and its citation. Filters are applied inside
+the legs, before any limit.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from dataclasses import dataclass, field
+from datetime import date
+
+from clawmem.recall import fusion, legs
+from clawmem.recall.results import Hit
+from clawmem.store import db, queries
+from clawmem.store.index import Filters, Index
+from clawmem.text.textnorm import LexQuery, build_query, fold
+
+
+@dataclass
+class Ranked:
+    """One ranking of the candidates: the hits and what the recall result will say about them."""
+
+    ranking: str  # the ranking's name and version, or the single leg used
+    hits: list[Hit]
+    relaxed: bool = False
+    notes: list[str] = field(default_factory=list)
+    degraded: list[str] = field(default_factory=list)
+    empty_reason: str | None = None
+
+
+class _VectorLeg:
+    """The query's embedding and, when this process holds the vectors in memory, their scan, on
+    a thread of their own while the lexical leg ranks. llama.cpp's decode, numpy's scan and SQLite
+    all release the GIL, so on two cores the two legs run side by side (at 100k units a
+    question of ~15 tokens takes ~25 ms to embed and the scan ~15 ms; the lexical leg about
+    25). The caller's thread, its lexical work done, takes a share of the scan (``help``)
+    instead of waiting. A scan through the index's connection (sqlite-vec, filters) runs after
+    the lexical leg, on the caller's thread: one connection serves one thread at a time."""
+
+    def __init__(self, index: Index, embedder, query: str, f: Filters, limit: int, *, threaded):
+        self._box: list = []
+        self._scan = None
+        self._embedded = threading.Event()  # the query's vector exists (or never will)
+        held = legs.held_vectors(index, f)
+
+        def work() -> None:
+            try:
+                qvec = embedder.embed_query(query)
+                hits = None
+                if qvec is not None and held is not None:
+                    self._scan = legs.held_scan(held, qvec, limit)
+                    self._embedded.set()
+                    hits = legs.scan_hits(self._scan)
+                self._box.append((True, (qvec, hits)))
+            except BaseException as exc:  # noqa: BLE001 - raised again on the caller's thread
+                self._box.append((False, exc))
+            finally:
+                self._embedded.set()
+
+        self._thread = None
+        if threaded:
+            self._thread = threading.Thread(target=work, name="clawmem-vector-leg", daemon=True)
+            self._thread.start()
+        else:
+            work()
+
+    def help(self) -> None:
+        """Score blocks of the scan on the caller's thread until none is left (waits for the
+        query's embedding first: the caller has nothing else to do)."""
+        if self._thread is None:
+            return
+        self._embedded.wait()
+        if self._scan is not None:
+            self._scan.work()
+
+    def wait(self) -> tuple:
+        """(the query's vector or None, the held vectors' hits or None)."""
+        if self._thread is not None:
+            self.help()
+            self._thread.join()
+        ok, value = self._box[0]
+        if not ok:
+            raise value
+        return value
+
+
+def snippet(text: str, q: LexQuery | None, max_chars: int) -> str:
+    if len(text) <= max_chars:
+        return text
+    start = 0
+    if q is not None:
+        folded = fold(text)
+        positions = []
+        for term in q.terms:
+            first = term.strip('"*').split(" ")[0]
+            m = re.search(re.escape(first), folded) if first else None
+            if m:
+                positions.append(m.start())
+        if positions and len(folded) == len(text):
+            start = max(0, min(positions) - max_chars // 4)
+            nl = text.rfind("\n", 0, start)
+            start = nl + 1 if nl != -1 and start - nl < max_chars // 4 else start
+    cut = text[start : start + max_chars]
+    return ("…" if start else "") + cut + ("…" if start + max_chars < len(text) else "")
+
+
+def overlaps(a: Hit, kept: list[Hit]) -> bool:
+    return any(
+        k.path == a.path and not (a.end_line < k.start_line or a.start_line > k.end_line)
+        for k in kept
+    )
+
+
+def rank(
+    index: Index,
+    query: str,
+    *,
+    k: int,
+    mode: str,
+    filters: Filters,
+    embedder=None,
+    fusion_name: str = "rrf",
+    ranking: fusion.Ranking | None = None,
+    candidate_multiplier: int = 4,
+    snippet_chars: int = 700,
+    decay_half_life_days: float = 0.0,
+    today: date | None = None,
+    degraded: list[str] | None = None,
+) -> Ranked:
+    """The top ``k`` hits for ``query`` under ``filters``: each leg's candidates, fused, boosted by
+    their neighbours, decayed by age, diversified, grown to a readable size."""
+    rk = ranking or fusion.Ranking()
+    degraded = list(degraded or [])
+    name = fusion.WEIGHTED if fusion_name == "weighted" else fusion.RRF
+    if ranking is not None and ranking != fusion.Ranking(rrf_k=ranking.rrf_k):
+        name += "+custom"
+    result = Ranked(name, [], degraded=degraded)
+    n_cand = max(k * candidate_multiplier, k)
+    q = build_query(query)
+
+    lex: list[fusion.LegHit] = []
+    vec: list[fusion.LegHit] = []
+    vector = None
+    if mode in ("hybrid", "vector") and embedder is not None:
+        vector = _VectorLeg(index, embedder, query, filters, n_cand, threaded=mode == "hybrid")
+    if mode in ("hybrid", "lexical"):
+        lex, result.relaxed = legs.lexical_leg(index, q, filters, n_cand, rk)
+        if result.relaxed:
+            result.notes.append(
+                "no result contained every term; showing results that match some of them"
+            )
+    # How much of the question each lexical hit holds: fusion weighs it. Computed while the
+    # vector leg's thread still works (it needs only the lexical hits).
+    cover: dict[int, float] | None = None
+    if mode == "hybrid" and vector is not None and rk.coverage_power and lex:
+        cover = legs.coverage(index, q, [h.chunk_id for h in lex])
+    vector_used = False
+    if mode == "vector" and embedder is None:
+        result.empty_reason = "vector search is unavailable: " + "; ".join(degraded)
+    if vector is not None:
+        qvec, held = vector.wait()
+        if qvec is None:
+            result.degraded.append("the model returned no usable vector for this query")
+        else:
+            try:
+                vec = held if held is not None else legs.stored_leg(index, qvec, filters, n_cand)
+                vector_used = True
+            except db.OperationalError as exc:
+                result.degraded.append(f"vector search failed: {exc}")
+    if mode == "hybrid" and not vector_used:
+        result.ranking = "lexical-bm25"
+    elif mode == "lexical":
+        result.ranking = "lexical-bm25"
+    elif mode == "vector":
+        result.ranking = "vector-cosine"
+
+    if mode == "hybrid" and vector_used:
+        if cover is not None:
+            from dataclasses import replace
+
+            lex = [replace(h, coverage=cover.get(h.chunk_id, 1.0)) for h in lex]
+        scores = (
+            fusion.weighted(lex, vec)
+            if fusion_name == "weighted"
+            else fusion.rrf(
+                lex, vec, rk.rrf_k, rk.lexical_weight, rk.vector_weight, rk.coverage_power
+            )
+        )
+    else:
+        leg = lex if mode != "vector" else vec
+        scores = {h.chunk_id: h.score for h in leg}
+    if not scores:
+        if result.empty_reason is None:
+            result.empty_reason = _why_empty(index, q, filters, mode)
+        return result
+
+    lex_by = {h.chunk_id: h for h in lex}
+    vec_by = {h.chunk_id: h for h in vec}
+    rows = queries.rows_around(index, list(scores))
+    ids = [cid for cid in scores if cid in rows]
+    today = today or date.today()
+
+    def section(cid: int) -> tuple[str, str]:
+        return rows[cid]["path"], rows[cid]["heading"]
+
+    final = {}
+    for cid in ids:
+        s = scores[cid]
+        if rk.neighbour_boost and mode == "hybrid" and vector_used:
+            # On fused (RRF) scores only: a single leg's BM25 or cosine scores are on other
+            # scales. Units of one file are stored in file order, so neighbours are id ± 1.
+            near = [
+                scores[n]
+                for n in (cid - 1, cid + 1)
+                if n in scores
+                and n in rows
+                and section(n) == section(cid)
+                and rows[n]["kind"] is None
+            ]
+            if near and rows[cid]["kind"] is None:
+                s += rk.neighbour_boost * max(near)
+        if s > 0 and rows[cid]["path"].startswith("sessions/"):
+            s *= rk.transcript_factor  # below a curated note saying the same thing
+        day = rows[cid]["day"]
+        if decay_half_life_days > 0 and day and not rows[cid]["path"].startswith("bank/"):
+            age = (today - date.fromisoformat(day)).days
+            if age > 0:
+                s *= math.pow(0.5, age / decay_half_life_days)
+        final[cid] = s
+
+    # Stable order: score, then the better lexical rank, then path and line.
+    def order_key(c: int):
+        lr = lex_by[c].rank if c in lex_by else 10**9
+        return (-final[c], lr, rows[c]["path"], rows[c]["start_line"], c)
+
+    ordered = sorted(ids, key=order_key)
+    if rk.same_section_factor < 1.0:
+        ordered = _diversify(ordered, final, section, rk.same_section_factor)
+    # Units holding every identifier and quoted phrase of the query ("DEC-0054", "v2.3.1") come
+    # first, in their fused order: a close vector never outranks the exact thing asked for.
+    exact = {h.chunk_id for h in lex if h.exact}
+    if exact:
+        ordered = [c for c in ordered if c in exact] + [c for c in ordered if c not in exact]
+
+    hits: list[Hit] = []
+    taken: set[int] = set()  # units already shown, alone or in a group
+    for cid in ordered:
+        if cid in taken:
+            continue
+        r = rows[cid]
+        lh, vh = lex_by.get(cid), vec_by.get(cid)
+        group = [r]
+        if rk.hit_min_chars and r["kind"] is None:
+            group = _grow(index, r, final, taken, rk.hit_min_chars)
+        taken.update(g["id"] for g in group)
+        text = "\n".join(g["text"] for g in group)
+        hit = Hit.from_row(
+            r,
+            score=final[cid],
+            snippet=snippet(text, q, snippet_chars),
+            start_line=group[0]["start_line"],
+            end_line=group[-1]["end_line"],
+            text=text,
+            lexical_rank=lh.rank if lh else None,
+            lexical_score=lh.score if lh else None,
+            vector_rank=vh.rank if vh else None,
+            vector_score=vh.score if vh else None,
+        )
+        if overlaps(hit, hits):
+            continue  # overlapping units (a fact inside a list item already shown) add nothing
+        hits.append(hit)
+        if len(hits) >= k:
+            break
+    result.hits = hits
+    return result
+
+
+def _grow(index: Index, row, score: dict, taken: set[int], min_chars: int) -> list:
+    """A short unit (a chat message, a checklist item) with the units right next to it, until
+    the group is about ``min_chars`` long: one hit then carries the question a reply answers, or
+    the reply a question got. Only units on adjacent lines of the same section join (so the
+    group's text is exactly its lines), never one already shown, and the better-scored
+    neighbour (else the one before) joins first."""
+    group = [row]
+    size = len(row["text"])
+    near = queries.chunks_near(index, row)
+    while size < min_chars:
+        first, last = group[0], group[-1]
+        options = []
+        for cand, before in ((near.get(first["id"] - 1), True), (near.get(last["id"] + 1), False)):
+            if cand is None or cand["id"] in taken or cand["heading"] != row["heading"]:
+                continue
+            touching = (
+                cand["end_line"] == first["start_line"] - 1
+                if before
+                else cand["start_line"] == last["end_line"] + 1
+            )
+            if touching:
+                options.append((score.get(cand["id"], 0.0), before, cand))
+        if not options:
+            break
+        _, before, cand = max(options, key=lambda o: (o[0], o[1]))
+        group = [cand, *group] if before else [*group, cand]
+        size += len(cand["text"]) + 1
+    return group
+
+
+def _diversify(ordered: list[int], score: dict, section, factor: float) -> list[int]:
+    """Greedy re-ranking: each pick from a section already picked counts ``factor`` times less,
+    so questions whose evidence spans days get several short hits rather than one section."""
+    shown: dict = {}
+    out: list[int] = []
+    left = list(ordered)
+    while left:
+        best = max(left, key=lambda c: score[c] * factor ** shown.get(section(c), 0))
+        # ties keep the original order (max returns the first)
+        out.append(best)
+        left.remove(best)
+        shown[section(best)] = shown.get(section(best), 0) + 1
+        if len(out) >= 200:  # nothing past a page of hits is read
+            out += left
+            break
+    return out
+
+
+def _why_empty(index: Index, q: LexQuery, f: Filters, mode: str) -> str:
+    if queries.unit_count(index) == 0:
+        return "the index is empty: no memory files were found (MEMORY.md, memory/, bank/)"
+    if mode == "lexical" and not q.all_terms:
+        return "the query has no searchable terms (only punctuation or one-letter words)"
+    if f.active:
+        if queries.unit_count(index, f) == 0:
+            return "the filters exclude everything: no indexed text matches them"
+    if mode == "vector":
+        return "no vectors match (vectors may still be pending: run `clawmem index`)"
+    if not q.all_terms:
+        return "the query has no searchable terms and vector search is off"
+    return "no indexed text contains any of the query's terms"

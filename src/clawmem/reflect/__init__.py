@@ -1,0 +1,1 @@
+"""The nightly job: entity pages, opinions with evidence, episode pages, summaries."""

@@ -1,0 +1,358 @@
+"""Episodes: each finished conversation summarised as a Markdown page, and what recurs across
+episodes proposed for ``MEMORY.md``.
+
+A session is *finished* when its last message is older than ``session_idle_minutes``. Its page,
+``memory/episodes/YYYY-MM-DD-<session>.md``, is a pure function of the transcript (extractive:
+no model needed), so reflect writing it again changes nothing; a session that is resumed later
+simply gets its page updated. The page holds:
+
+- a one-sentence abstract (about 200 characters): the sentence that best covers the words the
+  conversation keeps coming back to;
+- key topics: names and identifiers said most often (``payments-service``, ``Kenji``);
+- the decisions, preferences and facts stated by the user, as *proposed* Retain bullets
+  (under "Proposed Retain", which the Retain grammar does not read: a person keeps one by moving
+  it into a ``## Retain`` section), each citing the transcript line it was said on.
+
+Consolidation ("dreaming"): once five or more episodes are new since the last consolidation,
+statements that recur in two or more episodes become proposals for ``MEMORY.md`` (listed in
+``bank/proposals.md``; applied only with ``clawmem reflect --apply``). docs/sessions.md has the
+page format.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from clawmem.config import Config
+from clawmem.markdown.facts import format_fact, make_fact
+from clawmem.text.topics import jaccard, topic_words
+from clawmem.transcripts import formats as transcripts
+from clawmem.transcripts import sessions
+from clawmem.transcripts.formats import Message
+
+EPISODE_DIR = "memory/episodes"
+ABSTRACT_CHARS = 200
+MAX_TOPICS = 6
+MAX_STATEMENTS = 12
+CONSOLIDATE_AFTER = 5  # new episodes needed before reflect looks for what recurs across them
+RECUR_JACCARD = 0.5  # two statements this close (topic words) say the same thing
+RECUR_MIN_EPISODES = 2
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])|\n+")
+_PREFERENCE = re.compile(
+    r"\b(?:I|we)(?: would|'d)? (?:prefer|like|love|hate|dislike|want|don't want|do not want)\b"
+    r"|\bplease (?:always|never)\b|\bfrom now on\b|\bI'd rather\b",
+    re.I,
+)
+_DECISION = re.compile(
+    r"\b(?:we|I) (?:have )?(?:decided|agreed|chose|settled on|will go with|are going with)\b"
+    r"|\blet's (?:go with|use|keep)\b|\bthe decision\b",
+    re.I,
+)
+_FACT = re.compile(
+    r"\b(?:remember|note that|before I forget|for the record|fyi|heads up)\b"
+    r"|\bnow (?:lives|runs|is|uses)\b|\bmoved to\b|\bchanged to\b|\bno longer\b",
+    re.I,
+)
+# Lead-ins that introduce a statement without being part of it.
+_LEAD = re.compile(
+    r"^(?:(?:and|also|so|ok|okay|good|great)[,.!]?\s+)*"
+    r"(?:(?:please\s+)?(?:remember|note|before I forget|for the record|fyi|heads up)[:,]?\s+)?",
+    re.I,
+)
+_TOPIC = re.compile(
+    r"\b[A-Z][\w]*(?:[-.][\w]+)*(?:\s+[A-Z][\w]*)*"  # Names and Proper Phrases
+    r"|\b[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+\b"  # identifiers: payments-service, test_refund
+)
+_NOT_TOPICS = {"i", "i'll", "i'm", "i've", "ok", "okay", "yes", "no", "the", "a", "and", "but"}
+
+
+@dataclass(frozen=True)
+class Statement:
+    kind: str  # "W" (a decision or a fact) or "O" (a preference)
+    label: str  # "decision" | "preference" | "fact"
+    text: str  # one line, redacted
+    line: int
+    entities: tuple[str, ...]
+
+    def bullet(self, relpath: str) -> str:
+        fact = make_fact(
+            self.kind, f"{self.text} ({relpath}#L{self.line}-L{self.line})", self.entities
+        )
+        return format_fact(fact)
+
+
+@dataclass(frozen=True)
+class Episode:
+    relpath: str  # the transcript, sessions/…
+    session_id: str
+    format: str
+    messages: tuple[Message, ...]
+    first_at: str
+    last_at: str
+    statements: tuple[Statement, ...]
+
+    @property
+    def page(self) -> str:
+        """Where its page goes: memory/episodes/YYYY-MM-DD-<session>.md."""
+        safe = re.sub(r"[^A-Za-z0-9_-]+", "-", self.session_id).strip("-") or "session"
+        return f"{EPISODE_DIR}/{self.first_at[:10]}-{safe}.md"
+
+    @property
+    def name(self) -> str:
+        return Path(self.page).stem
+
+    @property
+    def title(self) -> str:
+        return f"Episode {self.first_at[:10]}: session {self.session_id[:8]}"
+
+    @property
+    def citation(self) -> str:
+        return f"{self.relpath}#L{self.messages[0].line}-L{self.messages[-1].line}"
+
+
+def finished(
+    root: Path, cfg: Config, now: datetime, entity_names: list[str]
+) -> tuple[list[Episode], list[str]]:
+    """The finished sessions of the configured folders as episodes (oldest first), and warnings."""
+    files, skipped = sessions.scan(root, cfg)
+    warnings = [f"{s.relpath}: {s.reason}" for s in skipped]
+    cutoff = now - timedelta(minutes=cfg.session_idle_minutes)
+    out = []
+    for entry in files:
+        path = sessions.locate(root, cfg, entry.relpath)
+        if path is None:
+            continue
+        try:
+            parsed = transcripts.parse(path.read_bytes())
+        except OSError as exc:
+            warnings.append(f"{entry.relpath}: cannot read ({exc.strerror})")
+            continue
+        said = tuple(m for m in parsed.messages if m.at)
+        if parsed.format is None or not said:
+            continue
+        last = datetime.fromisoformat(said[-1].at.replace("Z", "+00:00"))  # type: ignore[union-attr]
+        if last > cutoff:
+            continue  # still going (or paused for less than the idle time)
+        out.append(
+            Episode(
+                entry.relpath,
+                parsed.session_id or Path(entry.relpath).stem,
+                parsed.format,
+                said,
+                min(m.at for m in said if m.at),
+                max(m.at for m in said if m.at),
+                tuple(statements(said, entity_names)),
+            )
+        )
+    out.sort(key=lambda e: (e.first_at, e.relpath))
+    return out, warnings
+
+
+# ---------------------------------------------------------------------------- one episode
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
+
+
+def abstract(messages: tuple[Message, ...] | list[Message], limit: int = ABSTRACT_CHARS) -> str:
+    """The sentence that best covers what the conversation keeps returning to (topic words
+    weighted by how often the whole session uses them; the user's own sentences preferred, the
+    earlier one on a tie), cut to about ``limit`` characters at a word."""
+    counts: Counter[str] = Counter()
+    for m in messages:
+        counts.update(topic_words(m.text))
+    best, best_score = "", -1.0
+    for m in messages:
+        for s in sentences(m.text):
+            words = topic_words(s)
+            if len(s) < 20 or len(words) < 3:
+                continue
+            score = sum(counts[w] for w in words) / math.sqrt(len(words))
+            score *= 1.2 if m.role == "user" else 1.0
+            if score > best_score:
+                best, best_score = s, score
+    if not best and messages:
+        best = sentences(messages[0].text)[0] if sentences(messages[0].text) else ""
+    best = " ".join(best.split())
+    if len(best) <= limit:
+        return best
+    cut = best[:limit].rsplit(" ", 1)[0].rstrip(",;:")
+    return cut + "…"
+
+
+def topics(messages: tuple[Message, ...] | list[Message], limit: int = MAX_TOPICS) -> list[str]:
+    """Names and identifiers said most often (at least twice, or once when written like an
+    identifier), most frequent first, then in order of appearance."""
+    seen: dict[str, tuple[int, int, str]] = {}  # folded -> (count, first position, as written)
+    pos = 0
+    for m in messages:
+        for s in sentences(m.text):
+            for i, match in enumerate(_TOPIC.finditer(s)):
+                word = match.group(0).strip(".")
+                folded = word.casefold()
+                if folded in _NOT_TOPICS or len(word) < 3:
+                    continue
+                identifier = bool(re.search(r"[-_.\d]", word))
+                if i == 0 and match.start() == 0 and not identifier and " " not in word:
+                    # A capitalised first word of a sentence is no name unless it recurs.
+                    if folded not in seen:
+                        seen[folded] = (0, pos, word)
+                        pos += 1
+                    continue
+                count, first, written = seen.get(folded, (0, pos, word))
+                seen[folded] = (count + (2 if identifier else 1), first, written)
+                pos += 1
+    ranked = sorted((v for v in seen.values() if v[0] >= 2), key=lambda v: (-v[0], v[1]))
+    return [v[2] for v in ranked[:limit]]
+
+
+def statements(messages, entity_names: list[str]) -> list[Statement]:
+    """Decisions, preferences and facts the user stated, one line each, in order."""
+    out: list[Statement] = []
+    for m in messages:
+        if m.role != "user":
+            continue
+        for s in sentences(m.text):
+            if _PREFERENCE.search(s):
+                kind, label = "O", "preference"
+            elif _DECISION.search(s):
+                kind, label = "W", "decision"
+            elif _FACT.search(s):
+                kind, label = "W", "fact"
+            else:
+                continue
+            text = _LEAD.sub("", " ".join(s.split())).strip()
+            if len(text) < 12:
+                continue
+            text = text[0].upper() + text[1:]
+            if len(text) > 300:
+                text = text[:300].rsplit(" ", 1)[0] + "…"
+            out.append(Statement(kind, label, text, m.line, _mentions(text, entity_names)))
+    return out[:MAX_STATEMENTS]
+
+
+def _mentions(text: str, names: list[str]) -> tuple[str, ...]:
+    found = []
+    for name in names:
+        pattern = re.escape(name).replace(r"\-", r"[-\s]")
+        if re.search(rf"(?<![\w-]){pattern}(?![\w-])", text, re.I):
+            found.append(name)
+    return tuple(found)
+
+
+def episode_body(e: Episode) -> list[str]:
+    """The generated section of an episode page."""
+    users = sum(1 for m in e.messages if m.role == "user")
+    start, end = e.first_at.replace("T", " ")[:16], e.last_at.replace("T", " ")[:16]
+    if start[:10] == end[:10]:
+        end = end[11:]
+    lines = [
+        f"- Session: `{e.session_id}` ({e.format}), {start}–{end} UTC, "
+        f"{len(e.messages)} messages ({users} from the user)",
+        f"- Transcript: {e.citation}",
+        "",
+        f"**Abstract:** {abstract(e.messages)}",
+        "",
+    ]
+    found = topics(e.messages)
+    lines += [f"**Topics:** {', '.join(found) if found else '(none stood out)'}", ""]
+    lines += [
+        "### Proposed Retain",
+        "",
+        "Decisions (W), preferences (O) and facts (W) stated in this session. Nothing here is a "
+        "fact yet: move a bullet into a `## Retain` section to keep it.",
+        "",
+    ]
+    if not e.statements:
+        lines.append("None stated.")
+    for st in e.statements:
+        lines.append(st.bullet(e.relpath))
+    return lines
+
+
+# ---------------------------------------------------------------------------- consolidation
+
+CONSOLIDATED = re.compile(r"^<!-- clawmem:episodes-consolidated (?P<names>[^>]*) -->$", re.M)
+
+
+def consolidated_names(proposals_body: str | None) -> list[str]:
+    """Episodes already consolidated, as recorded in bank/proposals.md's generated section."""
+    m = CONSOLIDATED.search(proposals_body or "")
+    return m.group("names").split() if m else []
+
+
+def consolidation_marker(names: list[str]) -> str:
+    return f"<!-- clawmem:episodes-consolidated {' '.join(names)} -->"
+
+
+@dataclass(frozen=True)
+class SaidIn:
+    """One statement of one episode, citable like a fact (``cite``)."""
+
+    statement: Statement
+    episode: Episode
+
+    @property
+    def cite(self) -> str:
+        line = self.statement.line
+        return f"{self.episode.relpath}#L{line}-L{line}"
+
+
+@dataclass(frozen=True)
+class Recurring:
+    text: str
+    sources: tuple[SaidIn, ...]  # newest first
+    why: str
+
+    @property
+    def line(self) -> str:
+        return f"- {self.text} ({', '.join(s.cite for s in self.sources)})"
+
+
+def recurring(episodes: list[Episode]) -> list[Recurring]:
+    """Statements made in two or more of ``episodes`` (close in topic words, same kind)."""
+    groups: list[list[SaidIn]] = []
+    for e in episodes:
+        for st in e.statements:
+            item = SaidIn(st, e)
+            words = topic_words(st.text)
+            for g in groups:
+                head = g[0].statement
+                if head.kind == st.kind and jaccard(topic_words(head.text), words) >= RECUR_JACCARD:
+                    g.append(item)
+                    break
+            else:
+                groups.append([item])
+    out = []
+    for g in groups:
+        names = {s.episode.name for s in g}
+        if len(names) < RECUR_MIN_EPISODES:
+            continue
+        newest = sorted(g, key=lambda s: (s.episode.first_at, s.statement.line), reverse=True)
+        out.append(
+            Recurring(
+                newest[0].statement.text,
+                tuple(newest),
+                f"{newest[0].statement.label} stated in {len(names)} sessions",
+            )
+        )
+    return out
+
+
+def consolidate(episodes: list[Episode], already: list[str]) -> tuple[list[str], list[Recurring]]:
+    """(episodes consolidated after this run, what recurs across them). New episodes join only
+    when at least ``CONSOLIDATE_AFTER`` of them are waiting."""
+    names = [e.name for e in episodes]
+    new = [n for n in names if n not in already]
+    done = [n for n in already if n in names]
+    if len(new) >= CONSOLIDATE_AFTER:
+        done = [n for n in names if n in done or n in new]
+    chosen = [e for e in episodes if e.name in done]
+    return done, recurring(chosen)

@@ -1,0 +1,1 @@
+"""The derived index: the SQLite connection, the schema, the writes and the read queries."""

@@ -1,0 +1,793 @@
+"""The derived index: one SQLite file with FTS5, a vector table and the embedding cache.
+
+``Index`` owns a connection and knows the tables; it has no opinion about *what* to index (that is
+``sync``) or how to rank (that is ``recall``). Writes to one file happen in one transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from clawmem.store import db, schema
+from clawmem.text.textnorm import NORMALIZER_VERSION, search_text
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from clawmem.markdown.links import Link
+
+
+@dataclass(frozen=True)
+class Unit:
+    """Something to index: a structural chunk of a file, or one Retain fact."""
+
+    start_line: int
+    end_line: int
+    heading: str
+    text: str
+    sha256: str  # hash of embed_text(...): the embedding cache key
+    day: str | None
+    kind: str | None = None
+    confidence: float | None = None
+    valid_from: str | None = None
+    valid_to: str | None = None
+    entities: tuple[str, ...] = ()
+    said_at: str | None = None  # a transcript message: when it was said
+
+
+@dataclass(frozen=True)
+class TranscriptState:
+    """What the index remembers of a transcript between syncs (the files row's extra columns)."""
+
+    offset: int  # bytes of complete lines indexed
+    format: str | None
+    session_id: str | None
+    first_at: str | None
+    last_at: str | None
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Restrictions applied *before* ranking limits, in both legs."""
+
+    since: str | None = None  # YYYY-MM-DD inclusive; excludes evergreen files
+    until: str | None = None
+    kinds: tuple[str, ...] = ()  # fact kinds; "chunk" selects plain chunks
+    entity: str | None = None  # folded entity name
+    path_prefix: str | None = None
+    facts_only: bool = False
+    as_of: str | None = None  # YYYY-MM-DD: only what was recorded by then and still valid then
+    source: str | None = None  # "memory" (the Markdown) or "sessions" (transcripts); None = all
+
+    @property
+    def active(self) -> bool:
+        return any(
+            [
+                self.since,
+                self.until,
+                self.kinds,
+                self.entity,
+                self.path_prefix,
+                self.facts_only,
+                self.as_of,
+                self.source,
+            ]
+        )
+
+
+def expected_meta(chunking: str | None = None) -> dict[str, str]:
+    """Meta values the index must carry for this code (and these chunk settings) to use it."""
+    meta = {
+        "schema_version": str(schema.SCHEMA_VERSION),
+        "chunker_version": str(schema.CHUNKER_VERSION),
+        "normalizer_version": str(NORMALIZER_VERSION),
+    }
+    if chunking is not None:
+        meta["chunking"] = chunking  # "tokens/overlap": other settings give other chunks
+    return meta
+
+
+def _blob(vec: np.ndarray) -> bytes:
+    import numpy as np  # lazily: lexical-only commands never need it
+
+    return np.asarray(vec, dtype="<f4").tobytes()
+
+
+def _fts_values(
+    text: str, heading: str, entities: Iterable[str], context: str
+) -> tuple[str, str, str]:
+    return (
+        search_text(text),
+        search_text(" ".join([heading, *entities])),
+        search_text(context),
+    )
+
+
+# How much of each neighbour a unit carries as context: enough for the message that asked the
+# question a reply answers, not so much that a unit matches for its whole section.
+CONTEXT_CHARS = 300
+
+
+def neighbour_context(units: Sequence[tuple[str, str, str | None]]) -> list[str]:
+    """For units of one file in file order, given as (heading, text, kind): the text of each
+    plain unit's neighbours in the same section ("" for facts, which are self-contained).
+
+    It is indexed (at low weight) but not stored: deleting a contentless FTS5 row restates its
+    values, which are re-derived from the file's stored rows in the same order, so this must stay
+    a pure function of them."""
+    out = []
+    for i, (heading, _text, kind) in enumerate(units):
+        if kind is not None:
+            out.append("")
+            continue
+        near = []
+        for j in (i - 1, i + 1):
+            if 0 <= j < len(units) and units[j][2] is None and units[j][0] == heading:
+                near.append(units[j][1][:CONTEXT_CHARS])
+        out.append("\n".join(near))
+    return out
+
+
+# Answers one ``Index.memo`` dict holds before it starts again (a few MB at most).
+MEMO_ENTRIES = 20_000
+
+
+def _inode(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_ino
+    except OSError:
+        return None
+
+
+# Looking a text's vector up by its hash, in the units (``_cached_vector``) and for every cache
+# entry (``adopt_cached``: the cost follows the cache, texts that left the index, not the index;
+# `sha256 IN (SELECT … FROM chunks)` built the set of every embedded unit's hash on every sync,
+# 2.8 s of a no-change index at 100k units). `+embedded` keeps SQLite on chunks(sha256): with no
+# statistics it searched chunks(embedded) instead, where nearly every row is 1, and walked all of
+# them per lookup: 37-65 ms each at 100k units, so a cache of a few hundred old texts made every
+# sync take seconds, and each new unit of an edited file cost as much.
+LIVE_BY_SHA = "SELECT id FROM chunks WHERE sha256 = ? AND +embedded = 1 LIMIT 1"
+DROP_ADOPTED = (
+    "DELETE FROM embedding_cache WHERE embedder = ? AND EXISTS "
+    "(SELECT 1 FROM chunks c WHERE c.sha256 = embedding_cache.sha256 AND +c.embedded = 1)"
+)
+
+
+class Index:
+    def __init__(self, path: Path, conn: db.Connection, vec: db.VectorSupport) -> None:
+        self.path = path
+        self.conn = conn
+        self.vec = vec
+        self.readonly = False
+        # The file this connection was opened on (stat before opening: a swap in between makes
+        # the two differ, and a reader kept for reuse is then reopened, never trusted).
+        self.ino: int | None = None
+        # Answers of read queries that several steps of one recall ask (bm25_topk.phrase_rows),
+        # kept by their owner together with the data version they hold for; emptied when the
+        # connection is kept for another read (``Indexer.release``): counts of the query's own
+        # terms are not carried from one question to the next.
+        self.read_memo: dict = {}
+        self._memo: dict[str, dict] = {}
+        self._memo_version: tuple[int, int] | None = None
+
+    # ----------------------------------------------------------------- lifecycle
+    @classmethod
+    def open(cls, path: Path, *, readonly: bool = False) -> Index:
+        ino = _inode(path)
+        conn, vec = db.connect(path, readonly=readonly)
+        idx = cls(path, conn, vec)
+        idx.readonly, idx.ino = readonly, ino
+        return idx
+
+    @classmethod
+    def create(cls, path: Path, *, chunking: str | None = None) -> Index:
+        """A fresh, empty index at ``path`` (which must not exist)."""
+        idx = cls.open(path)
+        with idx.conn:
+            idx.conn.executescript(schema.DDL)
+            for key, value in expected_meta(chunking).items():
+                idx.set_meta(key, value)
+            idx.set_meta("created_at", str(int(time.time())))
+            idx.set_meta("vector_backend", idx.vec.backend)
+        return idx
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def memo(self, name: str) -> dict:
+        """A dict for answers of read queries, kept while the database is unchanged: emptied
+        when any connection commits (``PRAGMA data_version``) or this one writes. For answers
+        every recall asks whatever the question (the entities' names, the vector counts): a
+        reader kept open between recalls (``Indexer.release``) then asks them once. Each dict
+        holds at most ``MEMO_ENTRIES`` answers."""
+        conn = self.conn
+        version = (int(conn.execute("PRAGMA data_version").fetchone()[0]), conn.total_changes)
+        if version != self._memo_version:
+            self._memo.clear()
+            self._memo_version = version
+        memo = self._memo.setdefault(name, {})
+        if len(memo) >= MEMO_ENTRIES:
+            memo.clear()
+        return memo
+
+    def check_compatible(self, chunking: str | None = None) -> str | None:
+        """None if this index matches the code (and chunk settings); otherwise why it must be
+        rebuilt."""
+        try:
+            meta = self.all_meta()
+        except db.DatabaseError as exc:
+            return f"unreadable ({exc})"
+        for key, want in expected_meta(chunking).items():
+            if meta.get(key) != want:
+                return f"{key} is {meta.get(key)!r}, this clawmem writes {want!r}"
+        if meta.get("vector_backend", self.vec.backend) != self.vec.backend:
+            return (
+                f"vectors were stored for {meta['vector_backend']}, "
+                f"but {self.vec.backend} is in use now"
+            )
+        return None
+
+    # ----------------------------------------------------------------- meta
+    def get_meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    def all_meta(self) -> dict[str, str]:
+        return {r[0]: r[1] for r in self.conn.execute("SELECT key, value FROM meta")}
+
+    # ----------------------------------------------------------------- files
+    def file_states(self) -> dict[str, tuple[int, int, str]]:
+        rows = self.conn.execute("SELECT path, size, mtime_ns, sha256 FROM files")
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+    def same_stats(self, files) -> bool:
+        """Whether the index holds exactly these (relpath, size, mtime_ns) and nothing else.
+
+        The check before every read, so it is built for speed: one row from SQLite (the files
+        table as one string) instead of a row per file, and one set comparison. Fields are
+        joined by "|" with the digits last (so each string names one triple); a path holding
+        the record separator only splits into more pieces than rows, which the count refuses."""
+        n, joined = self.conn.execute(
+            "SELECT count(*), group_concat(path || '|' || size || '|' || mtime_ns, char(10)) "
+            "FROM files"
+        ).fetchone()
+        if n != len(files):
+            return False
+        if not n:
+            return True
+        rows = joined.split("\n")
+        return len(rows) == n and set(rows) == {f"{p}|{s}|{m}" for p, s, m in files}
+
+    def touch_file(self, relpath: str, size: int, mtime_ns: int) -> None:
+        """Content unchanged (same hash) but the stat moved: remember the new stat."""
+        with self.conn:
+            self.conn.execute(
+                "UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", (size, mtime_ns, relpath)
+            )
+
+    def replace_file(
+        self,
+        relpath: str,
+        *,
+        sha256: str,
+        size: int,
+        mtime_ns: int,
+        day: str | None,
+        lines: int,
+        units: Sequence[Unit],
+        problems: Sequence[dict],
+        embedder_key: str | None,
+        transcript: TranscriptState | None = None,
+        links: Sequence[Link] = (),
+    ) -> int:
+        """Swap everything indexed for one file in a single transaction. Returns units reused
+        from the embedding cache (their vectors did not need computing again)."""
+        now = int(time.time())
+        with self.conn:
+            self._remove_file_rows(relpath, keep_vectors=embedder_key is not None, now=now)
+            t = transcript
+            self.conn.execute(
+                "INSERT INTO files(path, sha256, size, mtime_ns, day, lines, problems, "
+                "offset, format, session_id, first_at, last_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    relpath,
+                    sha256,
+                    size,
+                    mtime_ns,
+                    day,
+                    lines,
+                    json.dumps(list(problems)),
+                    t.offset if t else None,
+                    t.format if t else None,
+                    t.session_id if t else None,
+                    t.first_at if t else None,
+                    t.last_at if t else None,
+                ),
+            )
+            contexts = neighbour_context([(u.heading, u.text, u.kind) for u in units])
+            reused = self._insert_units(relpath, units, contexts, embedder_key, now)
+            # Unresolved until resolve_links runs over the final set of files (sync.apply_plan).
+            self.conn.executemany(
+                "INSERT INTO links(src, line, col, syntax, type, target, anchor, label, text, "
+                "context, dst, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 'unresolved')",
+                [
+                    (relpath, lk.line, lk.col, lk.syntax, lk.type, lk.target, lk.anchor)
+                    + (lk.label, lk.text, lk.context)
+                    for lk in links
+                ],
+            )
+            return reused
+
+    def append_units(
+        self,
+        relpath: str,
+        units: Sequence[Unit],
+        *,
+        sha256: str,
+        size: int,
+        mtime_ns: int,
+        lines: int,
+        problems: Sequence[dict],
+        transcript: TranscriptState,
+        embedder_key: str | None,
+    ) -> int:
+        """Add units after a file's last ones (a transcript that grew), in one transaction; the
+        units already indexed stay as they are. Returns units reused from the embedding cache.
+
+        The last old unit gains a neighbour, so its lexical row is restated with its new context
+        (``neighbour_context`` must keep describing the stored rows, see there)."""
+        now = int(time.time())
+        with self.conn:
+            old = self.conn.execute(
+                "SELECT id, heading, text, entities, kind FROM chunks WHERE path = ? "
+                "ORDER BY id DESC LIMIT 2",
+                (relpath,),
+            ).fetchall()[::-1]
+            tail = [(r["heading"], r["text"], r["kind"]) for r in old]
+            new = [(u.heading, u.text, u.kind) for u in units]
+            contexts = neighbour_context(tail + new)
+            if old:
+                last = old[-1]
+                before = neighbour_context(tail)[-1]
+                after = contexts[len(tail) - 1]
+                if before != after:
+                    ents = last["entities"].split()
+                    body, head, ctx = _fts_values(last["text"], last["heading"], ents, before)
+                    self.conn.execute(
+                        "INSERT INTO chunks_fts(chunks_fts, rowid, body, heading, context) "
+                        "VALUES('delete', ?, ?, ?, ?)",
+                        (last["id"], body, head, ctx),
+                    )
+                    body, head, ctx = _fts_values(last["text"], last["heading"], ents, after)
+                    self.conn.execute(
+                        "INSERT INTO chunks_fts(rowid, body, heading, context) VALUES (?, ?, ?, ?)",
+                        (last["id"], body, head, ctx),
+                    )
+            t = transcript
+            self.conn.execute(
+                "UPDATE files SET sha256 = ?, size = ?, mtime_ns = ?, lines = ?, problems = ?, "
+                "offset = ?, format = ?, session_id = ?, first_at = ?, last_at = ? WHERE path = ?",
+                (
+                    sha256,
+                    size,
+                    mtime_ns,
+                    lines,
+                    json.dumps(list(problems)),
+                    t.offset,
+                    t.format,
+                    t.session_id,
+                    t.first_at,
+                    t.last_at,
+                    relpath,
+                ),
+            )
+            return self._insert_units(relpath, units, contexts[len(tail) :], embedder_key, now)
+
+    def transcript_state(self, relpath: str) -> tuple[TranscriptState, int, str, str] | None:
+        """(state, lines, sha256, problems JSON) of an indexed transcript, or None."""
+        row = self.conn.execute(
+            "SELECT offset, format, session_id, first_at, last_at, lines, sha256, problems "
+            "FROM files WHERE path = ? AND offset IS NOT NULL",
+            (relpath,),
+        ).fetchone()
+        if row is None:
+            return None
+        state = TranscriptState(row[0], row[1], row[2], row[3], row[4])
+        return state, row[5], row[6], row[7]
+
+    def _insert_units(
+        self,
+        relpath: str,
+        units: Sequence[Unit],
+        contexts: Sequence[str],
+        embedder_key: str | None,
+        now: int,
+    ) -> int:
+        reused = 0
+        for u, context in zip(units, contexts, strict=True):
+            cur = self.conn.execute(
+                "INSERT INTO chunks(path, start_line, end_line, heading, text, sha256, day, "
+                "kind, confidence, valid_from, valid_to, entities, said_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    relpath,
+                    u.start_line,
+                    u.end_line,
+                    u.heading,
+                    u.text,
+                    u.sha256,
+                    u.day,
+                    u.kind,
+                    u.confidence,
+                    u.valid_from,
+                    u.valid_to,
+                    " ".join(u.entities),
+                    u.said_at,
+                ),
+            )
+            cid = cur.lastrowid
+            body, head, ctx = _fts_values(u.text, u.heading, u.entities, context)
+            self.conn.execute(
+                "INSERT INTO chunks_fts(rowid, body, heading, context) VALUES (?, ?, ?, ?)",
+                (cid, body, head, ctx),
+            )
+            for ent in dict.fromkeys(u.entities):
+                self.conn.execute(
+                    "INSERT OR IGNORE INTO chunk_entities(chunk_id, entity, folded) "
+                    "VALUES (?, ?, ?)",
+                    (cid, ent, ent.casefold()),
+                )
+            if embedder_key is not None:
+                vec = self._cached_vector(embedder_key, u.sha256)
+                if vec is not None:
+                    self._put_vector(cid, vec, u.day, u.kind, now)
+                    reused += 1
+        return reused
+
+    def resolve_links(self, only_src: Iterable[str] | None = None) -> int:
+        """Point links at the notes that exist now: every link, or those held by ``only_src``.
+        Returns how many rows changed. Run after a sync's files are written, so the result is
+        the same whatever order the files were indexed in (a rebuild equals an incremental
+        sync)."""
+        from clawmem.markdown.links import (
+            Resolver,  # the link grammar: only when links are resolved
+        )
+
+        resolver = Resolver(p for (p,) in self.conn.execute("SELECT path FROM files"))
+        if only_src is None:
+            rows = self.conn.execute(
+                "SELECT id, src, syntax, target, dst, status, candidates FROM links"
+            ).fetchall()
+        else:
+            rows = []
+            for src in only_src:
+                rows += self.conn.execute(
+                    "SELECT id, src, syntax, target, dst, status, candidates FROM links "
+                    "WHERE src = ?",
+                    (src,),
+                ).fetchall()
+        changes = []
+        for r in rows:
+            res = resolver.resolve_target(r["syntax"], r["target"], r["src"])
+            new = (res.path, res.status, "\n".join(res.candidates))
+            if new != (r["dst"], r["status"], r["candidates"]):
+                changes.append((*new, r["id"]))
+        with self.conn:
+            self.conn.executemany(
+                "UPDATE links SET dst = ?, status = ?, candidates = ? WHERE id = ?", changes
+            )
+        return len(changes)
+
+    def delete_file(self, relpath: str, *, keep_vectors: bool) -> None:
+        with self.conn:
+            self._remove_file_rows(relpath, keep_vectors=keep_vectors, now=int(time.time()))
+
+    def _remove_file_rows(self, relpath: str, *, keep_vectors: bool, now: int) -> None:
+        rows = self.conn.execute(
+            "SELECT id, heading, text, entities, sha256, embedded, kind FROM chunks "
+            "WHERE path = ? ORDER BY id",
+            (relpath,),
+        ).fetchall()
+        key = self.get_meta("embedder")
+        contexts = neighbour_context([(r["heading"], r["text"], r["kind"]) for r in rows])
+        for r, context in zip(rows, contexts, strict=True):
+            body, head, ctx = _fts_values(r["text"], r["heading"], r["entities"].split(), context)
+            # Contentless FTS5 deletes by restating the indexed values (deterministic, see textnorm).
+            self.conn.execute(
+                "INSERT INTO chunks_fts(chunks_fts, rowid, body, heading, context) "
+                "VALUES('delete', ?, ?, ?, ?)",
+                (r["id"], body, head, ctx),
+            )
+            if r["embedded"]:
+                if keep_vectors and key:
+                    vec = self._get_vector(r["id"])
+                    if vec is not None:
+                        self.conn.execute(
+                            "INSERT OR REPLACE INTO embedding_cache(embedder, sha256, vector, last_used) "
+                            "VALUES (?, ?, ?, ?)",
+                            (key, r["sha256"], vec, now),
+                        )
+                self._delete_vector(r["id"])
+        self.conn.execute("DELETE FROM links WHERE src = ?", (relpath,))
+        self.conn.execute("DELETE FROM chunks WHERE path = ?", (relpath,))  # cascades entities
+        self.conn.execute("DELETE FROM files WHERE path = ?", (relpath,))
+
+    # ----------------------------------------------------------------- vectors
+    @property
+    def dims(self) -> int | None:
+        value = self.get_meta("dims")
+        return int(value) if value else None
+
+    def set_embedder(self, key: str, identity_json: str, dims: int) -> bool:
+        """Declare the vector space. If it differs from the stored one, every vector is dropped
+        (vectors from two models never mix) and all units become pending. Returns True if reset."""
+        old_key = self.get_meta("embedder")
+        if old_key == key and self.dims == dims and self._vector_table_exists():
+            return False
+        with self.conn:
+            old_table = self.vector_table()
+            if old_key and old_table:
+                # Keep the old model's vectors in the cache: switching back embeds nothing.
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO embedding_cache(embedder, sha256, vector, last_used) "
+                    f"SELECT ?, c.sha256, v.embedding, ? FROM chunks c JOIN {old_table} v "
+                    "ON v.chunk_id = c.id",
+                    (old_key, int(time.time())),
+                )
+            self.conn.execute("DROP TABLE IF EXISTS chunk_vectors")
+            self.conn.execute("DROP TABLE IF EXISTS chunk_vectors_plain")
+            if self.vec.available:
+                self.conn.executescript(schema.vec0_ddl(dims))
+            else:
+                self.conn.executescript(schema.PLAIN_VECTORS_DDL)
+            self.conn.execute("UPDATE chunks SET embedded = 0")
+            self.set_meta("embedder", key)
+            self.set_meta("embedder_identity", identity_json)
+            self.set_meta("dims", str(dims))
+            self.set_meta("vector_backend", self.vec.backend)
+        return True
+
+    def _vector_table_exists(self) -> bool:
+        return self.vector_table() is not None
+
+    def vector_table(self) -> str | None:
+        """The table holding this index's vectors, judged by what the file contains (an index
+        opened only to read its vectors may have been written with the other backend)."""
+        names = {
+            r[0]
+            for r in self.conn.execute(
+                "SELECT name FROM sqlite_master WHERE name IN ('chunk_vectors', 'chunk_vectors_plain')"
+            )
+        }
+        if "chunk_vectors_plain" in names:
+            return "chunk_vectors_plain"
+        if "chunk_vectors" in names and self.vec.available:
+            return "chunk_vectors"
+        return None
+
+    def _cached_vector(self, key: str, sha: str) -> bytes | None:
+        row = self.conn.execute(
+            "SELECT vector FROM embedding_cache WHERE embedder = ? AND sha256 = ?", (key, sha)
+        ).fetchone()
+        if row is not None:
+            # Back in the live table: keep one copy only.
+            self.conn.execute(
+                "DELETE FROM embedding_cache WHERE embedder = ? AND sha256 = ?", (key, sha)
+            )
+            return row[0]
+        live = self.conn.execute(LIVE_BY_SHA, (sha,)).fetchone()
+        if live is not None:
+            return self._get_vector(live[0])
+        return None
+
+    def _get_vector(self, chunk_id: int) -> bytes | None:
+        table = "chunk_vectors" if self.vec.available else "chunk_vectors_plain"
+        row = self.conn.execute(
+            f"SELECT embedding FROM {table} WHERE chunk_id = ?", (chunk_id,)
+        ).fetchone()
+        return bytes(row[0]) if row else None
+
+    def _delete_vector(self, chunk_id: int) -> None:
+        table = "chunk_vectors" if self.vec.available else "chunk_vectors_plain"
+        self.conn.execute(f"DELETE FROM {table} WHERE chunk_id = ?", (chunk_id,))
+
+    def _put_vector(self, chunk_id: int, vec: bytes, day: str | None, kind: str | None, now: int):
+        if self.vec.available:
+            self.conn.execute(
+                "INSERT INTO chunk_vectors(chunk_id, embedding, day, kind, evergreen) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (chunk_id, vec, day or "", kind or "", 0 if day else 1),
+            )
+        else:
+            self.conn.execute(
+                "INSERT INTO chunk_vectors_plain(chunk_id, embedding) VALUES (?, ?)",
+                (chunk_id, vec),
+            )
+        self.conn.execute("UPDATE chunks SET embedded = 1 WHERE id = ?", (chunk_id,))
+
+    def pending(self, limit: int) -> list[tuple[int, str, str, str | None, str | None]]:
+        """Units still waiting for a vector: (id, embed text, sha256, day, kind)."""
+        rows = self.conn.execute(
+            "SELECT c.id, c.heading, c.text, c.entities, c.kind, c.sha256, c.day FROM chunks c "
+            "WHERE c.embedded = 0 ORDER BY c.id LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return [(r[0], embed_text(r[1], r[2], r[3].split(), r[4]), r[5], r[6], r[4]) for r in rows]
+
+    def pending_count(self) -> int:
+        return self.conn.execute("SELECT count(*) FROM chunks WHERE embedded = 0").fetchone()[0]
+
+    def store_vectors(self, rows: Sequence[tuple[int, np.ndarray | None, str | None, str | None]]):
+        """Commit one batch of computed vectors. A None vector (NaN/zero from the model) is marked
+        embedded=-1 so it is neither retried forever nor searched."""
+        now = int(time.time())
+        with self.conn:
+            for cid, vec, day, kind in rows:
+                exists = self.conn.execute(
+                    "SELECT embedded FROM chunks WHERE id = ?", (cid,)
+                ).fetchone()
+                if exists is None or exists[0] != 0:
+                    continue  # the file changed while we were embedding
+                if vec is None:
+                    self.conn.execute("UPDATE chunks SET embedded = -1 WHERE id = ?", (cid,))
+                else:
+                    self._put_vector(cid, _blob(vec), day, kind, now)
+
+    def prune_cache(self, max_entries: int) -> int:
+        with self.conn:
+            removed = 0
+            count = self.conn.execute("SELECT count(*) FROM embedding_cache").fetchone()[0]
+            if count > max_entries:
+                cur = self.conn.execute(
+                    "DELETE FROM embedding_cache WHERE (embedder, sha256) IN ("
+                    "SELECT embedder, sha256 FROM embedding_cache ORDER BY last_used, sha256 LIMIT ?)",
+                    (count - max_entries,),
+                )
+                removed += cur.rowcount
+        return removed
+
+    def import_vectors(self, key: str, source: Index) -> int:
+        """Copy vectors of identical texts from another index (the old one, during a rebuild)
+        into this one's cache, so a forced rebuild embeds nothing unchanged."""
+        table = source.vector_table()
+        if source.get_meta("embedder") != key or table is None:
+            return 0
+        wanted = [
+            r[0] for r in self.conn.execute("SELECT DISTINCT sha256 FROM chunks WHERE embedded = 0")
+        ]
+        now = int(time.time())
+        found = 0
+        with self.conn:
+            for i in range(0, len(wanted), 500):
+                part = wanted[i : i + 500]
+                marks = ",".join("?" * len(part))
+                rows = source.conn.execute(
+                    f"SELECT c.sha256, v.embedding FROM chunks c JOIN {table} v ON v.chunk_id = c.id "
+                    f"WHERE c.sha256 IN ({marks}) "
+                    f"UNION ALL SELECT sha256, vector FROM embedding_cache "
+                    f"WHERE embedder = ? AND sha256 IN ({marks})",
+                    (*part, key, *part),
+                ).fetchall()
+                seen = set()
+                for sha, vec in rows:
+                    if sha in seen:
+                        continue
+                    seen.add(sha)
+                    self.conn.execute(
+                        "INSERT OR REPLACE INTO embedding_cache(embedder, sha256, vector, last_used) "
+                        "VALUES (?, ?, ?, ?)",
+                        (key, sha, bytes(vec), now),
+                    )
+                    found += 1
+        return found
+
+    def adopt_cached(self) -> int:
+        """Give pending units the vectors waiting for them in the cache. Returns how many."""
+        key = self.get_meta("embedder")
+        if not key:
+            return 0
+        rows = self.conn.execute(
+            "SELECT c.id, c.sha256, c.day, c.kind FROM chunks c JOIN embedding_cache e "
+            "ON e.embedder = ? AND e.sha256 = c.sha256 WHERE c.embedded = 0",
+            (key,),
+        ).fetchall()
+        now = int(time.time())
+        with self.conn:
+            for cid, sha, day, kind in rows:
+                vec = self.conn.execute(
+                    "SELECT vector FROM embedding_cache WHERE embedder = ? AND sha256 = ?",
+                    (key, sha),
+                ).fetchone()
+                if vec is None:
+                    continue
+                self._put_vector(cid, bytes(vec[0]), day, kind, now)
+            self.conn.execute(DROP_ADOPTED, (key,))
+        return len(rows)
+
+    # ----------------------------------------------------------------- stats
+    def vector_counts(self) -> dict[str, int]:
+        """Vectors stored and pending, cheaply (recall asks on every query): the partial index
+        on pending units makes the second count a lookup, not a scan; the count of all units
+        (~1 ms at 100k) is remembered while the index is unchanged."""
+        memo = self.memo("vector_counts")
+        if None not in memo:
+            q = self.conn.execute
+            pending = q("SELECT count(*) FROM chunks WHERE embedded = 0").fetchone()[0]
+            total = q("SELECT count(*) FROM chunks").fetchone()[0]
+            failed = q("SELECT count(*) FROM chunks WHERE embedded = -1").fetchone()[0]
+            memo[None] = {"vectors": total - pending - failed, "pending": pending}
+        return dict(memo[None])
+
+    def counts(self) -> dict[str, int]:
+        q = self.conn.execute
+        return {
+            "files": q("SELECT count(*) FROM files").fetchone()[0],
+            "chunks": q("SELECT count(*) FROM chunks WHERE kind IS NULL").fetchone()[0],
+            "facts": q("SELECT count(*) FROM chunks WHERE kind IS NOT NULL").fetchone()[0],
+            "vectors": q("SELECT count(*) FROM chunks WHERE embedded = 1").fetchone()[0],
+            "pending": q("SELECT count(*) FROM chunks WHERE embedded = 0").fetchone()[0],
+            "unembeddable": q("SELECT count(*) FROM chunks WHERE embedded = -1").fetchone()[0],
+            "cache_entries": q("SELECT count(*) FROM embedding_cache").fetchone()[0],
+        }
+
+    def problems(self) -> list[tuple[str, dict]]:
+        out: list[tuple[str, dict]] = []
+        for path, raw in self.conn.execute(
+            "SELECT path, problems FROM files WHERE problems != '[]' ORDER BY path"
+        ):
+            out.extend((path, p) for p in json.loads(raw))
+        return out
+
+
+def make_unit(
+    start_line: int,
+    end_line: int,
+    heading: str,
+    text: str,
+    day: str | None,
+    *,
+    kind: str | None = None,
+    confidence: float | None = None,
+    valid_from: str | None = None,
+    valid_to: str | None = None,
+    entities: tuple[str, ...] = (),
+    said_at: str | None = None,
+) -> Unit:
+    import hashlib  # here: a read that finds nothing changed makes no unit (~4 ms of its start)
+
+    sha = hashlib.sha256(embed_text(heading, text, entities, kind).encode("utf-8")).hexdigest()
+    return Unit(
+        start_line,
+        end_line,
+        heading,
+        text,
+        sha,
+        day,
+        kind,
+        confidence,
+        valid_from,
+        valid_to,
+        entities,
+        said_at,
+    )
+
+
+def embed_text(heading: str, text: str, entities: Sequence[str], kind: str | None) -> str:
+    """What the embedder sees for a unit: context first, then the text itself."""
+    if kind:
+        return f"{', '.join(entities)}: {text}" if entities else text
+    return f"{heading}\n{text}" if heading else text

@@ -1,0 +1,1 @@
+"""Conversation transcripts: their formats (OpenClaw, Claude Code) and the configured folders."""
