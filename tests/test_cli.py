@@ -230,6 +230,18 @@ def test_usage_errors_exit_2(ws):
     assert cli("-w", str(ws), "nosuchcommand").code == 2
 
 
+def test_plain_option_values_are_coerced_with_clicks_messages(ws):
+    """cli.app._coerce_without_pydantic converts plain values itself (typer's own coercion imports
+    pydantic): numbers, lists and flags still work, and a bad number gets click's message."""
+    bad = cli("-w", str(ws), "recall", "x", "-k", "many")
+    assert bad.code == 2 and "'many' is not a valid integer." in bad.err
+    ok = cli(
+        "-w", str(ws), "recall", "DEC-0054", "-k", "2", "--kind", "W", "--kind", "chunk", "--json"
+    )
+    assert ok.code == 0 and len(json.loads(ok.out)["results"]) <= 2
+    assert cli("-w", str(ws), "recall", "x", "--budget", "1e3").code == 2
+
+
 def test_traceback_flag_reraises(ws, tmp_path):
     from clawmem.errors import WorkspaceError
 

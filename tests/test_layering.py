@@ -376,6 +376,29 @@ def test_the_architecture_page_names_every_module():
     assert sorted(named - files) == []
 
 
+def test_the_facade_shows_the_real_signatures(tmp_path):
+    """``Memory``'s delegating methods have the signatures of the functions they call (less the
+    indexer), in ``inspect`` as in type checkers, though those functions are imported lazily."""
+    code = (
+        "import inspect, sys, clawmem\n"
+        "from clawmem.memory import Memory\n"
+        f"mem = clawmem.open_workspace({str(FIXTURE)!r})\n"
+        "print('clawmem.recall.pipeline' in sys.modules)\n"
+        "from clawmem.recall.pipeline import recall\n"
+        "from clawmem.reflect.pipeline import reflect\n"
+        "from clawmem.ingest.retain import retain\n"
+        "from clawmem.ingest.indexing import Indexer\n"
+        "for name, real in [('recall', recall), ('reflect', reflect), ('retain', retain),"
+        " ('index', Indexer.index)]:\n"
+        "    params = list(inspect.signature(real).parameters.values())[1:]\n"
+        "    assert inspect.signature(getattr(mem, name)).parameters == {p.name: p for p in params}"
+        ", name\n"
+        "    assert getattr(Memory, name).__doc__ == real.__doc__ or name != 'index', name\n"
+        "print(list(inspect.signature(mem.recall).parameters)[:3])\n"
+    )
+    assert _run(code) == "False\n['query', 'k', 'mode']"
+
+
 def test_every_command_module_is_registered():
     from clawmem.cli.app import COMMAND_MODULES
 

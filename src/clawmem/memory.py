@@ -13,9 +13,8 @@ sync, the lazy sync before a read), ``recall`` (the recall pipeline), ``retain``
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
-from datetime import date, datetime
-from functools import wraps
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
@@ -23,26 +22,35 @@ from clawmem.config import Config, load_config
 from clawmem.errors import ClawmemError, WorkspaceError
 from clawmem.ingest.indexing import Indexer
 from clawmem.ingest.sync import SyncReport
-from clawmem.markdown.workspace import Scan, find_root, read_lines
+from clawmem.markdown.workspace import Scan, find_root, read_lines, split_citation
 from clawmem.store.index import Index
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
 
-def _lazy(module: str, name: str) -> Callable[..., Any]:
+class _Lazy:
     """``module.name``, imported on its first call: every CLI start imports this module, and the
-    recall pipeline alone would add tens of milliseconds to commands that never recall."""
+    recall pipeline alone would add tens of milliseconds to commands that never recall.
+    ``inspect.signature`` (and so ``help`` and editors that ask at run time) imports it then and
+    sees the real signature."""
 
-    def call(*args: Any, **kwargs: Any) -> Any:
+    def __init__(self, module: str, name: str) -> None:
+        self._module = module
+        self.__name__ = self.__qualname__ = name
+        self.__doc__ = f"See {module}.{name}."
+
+    def _real(self) -> Callable[..., Any]:
         # __import__, not importlib.import_module: only the former shows in `python -X
         # importtime`, which tests/test_layering.py reads to see what a recall imports.
-        loaded = __import__(module, fromlist=[name])
-        return getattr(loaded, name)(*args, **kwargs)
+        return getattr(__import__(self._module, fromlist=[self.__name__]), self.__name__)
 
-    call.__name__ = name
-    call.__doc__ = f"See {module}.{name}."
-    return call
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._real()(*args, **kwargs)
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        return inspect.signature(self._real())
 
 
 if TYPE_CHECKING:  # the real signatures, for type checkers and editors
@@ -53,24 +61,29 @@ if TYPE_CHECKING:  # the real signatures, for type checkers and editors
     from clawmem.recall.graph import graph_data as _graph_data
     from clawmem.recall.graph import links_of as _links_of
     from clawmem.recall.pipeline import recall as _recall
+    from clawmem.reflect.pipeline import reflect as _reflect
 else:
-    _check = _lazy("clawmem.ingest.check", "check")
-    _list_entities = _lazy("clawmem.recall.entities", "list_entities")
-    _graph_data = _lazy("clawmem.recall.graph", "graph_data")
-    _links_of = _lazy("clawmem.recall.graph", "links_of")
-    _recall = _lazy("clawmem.recall.pipeline", "recall")
-    _retain = _lazy("clawmem.ingest.retain", "retain")
-    _status = _lazy("clawmem.ingest.status", "status")
+    _check = _Lazy("clawmem.ingest.check", "check")
+    _list_entities = _Lazy("clawmem.recall.entities", "list_entities")
+    _graph_data = _Lazy("clawmem.recall.graph", "graph_data")
+    _links_of = _Lazy("clawmem.recall.graph", "links_of")
+    _recall = _Lazy("clawmem.recall.pipeline", "recall")
+    _retain = _Lazy("clawmem.ingest.retain", "retain")
+    _status = _Lazy("clawmem.ingest.status", "status")
+    _reflect = _Lazy("clawmem.reflect.pipeline", "reflect")
 
 
 def _on_indexer(func: Callable[Concatenate[Indexer, P], R]) -> Callable[Concatenate[Memory, P], R]:
     """A ``Memory`` method that calls ``func`` with the workspace's indexer and the caller's
-    arguments: the facade only delegates, and its signature is ``func``'s (written once)."""
+    arguments: the facade only delegates, and its signature is ``func``'s (written once): type
+    checkers read it through ``P``, ``inspect.signature`` through ``__wrapped__``."""
 
-    @wraps(func)
     def method(self: Memory, /, *args: P.args, **kwargs: P.kwargs) -> R:
         return func(self.indexer, *args, **kwargs)
 
+    method.__wrapped__ = func  # type: ignore[attr-defined]
+    method.__name__ = method.__qualname__ = func.__name__
+    method.__doc__ = func.__doc__
     return method
 
 
@@ -172,37 +185,9 @@ class Memory:
     retain = _on_indexer(_retain)
 
     # ------------------------------------------------------------------ reflect
-    def reflect(
-        self,
-        *,
-        since: str | None = None,
-        today: date | None = None,
-        dry_run: bool = False,
-        apply: bool = False,
-        force: bool = False,
-        llm: str | Path | None = None,
-        lock_timeout: float = 60.0,
-        now: datetime | None = None,
-    ):
-        """Update entity pages, opinions and MEMORY.md proposals from the facts, and write an episode
-        page for each finished conversation (see reflect.py, episodes.py; ``now`` decides which
-        conversations are finished). Returns a ``ReflectResult``; raises ``ReflectConflict`` when
-        a hand edit would be lost."""
-        from clawmem.reflect.pipeline import run_reflect
-        from clawmem.text.timeexpr import parse_since
-
-        today = today or date.today()
-        return run_reflect(
-            self.indexer,
-            today=today,
-            since=parse_since(since, today) if since else None,
-            dry_run=dry_run,
-            apply=apply,
-            force=force,
-            llm=llm,
-            lock_timeout=lock_timeout,
-            now=now,
-        )
+    # Update entity pages, opinions and MEMORY.md proposals from the facts, and write an episode
+    # page for each finished conversation; see ``reflect.pipeline.reflect``.
+    reflect = _on_indexer(_reflect)
 
     # ------------------------------------------------------------------ entities and check
     # Every entity with its fact count, last mention and page; malformed facts and links.
@@ -232,10 +217,14 @@ class Memory:
         )
 
     # ------------------------------------------------------------------ get
-    def get(self, path: str, *, from_line: int = 1, lines: int | None = None) -> dict:
+    def get(self, path: str, *, from_line: int | None = None, lines: int | None = None) -> dict:
         """Lines of a memory file with their citation (``clawmem get``); for a transcript
-        (``sessions/…``), what was said in those lines. Credentials come back ``[redacted]``."""
+        (``sessions/…``), what was said in those lines. Credentials come back ``[redacted]``.
+        ``path`` may be a citation (``memory/2025-11-27.md#L12-L20``): it names the lines unless
+        ``from_line`` or ``lines`` are given; a plain path reads from line 1."""
         from clawmem.transcripts.sessions import is_transcript_path, read_messages
+
+        path, from_line, lines = split_citation(path, from_line, lines)
 
         if is_transcript_path(path):
             return read_messages(self.root, self.cfg, path, from_line=from_line, lines=lines)

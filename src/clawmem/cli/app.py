@@ -13,12 +13,13 @@ import sys
 from collections.abc import Callable, Iterator, MutableMapping
 from functools import partial
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, cast
 
 import typer
 
 from clawmem.cli.commands import JsonOpt, WorkspaceOpt, open_mem, print_json, state
 from clawmem.errors import ClawmemError, InputError, UsageError
+from clawmem.markdown.workspace import TRANSCRIPT_PREFIX
 
 # The library names its parameters; the command line names its options (see errors.BadArgument).
 OPTIONS = {
@@ -108,7 +109,7 @@ def _coerce_without_pydantic() -> None:
                 and getattr(info, "file_okay", True)
                 and getattr(info, "dir_okay", True)
             ):
-                kind = str if many else ann
+                kind = str if many else cast(type, ann)  # one of `words` here
                 self._runtime_param = Plain(
                     parameter_info=info, annotation=ann, kind=kind, many=many
                 )
@@ -187,7 +188,7 @@ def index(
     for s in data["skipped"]:
         err.print(f"[yellow]skipped[/yellow] {s['path']}: {s['reason']}")
     for p in data["problems"]:
-        what = "bad line" if p["path"].startswith("sessions/") else "malformed fact"
+        what = "bad line" if p["path"].startswith(TRANSCRIPT_PREFIX) else "malformed fact"
         err.print(f"[red]{what}[/red] {p['path']}:{p['line']}: {p['message']}")
     if mem.embedder_error and not no_embed:
         err.print(f"[yellow]vectors off: {mem.embedder_error}[/yellow]")
@@ -402,16 +403,7 @@ def get(
     workspace: WorkspaceOpt = None,
 ) -> None:
     """Print lines of a memory file, or what was said in lines of a transcript (redacted)."""
-    import re
-
-    m = re.fullmatch(r"(.+?)#L(\d+)(?:-L?(\d+))?", path)
-    if m:
-        path = m.group(1)
-        if from_line is None:
-            from_line = int(m.group(2))
-        if lines is None and m.group(3):
-            lines = int(m.group(3)) - int(m.group(2)) + 1
-    res = open_mem(workspace).get(path, from_line=from_line or 1, lines=lines)
+    res = open_mem(workspace).get(path, from_line=from_line, lines=lines)
     if as_json:
         print_json(res)
     else:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import sys
 import threading
 from collections.abc import Callable
@@ -24,6 +23,9 @@ from functools import partial
 from typing import Any
 
 from clawmem.errors import ClawmemError, UsageError
+from clawmem.markdown.kinds import KINDS
+from clawmem.recall.pipeline import KINDS as RECALL_KINDS
+from clawmem.recall.pipeline import MODES, SOURCES
 
 log = logging.getLogger("clawmem.mcp")
 
@@ -68,19 +70,9 @@ def _search(mem, a: dict) -> dict:
     return res.to_dict()
 
 
-_CITATION = re.compile(r"(.+?)#L(\d+)(?:-L?(\d+))?")
-
-
 def _get(mem, a: dict) -> dict:
-    path, start, count = a["path"], a.get("from"), a.get("lines")
-    m = _CITATION.fullmatch(path)
-    if m:  # a citation from memory_search works as it is: memory/2025-11-27.md#L12-L20
-        path = m.group(1)
-        if start is None:
-            start = int(m.group(2))
-        if count is None and m.group(3):
-            count = int(m.group(3)) - int(m.group(2)) + 1
-    return mem.get(path, from_line=1 if start is None else start, lines=count)
+    # A citation from memory_search works as it is: memory/2025-11-27.md#L12-L20.
+    return mem.get(a["path"], from_line=a.get("from"), lines=a.get("lines"))
 
 
 def _retain(mem, a: dict) -> dict:
@@ -140,7 +132,7 @@ TOOLS: tuple[ToolSpec, ...] = (
                 "until": _short("Only what was recorded on or before this; same forms as since."),
                 "kind": {
                     "type": "array",
-                    "items": {"type": "string", "enum": ["W", "B", "O", "S", "chunk"]},
+                    "items": {"type": "string", "enum": list(RECALL_KINDS)},
                     "description": (
                         "Only these kinds: W world fact, B the agent's own experience, O opinion, "
                         "S summary, chunk (plain notes that are not facts)."
@@ -164,12 +156,12 @@ TOOLS: tuple[ToolSpec, ...] = (
                 ),
                 "mode": {
                     "type": "string",
-                    "enum": ["hybrid", "lexical", "vector"],
+                    "enum": list(MODES),
                     "description": "hybrid (default), lexical only, or vector only.",
                 },
                 "source": {
                     "type": "string",
-                    "enum": ["all", "memory", "sessions"],
+                    "enum": list(SOURCES),
                     "description": (
                         "all (default), memory (the notes) or sessions (what was said in "
                         "conversations, when transcripts are configured)."
@@ -248,7 +240,7 @@ TOOLS: tuple[ToolSpec, ...] = (
                 },
                 "kind": {
                     "type": "string",
-                    "enum": ["W", "B", "O", "S"],
+                    "enum": list(KINDS),
                     "description": "W world (default), B experience, O opinion, S summary.",
                 },
                 "entities": {

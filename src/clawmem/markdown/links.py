@@ -29,7 +29,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-ENTITY_DIR = "bank/entities"
+from clawmem.markdown.workspace import entity_page_path, is_entity_page
+
 WIKILINK = "wikilink"  # the type of a link no relation word introduces
 MENTION = "mention"  # the type of an @Name
 # The relation words GoClaw's vault knows; any other lowercase word is accepted the same way.
@@ -220,10 +221,6 @@ class Resolution:
     candidates: tuple[str, ...] = ()  # for an ambiguous link: the notes it could mean
 
 
-def is_entity_page(path: str) -> bool:
-    return path.startswith(ENTITY_DIR + "/") and path.count("/") == 2
-
-
 class Resolver:
     """Where links point, given the workspace's notes (workspace-relative POSIX paths)."""
 
@@ -242,7 +239,7 @@ class Resolver:
 
     def resolve_target(self, syntax: str, target: str, src: str) -> Resolution:
         if syntax == "mention":
-            page = f"{ENTITY_DIR}/{target}.md"
+            page = entity_page_path(target)
             return self._pick(self._folded.get(page.casefold(), []), page)
         want = target.strip()
         if syntax == "markdown" and not want.startswith("/"):

@@ -9,6 +9,7 @@ bounds file count and size; everything it leaves out is reported by name with th
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from stat import S_ISDIR, S_ISLNK
@@ -23,6 +24,8 @@ SKIP_DIRS = {".git", "node_modules", "__pycache__"}
 # Transcripts of the configured sessions folders are known by this prefix (sessions.py); it is
 # not a workspace folder, so no Markdown path may start with it.
 TRANSCRIPT_PREFIX = "sessions/"
+# One page per entity: bank/entities/Peter.md (entity pages are written by reflect, read by all).
+ENTITY_DIR = "bank/entities"
 # Markers that identify a workspace root when walking up from the current folder.
 ROOT_MARKERS = ("clawmem.toml", INDEX_DIR, "MEMORY.md", "memory.md")
 
@@ -49,6 +52,34 @@ class Scan:
     def markdown_files(self) -> tuple[FileEntry, ...]:
         """The workspace's own Markdown files (what facts, checks and reflect read)."""
         return tuple(f for f in self.files if not f.relpath.startswith(TRANSCRIPT_PREFIX))
+
+
+def entity_page_path(entity: str) -> str:
+    """The workspace path of ``entity``'s page."""
+    return f"{ENTITY_DIR}/{entity}.md"
+
+
+def is_entity_page(path: str) -> bool:
+    """Whether the workspace path ``path`` is an entity page (directly in ``bank/entities/``)."""
+    return path.startswith(ENTITY_DIR + "/") and path.count("/") == 2 and path.endswith(".md")
+
+
+_CITATION = re.compile(r"(.+?)#L(\d+)(?:-L?(\d+))?")
+
+
+def split_citation(
+    path: str, from_line: int | None = None, lines: int | None = None
+) -> tuple[str, int, int | None]:
+    """``path`` as ``get`` reads it: a citation (``memory/2025-11-27.md#L12-L20``) names its
+    lines, unless ``from_line`` or ``lines`` are given; a plain path reads from line 1."""
+    m = _CITATION.fullmatch(path)
+    if m:
+        path = m.group(1)
+        if from_line is None:
+            from_line = int(m.group(2))
+        if lines is None and m.group(3):
+            lines = int(m.group(3)) - int(m.group(2)) + 1
+    return path, 1 if from_line is None else from_line, lines
 
 
 def find_root(explicit: Path | None = None, cwd: Path | None = None) -> Path:

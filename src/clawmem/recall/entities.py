@@ -11,11 +11,6 @@ from clawmem.store.index import Index
 from clawmem.text.textnorm import fold
 
 _WORD = re.compile(r"[^\W_]+")
-ENTITY_DIR = "bank/entities"
-
-
-def page_path(entity: str) -> str:
-    return f"{ENTITY_DIR}/{entity}.md"
 
 
 def list_entities(ix: Indexer) -> list[dict]:

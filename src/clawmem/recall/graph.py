@@ -11,8 +11,8 @@ from dataclasses import replace
 
 from clawmem.errors import WorkspaceError
 from clawmem.ingest.indexing import Indexer
-from clawmem.markdown.links import MENTION, Resolver, is_entity_page
-from clawmem.markdown.workspace import is_memory_path
+from clawmem.markdown.links import MENTION, Resolver
+from clawmem.markdown.workspace import is_entity_page, is_memory_path
 from clawmem.recall.ranking import snippet
 from clawmem.recall.results import Hit
 from clawmem.store import queries

@@ -17,9 +17,11 @@ from datetime import date, timedelta
 
 from clawmem.errors import BadArgument, InputError, ModelError, StoreError, UsageError
 from clawmem.ingest.indexing import Indexer
+from clawmem.markdown.kinds import CHUNK
+from clawmem.markdown.kinds import KINDS as FACT_KINDS
 from clawmem.markdown.supersession import KINDS as SUPERSEDABLE
 from clawmem.markdown.supersession import Statement, supersedes
-from clawmem.recall.entities import entities_in_query, page_path
+from clawmem.recall.entities import entities_in_query
 from clawmem.recall.fusion import Ranking
 from clawmem.recall.graph import linked_hits
 from clawmem.recall.ranking import Ranked, rank, snippet
@@ -30,7 +32,7 @@ from clawmem.text.textnorm import require_text
 from clawmem.text.timeexpr import TimeRange, parse_date, parse_since, parse_until, query_time_hint
 
 MODES = ("hybrid", "lexical", "vector")
-KINDS = ("W", "B", "O", "S", "chunk")
+KINDS = (*FACT_KINDS, CHUNK)
 
 # Supersession looks at this many of the newest later facts per hit: enough for any real
 # history of one entity, and it keeps recall fast when an entity has thousands of facts.
@@ -503,4 +505,4 @@ def pack_budget(hits: list[Hit], budget: int) -> tuple[list[Hit], dict]:
     return kept, {"limit": budget, "used": used, "dropped": dropped}
 
 
-__all__ = ["MODES", "Hit", "RecallResult", "recall", "pack_budget", "estimate_tokens", "page_path"]
+__all__ = ["MODES", "Hit", "RecallResult", "recall", "pack_budget", "estimate_tokens"]

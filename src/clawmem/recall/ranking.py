@@ -15,6 +15,7 @@ import threading
 from dataclasses import dataclass, field
 from datetime import date
 
+from clawmem.markdown.workspace import TRANSCRIPT_PREFIX
 from clawmem.recall import fusion, legs
 from clawmem.recall.results import Hit
 from clawmem.store import db, queries
@@ -225,7 +226,7 @@ def rank(
             ]
             if near and rows[cid]["kind"] is None:
                 s += rk.neighbour_boost * max(near)
-        if s > 0 and rows[cid]["path"].startswith("sessions/"):
+        if s > 0 and rows[cid]["path"].startswith(TRANSCRIPT_PREFIX):
             s *= rk.transcript_factor  # below a curated note saying the same thing
         day = rows[cid]["day"]
         if decay_half_life_days > 0 and day and not rows[cid]["path"].startswith("bank/"):

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from clawmem.markdown.workspace import TRANSCRIPT_PREFIX
+
 
 @dataclass(frozen=True)
 class Hit:
@@ -57,7 +59,7 @@ class Hit:
     @property
     def origin(self) -> str:
         """ "sessions" for a transcript's lines, "memory" for the Markdown."""
-        return "sessions" if self.path.startswith("sessions/") else "memory"
+        return "sessions" if self.path.startswith(TRANSCRIPT_PREFIX) else "memory"
 
     @property
     def citation(self) -> str:

@@ -21,12 +21,12 @@ vec0's own answers, so an upgrade that changes it fails a test rather than a rec
 
 from __future__ import annotations
 
-import os
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from clawmem.store import db
+from clawmem.store.index import inode
 
 if TYPE_CHECKING:
     import numpy as np
@@ -55,13 +55,6 @@ _searches: dict[str, int] = {}
 _loading: dict[str, threading.Thread] = {}
 
 
-def _inode(path) -> int | None:
-    try:
-        return os.stat(path).st_ino
-    except OSError:
-        return None
-
-
 def _data_version(conn: db.Connection) -> int:
     return int(conn.execute("PRAGMA data_version").fetchone()[0])
 
@@ -74,7 +67,7 @@ def matrix(index: Index, *, count: bool = True) -> tuple[np.ndarray, np.ndarray]
     question naming a day ranks twice in one recall, and a one-shot CLI must not load)."""
     key = str(index.path)
     with _lock:
-        ino = _inode(index.path)
+        ino = inode(index.path)
         m = _matrices.get(key)
         if m is not None:
             try:
@@ -118,7 +111,7 @@ def _load_in_background(path, ino: int) -> None:
         pass  # a read-only folder (no -shm can be made), a swapped file: vec0 keeps answering
     with _lock:
         _loading.pop(key, None)
-        if loaded is None or probe is None or _inode(path) != ino:
+        if loaded is None or probe is None or inode(path) != ino:
             if probe is not None:
                 probe.close()
             return

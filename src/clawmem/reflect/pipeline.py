@@ -31,11 +31,12 @@ from typing import TYPE_CHECKING
 
 from clawmem.errors import InputError, ReflectConflict, StoreError
 from clawmem.markdown.factlog import FactLog, LoggedFact, collect_facts, read_text
+from clawmem.markdown.kinds import SECTION_TITLES
 from clawmem.markdown.links import format_wikilink
 from clawmem.markdown.markers import OFF, MarkerError, find_section, is_off, splice
 from clawmem.markdown.supersession import KINDS as SUPERSEDABLE
 from clawmem.markdown.supersession import Statement, supersedes
-from clawmem.markdown.workspace import CORE_FILES
+from clawmem.markdown.workspace import CORE_FILES, entity_page_path, is_entity_page
 from clawmem.reflect.episodes import (
     Episode,
     Recurring,
@@ -50,11 +51,9 @@ from clawmem.text.topics import jaccard, topic_words
 if TYPE_CHECKING:
     from clawmem.ingest.indexing import Indexer
 
-ENTITY_DIR = "bank/entities"
 OPINIONS = "bank/opinions.md"
 PROPOSALS = "bank/proposals.md"
 CORE_SECTION = "## Added by clawmem reflect"
-KINDS = (("W", "World"), ("O", "Opinions"), ("B", "Experience"), ("S", "Observations"))
 MAX_PER_KIND = 60  # older facts of a kind are counted, not listed: recall has them all
 RESTATED_JACCARD = 0.6  # W facts this close, on different days, count as one restated fact
 COVERED = 0.6  # share of a candidate's words found in one MEMORY.md line: already there
@@ -171,7 +170,7 @@ def entity_body(
     lines = ["## Facts from the log", ""]
     if summary:
         lines += [*summary, ""]
-    for kind, title in KINDS:
+    for kind, title in SECTION_TITLES.items():
         group = _newest_first([f for f in facts if f.kind == kind and f.order not in st.hidden])
         if not group:
             continue
@@ -645,7 +644,7 @@ def plan_reflect(
         facts = by_entity[key]
         if since is not None and not any(f.day and f.day >= since for f in facts):
             continue
-        rel = existing_pages.get(key) or f"{ENTITY_DIR}/{names[key]}.md"
+        rel = existing_pages.get(key) or entity_page_path(names[key])
         name = Path(rel).stem
 
         def body_for(old_body, name=name, facts=facts):
@@ -726,7 +725,7 @@ def existing_entity_pages(scan_files) -> dict[str, str]:
     pages: dict[str, str] = {}
     for entry in scan_files:
         rel = entry.relpath
-        if rel.startswith(ENTITY_DIR + "/") and rel.count("/") == 2 and rel.endswith(".md"):
+        if is_entity_page(rel):
             pages.setdefault(Path(rel).stem.casefold(), rel)
     return pages
 
@@ -764,11 +763,11 @@ def _summaries_before_lock(
     return (lambda _name, facts: done.get(summary_digest(facts), "")), summarizer.name
 
 
-def run_reflect(
+def reflect(
     mem: Indexer,
     *,
-    today: date,
-    since: date | None = None,
+    since: str | None = None,
+    today: date | None = None,
     dry_run: bool = False,
     apply: bool = False,
     force: bool = False,
@@ -776,16 +775,23 @@ def run_reflect(
     lock_timeout: float = 60.0,
     now: datetime | None = None,
 ) -> ReflectResult:
-    """Plan and (unless ``dry_run``) write, all under the workspace's write lock. ``now``: the
-    time that decides which conversations are finished (their last message older than
-    ``session_idle_minutes``)."""
+    """Update entity pages, opinions and MEMORY.md proposals from the facts since ``since``
+    (30d, 2025-11, ...), and write an episode page for each finished conversation: planned, then
+    (unless ``dry_run``) written, all under the workspace's write lock. ``now``: the time that
+    decides which conversations are finished (their last message older than
+    ``session_idle_minutes``). Returns a ``ReflectResult``; raises ``ReflectConflict`` when a
+    hand edit would be lost."""
     from clawmem.files.atomic import write_atomic
     from clawmem.files.locking import write_lock
+    from clawmem.text.timeexpr import parse_since
+
+    today = today or date.today()
+    since_day = parse_since(since, today) if since else None
 
     t0 = time.perf_counter()
     summarize = model = None
     if llm is not None:
-        summarize, model = _summaries_before_lock(mem, Path(llm), today, since)
+        summarize, model = _summaries_before_lock(mem, Path(llm), today, since_day)
     if dry_run:  # reads only: no lock, so a preview works on a read-only workspace too
         guard: AbstractContextManager = nullcontext()
     else:
@@ -808,7 +814,7 @@ def run_reflect(
             mem.root,
             log,
             existing_pages=pages,
-            since=since,
+            since=since_day,
             apply=apply,
             force=force,
             summarize=summarize,

@@ -16,6 +16,7 @@ import os
 import re
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from clawmem.errors import ModelError
 from clawmem.markdown.factlog import LoggedFact
@@ -39,7 +40,7 @@ class Summarizer:
             )
         self.path = path
         self.name = path.stem
-        self._llm = None
+        self._llm: Any = None  # a llama_cpp.Llama, loaded on first use
 
     def _load(self):
         if self._llm is None:

@@ -138,7 +138,9 @@ def neighbour_context(units: Sequence[tuple[str, str, str | None]]) -> list[str]
 MEMO_ENTRIES = 20_000
 
 
-def _inode(path: Path) -> int | None:
+def inode(path: str | Path) -> int | None:
+    """The inode of ``path`` (None if it is gone): the "is this still the live index file" test
+    after a rebuild renamed a new file into place."""
     try:
         return os.stat(path).st_ino
     except OSError:
@@ -179,7 +181,7 @@ class Index:
     # ----------------------------------------------------------------- lifecycle
     @classmethod
     def open(cls, path: Path, *, readonly: bool = False) -> Index:
-        ino = _inode(path)
+        ino = inode(path)
         conn, vec = db.connect(path, readonly=readonly)
         idx = cls(path, conn, vec)
         idx.readonly, idx.ino = readonly, ino

@@ -8,6 +8,7 @@ overlaps it" is written once.
 
 from __future__ import annotations
 
+from clawmem.markdown.workspace import ENTITY_DIR, TRANSCRIPT_PREFIX, entity_page_path
 from clawmem.store.index import Filters, Index
 
 # The columns of a unit that recall reads, as ``row["name"]``.
@@ -65,14 +66,14 @@ def filter_sql(f: Filters) -> tuple[str, list]:
             "(c.id IN (SELECT chunk_id FROM chunk_entities WHERE folded = ?) "
             "OR lower(c.path) = lower(?))"
         )
-        args.extend([f.entity.casefold(), f"bank/entities/{f.entity}.md"])
+        args.extend([f.entity.casefold(), entity_page_path(f.entity)])
     if f.as_of:
         # Recorded by then (evergreen pages are timeless), and not expired by then.
         parts.append("(c.day IS NULL OR c.day <= ?) AND (c.valid_to IS NULL OR c.valid_to >= ?)")
         args.extend([f.as_of, f.as_of])
     if f.source:
         # Transcripts are the units under sessions/ (sessions.py); everything else is the Markdown.
-        glob = "c.path GLOB 'sessions/*'"
+        glob = f"c.path GLOB '{TRANSCRIPT_PREFIX}*'"
         parts.append(glob if f.source == SESSIONS else f"NOT {glob}")
     if f.path_prefix:
         parts.append("c.path LIKE ? ESCAPE '\\'")
@@ -121,7 +122,7 @@ def entity_page(index: Index, entity: str):
     paths = [
         p
         for (p,) in index.conn.execute(
-            "SELECT path FROM files WHERE lower(path) = lower(?)", (f"bank/entities/{entity}.md",)
+            "SELECT path FROM files WHERE lower(path) = lower(?)", (entity_page_path(entity),)
         )
     ]
     if not paths:
@@ -188,7 +189,7 @@ def entity_pages(index: Index) -> list[str]:
     return [
         p
         for (p,) in index.conn.execute(
-            "SELECT path FROM files WHERE path LIKE 'bank/entities/%.md'"
+            "SELECT path FROM files WHERE path LIKE ?", (f"{ENTITY_DIR}/%.md",)
         )
     ]
 

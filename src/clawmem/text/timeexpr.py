@@ -18,10 +18,14 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
+from typing import Any, TypeVar
 
 from clawmem.errors import InputError
+
+_T = TypeVar("_T")
 
 
 class _lazy:  # noqa: N801 - stands where re.compile stood
@@ -34,7 +38,7 @@ class _lazy:  # noqa: N801 - stands where re.compile stood
         self._args = (pattern, flags)
         self._compiled: re.Pattern[str] | None = None
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         if self._compiled is None:
             self._compiled = re.compile(*self._args)
         return getattr(self._compiled, name)
@@ -188,7 +192,11 @@ def _atom_parts(m: re.Match[str], t: str) -> tuple[int | None, int, int]:
     return (int(year) if year else None), month, day
 
 
-def _first_resolved(patterns, text, resolve):
+def _first_resolved(
+    patterns: Sequence[tuple[str, _lazy]],
+    text: str,
+    resolve: Callable[[str, re.Match[str]], _T | None],
+) -> tuple[_T | None, re.Match[str] | None]:
     """Leftmost match over all patterns (longest first on ties) that ``resolve`` accepts.
 
     A match that does not resolve (Feb 30, "and" without "between") gives way to the next one, so a
@@ -277,19 +285,27 @@ def fact_validity(content: str, default_year: int) -> tuple[date | None, date | 
     return result if result is not None else (None, None)
 
 
-def _range(y1, m1, d1, y2, m2, d2, default_year):
+def _range(
+    y1: int | None,
+    m1: int,
+    d1: int,
+    y2: int | None,
+    m2: int,
+    d2: int,
+    default_year: int,
+) -> tuple[date, date] | None:
     """Fill in missing years of a range so that it runs forwards."""
     if y1 is None and y2 is None:
         start, end = date(default_year, m1, d1), date(default_year, m2, d2)
         if end < start:
             end = date(default_year + 1, m2, d2)
-    elif y1 is None:
+    elif y1 is None and y2 is not None:
         end = date(y2, m2, d2)
         start = date(y2 if (m1, d1) <= (m2, d2) else y2 - 1, m1, d1)
-    elif y2 is None:
+    elif y2 is None and y1 is not None:
         start = date(y1, m1, d1)
         end = date(y1 if (m2, d2) >= (m1, d1) else y1 + 1, m2, d2)
-    else:
+    elif y1 is not None and y2 is not None:
         start, end = date(y1, m1, d1), date(y2, m2, d2)
     if end < start:
         return None

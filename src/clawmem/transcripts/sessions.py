@@ -22,12 +22,11 @@ from pathlib import Path, PurePosixPath
 
 from clawmem.config import Config
 from clawmem.errors import BadArgument, WorkspaceError
-from clawmem.markdown.workspace import TRANSCRIPT_PREFIX, FileEntry, Skipped
+from clawmem.markdown.workspace import TRANSCRIPT_PREFIX, FileEntry, Scan, Skipped
 from clawmem.store.index import Index, TranscriptState, Unit, make_unit
 from clawmem.transcripts import formats as transcripts
 from clawmem.transcripts.formats import Message
 
-PREFIX = TRANSCRIPT_PREFIX
 SUFFIX = ".jsonl"
 # A transcript bigger than this is not read (nor its appends): a bound on one sync's work.
 MAX_TRANSCRIPT_BYTES = 512 * 1024 * 1024
@@ -37,7 +36,7 @@ ROLE_LABEL = {"user": "User", "assistant": "Assistant"}
 
 
 def is_transcript_path(relpath: str) -> bool:
-    return relpath.startswith(PREFIX)
+    return relpath.startswith(TRANSCRIPT_PREFIX)
 
 
 def folders(root: Path, cfg: Config) -> list[Path]:
@@ -64,7 +63,7 @@ def scan(root: Path, cfg: Config) -> tuple[list[FileEntry], list[Skipped]]:
                 if name.startswith(".") or not name.endswith(SUFFIX):
                     continue
                 path = base / name
-                rel = PREFIX + path.relative_to(folder).as_posix()
+                rel = TRANSCRIPT_PREFIX + path.relative_to(folder).as_posix()
                 if rel in files:
                     skipped.append(Skipped(rel, f"same name in an earlier sessions folder ({raw})"))
                     continue
@@ -87,7 +86,7 @@ def locate(root: Path, cfg: Config, relpath: str) -> Path | None:
     """The transcript file behind ``sessions/…`` (the first configured folder holding it)."""
     if not is_transcript_path(relpath):
         return None
-    inner = PurePosixPath(relpath[len(PREFIX) :])
+    inner = PurePosixPath(relpath[len(TRANSCRIPT_PREFIX) :])
     if inner.is_absolute() or ".." in inner.parts or inner.suffix != SUFFIX:
         return None
     for folder in folders(root, cfg):
@@ -284,7 +283,7 @@ def _name_id(relpath: str) -> str:
     return PurePosixPath(relpath).stem
 
 
-def backlog(index: Index, root: Path, cfg: Config, scan, cap: int) -> tuple[int, int]:
+def backlog(index: Index, root: Path, cfg: Config, scan: Scan, cap: int) -> tuple[int, int]:
     """(bytes, lines) appended to the scanned transcripts since they were indexed: what a
     watcher weighs against its batch thresholds. Reads at most ``cap`` bytes per file (enough to
     decide)."""
