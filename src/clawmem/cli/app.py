@@ -434,6 +434,7 @@ def config(as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
 
 # The command modules (clawmem/commands/), in the order `clawmem --help` lists them.
 COMMAND_MODULES = (
+    "init",
     "context",
     "retain",
     "entities",

@@ -1,20 +1,29 @@
-"""The git pre-commit hook: refresh the index, then ``clawmem check``.
+"""clawmem's git hooks and merge driver.
+
+- ``pre-commit``: refresh the index, then ``clawmem check``;
+- ``post-merge``, ``post-checkout``, ``post-rewrite`` (after a pull, a checkout, a rebase): bring
+  the index up to date with the files git just changed, without embedding (so no model load);
+- the merge driver ``clawmem`` (``merge.clawmem.driver`` in the repository's config, named by
+  the workspace's ``.gitattributes``): daily logs and generated sections merge without conflicts
+  (the rules are ``clawmem.markdown.merging``'s).
 
 ``install`` never replaces a hook someone already has:
 
 - no hook yet: we create ``#!/bin/sh`` plus our block;
 - a shell hook: our block goes right after its ``#!`` line (not at the end, where an ``exit 0``
   would skip it); the rest of the file is untouched;
-- any other hook (Python, Node, a binary): it is renamed to ``pre-commit.clawmem-chained`` and a
+- any other hook (Python, Node, a binary): it is renamed to ``<hook>.clawmem-chained`` and a
   small shell hook runs our block, then ``exec``\\ s it with the same arguments.
 
 The block is delimited by marker lines that also record which of the three it was, so
 ``uninstall`` can undo exactly that: delete the file we created, cut our lines out (the original
 bytes come back unchanged), or rename the chained hook back.
 
-What the block runs, ``clawmem hook run``, exits non-zero only when ``clawmem check`` finds
-problems and the hook was installed with ``--strict``: a broken or locked index prints a warning and
-lets the commit through, and the shell block itself lets any other exit status through too.
+What the pre-commit block runs, ``clawmem hook run``, exits non-zero only when ``clawmem check``
+finds problems and the hook was installed with ``--strict``: a broken or locked index prints a
+warning and lets the commit through, and the shell block itself lets any other exit status through
+too. The other hooks run ``clawmem hook sync``, which never fails (git has already done its work;
+a post-checkout hook's exit status would become ``git checkout``'s).
 """
 
 from __future__ import annotations
@@ -32,6 +41,10 @@ from clawmem.errors import CheckFailed, ClawmemError, LockedError, UsageError, W
 from clawmem.files.atomic import write_atomic
 
 HOOK_NAME = "pre-commit"
+# After these, files in the working tree changed under the index's feet.
+SYNC_HOOKS = ("post-merge", "post-checkout", "post-rewrite")
+HOOKS = (HOOK_NAME, *SYNC_HOOKS)
+DRIVER = "clawmem"  # merge.clawmem.driver; .gitattributes says `merge=clawmem`
 CHAINED_SUFFIX = ".clawmem-chained"
 BEGIN_RE = re.compile(r"^# >>> clawmem hook \((created|inserted|chained)\) >>>$", re.M)
 END_LINE = "# <<< clawmem hook <<<"
@@ -44,9 +57,13 @@ HOOK_LOCK_TIMEOUT = 3.0
 
 @dataclass(frozen=True)
 class HookTarget:
-    hook: Path  # .../hooks/pre-commit
+    hooks: Path  # the folder git runs hooks from (.git/hooks, or core.hooksPath)
     toplevel: Path  # the repository's working tree root, where git runs hooks
     workspace_rel: str  # the workspace relative to ``toplevel`` ("." when it is the root)
+
+    @property
+    def hook(self) -> Path:
+        return self.hooks / HOOK_NAME
 
 
 def _git(args: list[str], cwd: Path) -> str:
@@ -65,15 +82,45 @@ def _git(args: list[str], cwd: Path) -> str:
 
 
 def locate(root: Path) -> HookTarget:
-    """The pre-commit hook for the repository holding ``root``; honours ``core.hooksPath``."""
+    """The hooks of the repository holding ``root``; honours ``core.hooksPath``."""
     top = Path(_git(["rev-parse", "--show-toplevel"], root)).resolve()
     # --git-path applies core.hooksPath (relative values are relative to the working tree).
     hooks = _git(["rev-parse", "--path-format=absolute", "--git-path", "hooks"], root)
     rel = os.path.relpath(root.resolve(), top)
-    return HookTarget(Path(hooks) / HOOK_NAME, top, Path(rel).as_posix())
+    return HookTarget(Path(hooks), top, Path(rel).as_posix())
 
 
-def _block(mode: str, target: HookTarget, strict: bool, python: str) -> str:
+def _block(name: str, mode: str, target: HookTarget, strict: bool, python: str) -> str:
+    if name == HOOK_NAME:
+        lines = _commit_lines(mode, target, strict, python)
+    else:
+        lines = _sync_lines(name, mode, target, python)
+    if mode == "chained":
+        lines += [
+            f"# The {name} hook that was here before clawmem's, unchanged:",
+            f'exec "$(dirname "$0")/{name}{CHAINED_SUFFIX}" "$@"',
+        ]
+    lines.append(END_LINE)
+    return "\n".join(lines) + "\n"
+
+
+def _sync_lines(name: str, mode: str, target: HookTarget, python: str) -> list[str]:
+    ws = shlex.quote(target.workspace_rel)
+    py = shlex.quote(python)
+    run = f'--workspace {ws} hook sync {name} "$@"'
+    return [
+        f"# >>> clawmem hook ({mode}) >>>",
+        "# Added by `clawmem hook install`; `clawmem hook uninstall` removes exactly this block.",
+        "# Brings clawmem's index up to date with the files git just changed (no embedding).",
+        f"if [ -x {py} ]; then",
+        f"  {py} -m clawmem {run} || :",
+        "elif command -v clawmem >/dev/null 2>&1; then",
+        f"  clawmem {run} || :",
+        "fi",
+    ]
+
+
+def _commit_lines(mode: str, target: HookTarget, strict: bool, python: str) -> list[str]:
     ws = shlex.quote(target.workspace_rel)
     py = shlex.quote(python)
     run = f"--workspace {ws} hook run" + (" --strict" if strict else "")
@@ -96,16 +143,10 @@ def _block(mode: str, target: HookTarget, strict: bool, python: str) -> str:
         '  echo "clawmem hook: warning: exit status $clawmem_hook_status; commit not blocked" >&2',
         "fi",
     ]
-    if mode == "chained":
-        lines += [
-            "# The pre-commit hook that was here before clawmem's, unchanged:",
-            f'exec "$(dirname "$0")/{HOOK_NAME}{CHAINED_SUFFIX}" "$@"',
-        ]
-    lines.append(END_LINE)
-    return "\n".join(lines) + "\n"
+    return lines
 
 
-def _find_block(text: str) -> tuple[int, int, str] | None:
+def _find_block(text: str, name: str = HOOK_NAME) -> tuple[int, int, str] | None:
     """(start, end, mode) of our block in ``text``, ``end`` just past the END line's newline."""
     m = BEGIN_RE.search(text)
     if m is None:
@@ -113,7 +154,7 @@ def _find_block(text: str) -> tuple[int, int, str] | None:
     end = text.find(END_LINE, m.end())
     if end < 0:
         raise UsageError(
-            "the pre-commit hook has clawmem's start marker but not its end marker",
+            f"the {name} hook has clawmem's start marker but not its end marker",
             hint=f"edit the hook by hand: remove the lines from '{m.group(0)}' on",
         )
     end += len(END_LINE)
@@ -143,72 +184,134 @@ def _write(path: Path, text: str, mode: int) -> None:
     write_atomic(path, text.encode("utf-8", "surrogateescape"), mode=mode)
 
 
-def install(root: Path, *, strict: bool = False, python: str | None = None) -> tuple[str, Path]:
-    """Install (or update) the hook. Returns (what was done, hook path)."""
+def install(
+    root: Path, *, strict: bool = False, python: str | None = None
+) -> list[tuple[str, Path]]:
+    """Install (or update) every hook and register the merge driver. Returns (what was done,
+    path) per hook, then for the driver (the repository's config file)."""
     target = locate(root)
     python = python or sys.executable
-    hook = target.hook
-    hook.parent.mkdir(parents=True, exist_ok=True)
+    target.hooks.mkdir(parents=True, exist_ok=True)
+    done = [(_install_one(name, target, strict, python), target.hooks / name) for name in HOOKS]
+    done.append(register_driver(root, python))
+    return done
+
+
+def _install_one(name: str, target: HookTarget, strict: bool, python: str) -> str:
+    hook = target.hooks / name
     if not hook.exists():
-        _write(hook, "#!/bin/sh\n" + _block("created", target, strict, python), 0o755)
-        return "created", hook
+        _write(hook, "#!/bin/sh\n" + _block(name, "created", target, strict, python), 0o755)
+        return "created"
     data = hook.read_bytes()
     mode = hook.stat().st_mode & 0o7777
     text = data.decode("utf-8", "surrogateescape")
-    found = _find_block(text)
+    found = _find_block(text, name)
     if found is not None:
         start, end, how = found
-        _write(hook, text[:start] + _block(how, target, strict, python) + text[end:], mode)
-        return "updated", hook
+        new = text[:start] + _block(name, how, target, strict, python) + text[end:]
+        if new == text:
+            return "exists"
+        _write(hook, new, mode)
+        return "updated"
     if _is_shell_script(data):
         first, rest = text.split("\n", 1)
-        _write(hook, first + "\n" + _block("inserted", target, strict, python) + rest, mode)
-        return "inserted", hook
-    chained = hook.with_name(HOOK_NAME + CHAINED_SUFFIX)
+        _write(hook, first + "\n" + _block(name, "inserted", target, strict, python) + rest, mode)
+        return "inserted"
+    chained = hook.with_name(name + CHAINED_SUFFIX)
     if chained.exists():
         raise UsageError(
             f"{chained} exists already",
-            hint="it is left from an earlier install; move it back to pre-commit or delete it",
+            hint=f"it is left from an earlier install; move it back to {name} or delete it",
         )
     os.replace(hook, chained)  # keeps its bytes and mode exactly
-    _write(hook, "#!/bin/sh\n" + _block("chained", target, strict, python), 0o755)
-    return "chained", hook
+    _write(hook, "#!/bin/sh\n" + _block(name, "chained", target, strict, python), 0o755)
+    return "chained"
 
 
-def uninstall(root: Path) -> tuple[str, Path]:
-    """Undo ``install``. Returns (what was done, hook path)."""
+def uninstall(root: Path) -> list[tuple[str, Path]]:
+    """Undo ``install``. Returns (what was done, path) per hook, then for the driver."""
     target = locate(root)
-    hook = target.hook
+    done = [(_uninstall_one(name, target), target.hooks / name) for name in HOOKS]
+    done.append(unregister_driver(root))
+    return done
+
+
+def _uninstall_one(name: str, target: HookTarget) -> str:
+    hook = target.hooks / name
     if not hook.exists():
-        return "not installed", hook
+        return "not installed"
     data = hook.read_bytes()
     text = data.decode("utf-8", "surrogateescape")
-    found = _find_block(text)
+    found = _find_block(text, name)
     if found is None:
-        return "not installed", hook
+        return "not installed"
     start, end, how = found
     rest = text[:start] + text[end:]
     mode = hook.stat().st_mode & 0o7777
     if how == "created":
         if rest == "#!/bin/sh\n":
             hook.unlink()
-            return "removed", hook
+            return "removed"
         _write(hook, rest, mode)  # someone added their own lines after ours: keep them
-        return "removed block", hook
+        return "removed block"
     if how == "inserted":
         _write(hook, rest, mode)
-        return "removed block", hook
-    chained = hook.with_name(HOOK_NAME + CHAINED_SUFFIX)
+        return "removed block"
+    chained = hook.with_name(name + CHAINED_SUFFIX)
     if not chained.exists():
         _write(hook, rest, mode)
-        return "removed block (the chained hook was already gone)", hook
+        return "removed block (the chained hook was already gone)"
     if rest != "#!/bin/sh\n":
         raise UsageError(
             f"{hook} was edited after clawmem chained {chained.name}",
             hint=f"merge your edits into {chained.name}, delete {hook.name}, rename it back",
         )
     os.replace(chained, hook)
-    return "restored", hook
+    return "restored"
+
+
+# --------------------------------------------------------------------------- the merge driver
+def driver_command(python: str) -> str:
+    """What git runs to merge a file whose attributes say ``merge=clawmem`` (a shell command)."""
+    return f"{shlex.quote(python)} -m clawmem merge-driver %O %A %B %P"
+
+
+def register_driver(root: Path, python: str | None = None) -> tuple[str, Path]:
+    """Set ``merge.clawmem.*`` in the repository's own config (not shared by clones: each clone
+    runs ``clawmem init`` or ``clawmem hook install``)."""
+    config = Path(_git(["rev-parse", "--path-format=absolute", "--git-path", "config"], root))
+    command = driver_command(python or sys.executable)
+    current = _git_config(root, "--get", f"merge.{DRIVER}.driver")
+    if current == command:
+        return "driver exists", config
+    _git_config(root, f"merge.{DRIVER}.name", "clawmem: append-only logs, generated sections")
+    _git_config(root, f"merge.{DRIVER}.driver", command)
+    return ("driver updated" if current else "driver registered"), config
+
+
+def unregister_driver(root: Path) -> tuple[str, Path]:
+    config = Path(_git(["rev-parse", "--path-format=absolute", "--git-path", "config"], root))
+    if _git_config(root, "--get", f"merge.{DRIVER}.driver") is None:
+        return "driver not registered", config
+    _git_config(root, "--remove-section", f"merge.{DRIVER}")
+    return "driver removed", config
+
+
+def _git_config(root: Path, *args: str) -> str | None:
+    """``git config --local ARGS``; None where git says the key is not set (exit 1)."""
+    proc = subprocess.run(
+        ["git", "config", "--local", *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    if proc.returncode == 1 and args[0] == "--get":
+        return None
+    if proc.returncode != 0:
+        raise WorkspaceError(f"git config {' '.join(args[:1])} failed: {proc.stderr.strip()}")
+    return proc.stdout.strip()
 
 
 # --------------------------------------------------------------------------- the hook itself
@@ -267,3 +370,76 @@ def _run_check(workspace: Path | None, strict: bool) -> int:
         )
     _warn(f"check found {len(problems)} problem(s) (not blocking: installed without --strict)")
     return 0
+
+
+# --------------------------------------------------------------------- after a merge or checkout
+def _rebasing(root: Path) -> bool:
+    """A rebase is under way: its post-rewrite hook syncs once it is done."""
+    try:
+        out = _git(["rev-parse", "--git-path", "rebase-merge", "--git-path", "rebase-apply"], root)
+    except ClawmemError:
+        return False
+    return any((root / line).exists() for line in out.splitlines() if line)
+
+
+def sync(workspace: Path | None, event: str, args: list[str]) -> int:
+    """What post-merge, post-checkout and post-rewrite run: the index catches up with the files
+    git changed, without embedding (no model load; watch or the next recall embeds). Never fails:
+    git has done its work, and a problem is a warning."""
+    from clawmem.memory import open_workspace
+
+    if event == "post-rewrite" and args[:1] == ["amend"]:
+        return 0  # an amended commit changes no file in the working tree
+    t0 = time.perf_counter()
+    try:
+        mem = open_workspace(workspace)
+        if event == "post-checkout" and _rebasing(mem.root):
+            return 0
+        report = mem.index(embed=False, lock_timeout=HOOK_LOCK_TIMEOUT)
+    except ClawmemError as exc:
+        hint = f" ({exc.hint})" if exc.hint else ""
+        _warn(f"warning: index not refreshed after {event}: {exc.message}{hint}")
+        return 0
+    except Exception as exc:  # noqa: BLE001 - git has already done its work
+        _warn(f"warning: index not refreshed after {event}: internal error: {exc!r}")
+        return 0
+    changed = report.files_indexed + report.files_removed
+    if changed or report.rebuilt:
+        _warn(
+            f"index refreshed after {event}: {report.files_indexed} file(s) indexed, "
+            f"{report.files_removed} removed ({time.perf_counter() - t0:.2f} s)"
+        )
+        _note_merged_sections(mem.root)
+    return 0
+
+
+def _note_merged_sections(root: Path) -> None:
+    from clawmem.markdown.merging import merged_sections
+
+    pages = merged_sections(root)
+    if pages:
+        _warn(
+            f"{len(pages)} generated section(s) merged from two clones ({', '.join(pages[:3])}"
+            f"{', …' if len(pages) > 3 else ''}); `clawmem reflect` rewrites them"
+        )
+
+
+def merge_driver(base: Path, ours: Path, theirs: Path, relpath: str) -> int:
+    """What git runs for a file whose attributes say ``merge=clawmem``: the merge goes to
+    ``ours``; 0 when clean, 1 when hand-written text conflicts (git then reports it as usual)."""
+    from clawmem.files.gitmerge import merge_file
+    from clawmem.markdown.merging import merge
+
+    try:
+        texts = [p.read_bytes().decode("utf-8") for p in (base, ours, theirs)]
+    except UnicodeDecodeError:  # not a text clawmem understands: git's own merge, in place
+        proc = subprocess.run(
+            ["git", "merge-file", "-L", "ours", "-L", "base", "-L", "theirs"]
+            + [str(ours), str(base), str(theirs)],
+            capture_output=True,
+            check=False,
+        )
+        return 1 if proc.returncode else 0
+    merged = merge(relpath, texts[0], texts[1], texts[2], merge_file)
+    write_atomic(ours, merged.text.encode("utf-8"))
+    return 1 if merged.conflicts else 0

@@ -566,6 +566,26 @@ def _note(line: str) -> str:
     return text[marker.end() :] if marker else text
 
 
+def fact_items(text: str) -> list[tuple[Fact, int, int]]:
+    """Every well-formed fact with its list item's 0-based ``[first, end)`` line span (the bullet,
+    its notes, and any blank lines markdown counts into the item): for moving or dropping whole
+    items (``clawmem.markdown.merging``)."""
+    if "retain" not in text.casefold():
+        return []
+    lines = _split_lines(text)
+    out: list[tuple[Fact, int, int]] = []
+    for first, end, ordered in _retain_items(_tokens(lines), len(lines)):
+        if ordered:
+            continue
+        try:
+            fact = _parse(lines[first], first + 1)
+        except _Malformed:
+            continue
+        notes = tuple(note for note in map(_note, lines[first + 1 : end]) if note)
+        out.append((replace(fact, notes=notes) if notes else fact, first, end))
+    return out
+
+
 def extract_facts(text: str) -> tuple[list[Fact], list[FactProblem]]:
     """All facts of a Markdown document and the malformed fact bullets, with 1-based line numbers.
 

@@ -1,7 +1,9 @@
-"""``clawmem hook install | uninstall | run``: the git pre-commit hook (see clawmem.cli.hook)."""
+"""``clawmem hook install | uninstall | run | sync`` and ``clawmem merge-driver``: clawmem's git
+hooks and merge driver (see clawmem.cli.hook)."""
 
 # No `from __future__ import annotations`: typer reads these annotations at run time.
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -11,7 +13,9 @@ from clawmem.cli.commands import WorkspaceOpt
 
 def register(app: typer.Typer) -> None:
     hook_app = typer.Typer(
-        help="A git pre-commit hook that refreshes the index and runs `clawmem check`.",
+        help="Git hooks: pre-commit refreshes the index and runs `clawmem check`; post-merge, "
+        "post-checkout and post-rewrite bring the index up to date after a pull, checkout or "
+        "rebase. `install` also registers the merge driver.",
         no_args_is_help=True,
     )
 
@@ -26,19 +30,26 @@ def register(app: typer.Typer) -> None:
         ] = False,
         workspace: WorkspaceOpt = None,
     ) -> None:
-        """Add the hook to the workspace's git repository, keeping any hook already there."""
+        """Add the hooks to the workspace's git repository, keeping any hook already there, and
+        register clawmem's merge driver in its config."""
         from clawmem.cli import hook
         from clawmem.cli.commands import open_mem
 
         mem = open_mem(workspace)
-        action, path = hook.install(mem.root, strict=strict)
-        text = {
+        words = {
             "created": "created",
             "inserted": "added clawmem's block to the existing hook",
             "updated": "updated clawmem's block in",
-            "chained": "chained the existing hook (kept as pre-commit.clawmem-chained) from",
-        }[action]
-        print(f"clawmem hook: {text} {path}" + (" (--strict)" if strict else ""))
+            "exists": "up to date:",
+            "driver registered": "registered the merge driver in",
+            "driver updated": "updated the merge driver in",
+            "driver exists": "merge driver already registered in",
+            "chained": "chained the existing hook (kept as NAME.clawmem-chained) from",
+        }
+        for action, path in hook.install(mem.root, strict=strict):
+            text = words.get(action, action).replace("NAME", path.name)
+            suffix = " (--strict)" if strict and path.name == hook.HOOK_NAME else ""
+            print(f"clawmem hook: {text} {path}{suffix}")
 
     @hook_app.command("uninstall")
     def uninstall(workspace: WorkspaceOpt = None) -> None:
@@ -47,8 +58,9 @@ def register(app: typer.Typer) -> None:
         from clawmem.cli.commands import open_mem
 
         mem = open_mem(workspace)
-        action, path = hook.uninstall(mem.root)
-        print(f"clawmem hook: {action}: {path}")
+        for action, path in hook.uninstall(mem.root):
+            action = action.replace("driver ", "merge driver ")
+            print(f"clawmem hook: {action}: {path}")
 
     @hook_app.command("run")
     def run(
@@ -65,4 +77,40 @@ def register(app: typer.Typer) -> None:
         if code:
             raise typer.Exit(code)
 
+    @hook_app.command(
+        "sync", context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
+    )
+    def sync(
+        event: Annotated[
+            str,
+            typer.Argument(help="The hook that runs it: post-merge, post-checkout, post-rewrite."),
+        ],
+        args: Annotated[
+            list[str] | None, typer.Argument(help="The hook's own arguments, as git gave them.")
+        ] = None,
+        workspace: WorkspaceOpt = None,
+    ) -> None:
+        """What the post-merge, post-checkout and post-rewrite hooks run: sync the index with the
+        files git changed, without embedding. Always exits 0."""
+        from clawmem.cli import hook
+        from clawmem.cli.commands import current_workspace
+
+        hook.sync(current_workspace(workspace), event, list(args or []))
+
     app.add_typer(hook_app, name="hook")
+
+    @app.command("merge-driver")
+    def merge_driver(
+        base: Annotated[Path, typer.Argument(help="The common ancestor's version (git's %O).")],
+        ours: Annotated[Path, typer.Argument(help="Our version (%A); the merge is written here.")],
+        theirs: Annotated[Path, typer.Argument(help="Their version (%B).")],
+        path: Annotated[str, typer.Argument(help="The file's path in the repository (%P).")],
+    ) -> None:
+        """What git runs to merge a file clawmem owns (registered by `clawmem init` or `hook
+        install`; `.gitattributes` names it): daily logs keep both sides' lines, a fact retained on
+        both sides once; generated sections never conflict. Exit 1: hand-written text conflicts."""
+        from clawmem.cli import hook
+
+        code = hook.merge_driver(base, ours, theirs, path)
+        if code:
+            raise typer.Exit(code)
