@@ -13,6 +13,7 @@ they can be checked without the protocol; ``serve`` wires them to the SDK.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
 import sys
@@ -416,14 +417,22 @@ class Tools:
             except Exception:  # noqa: BLE001 - a warm-up must never take the server down
                 log.exception("warming up the embedding model failed")
 
-    def call(self, name: str, args: dict | None) -> tuple[bool, dict | str]:
-        """(ok, JSON object) or (False, the CLI's error text). Never raises."""
+    def call(
+        self, name: str, args: dict | None, *, may_write: bool = True
+    ) -> tuple[bool, dict | str]:
+        """(ok, JSON object) or (False, the CLI's error text). Never raises. ``may_write``: the
+        caller's token allows memory_retain (a read-only token sees the tool as unknown)."""
         spec = self.specs.get(name)
+        if spec is not None and spec.writes and not may_write:
+            spec = None
         try:
             if spec is None:
-                hint = "tools: " + ", ".join(self.specs)
+                names = [n for n, t in self.specs.items() if may_write or not t.writes]
+                hint = "tools: " + ", ".join(names)
                 if name == "memory_retain" and self.read_only:
                     hint = "the server was started with --read-only"
+                elif name == "memory_retain" and not may_write:
+                    hint = "this token may only read; `clawmem token create --write` makes one that writes"
                 raise UsageError(f"unknown tool {name!r}", hint=hint)
             clean = validate_arguments(spec, args)
             with self._lock:
@@ -440,22 +449,20 @@ class Tools:
 
 # ------------------------------------------------------------------------------ the protocol
 
+# What the request being served may do: "write" (every tool) or "read" (no memory_retain). Set per
+# HTTP request from its token (``TokenGate``); stdio has one client, trusted like the CLI.
+GRANT: contextvars.ContextVar[str] = contextvars.ContextVar("clawmem_grant", default="write")
 
-def serve(mem, *, read_only: bool = False) -> None:
-    """Serve the workspace's memory over stdio until the client closes the connection."""
+
+def _server(mem, bound: Tools):
+    """The SDK's low-level server with clawmem's tools, for either transport."""
     import anyio
     import mcp_types as types
     from mcp.server.lowlevel import Server
-    from mcp.server.stdio import stdio_server
 
     from clawmem import __version__
 
-    # A server lives for a whole agent session: it follows the files' changes itself, so a call
-    # with nothing changed skips the stat pass of every file even with no `clawmem watch`.
-    mem.follow_changes()
-    bound = Tools(mem, read_only=read_only)
-
-    def tool_list() -> list:
+    def tool_list(may_write: bool) -> list:
         return [
             types.Tool(
                 name=t.name,
@@ -471,13 +478,17 @@ def serve(mem, *, read_only: bool = False) -> None:
                 ),
             )
             for t in bound.specs.values()
+            if may_write or not t.writes
         ]
 
     async def list_tools(ctx, params) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tool_list())
+        return types.ListToolsResult(tools=tool_list(GRANT.get() == "write"))
 
     async def call_tool(ctx, params) -> types.CallToolResult:
-        ok, data = await anyio.to_thread.run_sync(bound.call, params.name, params.arguments)
+        may_write = GRANT.get() == "write"
+        ok, data = await anyio.to_thread.run_sync(
+            partial(bound.call, params.name, params.arguments, may_write=may_write)
+        )
         if not ok:
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=str(data))], is_error=True
@@ -487,7 +498,7 @@ def serve(mem, *, read_only: bool = False) -> None:
             content=[types.TextContent(type="text", text=text)], structured_content=data
         )
 
-    server = Server(
+    return Server(
         "clawmem",
         version=__version__,
         title="clawmem memory",
@@ -495,6 +506,24 @@ def serve(mem, *, read_only: bool = False) -> None:
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+
+
+def _log_to_stderr() -> None:
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.WARNING, format="clawmem mcp: %(levelname)s: %(message)s"
+    )
+
+
+def serve(mem, *, read_only: bool = False) -> None:
+    """Serve the workspace's memory over stdio until the client closes the connection."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    # A server lives for a whole agent session: it follows the files' changes itself, so a call
+    # with nothing changed skips the stat pass of every file even with no `clawmem watch`.
+    mem.follow_changes()
+    bound = Tools(mem, read_only=read_only)
+    server = _server(mem, bound)
 
     async def main() -> None:
         async with stdio_server() as (read_stream, write_stream):
@@ -506,7 +535,148 @@ def serve(mem, *, read_only: bool = False) -> None:
                 await server.run(read_stream, write_stream, server.create_initialization_options())
                 tg.cancel_scope.cancel()
 
-    logging.basicConfig(
-        stream=sys.stderr, level=logging.WARNING, format="clawmem mcp: %(levelname)s: %(message)s"
-    )
+    _log_to_stderr()
     anyio.run(main)
+
+
+# ------------------------------------------------------------------------------ over HTTP
+
+LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
+PATH = "/mcp"
+
+
+def is_loopback(host: str) -> bool:
+    import ipaddress
+
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """``HOST:PORT``, ``[v6]:PORT`` or ``PORT`` (loopback) -> (host, port)."""
+    host, _, port = text.rpartition(":")
+    host = host.strip("[]") or "127.0.0.1"
+    try:
+        number = int(port)
+        if not 0 <= number <= 65535:
+            raise ValueError
+    except ValueError:
+        raise UsageError(
+            f"{text!r} is not HOST:PORT", hint="e.g. 127.0.0.1:8765, 0.0.0.0:8765 or [::1]:8765"
+        ) from None
+    return host, number
+
+
+class TokenGate:
+    """ASGI middleware in front of the MCP endpoint: a request without a valid token for this
+    workspace is answered 401 before anything reads the workspace; a valid one sets ``GRANT``.
+    The answer never repeats what was presented."""
+
+    def __init__(self, app, verifier, *, required: bool, read_only: bool) -> None:
+        self.app = app
+        self.verifier = verifier
+        self.required = required
+        self.read_only = read_only
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":  # lifespan
+            await self.app(scope, receive, send)
+            return
+        grant = "read" if self.read_only else "write"
+        if self.required or _bearer(scope) is not None:
+            token = self._token(scope)
+            if token is None:
+                await _refuse(send)
+                return
+            if not token.write:
+                grant = "read"
+        reset = GRANT.set(grant)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            GRANT.reset(reset)
+
+    def _token(self, scope):
+        secret = _bearer(scope)
+        if not secret:
+            return None
+        try:
+            return self.verifier.verify(secret)
+        except ClawmemError:
+            log.exception("the token store cannot be read; refusing every request")
+            return None
+
+
+def _bearer(scope) -> str | None:
+    for name, value in scope.get("headers", ()):
+        if name == b"authorization":
+            scheme, _, secret = value.decode("latin-1").partition(" ")
+            return secret.strip() if scheme.lower() == "bearer" else ""
+    return None
+
+
+async def _refuse(send) -> None:
+    body = json.dumps(
+        {
+            "error": "unauthorized",
+            "error_description": "a valid clawmem token for this workspace is required "
+            "(Authorization: Bearer <token>; `clawmem token create`)",
+        }
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 401,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"www-authenticate", b'Bearer realm="clawmem"'),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def http_app(mem, *, host: str, read_only: bool = False, verifier=None, required: bool = True):
+    """The ASGI app: the SDK's streamable HTTP transport at ``/mcp`` behind ``TokenGate``.
+    Stateless: every request stands alone (no session to hijack or to run out of), and its
+    answer is one JSON body."""
+    bound = Tools(mem, read_only=read_only)
+    server = _server(mem, bound)
+    app = server.streamable_http_app(
+        streamable_http_path=PATH, stateless_http=True, json_response=True, host=host
+    )
+    return TokenGate(app, verifier, required=required, read_only=read_only), bound
+
+
+def serve_http(mem, host: str, port: int, *, read_only: bool = False, announce=None) -> None:
+    """Serve over streamable HTTP until interrupted. Tokens are required on any address but
+    loopback, and on loopback too once a token names this workspace."""
+    import threading
+
+    import uvicorn
+
+    from clawmem.cli.tokens import Verifier
+
+    verifier = Verifier(mem.root)
+    has_tokens = verifier.any_for_workspace()
+    if not is_loopback(host) and not has_tokens:
+        raise UsageError(
+            f"serving on {host} (not loopback) needs a token for this workspace",
+            hint=f"create one: clawmem token create --name NAME -w {mem.root}",
+        )
+    required = has_tokens or not is_loopback(host)
+    mem.follow_changes()
+    app, bound = http_app(mem, host=host, read_only=read_only, verifier=verifier, required=required)
+    threading.Thread(target=bound.warm_up, name="clawmem-warm-up", daemon=True).start()
+    _log_to_stderr()
+    if announce is not None:
+        announce(required)
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", access_log=False, lifespan="on"
+    )
+    uvicorn.Server(config).run()

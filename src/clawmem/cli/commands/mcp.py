@@ -1,12 +1,15 @@
-"""``clawmem mcp``: serve the workspace's memory to an agent over MCP (see clawmem.cli.mcp_server)."""
+"""``clawmem mcp``: serve the workspace's memory to an agent over MCP, on stdio or streamable
+HTTP (see clawmem.cli.mcp_server); ``clawmem token``: the HTTP server's access tokens (see
+clawmem.cli.tokens)."""
 
 # No `from __future__ import annotations`: typer reads these annotations at run time.
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from clawmem.cli.commands import WorkspaceOpt, open_mem
+from clawmem.cli.commands import JsonOpt, WorkspaceOpt, open_mem, print_json, state
 
 
 def register(app: typer.Typer) -> None:
@@ -19,23 +22,114 @@ def register(app: typer.Typer) -> None:
                 help="Leave out memory_retain: the agent can search and read memory, not write it.",
             ),
         ] = False,
+        http: Annotated[
+            str | None,
+            typer.Option(
+                "--http",
+                metavar="HOST:PORT",
+                help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio. Any address "
+                "but loopback requires tokens (`clawmem token create`).",
+            ),
+        ] = None,
         workspace: WorkspaceOpt = None,
     ) -> None:
-        """Serve memory to an agent over MCP on stdio: memory_search, memory_get, memory_retain,
+        """Serve memory to an agent over MCP: memory_search, memory_get, memory_retain,
         memory_status and memory_entities.
 
-        Started by the agent (Claude Code, Claude Desktop, Cursor, Codex, OpenClaw, any MCP client),
-        not by hand: stdout carries the protocol, stderr the log. Recipes: docs/agents.md.
+        On stdio it is started by the agent (Claude Code, Claude Desktop, Cursor, Codex, OpenClaw,
+        any MCP client), not by hand: stdout carries the protocol, stderr the log. With --http it
+        is a server that remote agents reach with a token. Recipes: docs/agents.md.
         """
         import sys
 
         # The SDK itself is imported inside serve(): it costs about a second no other command pays.
-        from clawmem.cli.mcp_server import serve, tools
+        from clawmem.cli.mcp_server import parse_address, serve, serve_http, tools
 
         mem = open_mem(workspace)
         names = ", ".join(t.name for t in tools(read_only))
-        sys.stderr.write(f"clawmem mcp: serving {mem.root} on stdio ({names})\n")
         try:
-            serve(mem, read_only=read_only)
+            if http is None:
+                sys.stderr.write(f"clawmem mcp: serving {mem.root} on stdio ({names})\n")
+                serve(mem, read_only=read_only)
+                return
+            host, port = parse_address(http)
+            shown = f"[{host}]" if ":" in host else host
+
+            def announce(required: bool) -> None:
+                how = "token required" if required else "no token needed on loopback"
+                sys.stderr.write(
+                    f"clawmem mcp: serving {mem.root} at http://{shown}:{port}/mcp ({how}; "
+                    f"{names})\n"
+                )
+
+            serve_http(mem, host, port, read_only=read_only, announce=announce)
         finally:
             mem.close()  # the index connection and the server's own journal (its probe file)
+
+    token_app = typer.Typer(
+        help="Access tokens for `clawmem mcp --http`: each opens some workspaces, to read or to "
+        "write. Stored hashed in $CLAWMEM_TOKENS_FILE (default: tokens.json in your config "
+        "folder).",
+        no_args_is_help=True,
+    )
+
+    @token_app.command("create")
+    def create(
+        name: Annotated[str, typer.Option("--name", help="What the token is for, e.g. laptop.")],
+        write: Annotated[
+            bool, typer.Option("--write", help="Allow memory_retain (default: read only).")
+        ] = False,
+        workspaces: Annotated[
+            list[Path] | None,
+            typer.Option(
+                "--workspace",
+                "-w",
+                help="A workspace it opens (repeatable; default: the current workspace).",
+            ),
+        ] = None,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Create a token and print its secret, once: only its hash is kept."""
+        import sys
+
+        from clawmem.cli import tokens
+        from clawmem.markdown.workspace import find_root
+
+        folders = [find_root(w) for w in workspaces or []] or [find_root(state["workspace"])]
+        token, secret = tokens.create(name, folders, write=write)
+        if as_json:
+            print_json({**token.public(), "secret": secret})
+            return
+        print(secret)
+        sys.stderr.write(
+            f"clawmem token: created {token.id} ({token.name}, "
+            f"{'read and write' if token.write else 'read only'}) for "
+            f"{', '.join(token.workspaces)}; the secret above is shown only now\n"
+        )
+
+    @token_app.command("list")
+    def list_(as_json: JsonOpt = False) -> None:
+        """The tokens: id, name, workspaces, read or write, when created (never the secret)."""
+        from clawmem.cli import tokens
+
+        rows = [t.public() for t in tokens.list_tokens()]
+        if as_json:
+            print_json({"tokens": rows, "store": str(tokens.store_path())})
+            return
+        if not rows:
+            print("no tokens")
+        for r in rows:
+            access = "write" if r["write"] else "read"
+            print(f"{r['id']}  {r['name']}  {access}  {r['created']}  {', '.join(r['workspaces'])}")
+
+    @token_app.command("revoke")
+    def revoke(
+        which: Annotated[str, typer.Argument(help="The token's id (tok_…) or name.")],
+    ) -> None:
+        """Revoke a token: a running server refuses it from its next request on."""
+        from clawmem.cli import tokens
+
+        token = tokens.revoke(which)
+        print(f"clawmem token: revoked {token.id} ({token.name})")
+
+    app.add_typer(token_app, name="token")
