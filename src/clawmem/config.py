@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,10 @@ class Config:
     session_idle_minutes: int = 60
     session_batch_bytes: int = 100_000
     session_batch_messages: int = 50
+    # Other workspaces this one reads (``[scopes]`` in clawmem.toml: ``team = "~/team-notes"``),
+    # each as "NAME=PATH": recall searches them too, `get NAME:path` reads them, nothing writes
+    # to them (docs/workspace.md).
+    read_scopes: tuple[str, ...] = ()
     sources: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -152,6 +157,51 @@ def _flatten_sessions(table: dict) -> dict:
     return out
 
 
+SCOPE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,39}")
+
+
+def _flatten_scopes(table: dict) -> dict:
+    """``[scopes] team = "~/team-notes"`` is ``read_scopes = ("team=~/team-notes",)``."""
+    section = table.get("scopes")
+    if section is None:
+        return table
+    if not isinstance(section, dict):
+        raise ConfigError(
+            f"{CONFIG_FILE}: scopes must be a table",
+            hint='write [scopes] with team = "~/team-notes"',
+        )
+    out = {k: v for k, v in table.items() if k != "scopes"}
+    entries = []
+    for name, path in section.items():
+        if not isinstance(path, str) or not path.strip():
+            raise ConfigError(
+                f"{CONFIG_FILE}: [scopes] {name} must be the path of a workspace",
+                hint=f'{name} = "~/team-notes"',
+            )
+        entries.append(f"{name}={path}")
+    out["read_scopes"] = entries
+    return out
+
+
+def parse_scopes(cfg: Config, root: Path) -> dict[str, Path]:
+    """The read scopes by name, paths resolved against the workspace; ConfigError when bad."""
+    out: dict[str, Path] = {}
+    where = cfg.sources.get("read_scopes", CONFIG_FILE)
+    for entry in cfg.read_scopes:
+        name, sep, raw = entry.partition("=")
+        if not sep or not SCOPE_NAME.fullmatch(name) or not raw.strip():
+            raise ConfigError(
+                f"{where}: scope {entry!r} is not NAME=PATH",
+                hint="a name of letters, digits, - and _, then the workspace's path",
+            )
+        path = Path(raw.strip()).expanduser()
+        path = (root / path if not path.is_absolute() else path).resolve()
+        if path == root.resolve():
+            raise ConfigError(f"{where}: scope {name!r} is this workspace itself")
+        out[name] = path
+    return out
+
+
 def load_config(root: Path, environ: dict[str, str] | None = None) -> Config:
     env = os.environ if environ is None else environ
     allowed = _settable_fields()
@@ -171,7 +221,7 @@ def load_config(root: Path, environ: dict[str, str] | None = None) -> Config:
             ) from None
         # Settings may live at the top level or under [clawmem].
         table = data.get("clawmem", data) if isinstance(data.get("clawmem"), dict) else data
-        table = _flatten_sessions(table)
+        table = _flatten_scopes(_flatten_sessions(table))
         for key, raw in table.items():
             if key not in allowed:
                 raise ConfigError(

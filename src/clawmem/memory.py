@@ -67,7 +67,8 @@ else:
     _list_entities = _Lazy("clawmem.recall.entities", "list_entities")
     _graph_data = _Lazy("clawmem.recall.graph", "graph_data")
     _links_of = _Lazy("clawmem.recall.graph", "links_of")
-    _recall = _Lazy("clawmem.recall.pipeline", "recall")
+    # With read scopes ([scopes] in clawmem.toml) recall searches them too (recall/scopes.py).
+    _recall = _Lazy("clawmem.recall.scopes", "recall_with_scopes")
     _retain = _Lazy("clawmem.ingest.retain", "retain")
     _status = _Lazy("clawmem.ingest.status", "status")
     _reflect = _Lazy("clawmem.reflect.pipeline", "reflect")
@@ -225,7 +226,22 @@ class Memory:
         from clawmem.transcripts.sessions import is_transcript_path, read_messages
 
         path, from_line, lines = split_citation(path, from_line, lines)
+        if self.cfg.read_scopes and ":" in path:  # team:memory/x.md, a read scope's file
+            from clawmem.config import load_config, parse_scopes
+            from clawmem.recall.scopes import split_scope
 
+            scopes = parse_scopes(self.cfg, self.root)
+            name, rest = split_scope(path, scopes)
+            if name is not None:
+                root = scopes[name]
+                got = read_lines(
+                    root,
+                    rest,
+                    from_line=from_line,
+                    lines=lines,
+                    extra_paths=load_config(root).extra_paths,
+                )
+                return {**got, "path": path, "citation": f"{name}:{got['citation']}"}
         if is_transcript_path(path):
             return read_messages(self.root, self.cfg, path, from_line=from_line, lines=lines)
         return read_lines(

@@ -34,6 +34,9 @@ class Hit:
     # Reached through a link, not by the query (recall --expand, entity recall): the link's
     # direction, type, where it is written and the hit it starts from (graph.expand).
     via: dict | None = None
+    # From a read scope (another workspace this one reads, [scopes] in clawmem.toml): its name.
+    # ``path`` stays relative to that workspace; the citation carries the name.
+    scope: str | None = None
 
     @classmethod
     def from_row(cls, row: Any, *, score: float, snippet: str, **fields: Any) -> Hit:
@@ -63,14 +66,19 @@ class Hit:
 
     @property
     def citation(self) -> str:
-        return f"{self.path}#L{self.start_line}-L{self.end_line}"
+        return f"{self.scoped_path}#L{self.start_line}-L{self.end_line}"
+
+    @property
+    def scoped_path(self) -> str:
+        """The path ``get`` reads it back with: ``team:memory/x.md`` for a read scope's hit."""
+        return f"{self.scope}:{self.path}" if self.scope else self.path
 
     def to_dict(self, explain: bool = False) -> dict:
         d: dict[str, object] = {
             "type": "fact" if self.kind else "chunk",
             "citation": self.citation,
             "source": self.citation,
-            "path": self.path,
+            "path": self.scoped_path,
             "start_line": self.start_line,
             "end_line": self.end_line,
             "score": round(self.score, 6),
@@ -94,6 +102,8 @@ class Hit:
             )
         if self.via is not None:
             d["via"] = dict(self.via)
+        if self.scope is not None:
+            d["scope"] = self.scope
         if explain:
             d["explain"] = {
                 "lexical_rank": self.lexical_rank,

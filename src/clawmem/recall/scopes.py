@@ -1,0 +1,87 @@
+"""Read scopes: other workspaces this one reads (``[scopes]`` in clawmem.toml, e.g. a team's).
+
+Recall asks each scope the same question, with the same filters, on the scope's own index as it
+is: never synced, because clawmem writes nothing into a read scope, its ``.memory/`` included (a
+stale or missing index is reported in ``degraded``, with the command that fixes it). Each of a
+scope's hits carries the scope's name, so its citation (``team:memory/2025-11-27.md#L3-L3``) reads
+back with ``get``. Scores of two indexes are not comparable, so the lists are fused by reciprocal
+rank, this workspace's hit first on a tie.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from clawmem.config import load_config, parse_scopes
+from clawmem.errors import ClawmemError
+from clawmem.ingest.indexing import Indexer
+from clawmem.recall.pipeline import pack_budget, recall
+from clawmem.recall.results import Hit, RecallResult
+
+# The usual reciprocal-rank constant: with a handful of lists, rank decides, not the list.
+RRF_K = 60
+
+
+def split_scope(path: str, scopes: dict[str, Path]) -> tuple[str | None, str]:
+    """``team:memory/x.md`` -> ("team", "memory/x.md") when ``team`` is a scope."""
+    name, sep, rest = path.partition(":")
+    if sep and name in scopes:
+        return name, rest
+    return None, path
+
+
+def recall_with_scopes(ix: Indexer, query: str, **kwargs: Any) -> RecallResult:
+    """``recall`` over this workspace and its read scopes, fused."""
+    own = recall(ix, query, **kwargs)
+    scopes = parse_scopes(ix.cfg, ix.root)
+    if not scopes:
+        return own
+    lists: list[list[Hit]] = [own.hits]
+    for name, root in scopes.items():
+        hits, problem = _scope_hits(ix, name, root, query, kwargs)
+        if problem:
+            own.degraded.append(f"scope {name} ({root}): {problem}")
+        lists.append(hits)
+    k = kwargs.get("k") or ix.cfg.k
+    want = max(k, len(own.hits))
+    hits = fuse(lists)[:want]
+    budget = kwargs.get("budget")
+    if budget:
+        hits, own.budget = pack_budget(hits, budget)
+    own.hits = hits
+    if hits:
+        own.empty_reason = None
+    own.notes.append("scopes searched: " + ", ".join(scopes))
+    return own
+
+
+def _scope_hits(
+    ix: Indexer, name: str, root: Path, query: str, kwargs: dict
+) -> tuple[list[Hit], str | None]:
+    if not root.is_dir():
+        return [], "not found; fix [scopes] in clawmem.toml"
+    if not (root / ".memory" / "index.sqlite").exists():
+        return [], f"not indexed; run `clawmem -w {root} index`"
+    mode = kwargs.get("mode", "hybrid")
+    # The model this process loaded serves the scope too when its index was built with it; a
+    # scope indexed with another model answers lexically and says so.
+    shared = ix.embedder() if mode != "lexical" else None
+    try:
+        scope_ix = Indexer(root, load_config(root), embedder=shared)
+        res = recall(scope_ix, query, **{**kwargs, "sync": False})
+    except ClawmemError as exc:
+        return [], exc.message
+    problem = "; ".join(res.degraded) or None
+    return [replace(h, scope=name) for h in res.hits], problem
+
+
+def fuse(lists: list[list[Hit]]) -> list[Hit]:
+    """Reciprocal-rank fusion of ranked lists; the first list wins ties."""
+    scored = []
+    for li, hits in enumerate(lists):
+        for rank, hit in enumerate(hits, start=1):
+            scored.append((-1.0 / (RRF_K + rank), li, rank, hit))
+    scored.sort(key=lambda t: (t[0], t[1], t[2]))
+    return [hit for *_, hit in scored]

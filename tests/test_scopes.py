@@ -1,0 +1,91 @@
+"""Read scopes: a personal workspace that reads a team's (``[scopes]`` in clawmem.toml). Recall
+finds the team's notes too, marked and cited so `get` reads them back; nothing is ever written to
+the team's workspace, its index included."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from .conftest import FIXTURE, cli
+
+pytestmark = pytest.mark.usefixtures("lexical")
+
+
+def files(root: Path) -> dict[str, tuple[int, int]]:
+    return {
+        p.relative_to(root).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.fixture
+def personal_and_team(tmp_path) -> tuple[Path, Path]:
+    team = tmp_path / "team"
+    shutil.copytree(FIXTURE, team)
+    (team / "memory" / "2025-12-08.md").write_text(
+        "# 2025-12-08\n\n## Retain\n- W @Kestrel: The kestrel launch review is on Thursday.\n"
+    )
+    assert cli("-w", str(team), "index").code == 0
+    me = tmp_path / "me"
+    assert cli("init", str(me)).code == 0
+    (me / "clawmem.toml").write_text('[scopes]\nteam = "../team"\n')
+    assert cli("-w", str(me), "retain", "I prepare the kestrel demo.", "-e", "Kestrel").code == 0
+    return me, team
+
+
+def test_recall_searches_the_scope_marks_and_cites_it(personal_and_team):
+    me, team = personal_and_team
+    before = files(team)
+    r = cli("-w", str(me), "recall", "kestrel", "--json")
+    assert r.code == 0, r.err
+    data = json.loads(r.out)
+    scopes = {h.get("scope") for h in data["results"]}
+    assert None in scopes and "team" in scopes  # both workspaces answered
+    team_hit = next(h for h in data["results"] if h.get("scope") == "team")
+    assert team_hit["citation"].startswith("team:memory/") or team_hit["citation"].startswith(
+        "team:bank/"
+    )
+    assert "scopes searched: team" in data["notes"]
+
+    # The citation reads back, from the team's file.
+    path, _, lines = team_hit["citation"].partition("#L")
+    start = int(lines.split("-")[0])
+    got = cli("-w", str(me), "get", path, "--from", str(start), "--lines", "1", "--json")
+    assert got.code == 0, got.err
+    g = json.loads(got.out)
+    real = (team / path.removeprefix("team:")).read_text().splitlines()[start - 1]
+    assert g["text"].rstrip("\n") == real and g["citation"].startswith("team:")
+
+    # Nothing was written into the scope: not its Markdown, not its index.
+    assert files(team) == before
+
+
+def test_retain_never_writes_into_a_scope(personal_and_team):
+    me, team = personal_and_team
+    before = files(team)
+    assert cli("-w", str(me), "retain", "The kestrel demo moved to Friday.").code == 0
+    assert files(team) == before
+
+
+def test_a_missing_or_unindexed_scope_is_reported(personal_and_team, tmp_path):
+    me, team = personal_and_team
+    shutil.rmtree(team / ".memory")
+    data = json.loads(cli("-w", str(me), "recall", "kestrel", "--json").out)
+    assert any(d.startswith("scope team") and "not indexed" in d for d in data["degraded"])
+    assert not (team / ".memory").exists()  # still nothing written there
+    assert data["results"]  # this workspace still answers
+    (me / "clawmem.toml").write_text('[scopes]\nteam = "../nowhere"\n')
+    data = json.loads(cli("-w", str(me), "recall", "kestrel", "--json").out)
+    assert any("not found" in d for d in data["degraded"])
+
+
+def test_a_bad_scope_entry_is_a_clear_error(personal_and_team):
+    me, _ = personal_and_team
+    (me / "clawmem.toml").write_text('[scopes]\nteam = ""\n')
+    r = cli("-w", str(me), "recall", "kestrel")
+    assert r.code != 0 and r.err.startswith("clawmem: error: clawmem.toml: [scopes] team")
