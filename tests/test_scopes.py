@@ -61,6 +61,10 @@ def test_recall_searches_the_scope_marks_and_cites_it(personal_and_team):
     real = (team / path.removeprefix("team:")).read_text().splitlines()[start - 1]
     assert g["text"].rstrip("\n") == real and g["citation"].startswith("team:")
 
+    # status says what recall can search
+    st = json.loads(cli("-w", str(me), "status", "--json").out)
+    assert st["scopes"] == [{"name": "team", "path": str(team.resolve()), "state": "ok"}]
+
     # Nothing was written into the scope: not its Markdown, not its index.
     assert files(team) == before
 

@@ -195,6 +195,18 @@ def status_human(s: dict) -> None:
         )
     if "watcher" in s:
         out.print(f"watcher     {escape(s['watcher'])}")
+    for sc in s.get("scopes", []):
+        colour = "dim" if sc["state"] == "ok" else "yellow"
+        out.print(
+            f"scope       {escape(sc['name'])} {escape(sc['path'])}: "
+            f"[{colour}]{escape(sc['state'])}[/{colour}]"
+        )
+    if s.get("merged_sections"):
+        pages = ", ".join(s["merged_sections"])
+        out.print(
+            f"[yellow]merged[/yellow]      {escape(pages)}: generated sections merged from two "
+            "clones; `clawmem reflect` rewrites them"
+        )
     for p in s.get("problems", []):
         out.print(f"[red]problem[/red]     {escape(p['path'])}:{p['line']}: {escape(p['message'])}")
     for sk in s.get("skipped", []) + s.get("unreadable", []):

@@ -34,6 +34,12 @@ def status(ix: Indexer) -> dict:
         },
         "skipped": [{"path": s.relpath, "reason": s.reason} for s in sc.skipped],
     }
+    from clawmem.markdown.merging import merged_sections
+
+    # Pages a git merge left as the union of two clones' generated sections, until reflect.
+    out["merged_sections"] = merged_sections(ix.root)
+    if ix.cfg.read_scopes:
+        out["scopes"] = scope_states(ix)
     from clawmem.ingest.watch import describe_watcher, watcher_status
 
     out["watcher"] = describe_watcher(watcher_status(ix.memory_dir))
@@ -108,6 +114,22 @@ def status(ix: Indexer) -> dict:
             out["state"] = "clean"
     finally:
         idx.close()
+    return out
+
+
+def scope_states(ix: Indexer) -> list[dict]:
+    """Each read scope ([scopes] in clawmem.toml) and whether recall can search it."""
+    from clawmem.config import parse_scopes
+
+    out = []
+    for name, root in parse_scopes(ix.cfg, ix.root).items():
+        if not root.is_dir():
+            state = "not found: fix [scopes] in clawmem.toml"
+        elif not (root / ".memory" / "index.sqlite").exists():
+            state = f"not indexed: run `clawmem -w {root} index`"
+        else:
+            state = "ok"
+        out.append({"name": name, "path": str(root), "state": state})
     return out
 
 
