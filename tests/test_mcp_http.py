@@ -160,6 +160,16 @@ def test_tokens_decide_who_reads_and_who_writes_which_workspace(two_workspaces, 
             assert secret is None or secret not in r.text  # errors never echo a token
         assert snapshot(a) == before
 
+        # Behind a TLS proxy the Host header is the public name: with a token it is served.
+        headers = {
+            "Accept": "application/json, text/event-stream",
+            "Authorization": f"Bearer {read_a}",
+            "Host": "memory.example.com",
+        }
+        r = httpx2.post(server.url, json=body, headers=headers, timeout=30)
+        assert r.status_code == 200, r.text
+        assert "memory_search" in r.text and "memory_retain" not in r.text
+
         # A revoked token stops working at its next request, without a restart.
         assert cli_subprocess("token", "revoke", "writer").code == 0
 
@@ -196,6 +206,14 @@ def test_loopback_without_tokens_is_open(two_workspaces, tmp_path):
                 assert not res.is_error
 
         anyio.run(scenario)
+        # Without tokens the SDK's DNS-rebinding check stays: a page's foreign Host is refused.
+        r = httpx2.post(
+            server.url,
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
+            headers={"Accept": "application/json, text/event-stream", "Host": "evil.example"},
+            timeout=30,
+        )
+        assert r.status_code in (400, 403, 421), r.status_code
     finally:
         log = server.stop()
     assert "no token needed on loopback" in log

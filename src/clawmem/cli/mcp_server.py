@@ -645,10 +645,22 @@ def http_app(mem, *, host: str, read_only: bool = False, verifier=None, required
     """The ASGI app: the SDK's streamable HTTP transport at ``/mcp`` behind ``TokenGate``.
     Stateless: every request stands alone (no session to hijack or to run out of), and its
     answer is one JSON body."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
     bound = Tools(mem, read_only=read_only)
     server = _server(mem, bound)
+    # The SDK checks the Host header on loopback against DNS rebinding (a web page that makes a
+    # browser call the local server). With tokens that attack has nothing to send, and a reverse
+    # proxy in front passes its own host name: the check stays for a tokenless loopback server.
+    security = (
+        TransportSecuritySettings(enable_dns_rebinding_protection=False) if required else None
+    )
     app = server.streamable_http_app(
-        streamable_http_path=PATH, stateless_http=True, json_response=True, host=host
+        streamable_http_path=PATH,
+        stateless_http=True,
+        json_response=True,
+        host=host,
+        transport_security=security,
     )
     return TokenGate(app, verifier, required=required, read_only=read_only), bound
 
