@@ -11,6 +11,7 @@ rank, this workspace's hit first on a tie.
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import wraps
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +33,10 @@ def split_scope(path: str, scopes: dict[str, Path]) -> tuple[str | None, str]:
     return None, path
 
 
+# ``recall``'s signature and documentation: it takes the same arguments and passes them on.
+@wraps(recall)
 def recall_with_scopes(ix: Indexer, query: str, **kwargs: Any) -> RecallResult:
-    """``recall`` over this workspace and its read scopes, fused."""
+    # ``recall`` over this workspace and its read scopes, fused.
     own = recall(ix, query, **kwargs)
     scopes = parse_scopes(ix.cfg, ix.root)
     if not scopes:
