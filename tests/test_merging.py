@@ -5,6 +5,8 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from clawmem.files.gitmerge import merge_file
 from clawmem.markdown.facts import extract_facts
@@ -164,3 +166,46 @@ def test_a_page_created_on_both_sides():
 def test_other_files_merge_as_text():
     m = merge("bank/world.md", "a\n", "b\n", "c\n", merge_file)
     assert m.how == "plain" and m.conflicts == 1
+
+
+# ------------------------------------------------------------------------- any concurrent appends
+
+_FACT = st.sampled_from([f"Fact number {n} about the heron survey." for n in range(12)])
+
+
+def _retained(text: str, statements: list[str]) -> str:
+    """Each statement appended as `clawmem retain` appends it (place_fact)."""
+    from datetime import date
+
+    from clawmem.ingest.retain import place_fact
+    from clawmem.markdown.facts import make_fact
+
+    for s in statements:
+        text = place_fact(text or None, make_fact("W", s, ["Ann"]), date(2025, 12, 1)).text
+    return text
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    base=st.lists(_FACT, max_size=4, unique=True),
+    ours_add=st.lists(_FACT, max_size=4, unique=True),
+    theirs_add=st.lists(_FACT, max_size=4, unique=True),
+    ours_note=st.booleans(),
+    theirs_note=st.booleans(),
+)
+def test_any_concurrent_appends_keep_every_fact_once_and_every_line(
+    base, ours_add, theirs_add, ours_note, theirs_note
+):
+    # retain never appends a fact the log has already: the sides add only new ones
+    ours_add = [f for f in ours_add if f not in base]
+    theirs_add = [f for f in theirs_add if f not in base]
+    b = _retained("", base)
+    o = _retained(b, ours_add) + ("\n## Evening\n\nOur note.\n" if ours_note else "")
+    t = _retained(b, theirs_add) + ("\n## Night\n\nTheir note.\n" if theirs_note else "")
+    for first, second in ((o, t), (t, o)):
+        m = merge_log(b, first, second, merge_file)
+        assert m.conflicts == 0 and "<<<<<<<" not in m.text
+        assert sorted(facts(m.text)) == sorted(set(base) | set(ours_add) | set(theirs_add))
+        assert m.text.count("Our note.") == int(ours_note)
+        assert m.text.count("Their note.") == int(theirs_note)
+        assert m.text.startswith("# 2025-12-01\n") or not base  # the header stays on top
