@@ -93,3 +93,18 @@ def test_a_bad_scope_entry_is_a_clear_error(personal_and_team):
     (me / "clawmem.toml").write_text('[scopes]\nteam = ""\n')
     r = cli("-w", str(me), "recall", "kestrel")
     assert r.code != 0 and r.err.startswith("clawmem: error: clawmem.toml: [scopes] team")
+
+
+def test_links_into_a_scope_resolve_for_check(personal_and_team):
+    me, team = personal_and_team
+    (me / "memory" / "2025-12-09.md").write_text(
+        "# 2025-12-09\n\nAsked [[team:Peter]] about [[team:bank/entities/Peter.md|the page]];"
+        " [[team:Nobody]] and [[other:Peter]] do not resolve.\n"
+    )
+    before = files(team)
+    r = cli("-w", str(me), "check", "--json")
+    messages = sorted(p["message"] for p in json.loads(r.out))
+    assert len(messages) == 2, messages
+    assert messages[0].startswith("broken link [[other:Peter]]")  # not a scope: a plain name
+    assert messages[1].startswith("broken link [[team:Nobody]]")  # no such note in the scope
+    assert files(team) == before
