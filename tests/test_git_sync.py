@@ -269,3 +269,36 @@ def test_the_hooks_bring_the_index_up_to_date_after_pull_rebase_and_checkout(tmp
     assert co.returncode == 0, co.stderr
     assert "index refreshed after post-checkout" in co.stderr
     assert indexed(a.clone, "plover") == [] and indexed(a.clone, "heron") != []
+
+
+def vector_counts(root: Path) -> tuple[int, int]:
+    """(units with a vector, units pending) in the index as it is on disk."""
+    from clawmem.store import db
+
+    conn, _ = db.connect(root / ".memory" / "index.sqlite", readonly=True)
+    try:
+        row = conn.execute("SELECT sum(embedded = 1), sum(embedded = 0) FROM chunks").fetchone()
+    finally:
+        conn.close()
+    return int(row[0] or 0), int(row[1] or 0)
+
+
+def test_after_a_pull_the_hook_syncs_without_embedding_with_the_real_model(
+    tmp_path, gitenv, monkeypatch
+):
+    monkeypatch.delenv("CLAWMEM_VECTORS")  # the default model, as a user has it
+    a, b, _ = (Agent(n, c, random.Random(n)) for n, c in enumerate(start(tmp_path)))
+    for agent in (a, b):
+        r = cli_subprocess("-w", str(agent.clone), "index")
+        assert r.code == 0, r.err
+    a.retain("The avocet colony doubled this spring.", "Ann", DAYS[0])  # embedded by retain
+    a.commit("avocet")
+    a.sync("no-rebase")
+    before = vector_counts(b.clone)
+    pull = git(b.clone, "pull", "--no-rebase", "origin", "main", check=False)
+    no_conflicts(b.clone, pull)
+    assert "index refreshed after post-merge" in pull.stderr
+    assert indexed(b.clone, "avocet") == [f"memory/{DAYS[0]}.md"]
+    embedded, pending = vector_counts(b.clone)
+    # The new text is in the index, waiting for its vector: the hook embedded nothing.
+    assert embedded == before[0] and pending > before[1]
