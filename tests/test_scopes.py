@@ -108,3 +108,14 @@ def test_links_into_a_scope_resolve_for_check(personal_and_team):
     assert messages[0].startswith("broken link [[other:Peter]]")  # not a scope: a plain name
     assert messages[1].startswith("broken link [[team:Nobody]]")  # no such note in the scope
     assert files(team) == before
+
+
+def test_links_shows_where_a_link_into_a_scope_points(personal_and_team):
+    me, _ = personal_and_team
+    (me / "memory" / "2025-12-09.md").write_text("# 2025-12-09\n\nAsked [[team:Peter]].\n")
+    r = cli("-w", str(me), "links", "memory/2025-12-09.md", "--json")
+    assert r.code == 0, r.err
+    (link,) = json.loads(r.out)["outgoing"]
+    assert link["to"] == "team:bank/entities/Peter.md" and link["status"] == "ok"
+    got = cli("-w", str(me), "get", link["to"], "--lines", "1", "--json")
+    assert json.loads(got.out)["text"].startswith("# Peter")

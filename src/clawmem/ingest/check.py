@@ -7,13 +7,11 @@ may be stale or absent. Links are resolved against the files on disk, as the ind
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from clawmem.config import load_config, parse_scopes
 from clawmem.ingest.indexing import Indexer
+from clawmem.ingest.scope_links import ScopeLinks
 from clawmem.markdown.factlog import decode
 from clawmem.markdown.facts import extract_facts
-from clawmem.markdown.links import Link, Resolution, Resolver, extract_links, problem_message
+from clawmem.markdown.links import Resolver, extract_links, problem_message
 
 
 def check(ix: Indexer) -> list[dict]:
@@ -23,7 +21,7 @@ def check(ix: Indexer) -> list[dict]:
     sc = ix.scan()
     # Links resolve against every indexed file, as in the index; only Markdown is checked.
     resolver = Resolver(f.relpath for f in sc.files)
-    scoped = _ScopeResolver(ix)
+    scoped = ScopeLinks(ix.root, ix.cfg)
     for entry in sc.markdown_files:
         try:
             text = decode((ix.root / entry.relpath).read_bytes())
@@ -57,7 +55,7 @@ def check(ix: Indexer) -> list[dict]:
         # logs have neither, and the pre-commit hook runs this over every file.
         maybe = "[[" in text or "](" in text
         for link in extract_links(text) if maybe else ():
-            res = scoped.resolve(link) or resolver.resolve(link, entry.relpath)
+            res = scoped.resolve(link.syntax, link.target) or resolver.resolve(link, entry.relpath)
             message = problem_message(link, res)
             if message is not None:
                 mine.append(
@@ -71,34 +69,6 @@ def check(ix: Indexer) -> list[dict]:
                 )
         problems.extend(sorted(mine, key=lambda p: p["line"]))
     return problems
-
-
-class _ScopeResolver:
-    """Links into a read scope (``[[team:Peter]]``, ``team`` named in ``[scopes]``) resolve
-    against that workspace's files, listed once, read-only."""
-
-    def __init__(self, ix: Indexer) -> None:
-        self.ix = ix
-        self.scopes: dict[str, Path] | None = None
-        self.resolvers: dict[str, Resolver | None] = {}
-
-    def resolve(self, link: Link) -> Resolution | None:
-        """The link's resolution in its scope; None when it names no scope."""
-        if not self.ix.cfg.read_scopes or ":" not in link.target or link.syntax == "mention":
-            return None
-        if self.scopes is None:
-            self.scopes = parse_scopes(self.ix.cfg, self.ix.root)
-        name, _, rest = link.target.partition(":")
-        if name not in self.scopes:
-            return None
-        if name not in self.resolvers:
-            root = self.scopes[name]
-            files = Indexer(root, load_config(root)).scan().files if root.is_dir() else []
-            self.resolvers[name] = Resolver(f.relpath for f in files) if files else None
-        resolver = self.resolvers[name]
-        if resolver is None:
-            return Resolution(None, "unresolved")
-        return resolver.resolve_target(link.syntax, rest, "")
 
 
 def summary(problems: list[dict]) -> str:

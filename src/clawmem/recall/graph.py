@@ -11,6 +11,7 @@ from dataclasses import replace
 
 from clawmem.errors import WorkspaceError
 from clawmem.ingest.indexing import Indexer
+from clawmem.ingest.scope_links import ScopeLinks
 from clawmem.markdown.links import MENTION, Resolver
 from clawmem.markdown.workspace import is_entity_page, is_memory_path
 from clawmem.recall.ranking import snippet
@@ -82,6 +83,11 @@ def links_of(ix: Indexer, note: str) -> dict:
     try:
         path = resolve_note(idx, ix.root, note, ix.cfg.extra_paths)
         out = [_link_dict(r, outgoing=True) for r in queries.links_from(idx, path)]
+        scoped = ScopeLinks(ix.root, ix.cfg)
+        for d in out:
+            res = scoped.resolve(d["syntax"], d["target"]) if d["status"] != "ok" else None
+            if res is not None:  # a link into a read scope ([[team:Peter]])
+                d.update(to=res.path, status=res.status, candidates=list(res.candidates))
         back = [_link_dict(r, outgoing=False) for r in queries.links_to(idx, path)]
     finally:
         idx.close()
