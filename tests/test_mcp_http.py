@@ -264,3 +264,27 @@ def test_a_hundred_concurrent_clients_get_no_errors(two_workspaces, tmp_path):
         f"({len(latencies) / wall:.0f}/s), 0 errors, latency p50 {q[49] * 1000:.0f} ms, "
         f"p99 {q[98] * 1000:.0f} ms"
     )
+
+
+def test_token_commands_store_only_hashes(two_workspaces, tmp_path):
+    a, b = two_workspaces
+    store = tmp_path / "tokens.json"
+    r = cli_subprocess("token", "create", "--name", "both", "-w", str(a), "-w", str(b), "--write")
+    assert r.code == 0, r.err
+    secret = r.out.strip()
+    assert secret.startswith("cmt_") and r.out.count("\n") == 1  # stdout: the secret alone
+    assert "shown only now" in r.err and secret not in r.err
+    assert secret not in store.read_text()  # only its hash is kept
+    assert store.stat().st_mode & 0o777 == 0o600
+    listed = cli_subprocess("token", "list", "--json")
+    (row,) = json.loads(listed.out)["tokens"]
+    assert row["name"] == "both" and row["write"] is True
+    assert row["workspaces"] == [str(a.resolve()), str(b.resolve())]
+    assert secret not in listed.out and "sha256" not in row
+    dup = cli_subprocess("token", "create", "--name", "both", "-w", str(a))
+    assert dup.code != 0 and "exists already" in dup.err
+    gone = cli_subprocess("token", "revoke", "nobody")
+    assert gone.code != 0 and gone.err.startswith("clawmem: error: no token 'nobody'")
+    store.write_text("{broken")
+    bad = cli_subprocess("token", "list")
+    assert bad.code == 4 and f"{store}: not a clawmem token store" in bad.err

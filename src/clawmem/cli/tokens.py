@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from clawmem.errors import ConfigError, UsageError
+from clawmem.errors import ConfigError, StoreError, UsageError
 from clawmem.files.atomic import write_atomic
 
 PREFIX = "cmt_"  # so a leaked secret is recognisable (and greppable) as a clawmem token
@@ -86,15 +86,26 @@ def _read(path: Path) -> list[Token]:
 
 
 def _write(path: Path, tokens: list[Token]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
     rows = [{**asdict(t), "workspaces": list(t.workspaces)} for t in tokens]
-    write_atomic(path, json.dumps({"tokens": rows}, indent=2) + "\n", mode=0o600)
+    try:
+        write_atomic(path, json.dumps({"tokens": rows}, indent=2) + "\n", mode=0o600)
+    except OSError as exc:
+        raise StoreError(
+            f"{path}: cannot write the token store ({exc.strerror or exc})",
+            hint="check the folder's permissions, or point $CLAWMEM_TOKENS_FILE elsewhere",
+        ) from None
 
 
 def _locked(path: Path):
     import filelock
 
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(
+            f"{path.parent}: cannot create the token store's folder ({exc.strerror or exc})",
+            hint="point $CLAWMEM_TOKENS_FILE at a writable place",
+        ) from None
     return filelock.FileLock(str(path) + ".lock", timeout=10)
 
 
