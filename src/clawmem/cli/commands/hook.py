@@ -106,9 +106,12 @@ def register(app: typer.Typer) -> None:
         theirs: Annotated[Path, typer.Argument(help="Their version (%B).")],
         path: Annotated[str, typer.Argument(help="The file's path in the repository (%P).")],
     ) -> None:
-        """What git runs to merge a file clawmem owns (registered by `clawmem init` or `hook
-        install`; `.gitattributes` names it): daily logs keep both sides' lines, a fact retained on
-        both sides once; generated sections never conflict. Exit 1: hand-written text conflicts."""
+        """What git runs to merge a file clawmem owns (set up by `clawmem init`).
+
+        Registered in .git/config by `clawmem init` or `hook install` and named by .gitattributes:
+        daily logs keep both sides' lines, a fact retained on both sides once; generated sections
+        never conflict. Exit 1: hand-written text conflicts, as in any merge.
+        """
         from clawmem.cli import hook
 
         code = hook.merge_driver(base, ours, theirs, path)

@@ -26,10 +26,13 @@ def register(app: typer.Typer) -> None:
         ] = False,
         as_json: JsonOpt = False,
     ) -> None:
-        """Start a workspace: MEMORY.md, memory/, bank/entities/, a commented clawmem.toml, a
+        """Start a workspace, or finish setting one up (safe to run again, and in every clone).
+
+        Creates what is missing: MEMORY.md, memory/, bank/entities/, a commented clawmem.toml, a
         .gitignore that keeps .memory/ out and a .gitattributes with clawmem's merge rules; in a
-        git repository (or with --git) also the git hooks and the merge driver. Safe to run
-        again, and in a clone: it never overwrites a file, and says what it did."""
+        git repository (or with --git) also the git hooks and the merge driver. It never
+        overwrites a file, and says what it did.
+        """
         import os
         import subprocess
 
