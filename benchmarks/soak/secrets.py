@@ -539,8 +539,10 @@ def run_secrets(
     keep("status", ["status", "--json"])
     keep("check", ["check", "--json"])
     keep("entities", ["entities", "--json"])
-    for q in QUERIES:
-        keep(f"recall {q}", ["recall", q, "--json", "-k", "50"])
+    queries = work / "queries.txt"
+    queries.write_text("\n".join(QUERIES) + "\n", encoding="utf-8")
+    keep("recall --queries", ["recall", "--queries", str(queries), "-k", "50"])
+    keep("recall --explain", ["recall", "password", "--json", "--explain", "-k", "50"])
     keep("context", ["context", "what is the wifi password and the PIN?", "--json"])
     files = sorted(
         path.relative_to(ws).as_posix()

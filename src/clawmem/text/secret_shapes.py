@@ -247,7 +247,6 @@ SHAPES: tuple[Shape, ...] = (
     ),
     _s("a Linear key", r"\blin_(?:api|oauth)_[A-Za-z0-9]{40}\b", ("lin_api_", "lin_oauth_")),
     _s("a Doppler token", r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}", ("dp.",)),
-    _s("a Twilio key", r"\bSK[0-9a-f]{32}\b", ("sk",)),
     _s("a Mailgun key", r"\bkey-[0-9a-f]{32}\b", ("key-",)),
     _s("a Square token", r"\bsq0(?:atp|csp)-[0-9A-Za-z_-]{22,}", ("sq0",)),
     _s(

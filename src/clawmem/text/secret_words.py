@@ -153,7 +153,7 @@ NEEDLES: tuple[str, ...] = tuple(
         "백업|시드|주민|여권|키|토큰|로그인|계정"
     ).split("|")
 )
-_WINDOW = 40  # characters before a needle where its cue may start: longer than any cue phrase
+_WINDOW = 28  # characters before a needle where its cue may start ("answer to my security …")
 
 # --------------------------------------------------------------------------- connectors
 
@@ -251,16 +251,21 @@ _NOT_A_VALUE = re.compile(
 )
 
 
+# A value that names where the secret is rather than being it: ``$DB_PASS``, ``${DB_PASS}``,
+# ``%DB_PASS%``, ``{{ db_pass }}``, ``<your token>``, ``getenv(`` / ``os.environ[…]``.
+_REFERENCE = re.compile(
+    r"\$\{?[A-Za-z_]\w*\}?|%[A-Za-z_]\w*%|\{\{.*|\{%.*|<[^<>]*>?|"
+    r"[A-Za-z_][\w.]*\((?:[\w.\"']*\)?)?|(?:os|env|process|settings|config)\.[\w.\[\]]+"
+)
+
+
 def plausible_value(value: str) -> bool:
-    """Not a type, a boolean, a placeholder, a reference to somewhere else (``$DB_PASS``,
-    ``os.environ[…]``, ``<your token>``) or a call."""
+    """Not a type, a boolean, a placeholder or a reference to somewhere else."""
     v = value.strip("\"'`")
-    if len(v) < 3 or _NOT_A_VALUE.fullmatch(v):
+    if len(v) < 3 or _NOT_A_VALUE.fullmatch(v) or _REFERENCE.fullmatch(v):
         return False
-    if v[0] in "$%<{[(" or re.match(r"[A-Za-z_][\w.]*\(", v):  # ${VAR}, <yours>, getenv(…)
-        return False
-    if v.startswith(("os.", "env.", "process.", "settings.", "config.")):
-        return False
+    if "[redacted" in v:
+        return False  # already redacted: redacting again changes nothing
     if v.endswith((":", ",")):
         return False
     return any(c.isalnum() for c in v)
@@ -421,8 +426,9 @@ def _password(text: str, p: int, connector: str) -> tuple[int, int] | None:
             break  # a clause ends after the token
         gap = _GAP.match(text, end)
         nxt = _token_at(text, gap.end()) if gap else None
-        if nxt is None or nxt[0] != gap.end() or is_prose(text[nxt[0] : nxt[1]]):  # type: ignore[union-attr]
-            break
+        word = text[nxt[0] : nxt[1]] if nxt else ""
+        if nxt is None or nxt[0] != gap.end() or is_prose(word) or not word[0].isalnum():  # type: ignore[union-attr]
+            break  # ordinary talk, or a dash or other mark that starts a new clause
         end = nxt[1]
     return start, end
 
@@ -494,8 +500,9 @@ def _said_after(text: str, m: re.Match[str]) -> list[Said]:
     rule, style, _ = (m.lastgroup or "").split("__")
     p = m.end()
     q = (_TIGHT_QUALIFIER if style == "tight" else _LOOSE_QUALIFIER).match(text, p)
-    # With its qualifier first, then without ("password: x" needs none).
-    for after in ([q.end()] if q else []) + [p]:
+    # Without a qualifier first ("password: x", "password to x"), then with one ("password for
+    # the db is x"): a qualifier may run on to a later connector ("… is x yesterday - keep …").
+    for after in [p] + ([q.end()] if q else []):
         c = _CONNECTOR.match(text, after)
         if not c:
             continue
