@@ -409,7 +409,10 @@ def plant(ws: Path, folder: Path, items: list[Planted], cli: Cli) -> dict:
     (ws / "memory").mkdir(parents=True, exist_ok=True)
     (ws / "bank" / "entities").mkdir(parents=True, exist_ok=True)
     (ws / "MEMORY.md").write_text("# Core\n\n- Peter prefers short replies.\n", encoding="utf-8")
-    (ws / "bank" / "entities" / "Peter.md").write_text("# Peter\n\nA colleague.\n")
+    # A page the user wrote, holding a secret of theirs: reflect keeps it byte for byte and adds
+    # its own section; a diff it shows (--dry-run) has these lines as context.
+    own = next((p.text for p in notes if "\n" not in p.text), "")
+    (ws / "bank" / "entities" / "Peter.md").write_text(f"# Peter\n\nA colleague. {own}\n")
     note = ["# 2025-12-01", "", "## Keys and passwords", ""]
     for b in blocks:
         note += ["```", b, "```", ""]
@@ -524,6 +527,7 @@ def run_secrets(
     items = planted(seed)
     fig: dict = {"planted": len(items), "kinds": len({p.kind for p in items})}
     fig.update(plant(ws, folder, items, run))
+    users_own = {"bank/entities/Peter.md": (ws / "bank/entities/Peter.md").read_bytes()}
     outputs: dict[str, str] = {}
 
     def keep(name: str, args: list[str]) -> None:
@@ -567,7 +571,9 @@ def run_secrets(
             places[f".memory/{path.relative_to(ws / '.memory').as_posix()}"] = path.read_bytes()
     generated = [*(ws / "bank").rglob("*.md"), *(ws / "memory" / "episodes").rglob("*.md")]
     for path in generated:
-        places[path.relative_to(ws).as_posix()] = path.read_bytes()
+        rel = path.relative_to(ws).as_posix()
+        # What the user wrote there is theirs, kept as it was; what reflect added is searched.
+        places[rel] = path.read_bytes().replace(users_own.get(rel, b"\0"), b"")
     fig["places_checked"] = len(places)
     fig["episode_pages"] = len(list((ws / "memory" / "episodes").rglob("*.md")))
     found = []
