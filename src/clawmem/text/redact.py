@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from clawmem.text import secret_shapes, secret_words
 
@@ -33,7 +34,7 @@ _WORDS = -1  # the owner of secret_words' needles in the automaton
 
 
 @lru_cache(maxsize=1)
-def _automaton():
+def _automaton() -> Any:  # ahocorasick.Automaton, which has no type information
     import ahocorasick  # here: only a text that needs redacting pays for the import
 
     owners: dict[str, set[int]] = {}

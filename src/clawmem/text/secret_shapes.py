@@ -137,7 +137,12 @@ def _flag_value(m: re.Match[str]) -> bool:
 # --------------------------------------------------------------------------- the shapes
 
 
-def _s(kind: str, regex: str, needles: tuple[str, ...], check=None) -> Shape:
+def _s(
+    kind: str,
+    regex: str,
+    needles: tuple[str, ...],
+    check: Callable[[re.Match[str]], bool] | None = None,
+) -> Shape:
     return Shape(kind, re.compile(regex), needles, check)
 
 
