@@ -75,6 +75,58 @@ def test_what_stays_around_a_secret(text, kept):
     assert redact(text) == kept
 
 
+def _r(*parts: str) -> str:
+    return "".join(parts)  # a token's shape assembled at run time: this file holds none
+
+
+# Written apart from the planted set and run only once the rules were done (37 of 40 at the first
+# run; docs/reliability.md): (sentence, the secret in it).
+SAID_OTHERWISE = [
+    ("btw the password for the guest network is Kiwi2024!", "Kiwi2024!"),
+    ("Router admin pass: zX81kLq", "zX81kLq"),
+    ("new wifi pw is dolphin77", "dolphin77"),
+    ("Mom's iPad passcode is 2580", "2580"),
+    ("gate code 4417", "4417"),
+    ("The alarm code is 9182, disarm within 30s", "9182"),
+    ("Jira: user peter.n, password Fr0stbite#9", "Fr0stbite#9"),
+    (_r("export OPENAI_API_KEY=sk-", "abcDEF1234567890ghijKLMN"), "abcDEF1234567890ghijKLMN"),
+    ("SMTP_PASSWORD='m4il-S3nd'", "m4il-S3nd"),
+    ("mysql -h db -uadmin -pQw3rty99 < dump.sql", "Qw3rty99"),
+    ("psql postgresql://:s3cr3tpw@localhost/app", "s3cr3tpw"),
+    ("my bank card is 4532 0151 1283 0366", "4532 0151 1283 0366"),
+    ("SSN: 219-09-9999", "219-09-9999"),
+    ("passphrase is purple elephant dancing slowly", "purple elephant dancing slowly"),
+    ("seed phrase: abandon ability able about above absent absorb", "abandon ability able about"),
+    ("mật khẩu email của em là hoa hong 99", "hoa hong 99"),
+    ("Mật khẩu: Saigon@2024", "Saigon@2024"),
+    ("ログインパスワードはtanuki55です", "tanuki55"),
+    ("银行卡密码是 852963", "852963"),
+    ("WiFi密碼：happy888home", "happy888home"),
+    ("비밀번호: qwer1234!", "qwer1234!"),
+    ("Пароль от почты — Medved2023", "Medved2023"),
+    ("Mein Passwort ist Sonnenblume7", "Sonnenblume7"),
+    ("A senha do wifi é cafe2024", "cafe2024"),
+    ("token: 7f3e9a2b1c4d5e6f7a8b9c0d1e2f3a4b", "7f3e9a2b1c4d5e6f7a8b9c0d1e2f3a4b"),
+    ("The recovery key is 1A2B-3C4D-5E6F-7G8H", "1A2B-3C4D-5E6F-7G8H"),
+    ("license key: QWERT-12345-ASDFG-67890-ZXCVB", "QWERT-12345-ASDFG-67890-ZXCVB"),
+    ("backup codes 8812 0043 9931 7720 6655", "8812 0043 9931 7720 6655"),
+    ("the combination to the safe is 12-34-56", "12-34-56"),
+    ("PIN: 0000", "0000"),
+    ("Password - Tr1cky!", "Tr1cky!"),
+    ("Netflix login is peter@example.com / Binge2023", "Binge2023"),
+    ("wpa key = greenTea42", "greenTea42"),
+    ("passport no. X12345678", "X12345678"),
+    ("ssh key passphrase 'north wind 7'", "north wind 7"),
+    ("set the admin password to Admin!234", "Admin!234"),
+    ("PGPASSWORD=pg123 pg_dump app", "pg123"),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), SAID_OTHERWISE)
+def test_secrets_said_otherwise(text, secret):
+    assert secret not in redact(text) and find_secret(text) is not None
+
+
 def test_needles_are_lower_case_and_in_every_match():
     """The one-pass needle search must never hide a secret: a shape runs only where one of its
     needles is, so every match of a shape in the planted texts holds one."""
@@ -165,3 +217,15 @@ def test_retain_refuses_and_names_the_flag_the_mcp_tool_names_the_person(ws, lex
     r = cli("-w", str(ws), "retain", p.text, "--allow-secret", "--json")
     assert r.code == 0 and p.secret not in r.out and REDACTED in json.loads(r.out)["line_text"]
     assert p.secret in Path(ws / json.loads(r.out)["path"]).read_text(encoding="utf-8")
+
+
+def test_check_shows_a_malformed_fact_redacted(ws, lexical):
+    """`check` prints the lines it cannot read, and the pre-commit hook runs it: redacted too."""
+    p = next(x for x in planted(31) if x.kind == "wifi password in words")
+    (ws / "memory" / "2025-12-06.md").write_text(
+        f"# 2025-12-06\n\n## Retain\n- O(c=high) @Peter: {p.text}\n", encoding="utf-8"
+    )
+    r = cli("-w", str(ws), "check", "--json")
+    problems = [x for x in json.loads(r.out) if x["path"] == "memory/2025-12-06.md"]
+    assert problems and problems[0]["line"] == 4 and REDACTED in problems[0]["text"]
+    assert p.secret not in r.out + r.err
