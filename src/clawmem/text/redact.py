@@ -90,9 +90,13 @@ def _anchored(shape: secret_shapes.Shape, text: str, needles_at: list[int]) -> l
     character on: "note: SECRET_KEY=…" matches first as the assignment "note: …", which is not
     one, and the real one starts inside it."""
     out: list[Found] = []
-    done = 0  # what lies before is inside a secret already found
+    # Positions before ``done`` were tried already, or lie inside a secret found: a position
+    # refused for one needle is refused for every later one (its match, if any, ends before), so
+    # dense needles ("token: token: …") cost one try per position, not one per needle.
+    done = 0
     for i in needles_at:
         for start in range(max(done, i - _BACK), i + 1):
+            done = start + 1
             m = shape.pattern.match(text, start)
             if m is None or m.end() <= i or (shape.check is not None and not shape.check(m)):
                 continue
