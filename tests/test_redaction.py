@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 from benchmarks.soak.secrets import NOT_SECRETS, planted, run_secrets
+from hypothesis import given
+from hypothesis import strategies as st
 
 from clawmem import open_workspace
 from clawmem.ingest.retain import looks_like_secret
@@ -229,3 +231,18 @@ def test_check_shows_a_malformed_fact_redacted(ws, lexical):
     problems = [x for x in json.loads(r.out) if x["path"] == "memory/2025-12-06.md"]
     assert problems and problems[0]["line"] == 4 and REDACTED in problems[0]["text"]
     assert p.secret not in r.out + r.err
+
+
+_PIECES = st.sampled_from(
+    ["password", "is", ":", "=", "PIN", "mật khẩu", "là", "パスワード", "は", "密码", "是", "login",
+     "/", "admin", "abc123", "Xy7(", "$", "{{", "\n", " ", "--password", "mysql", "-p", "://",
+     "@", "4111 1111 1111 1111", "recovery codes", "- 1234-5678", "\u2028", "İ", "'", '"', "「",
+     "token", "sk-", "Bearer", "Authorization:", REDACTED]
+)  # fmt: skip
+
+
+@given(st.one_of(st.text(max_size=200), st.lists(_PIECES, max_size=40).map(" ".join)))
+def test_redaction_keeps_lines_and_is_idempotent(text):
+    out = redact(text)
+    assert out.count("\n") == text.count("\n")
+    assert redact(out) == out
