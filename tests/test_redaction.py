@@ -1,210 +1,248 @@
-"""Credentials never reach the index: twenty kinds planted in transcripts (and a note) are found in
-no byte of the database, its WAL or its shared-memory file, nor in any output; the transcript is
-not modified. Secrets are assembled at run time so that this file holds none."""
+"""Credentials never reach the index, a page clawmem writes, or its output (issue 31).
+
+A hundred credentials of forty-odd kinds (benchmarks/soak/secrets.py, made at run time so that this
+repository holds none) are planted in notes, retained text and a Claude Code transcript; every byte
+under .memory/, every page reflect writes and every output of the CLI and the MCP tools is searched
+for them. Tricky text that holds none is left alone."""
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
 import pytest
+from benchmarks.soak.secrets import NOT_SECRETS, planted, run_secrets
+from hypothesis import given
+from hypothesis import strategies as st
 
 from clawmem import open_workspace
 from clawmem.ingest.retain import looks_like_secret
-from clawmem.text.redact import REDACTED, find_secret, redact
+from clawmem.store import db
+from clawmem.text import secret_shapes
+from clawmem.text.redact import REDACTED, find_secret, find_secrets, redact
 
 from .conftest import cli
 
 
-def _r(*parts: str) -> str:
-    return "".join(parts)
-
-
-# (kind as find_secret names it, text holding one)
-PLANTED = [
-    (
-        "a private key",
-        _r(
-            "-----BEGIN RSA PRIV",
-            "ATE KEY-----\nMIIEowIBAAKCAQEAq7vQm4Zc9Lk2pW8sX1yN3fT6hR0jD5gB\n",
-            "k2pW8sX1yN3fT6hR0jD5gBq7vQm4Zc9L\n-----END RSA PRIV",
-            "ATE KEY-----",
-        ),
-    ),
-    ("an AWS access key", _r("AKIA", "QZ7X4TRN2PLM8VWB")),
-    (
-        "an AWS secret key",
-        _r("aws_secret_access_key = ", "wJalrXUtnFEMI9K7MDENG9bPxRfiCYQZ7X4TRN2P"),
-    ),
-    ("a GitHub token", _r("ghp_", "R8dkq2LmX7vPz4TnW9yB3cF6hJ1sA5eG0uQi")),
-    (
-        "a GitHub fine-grained token",
-        _r("github_pat_", "11ABCDEFG0qZ7x4TRN2pLm_8VWBcd3kQ9rT5yU7iO1pA2sD4fG6hJ8kL0zX"),
-    ),
-    ("a GitLab token", _r("glpat-", "Xq7Z4TRN2pLm8VWBcd3k")),
-    ("an Anthropic API key", _r("sk-ant-", "api03-Zq7X4TRN2pLm8VWBcd3kQ9rT5yU7iO1p")),
-    ("an OpenAI-style API key", _r("sk-", "proj-Mq7X4TRN2pLm8VWBcd3kQ9rT5yU7iO1pA2s")),
-    ("a Slack token", _r("xoxb-", "2417349812-7781250913-Qz7X4TRN2pLm8VWB")),
-    (
-        "a Slack webhook",
-        _r("https://hooks.slack", ".com/services/T024BE7LD/B01Q2R3S4T5/Zq7X4TRN2pLm8VWBcd3kQ9rT"),
-    ),
-    ("a Google API key", _r("AIza", "SyQz7X4TRN2pLm8VWBcd3kQ9rT5yU7iO1pA")),
-    ("a Stripe key", _r("sk_live_", "51Hq7X4TRN2pLm8VWBcd3kQ9")),
-    ("a Hugging Face token", _r("hf_", "Qz7X4TRN2pLm8VWBcd3kQ9rT5yU7iO1pAs")),
-    ("an npm token", _r("npm_", "Qz7X4TRN2pLm8VWBcd3kQ9rT5yU7iO1pA2sD")),
-    ("a SendGrid key", _r("SG.", "Qz7X4TRN2pLm8VWBcd3kQ9.rT5yU7iO1pA2sD4fG6hJ8kL0zXcV")),
-    ("a Telegram bot token", _r("7412589630", ":AAHq7X4TRN2pLm8VWBcd3kQ9rT5yU7iO1pA")),
-    (
-        "a JSON web token",
-        _r(
-            "eyJhbGciOiJIUzI1NiJ9",
-            ".eyJzdWIiOiJwZXRlciIsImV4cCI6OTk5OTk5OTk5OX0.Qz7X4TRN2pLm8VWBcd3kQ9rT5yU7",
-        ),
-    ),
-    (
-        "a connection string with a password",
-        _r("postgres://billing:", "Tr0ub4dor-Zq7x", "@db.internal:5432/payments"),
-    ),
-    ("a bearer token", _r("Authorization: Bearer ", "Qz7X4TRN2pLm8VWBcd3kQ9rT5yU7")),
-    ("a password or token assignment", _r("DB_PASSWORD=", "correct-horse-Zq7x-battery")),
-]
-# The part of each that must never be stored (assignments keep their name: "DB_PASSWORD=").
-SECRET_PART = {
-    "an AWS secret key": "wJalrXUtnFEMI9K7MDENG9bPxRfiCYQZ7X4TRN2P",
-    "a connection string with a password": "Tr0ub4dor-Zq7x",
-    "a bearer token": "Qz7X4TRN2pLm8VWBcd3kQ9rT5yU7",
-    "a password or token assignment": "correct-horse-Zq7x-battery",
-    "a private key": "MIIEowIBAAKCAQEAq7vQm4Zc9Lk2pW8sX1yN3fT6hR0jD5gB",
-}
-
-
-def secret_of(kind: str, text: str) -> str:
-    return SECRET_PART.get(kind, text)
-
-
-def test_twenty_kinds_each_recognised_and_redacted():
-    assert len(PLANTED) == 20 and len({k for k, _ in PLANTED}) == 20
-    for kind, text in PLANTED:
-        assert find_secret(text) == kind, kind
-        assert looks_like_secret(f"note: {text}") is not None  # retain refuses the same shapes
-        out = redact(f"before {text} after")
-        assert secret_of(kind, text) not in out, kind
-        assert REDACTED in out and out.startswith("before ") and out.endswith(" after")
-        assert out.count("\n") == text.count("\n")  # lines keep their numbers
-
-
-def test_ordinary_text_is_left_alone():
-    for text in (
-        "We picked the sk-learn pipeline and password rules review",
-        "max_tokens = 4096 and the token budget is 1500",
-        "see https://example.com/docs and postgres://db.internal:5432/payments",
-        "The API key rotation is on Fridays; bearer of bad news.",
-    ):
-        assert redact(text) == text and find_secret(text) is None, text
-
-
-def _transcript(path: Path) -> None:
-    lines = [{"type": "session", "version": 3, "id": "sec-1", "timestamp": "2025-12-06T09:00:00Z"}]
-    for i, (kind, text) in enumerate(PLANTED):
-        role = "user" if i % 2 == 0 else "assistant"
-        said = f"Here is {kind} for the staging box, keep it safe: {text} thanks"
-        lines.append(
-            {
-                "type": "message",
-                "timestamp": f"2025-12-06T09:{i:02d}:00Z",
-                "message": {"role": role, "content": [{"type": "text", "text": said}]},
+def test_every_planted_kind_is_recognised_and_redacted_in_place():
+    """Forty seeds of the planting (4,040 credentials; each seed draws new values, so a rule that
+    holds only for the values of one seed fails here), in a line of their own and inside a
+    sentence of a conversation."""
+    for seed in range(40):
+        items = planted(seed)
+        assert len(items) >= 100 and len({p.kind for p in items}) >= 40
+        for p in items:
+            assert find_secret(p.text) is not None, (seed, p.kind)
+            assert looks_like_secret(f"note: {p.text}") is not None, p.kind  # retain refuses it
+            # (A passphrase runs to the end of its clause: the next line is another.)
+            out = redact(f"before {p.text}\nafter")
+            assert p.secret not in out, (seed, p.kind, out)
+            assert REDACTED in out and out.startswith("before ") and out.endswith("\nafter")
+            assert out.count("\n") == p.text.count("\n") + 1, p.kind  # lines keep their numbers
+            assert redact(out) == out, p.kind  # redacting again changes nothing
+            said = redact(f"For the record, {p.text} - keep it between us.")
+            assert p.secret not in said, (seed, p.kind, said)
+            # Only a passphrase or a list of codes runs on to the end of its clause.
+            runs_on = {f.kind for f in find_secrets(p.text)} & {
+                "a passphrase",
+                "2FA recovery codes",
             }
-        )
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+            assert runs_on or said.endswith(" - keep it between us."), (seed, p.kind, said)
 
 
-def _all_bytes(memory_dir: Path) -> bytes:
-    blob = b""
-    for p in sorted(memory_dir.iterdir()):
-        if p.is_file() and p.name.startswith("index.sqlite"):
-            blob += p.read_bytes()
-    return blob
+def test_tricky_text_that_holds_no_secret_is_left_alone():
+    for text in NOT_SECRETS:
+        assert redact(text) == text and find_secret(text) is None, (text, find_secrets(text))
 
 
-@pytest.mark.parametrize("vectors", [False, True])
-def test_planted_secrets_reach_no_byte_of_the_index(ws, tmp_path, hash_model, vectors):
-    folder = tmp_path / "transcripts"
-    folder.mkdir()
-    _transcript(folder / "sec-1.jsonl")
-    original = (folder / "sec-1.jsonl").read_bytes()
-    note = "\n".join(f"- {kind}: {text}" for kind, text in PLANTED[:5])
-    (ws / "memory" / "2025-12-06.md").write_text(f"# 2025-12-06\n\n{note}\n", encoding="utf-8")
-    (ws / "clawmem.toml").write_text(
-        f"vectors = {'true' if vectors else 'false'}\n[sessions]\npaths = [{json.dumps(str(folder))}]\n",
-        encoding="utf-8",
-    )
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        (
+            "the wifi password is blue monkey 42 so ask me",
+            "the wifi password is [redacted] so ask me",
+        ),
+        ("login: admin / Zq7-x9", "login: admin / [redacted]"),
+        ("mysql -u root -pS3cr3t shop", "mysql -u root -p[redacted] shop"),
+        ("cache at redis://:pw-Zq7@cache:6379", "cache at redis://:[redacted]@cache:6379"),
+        ("密码是abc123，别告诉别人", "密码是[redacted]，别告诉别人"),
+        ("PGPASSWORD=hunter2 psql", "PGPASSWORD=[redacted] psql"),
+    ],
+)
+def test_what_stays_around_a_secret(text, kept):
+    """The words that say what was there stay: a reader (and recall) still sees a password was
+    said; only the value goes."""
+    assert redact(text) == kept
+
+
+def _r(*parts: str) -> str:
+    return "".join(parts)  # a token's shape assembled at run time: this file holds none
+
+
+# Written apart from the planted set and run only once the rules were done (37 of 40 at the first
+# run; docs/reliability.md): (sentence, the secret in it).
+SAID_OTHERWISE = [
+    ("btw the password for the guest network is Kiwi2024!", "Kiwi2024!"),
+    ("Router admin pass: zX81kLq", "zX81kLq"),
+    ("new wifi pw is dolphin77", "dolphin77"),
+    ("Mom's iPad passcode is 2580", "2580"),
+    ("gate code 4417", "4417"),
+    ("The alarm code is 9182, disarm within 30s", "9182"),
+    ("Jira: user peter.n, password Fr0stbite#9", "Fr0stbite#9"),
+    (_r("export OPENAI_API_KEY=sk-", "abcDEF1234567890ghijKLMN"), "abcDEF1234567890ghijKLMN"),
+    ("SMTP_PASSWORD='m4il-S3nd'", "m4il-S3nd"),
+    ("mysql -h db -uadmin -pQw3rty99 < dump.sql", "Qw3rty99"),
+    ("psql postgresql://:s3cr3tpw@localhost/app", "s3cr3tpw"),
+    ("my bank card is 4532 0151 1283 0366", "4532 0151 1283 0366"),
+    ("SSN: 219-09-9999", "219-09-9999"),
+    ("passphrase is purple elephant dancing slowly", "purple elephant dancing slowly"),
+    ("seed phrase: abandon ability able about above absent absorb", "abandon ability able about"),
+    ("mật khẩu email của em là hoa hong 99", "hoa hong 99"),
+    ("Mật khẩu: Saigon@2024", "Saigon@2024"),
+    ("ログインパスワードはtanuki55です", "tanuki55"),
+    ("银行卡密码是 852963", "852963"),
+    ("WiFi密碼：happy888home", "happy888home"),
+    ("비밀번호: qwer1234!", "qwer1234!"),
+    ("Пароль от почты — Medved2023", "Medved2023"),
+    ("Mein Passwort ist Sonnenblume7", "Sonnenblume7"),
+    ("A senha do wifi é cafe2024", "cafe2024"),
+    ("token: 7f3e9a2b1c4d5e6f7a8b9c0d1e2f3a4b", "7f3e9a2b1c4d5e6f7a8b9c0d1e2f3a4b"),
+    ("The recovery key is 1A2B-3C4D-5E6F-7G8H", "1A2B-3C4D-5E6F-7G8H"),
+    ("license key: QWERT-12345-ASDFG-67890-ZXCVB", "QWERT-12345-ASDFG-67890-ZXCVB"),
+    ("backup codes 8812 0043 9931 7720 6655", "8812 0043 9931 7720 6655"),
+    ("the combination to the safe is 12-34-56", "12-34-56"),
+    ("PIN: 0000", "0000"),
+    ("Password - Tr1cky!", "Tr1cky!"),
+    ("Netflix login is peter@example.com / Binge2023", "Binge2023"),
+    ("wpa key = greenTea42", "greenTea42"),
+    ("passport no. X12345678", "X12345678"),
+    ("ssh key passphrase 'north wind 7'", "north wind 7"),
+    ("set the admin password to Admin!234", "Admin!234"),
+    ("PGPASSWORD=pg123 pg_dump app", "pg123"),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), SAID_OTHERWISE)
+def test_secrets_said_otherwise(text, secret):
+    assert secret not in redact(text) and find_secret(text) is not None
+
+
+def test_needles_are_lower_case_and_in_every_match():
+    """The one-pass needle search must never hide a secret: a shape runs only where one of its
+    needles is, so every match of a shape in the planted texts holds one."""
+    assert all(n == n.lower() for s in secret_shapes.SHAPES for n in s.needles)
+    for p in planted(31):
+        for shape in secret_shapes.SHAPES:
+            for m in shape.pattern.finditer(p.text):
+                if shape.check is not None and not shape.check(m):
+                    continue
+                assert any(n in m.group(0).lower() for n in shape.needles), (shape.kind, p.kind)
+
+
+def test_a_hundred_secrets_reach_no_byte_no_page_and_no_output(ws, tmp_path, hash_model):
+    """The soak's secret planting, in-process with vectors on (the test embedder): notes,
+    `retain` and a transcript; index, reflect (entity pages and episodes), then every byte under
+    .memory/ (index, WAL, cache), every generated page and every output (CLI and MCP)."""
+    shutil.rmtree(ws)
+
+    def run(args: list[str]) -> tuple[int, str, str]:
+        r = cli("-w", str(tmp_path / "ws"), *args)
+        return r.code, r.out, r.err
+
+    fig = run_secrets(tmp_path, 31, lambda msg: None, cli=run)
+    assert fig["planted"] >= 100 and fig["kinds"] >= 40
+    assert fig["notes"] and fig["retain"] and fig["transcript"]
+    assert fig.get("failures") is None, fig["failures"]
+    assert fig["accepted_without_flag"] == 0 and fig["retain_refused"] == fig["retain"]
+    assert fig["episode_pages"] >= 1 and fig["places_checked"] > 50
+    assert fig["secrets_found"] == 0, fig["found"]
+    assert fig["false_positives"] == 0, fig["false_positive_texts"]
+    assert fig["mcp_refusal_names_the_real_flag"]
+    # Reflect did page the facts (redacted), so the search above had something to search.
+    page = (tmp_path / "ws" / "bank" / "entities" / "Peter.md").read_text(encoding="utf-8")
+    assert page.count(REDACTED) >= 10
+    episode = next((tmp_path / "ws" / "memory" / "episodes").glob("*.md")).read_text()
+    assert REDACTED in episode
+
+
+def test_get_of_part_of_a_key_block_shows_none_of_it(ws):
+    """A block that spans lines is recognised as a whole even when `get` asks for its middle."""
+    p = next(x for x in planted(31) if x.kind == "PEM private key")
+    (ws / "memory" / "2025-12-06.md").write_text(f"# Keys\n\n{p.text}\n", encoding="utf-8")
     mem = open_workspace(ws, environ={})
-    mem.index()
-    # Grow the transcript (an append) and edit the note (cache entries of the old texts).
-    with (folder / "sec-1.jsonl").open("a", encoding="utf-8") as f:
-        kind, text = PLANTED[3]
-        f.write(
-            json.dumps(
-                {
-                    "type": "message",
-                    "timestamp": "2025-12-06T10:00:00Z",
-                    "message": {"role": "user", "content": f"again {text}"},
-                }
-            )
-            + "\n"
-        )
-    (ws / "memory" / "2025-12-06.md").write_text(
-        f"# 2025-12-06\n\nEdited.\n{note}\n", encoding="utf-8"
-    )
-    grown = (folder / "sec-1.jsonl").read_bytes()
-    mem.index()
-    res = mem.recall("staging box keep it safe", k=30)
-    shown = json.dumps(res.to_dict(explain=True))
-    got = mem.get("sessions/sec-1.jsonl")["text"] + mem.get("memory/2025-12-06.md")["text"]
-    cli_out = cli("-w", str(ws), "recall", "staging box", "--json", "-k", "30").out
-    cli_get = cli("-w", str(ws), "get", "sessions/sec-1.jsonl", "--json").out
-
-    stored = _all_bytes(ws / ".memory")
-    assert stored and res.hits and REDACTED in shown and REDACTED in got
-    for kind, text in PLANTED:
-        secret = secret_of(kind, text)
-        for probe in {secret, secret[4:20]}:  # the whole secret and a piece of it
-            for where, data in (
-                ("index bytes", stored),
-                ("recall", shown.encode()),
-                ("get", got.encode()),
-                ("cli recall", cli_out.encode()),
-                ("cli get", cli_get.encode()),
-            ):
-                assert probe.encode() not in data, f"{kind} found in {where}"
-                if "\n" not in probe:
-                    assert json.dumps(probe)[1:-1].encode() not in data, f"{kind} in {where}"
-    # The transcript itself is never written to.
-    assert (folder / "sec-1.jsonl").read_bytes() == grown and grown.startswith(original)
+    got = mem.get("memory/2025-12-06.md", from_line=5, lines=2)
+    assert got["from"] == 5 and got["to"] == 6
+    assert not any(line in got["text"] for line in p.secret.split("\n"))
+    whole = mem.get("memory/2025-12-06.md")["text"]
+    assert whole.count("\n") == p.text.count("\n") + 2
 
 
-def test_redaction_survives_a_forced_rebuild(ws, tmp_path, lexical):
-    folder = tmp_path / "t"
-    folder.mkdir()
-    _transcript(folder / "sec-1.jsonl")
-    (ws / "clawmem.toml").write_text(f"[sessions]\npaths = [{json.dumps(str(folder))}]\n")
+def test_an_index_built_under_older_rules_is_rebuilt(ws, lexical):
+    """Text indexed before redaction learned a kind stays in an index that is trusted: one
+    recorded with another redaction version is rebuilt, and the secret leaves its bytes."""
+    p = next(x for x in planted(31) if x.kind == "wifi password in words")
+    (ws / "memory" / "2025-12-06.md").write_text(f"# Wifi\n\n- {p.text}\n", encoding="utf-8")
     assert cli("-w", str(ws), "index").code == 0
-    assert cli("-w", str(ws), "index", "--force").code == 0
-    stored = _all_bytes(ws / ".memory")
-    for kind, text in PLANTED:
-        assert secret_of(kind, text).encode() not in stored, kind
-    shutil.rmtree(ws / ".memory")
+    path = ws / ".memory" / "index.sqlite"
+    conn, _ = db.connect(path)
+    with conn:
+        conn.execute("UPDATE meta SET value = '1' WHERE key = 'redaction_version'")
+        # What an older clawmem would have stored: the text as it was.
+        conn.execute("UPDATE chunks SET text = ? WHERE path = 'memory/2025-12-06.md'", (p.text,))
+    conn.close()
+    assert p.secret.encode() in path.read_bytes()
+    r = cli("-w", str(ws), "index")
+    assert r.code == 0, r.err
+    conn, _ = db.connect(path, readonly=True)
+    version = conn.execute("SELECT value FROM meta WHERE key = 'redaction_version'").fetchone()
+    conn.close()
+    assert version[0] == "2"
+    stored = b"".join(f.read_bytes() for f in (ws / ".memory").glob("index.sqlite*"))
+    assert p.secret.encode() not in stored
 
 
-def test_every_shape_has_lower_case_needles_its_matches_contain():
-    """The substring prefilter must never hide a secret: each shape's needles are lower-case and
-    every planted example of it contains one."""
-    from clawmem.text.redact import SHAPES
+def test_retain_refuses_and_names_the_flag_the_mcp_tool_names_the_person(ws, lexical):
+    p = next(x for x in planted(31) if x.kind == "PIN in words")
+    r = cli("-w", str(ws), "retain", p.text)
+    assert r.code == 7 and "refusing to retain text that looks like a PIN" in r.err
+    assert "--allow-secret" in r.err
+    from clawmem.cli.mcp_server import Tools
 
-    by_kind = {s.kind: s for s in SHAPES}
-    assert all(s.needles and all(n == n.lower() for n in s.needles) for s in SHAPES)
-    for kind, text in PLANTED:
-        m = by_kind[kind].pattern.search(text)
-        assert m and any(n in m.group(0).lower() for n in by_kind[kind].needles), kind
+    tools = Tools(open_workspace(ws, environ={"CLAWMEM_VECTORS": "0"}))
+    ok, said = tools.call("memory_retain", {"text": p.text})
+    assert not ok and isinstance(said, str) and "refusing to retain" in said
+    assert "pass allow_secret" not in said and "`clawmem retain --allow-secret`" in said
+    assert re.search(r"hint: retain it without the credential", said)
+    # With the flag, the line is written as given and what is shown of it is redacted.
+    r = cli("-w", str(ws), "retain", p.text, "--allow-secret", "--json")
+    assert r.code == 0 and p.secret not in r.out and REDACTED in json.loads(r.out)["line_text"]
+    assert p.secret in Path(ws / json.loads(r.out)["path"]).read_text(encoding="utf-8")
+
+
+def test_check_shows_a_malformed_fact_redacted(ws, lexical):
+    """`check` prints the lines it cannot read, and the pre-commit hook runs it: redacted too."""
+    p = next(x for x in planted(31) if x.kind == "wifi password in words")
+    (ws / "memory" / "2025-12-06.md").write_text(
+        f"# 2025-12-06\n\n## Retain\n- O(c=high) @Peter: {p.text}\n", encoding="utf-8"
+    )
+    r = cli("-w", str(ws), "check", "--json")
+    problems = [x for x in json.loads(r.out) if x["path"] == "memory/2025-12-06.md"]
+    assert problems and problems[0]["line"] == 4 and REDACTED in problems[0]["text"]
+    assert p.secret not in r.out + r.err
+
+
+_PIECES = st.sampled_from(
+    ["password", "is", ":", "=", "PIN", "mật khẩu", "là", "パスワード", "は", "密码", "是", "login",
+     "/", "admin", "abc123", "Xy7(", "$", "{{", "\n", " ", "--password", "mysql", "-p", "://",
+     "@", "4111 1111 1111 1111", "recovery codes", "- 1234-5678", "\u2028", "İ", "'", '"', "「",
+     "token", "sk-", "Bearer", "Authorization:", REDACTED]
+)  # fmt: skip
+
+
+@given(st.one_of(st.text(max_size=200), st.lists(_PIECES, max_size=40).map(" ".join)))
+def test_redaction_keeps_lines_and_is_idempotent(text):
+    out = redact(text)
+    assert out.count("\n") == text.count("\n")
+    assert redact(out) == out

@@ -2,7 +2,8 @@
 
 The time is shared in the ratio kills 70 : concurrency 15 : bad input 8 after what the resource
 checks take (kills are the costliest figure to gather: about 3.5 s a round). The resource
-checks take what they take: a few minutes with ``--hold-seconds 30``. Exit status 1
+checks take what they take: a few minutes with ``--hold-seconds 30``; so does the secret
+planting (``secrets.py``, about a minute). Exit status 1
 when a figure that must be zero is not (``--json`` keeps every figure and failure).
 """
 
@@ -33,6 +34,7 @@ MUST_BE_ZERO = {
     "concurrency": ["reader_errors", "writer_errors", "facts_missing", "facts_duplicated"],
     "fuzz": ["crashes", "bad_rejections", "markdown_changed", "model_path_failures"],
     "resources": ["failures"],
+    "secrets": ["secrets_found", "accepted_without_flag", "false_positives"],
 }
 
 
@@ -47,8 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1, help="the seed of every random choice")
     ap.add_argument(
         "--parts",
-        default="kills,concurrency,fuzz,resources",
-        help="comma-separated subset of kills,concurrency,fuzz,resources",
+        default="kills,concurrency,fuzz,resources,secrets",
+        help="comma-separated subset of kills,concurrency,fuzz,resources,secrets",
     )
     ap.add_argument(
         "--hold-seconds",
@@ -74,8 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(parts) - set(MUST_BE_ZERO)
     if unknown:
         ap.error(f"unknown part(s): {', '.join(sorted(unknown))}")
-    share = {"kills": 0.70, "concurrency": 0.15, "fuzz": 0.08, "resources": 0.1}
-    total = sum(share[p] for p in parts if p != "resources") or 1.0
+    # The secret planting takes what it takes (about a minute), outside the budget.
+    share = {"kills": 0.70, "concurrency": 0.15, "fuzz": 0.08, "resources": 0.1, "secrets": 0.0}
+    total = sum(share[p] for p in parts if p not in ("resources", "secrets")) or 1.0
     budget = args.minutes * 60 * (1 - (0.1 if "resources" in parts else 0))
     work = Path(tempfile.mkdtemp(prefix="clawmem-soak-"))
     out: dict = {
@@ -114,6 +117,10 @@ def main(argv: list[str] | None = None) -> int:
                 from .fuzz import run_fuzz
 
                 fig = run_fuzz(work / part, seconds, args.seed, log)
+            elif part == "secrets":
+                from .secrets import realtalk_messages, run_secrets
+
+                fig = run_secrets(work / part, args.seed, log, real_messages=realtalk_messages())
             else:
                 from .resources import run_resources
 

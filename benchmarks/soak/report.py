@@ -174,4 +174,33 @@ def render(out: dict) -> str:
                 ]
             )
         )
+    if "secrets" in out:
+        s = out["secrets"]
+        real = (
+            f"{s['real_messages_redacted']} of {s['real_messages']:,}"
+            if "real_messages" in s
+            else "not measured (no ../shared/eval)"
+        )
+        parts.append("\n### Secrets\n\n")
+        parts.append(
+            _table(
+                [
+                    ("secrets planted (kinds)", f"{s['planted']} ({s['kinds']})"),
+                    (
+                        "in notes / retain / a transcript",
+                        f"{s['notes']} / {s['retain']} / {s['transcript']}",
+                    ),
+                    ("places searched (outputs, files under .memory/, pages)", s["places_checked"]),
+                    ("episode pages written", s["episode_pages"]),
+                    ("**secrets found**", s["secrets_found"]),
+                    ("retain accepted a secret without --allow-secret", s["accepted_without_flag"]),
+                    ("MCP refusal names the real flag", s["mcp_refusal_names_the_real_flag"]),
+                    (
+                        "false positives: tricky non-secrets redacted",
+                        f"{s['false_positives']} of {s['non_secrets']}",
+                    ),
+                    ("false positives: REALTALK chat messages changed", real),
+                ]
+            )
+        )
     return "".join(parts)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from clawmem.errors import ClawmemError, UsageError
+from clawmem.errors import ClawmemError, InputError, UsageError
 from clawmem.markdown.kinds import KINDS
 from clawmem.recall.pipeline import KINDS as RECALL_KINDS
 from clawmem.recall.pipeline import MODES, SOURCES
@@ -77,13 +77,24 @@ def _get(mem, a: dict) -> dict:
 
 
 def _retain(mem, a: dict) -> dict:
-    return mem.retain(
-        a["text"],
-        kind=a.get("kind", "W"),
-        confidence=a.get("confidence"),
-        entities=a.get("entities") or [],
-        day=a.get("date"),
-    )
+    try:
+        return mem.retain(
+            a["text"],
+            kind=a.get("kind", "W"),
+            confidence=a.get("confidence"),
+            entities=a.get("entities") or [],
+            day=a.get("date"),
+        )
+    except InputError as exc:
+        if exc.param != "allow_secret":
+            raise
+        # The tool has no argument to insist with (docs/agents.md): an agent is never the one
+        # to decide that a credential goes into files that are often committed. A person can.
+        raise InputError(
+            exc.message,
+            hint="retain it without the credential (say where it is kept, not what it is); "
+            "a person can store one with `clawmem retain --allow-secret`",
+        ) from None
 
 
 def _status(mem, a: dict) -> dict:

@@ -38,7 +38,10 @@ def check(ix: Indexer) -> list[dict]:
             continue
         except OSError:
             continue
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
+        from clawmem.text.redact import redact  # here: only a file that was read needs it
+
+        # The lines it prints are redacted, like everything else clawmem shows (lines kept).
+        text = redact(text.replace("\r\n", "\n").replace("\r", "\n"))
         _, found = extract_facts(text)
         mine: list[dict] = [
             {

@@ -20,7 +20,7 @@ from clawmem.ingest.indexing import Indexer
 from clawmem.markdown.facts import Fact, extract_facts, format_fact, make_fact, retain_insert_index
 from clawmem.store import db, queries
 from clawmem.store.index import Index
-from clawmem.text.redact import find_secret
+from clawmem.text.redact import find_secret, redact
 from clawmem.text.textnorm import require_text
 from clawmem.text.timeexpr import parse_date
 
@@ -98,7 +98,7 @@ def retain(
     for entity in entities:
         require_text(entity, "entities")
     fact = make_fact(kind, text, entities, confidence)
-    what = looks_like_secret(text)
+    what = looks_like_secret(text) or looks_like_secret(" ".join(entities))
     if what and not allow_secret:
         raise InputError(
             f"refusing to retain text that looks like {what}",
@@ -144,8 +144,10 @@ def retain(
         "timestamp": when.isoformat(),
         "entities": list(stored.entities),
         "confidence": stored.confidence,
-        "content": stored.content,
-        "line_text": format_fact(stored).rstrip("\r\n"),
+        # What was written is the caller's (with allow_secret, a credential too); what is shown
+        # of it is redacted, like every other output.
+        "content": redact(stored.content),
+        "line_text": redact(format_fact(stored).rstrip("\r\n")),
         "source": citation,
         "path": relpath,
         "line": line,

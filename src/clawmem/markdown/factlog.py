@@ -130,6 +130,8 @@ def fact_dates(
 def collect_facts(root: Path, scan: Scan, today: date) -> FactLog:
     """Every well-formed fact in the scanned files, oldest first. Facts recorded after ``today``
     are left out: reflecting "as of" a day only knows what had been written by then."""
+    from clawmem.text.redact import redact  # here: only reflect reads every fact
+
     log = FactLog()
     order = 0
     for entry in scan.markdown_files:
@@ -137,7 +139,10 @@ def collect_facts(root: Path, scan: Scan, today: date) -> FactLog:
         if text is None:
             log.unreadable.append(entry.relpath)
             continue
-        found, problems = extract_facts(text)
+        # Reflect writes what it reads into pages of its own (entity pages, opinions, proposals),
+        # which users commit: a credential a note holds must not be copied there (issue 31).
+        # Redaction keeps the lines, so every fact still cites its line.
+        found, problems = extract_facts(redact(text))
         log.problems += len(problems)
         if not found:
             continue

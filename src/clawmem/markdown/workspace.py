@@ -318,7 +318,6 @@ def read_lines(
     if from_line > max(len(all_lines), 1):
         raise BadArgument("from_line", from_line, f"{rel} has {len(all_lines)} lines")
     end = len(all_lines) if lines is None else min(len(all_lines), from_line + lines - 1)
-    chunk = all_lines[from_line - 1 : end]
     return {
         "path": rel,
         "from": from_line,
@@ -326,13 +325,16 @@ def read_lines(
         "total_lines": len(all_lines),
         "citation": f"{rel}#L{from_line}-L{end}",
         # The file is the user's; what clawmem hands on (often to an agent) is redacted.
-        "text": _redact("\n".join(chunk)),
+        "text": "\n".join(_redacted_lines(text, all_lines)[from_line - 1 : end]),
     }
 
 
-def _redact(text: str) -> str:
-    from clawmem.text.redact import (
-        redact,  # lazily: scanning (every read's first step) never needs it
-    )
+def _redacted_lines(text: str, lines: list[str]) -> list[str]:
+    """The file's lines, redacted as a whole: a secret that spans lines (a key block, a list of
+    recovery codes) is recognised even when only some of its lines are asked for."""
+    from clawmem.text.redact import redact  # lazily: scanning never needs it
 
-    return redact(text)
+    out = redact(text).splitlines()
+    # Redaction keeps every "\n"; a secret holding another line break (U+2028) would shift the
+    # lines, so then each line is redacted on its own.
+    return out if len(out) == len(lines) else [redact(line) for line in lines]

@@ -402,8 +402,12 @@ class FileChange:
         return "unchanged" if self.old == self.new else "updated"
 
     def diff(self) -> str:
-        old = (self.old or "").splitlines(keepends=True)
-        new = self.new.splitlines(keepends=True)
+        from clawmem.text.redact import redact  # here: only a diff that is shown needs it
+
+        # What reflect writes is redacted already; the lines around it are the user's, shown
+        # as context, and what is shown is redacted (both sides alike: the same hunks).
+        old = redact(self.old or "").splitlines(keepends=True)
+        new = redact(self.new).splitlines(keepends=True)
         lines = difflib.unified_diff(
             old, new, "/dev/null" if self.old is None else f"a/{self.path}", f"b/{self.path}"
         )

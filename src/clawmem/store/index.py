@@ -87,6 +87,7 @@ def expected_meta(chunking: str | None = None) -> dict[str, str]:
         "schema_version": str(schema.SCHEMA_VERSION),
         "chunker_version": str(schema.CHUNKER_VERSION),
         "normalizer_version": str(NORMALIZER_VERSION),
+        "redaction_version": str(schema.REDACTION_VERSION),
     }
     if chunking is not None:
         meta["chunking"] = chunking  # "tokens/overlap": other settings give other chunks

@@ -12,9 +12,13 @@ SCHEMA_VERSION = 7
 # the schema's version, so that opening an index for a read (which checks it) does not import the
 # chunker (issue 16: a cold lexical recall).
 CHUNKER_VERSION = 2
+# Bump when text/redact.py redacts more for the same input: an index built under the older rules
+# may hold what the newer ones catch, so it is rebuilt rather than trusted (issue 31).
+REDACTION_VERSION = 2
 
 DDL = """
 -- Key/value facts about this index: schema_version, chunker_version, normalizer_version,
+-- redaction_version,
 -- chunking ("tokens/overlap"), embedder (identity key), embedder_identity (JSON), dims,
 -- vector_backend, created_at, last_sync_at, skipped (JSON: files the last sync could not read).
 CREATE TABLE IF NOT EXISTS meta (

@@ -1,161 +1,150 @@
-"""Credentials in text: recognising them (retain refuses them) and redacting them (everything
-clawmem indexes, caches or prints from a transcript or a note passes through ``redact`` first).
+"""Credentials in text: recognising them (``retain`` refuses them) and redacting them. Everything
+clawmem indexes, caches, writes or prints passes through ``redact`` first: the index (units, the
+lexical terms, vectors computed from the redacted text), ``get``, ``recall``, ``context`` and the
+MCP tools, and the pages ``reflect`` writes (entity pages, opinions, episodes).
 
-One list of shapes, one owner. A shape either covers the whole match (a token that is a secret
-by its form, ``ghp_…``) or only its ``value`` group (``password = hunter2…``: the word
-"password" stays, so a reader still sees what was there). Redaction keeps every newline, so line
-numbers and citations of the text around a secret do not move. See docs/redaction.md.
+Two sets of rules, both run on every text: ``secret_shapes`` (a token whose form gives it away,
+``ghp_…``, a PEM block, ``DB_PASS=…``, ``mysql -p…``, a card number that passes Luhn) and
+``secret_words`` (a secret said in words: "the wifi password is …", "mật khẩu là …",
+"パスワードは …"). Each rule names a few lower-case needles; one Aho-Corasick pass over the text
+finds them all, and a rule runs only where its needles are (most text is ordinary talk, and
+transcripts run to megabytes). Redaction keeps every newline, so line numbers and citations of the
+text around a secret do not move. docs/sessions.md lists the rules.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from clawmem.text import secret_shapes, secret_words
 
 REDACTED = "[redacted]"
 
 
 @dataclass(frozen=True)
-class Shape:
-    kind: str  # what it is, in words: "a GitHub token"
-    pattern: re.Pattern[str]  # a ``value`` group, if present, is the part that is secret
-    # Lower-case strings at least one of which every match contains: a text holding none of them
-    # is not searched (a substring test costs far less than a pattern that tries every word
-    # boundary; most text is ordinary talk, and transcripts run to megabytes).
-    needles: tuple[str, ...] = ()
+class Found:
+    start: int  # the secret's span in the text
+    end: int
+    kind: str  # what it is, in words: "a GitHub token", "a password said in words"
 
 
-def _shape(kind: str, regex: str) -> Shape:
-    return Shape(kind, re.compile(regex), NEEDLES[kind])
+_WORDS = -1  # the owner of secret_words' needles in the automaton
 
 
-NEEDLES: dict[str, tuple[str, ...]] = {
-    "a private key": ("private key",),
-    "an AWS access key": ("akia", "asia", "agpa", "aida", "aroa"),
-    "an AWS secret key": ("aws",),
-    "a GitHub token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
-    "a GitHub fine-grained token": ("github_pat_",),
-    "a GitLab token": ("glpat-",),
-    "an Anthropic API key": ("sk-ant-",),
-    "an OpenAI-style API key": ("sk-",),
-    "a Slack token": ("xox",),
-    "a Slack webhook": ("hooks.slack.com",),
-    "a Google API key": ("aiza",),
-    "a Stripe key": ("_live_", "_test_"),
-    "a Hugging Face token": ("hf_",),
-    "an npm token": ("npm_",),
-    "a PyPI token": ("pypi-age",),
-    "a SendGrid key": ("sg.",),
-    "a Telegram bot token": (":aa",),
-    "a DigitalOcean token": ("_v1_",),
-    "a JSON web token": ("eyj",),
-    "a connection string with a password": ("://",),
-    "an account key in a connection string": (
-        "accountkey=",
-        "sharedaccesskey=",
-        "password=",
-        "pwd=",
-    ),
-    "a bearer token": ("bearer",),
-    "a password or token assignment": ("pass", "pwd", "secret", "key", "token"),
-    "a password given on a command line": ("--pass", "--token", "--api-key"),
-}
+@lru_cache(maxsize=1)
+def _automaton() -> Any:  # ahocorasick.Automaton, which has no type information
+    import ahocorasick  # here: only a text that needs redacting pays for the import
+
+    owners: dict[str, set[int]] = {}
+    for i, shape in enumerate(secret_shapes.SHAPES):
+        for n in shape.needles:
+            owners.setdefault(n, set()).add(i)
+    for n in secret_words.NEEDLES:
+        owners.setdefault(n, set()).add(_WORDS)
+    auto = ahocorasick.Automaton()
+    for n, who in owners.items():
+        auto.add_word(n, (len(n), frozenset(who)))
+    auto.make_automaton()
+    return auto
 
 
-# Order matters only where shapes overlap: the more specific comes first.
-SHAPES: tuple[Shape, ...] = (
-    _shape(
-        "a private key",
-        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-        r"(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|[\s\S]*\Z)",
-    ),
-    _shape("an AWS access key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b"),
-    _shape(
-        "an AWS secret key",
-        r"(?i)\baws_?secret_?(?:access_?)?key\b[\"']?\s*[:=]\s*[\"']?(?P<value>[A-Za-z0-9/+=]{30,})",
-    ),
-    _shape("a GitHub token", r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b"),
-    _shape("a GitHub fine-grained token", r"\bgithub_pat_[A-Za-z0-9_]{40,}\b"),
-    _shape("a GitLab token", r"\bglpat-[A-Za-z0-9_-]{20,}\b"),
-    _shape("an Anthropic API key", r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
-    _shape("an OpenAI-style API key", r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}"),
-    _shape("a Slack token", r"\bxox[abposre]-[A-Za-z0-9-]{10,}"),
-    _shape("a Slack webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9_/-]{20,}"),
-    _shape("a Google API key", r"\bAIza[0-9A-Za-z_-]{35}"),
-    _shape("a Stripe key", r"\b(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{16,}"),
-    _shape("a Hugging Face token", r"\bhf_[A-Za-z0-9]{30,}"),
-    _shape("an npm token", r"\bnpm_[A-Za-z0-9]{36}\b"),
-    _shape("a PyPI token", r"\bpypi-AgE[A-Za-z0-9_-]{50,}"),
-    _shape("a SendGrid key", r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"),
-    _shape("a Telegram bot token", r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b"),
-    _shape("a DigitalOcean token", r"\bdo[opr]_v1_[a-f0-9]{64}\b"),
-    _shape(
-        "a JSON web token",
-        r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
-    ),
-    _shape(
-        "a connection string with a password",
-        # scheme://user:PASSWORD@host — databases, brokers, any URL with credentials in it.
-        r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,30}://[^\s:/@\"'<>]+:(?P<value>[^\s@/\"'<>]{3,})@[^\s\"'<>]",
-    ),
-    _shape(
-        "an account key in a connection string",
-        r"(?i)\b(?:AccountKey|SharedAccessKey|Password|Pwd)=(?P<value>[^;\s\"']{6,})",
-    ),
-    _shape("a bearer token", r"(?i)\bBearer\s+(?P<value>[A-Za-z0-9._~+/=-]{16,})"),
-    _shape(
-        "a password or token assignment",
-        r"(?i)\b(?:[a-z0-9]+[_-])*(?:password|passwd|pwd|secret|api[_-]?key|apikey|"
-        r"access[_-]?token|auth[_-]?token|token|client[_-]?secret|private[_-]?key)\b[\"']?"
-        r"\s*[:=]\s*[\"']?(?P<value>[^\s'\",;]{8,})",
-    ),
-    _shape(
-        "a password given on a command line",
-        r"(?:\s|^)(?:--password|--passwd|--token|--api-key)[= ](?P<value>[^\s'\"]{6,})",
-    ),
-)
-
-
-_ALL_NEEDLES = tuple(sorted({n for needles in NEEDLES.values() for n in needles}))
-
-
-def _candidates(text: str) -> list[Shape]:
-    """The shapes whose needles ``text`` holds (each needle looked for once)."""
+def _lower(text: str) -> str:
     low = text.lower()
-    present = {n for n in _ALL_NEEDLES if n in low}
-    if not present:
+    if len(low) == len(text):
+        return low
+    # A letter whose lower case is longer ("İ"): keep it, so positions still match the text.
+    return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+
+
+def find_secrets(text: str) -> list[Found]:
+    """Every credential in ``text``, in the order the rules found them (spans may overlap)."""
+    if not text:
         return []
-    return [s for s in SHAPES if not present.isdisjoint(s.needles)]
+    at: dict[int, list[int]] = {}  # rule -> where its needles start
+    for end, (length, who) in _automaton().iter(_lower(text)):
+        for rule in who:
+            at.setdefault(rule, []).append(end - length + 1)
+    found: list[Found] = []
+    for rule, starts in sorted(at.items()):
+        if rule != _WORDS:
+            found += _anchored(secret_shapes.SHAPES[rule], text, starts)
+    for run in secret_shapes.NUMBER_RUN.finditer(text):
+        lo, hi = max(0, run.start() - 3), min(len(text), run.end() + 2)
+        for shape in secret_shapes.NUMBER_SHAPES:
+            found += _matches(shape, text, lo, hi)
+    if _WORDS in at:
+        found += [Found(s.start, s.end, s.kind) for s in secret_words.find_said(text, at[_WORDS])]
+    return found
+
+
+# The most characters a shape's match holds before its needle (a ``NAME=`` of 60, quoted).
+_BACK = 80
+
+
+def _anchored(shape: secret_shapes.Shape, text: str, needles_at: list[int]) -> list[Found]:
+    """The shape's secrets, tried only where they can start: every match holds one of the
+    shape's needles, at most ``_BACK`` characters in (searching the whole text for each shape
+    whose needle occurs took half of redaction's time). A match its check refuses is tried one
+    character on: "note: SECRET_KEY=…" matches first as the assignment "note: …", which is not
+    one, and the real one starts inside it."""
+    out: list[Found] = []
+    # Positions before ``done`` were tried already, or lie inside a secret found: a position
+    # refused for one needle is refused for every later one (its match, if any, ends before), so
+    # dense needles ("token: token: …") cost one try per position, not one per needle.
+    done = 0
+    for i in needles_at:
+        for start in range(max(done, i - _BACK), i + 1):
+            done = start + 1
+            m = shape.pattern.match(text, start)
+            if m is None or m.end() <= i or (shape.check is not None and not shape.check(m)):
+                continue
+            s, e = secret_shapes.secret_span(m)
+            if e > s:
+                out.append(Found(s, e, shape.kind))
+            done = max(m.end(), start + 1)
+            break
+    return out
+
+
+def _matches(shape: secret_shapes.Shape, text: str, lo: int, hi: int) -> list[Found]:
+    """The shape's secrets in ``text[lo:hi]`` (a refused match is tried one character on)."""
+    out = []
+    m = shape.pattern.search(text, lo, hi)
+    while m is not None:
+        if shape.check is None or shape.check(m):
+            s, e = secret_shapes.secret_span(m)
+            if e > s:
+                out.append(Found(s, e, shape.kind))
+            nxt = max(m.end(), m.start() + 1)
+        else:
+            nxt = m.start() + 1
+        m = shape.pattern.search(text, nxt, hi) if nxt < hi else None
+    return out
 
 
 def find_secret(text: str) -> str | None:
     """What kind of credential ``text`` seems to contain, or None."""
-    for shape in _candidates(text):
-        if shape.pattern.search(text):
-            return shape.kind
-    return None
-
-
-def _blank(secret: str) -> str:
-    # Keep the newlines a secret spanned (a PEM block): the lines after it keep their numbers.
-    return REDACTED + "\n" * secret.count("\n")
+    found = find_secrets(text)
+    return min(found, key=lambda f: f.start).kind if found else None
 
 
 def redact(text: str) -> str:
     """``text`` with every credential replaced by ``[redacted]`` (newlines kept)."""
-    if not text:
+    found = find_secrets(text)
+    if not found:
         return text
-    for shape in _candidates(text):
-        if not shape.pattern.search(text):
-            continue
-
-        def sub(m: re.Match[str]) -> str:
-            if "value" in m.re.groupindex and m.group("value") is not None:
-                s, e = m.span("value")
-                whole = m.group(0)
-                off = m.start()
-                return whole[: s - off] + _blank(m.group("value")) + whole[e - off :]
-            return _blank(m.group(0))
-
-        text = shape.pattern.sub(sub, text)
-    return text
+    spans: list[list[int]] = []
+    for s, e in sorted((f.start, f.end) for f in found):
+        if spans and s <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], e)
+        else:
+            spans.append([s, e])
+    out, pos = [], 0
+    for s, e in spans:
+        # Keep the newlines a secret spanned (a PEM block): the lines after it keep their numbers.
+        out += [text[pos:s], REDACTED, "\n" * text.count("\n", s, e)]
+        pos = e
+    out.append(text[pos:])
+    return "".join(out)
