@@ -17,7 +17,7 @@ from glob import escape as glob_escape
 from pathlib import Path
 
 
-def _default_mode() -> int:
+def default_mode() -> int:
     # What open() would give a new file; mkstemp's 0600 would hide notes from their owner's tools.
     umask = os.umask(0)
     os.umask(umask)
@@ -44,8 +44,8 @@ def replacing(path: Path, *, mode: int | None = None) -> Iterator[Path]:
         try:
             mode = path.stat().st_mode & 0o7777
         except FileNotFoundError:
-            mode = _default_mode()
-    _remove_stale_temps(path)
+            mode = default_mode()
+    remove_stale_temps(path)
     fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     tmp = Path(name)
@@ -58,10 +58,29 @@ def replacing(path: Path, *, mode: int | None = None) -> Iterator[Path]:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
-def _remove_stale_temps(path: Path) -> None:
+def temp_copy(path: Path, raw: bytes, mode: int) -> Path:
+    """``raw`` written and fsynced to a new temporary file beside ``path`` (``.NAME.XXXX.tmp``),
+    with permissions ``mode``, for a writer that renames it into place itself after a last
+    check (files/cas.py). Returns its path; the caller removes it if it does not rename it."""
+    remove_stale_temps(path)
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = Path(name)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return tmp
+
+
+def remove_stale_temps(path: Path) -> None:
     """A writer killed between writing its temporary copy and the rename leaves that copy beside
     the file (``.NAME.XXXXXXXX.tmp``); the next write of the same file removes it. Writers of one
     workspace hold its write lock, so no such copy belongs to a write still in progress."""
@@ -72,7 +91,7 @@ def _remove_stale_temps(path: Path) -> None:
             pass  # gone already, or not ours to remove: the write itself goes on
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
     try:
         dfd = os.open(folder, os.O_RDONLY)
     except OSError:

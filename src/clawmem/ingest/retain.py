@@ -1,23 +1,28 @@
 """Writing facts: ``clawmem retain`` appends one bullet to a day's ``## Retain`` section.
 
 The daily log is the source of truth, so the write is careful: everything already in the file is
-kept byte for byte (only the new line is inserted), the new content goes to a temporary file that
-is fsynced and renamed over the original (a crash leaves the old file or the new one, never half
-of one), an exact duplicate is not appended twice, and text that looks like a credential is
-refused unless the caller insists.
+kept byte for byte (only the new line is inserted); the write is a compare-and-swap that keeps
+whatever another program (an editor, an agent's own notes, a script) writes to the log at the
+same moment (files/cas.py), appending in place or renaming a fsynced copy (a crash leaves the old
+file or the new one, never half of one); an exact duplicate is not appended twice; the daily log
+is never reached through a link out of the workspace; a fact is stored only where the index will
+read it; and text that looks like a credential is refused unless the caller insists.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from clawmem.errors import InputError, StoreError, UsageError
-from clawmem.files.atomic import write_atomic
+from clawmem.errors import InputError, LockedError, StoreError, UsageError, WorkspaceError
+from clawmem.files.cas import Snapshot, read_snapshot, write_if_unchanged
 from clawmem.files.locking import write_lock
 from clawmem.ingest.indexing import Indexer
+from clawmem.ingest.sync import unindexable
 from clawmem.markdown.facts import Fact, extract_facts, format_fact, make_fact, retain_insert_index
+from clawmem.markdown.workspace import writable_path
 from clawmem.store import db, queries
 from clawmem.store.index import Index
 from clawmem.text.redact import find_secret, redact
@@ -63,10 +68,10 @@ def place_fact(existing: str | None, fact: Fact, day: date) -> Placement:
     return Placement("".join(lines), at + 1, False, False)
 
 
-def read_log(path: Path, relpath: str) -> str | None:
-    if not path.exists():
+def decode_log(raw: bytes | None, relpath: str) -> str | None:
+    """A daily log's text (None: no file yet); InputError when clawmem must not rewrite it."""
+    if raw is None:
         return None
-    raw = path.read_bytes()
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -77,7 +82,37 @@ def read_log(path: Path, relpath: str) -> str | None:
         ) from None
 
 
+def may_follow(appended: bytes) -> bool:
+    """Whether lines another program appended to a log since retain read it can stay after the
+    new fact unchanged: whole lines that open no heading, code fence or setext underline, so
+    the fact stays in its section and every line keeps its meaning."""
+    if not appended.endswith(b"\n"):
+        return False  # a line still being written: read again once it is whole
+    for line in appended.splitlines():
+        if line.lstrip(b" \t").startswith((b"#", b"```", b"~~~", b"===", b"---")):
+            return False
+    return True
+
+
+def _refuse_unrecallable(ix: Indexer, relpath: str, raw: bytes) -> None:
+    """retain says "stored" only for a fact the index will read: refuse, with the reason, a
+    log the index skips (binary content, over ``max_file_bytes``)."""
+    why = unindexable(raw)
+    if why is None and len(raw) > ix.cfg.max_file_bytes:
+        why = f"{len(raw):,} bytes would be over max_file_bytes={ix.cfg.max_file_bytes:,}"
+    if why is not None:
+        raise InputError(
+            f"{relpath}: not stored: the index skips this log ({why}), so the fact would "
+            "not be recallable",
+            hint="retain into another day with --date, or fix the log (or raise max_file_bytes)",
+        )
+
+
 # ---------------------------------------------------------------------------- retain, end to end
+
+# How many times retain reads the log again when another program changed it in a way its lines
+# cannot simply follow the fact (a rewrite, a heading appended, a line half written).
+CAS_ATTEMPTS = 20
 
 
 def retain(
@@ -112,30 +147,37 @@ def retain(
     except InputError as exc:
         raise UsageError(exc.message, hint=exc.hint) from None
     relpath = f"memory/{when.isoformat()}.md"
-    path = ix.root / relpath
+    path = writable_path(ix.root, relpath)  # never through a link out of the workspace
     ix.prepare_memory_dir()
     # The model is loaded before the lock (seconds on a cold start): other writers wait only
     # for the write and the fact's one embedding, not for this process's start-up.
     ix.embedder()
     with write_lock(ix.memory_dir, purpose="clawmem retain"):
-        existing = read_log(path, relpath)
-        dup = _duplicate_of(ix, fact, relpath, existing)
+        dup = _duplicate_of(ix, fact, relpath, decode_log(_snapshot(path, relpath).data, relpath))
         if dup is None:
-            placed = place_fact(existing, fact, when)
-            try:
-                write_atomic(path, placed.text)
-            except OSError as exc:
-                raise StoreError(
-                    f"{relpath}: cannot write ({exc.strerror})",
-                    hint="the file is unchanged; check permissions and free space",
-                ) from None
-            line = placed.line
+            at = _write_fact(ix, fact, when, relpath, path)
             # Read-your-writes: the fact is indexed (and embedded) before we return.
-            ix.index_locked(embed_limit=ix.cfg.lazy_embed_limit)
+            report = ix.index_locked(embed_limit=ix.cfg.lazy_embed_limit)
+            skipped = next((s for s in report.skipped if s.relpath == relpath), None)
+            if skipped is not None:
+                raise StoreError(
+                    f"{relpath}: the fact was written but the index skipped the file "
+                    f"({skipped.reason}); it is not recallable",
+                    hint="fix the file (`clawmem status` lists it), then run `clawmem index`",
+                )
         else:
-            relpath, line = dup
+            relpath, at = dup
     facts, _ = extract_facts((ix.root / relpath).read_text(encoding="utf-8"))
-    stored = next((f for f in facts if f.line == line), fact)
+    # Lines another program appended may have come before the fact: find its line again.
+    mine = [f for f in facts if _same(f, fact)]
+    stored = next((f for f in mine if f.line == at), mine[-1] if mine else None)
+    if stored is None:
+        raise StoreError(
+            f"{relpath}: the fact was written but another program's edit took it out of the "
+            "Retain section",
+            hint=f"check {relpath}, then run `clawmem check`",
+        )
+    line = stored.line
     citation = f"{relpath}#L{line}-L{line}"
     return {
         "stored": dup is None,
@@ -154,22 +196,57 @@ def retain(
     }
 
 
+def _snapshot(path: Path, relpath: str) -> Snapshot:
+    try:
+        return read_snapshot(path)
+    except OSError as exc:  # a link put there since the path was checked (ELOOP), a folder
+        raise WorkspaceError(
+            f"{relpath}: cannot read ({exc.strerror})",
+            hint="a daily log is a plain file inside the workspace",
+        ) from None
+
+
+def _write_fact(ix: Indexer, fact: Fact, when: date, relpath: str, path: Path) -> int:
+    """Write the fact into the day's log, keeping whatever another program writes there at the
+    same moment (files/cas.py); the 1-based line it was placed at."""
+    for _attempt in range(CAS_ATTEMPTS):
+        snap = _snapshot(path, relpath)
+        placed = place_fact(decode_log(snap.data, relpath), fact, when)
+        raw = placed.text.encode("utf-8")
+        _refuse_unrecallable(ix, relpath, raw)
+        try:
+            if write_if_unchanged(path, snap, raw, may_follow=may_follow):
+                return placed.line
+        except OSError as exc:
+            raise StoreError(
+                f"{relpath}: cannot write ({exc.strerror})",
+                hint="the file is unchanged; check permissions and free space",
+            ) from None
+        time.sleep(0.01)  # a line half written, or a rewrite: read it again once it is done
+    raise LockedError(
+        f"{relpath}: another program kept changing the file ({CAS_ATTEMPTS} tries); "
+        "nothing was written",
+        hint="retain again once the other program has finished writing it",
+    )
+
+
+def _same(f: Fact, fact: Fact) -> bool:
+    """The same fact: kind, statement, entities and confidence (how duplicates are told)."""
+    return (f.kind, f.content, set(f.entities), f.confidence) == (
+        fact.kind,
+        fact.content,
+        set(fact.entities),
+        fact.confidence,
+    )
+
+
 def _duplicate_of(ix: Indexer, fact: Fact, relpath: str, existing: str | None):
     """An identical fact (kind, statement, entities, confidence) already in the workspace: in
     the day's own log, else anywhere the index knows of. Returns (path, line) or None."""
-
-    def same(f: Fact) -> bool:
-        return (f.kind, f.content, set(f.entities), f.confidence) == (
-            fact.kind,
-            fact.content,
-            set(fact.entities),
-            fact.confidence,
-        )
-
     if existing is not None:
         found, _ = extract_facts(existing)
         for f in found:
-            if same(f):
+            if _same(f, fact):
                 return relpath, f.line
     if not ix.index_path.exists():
         return None

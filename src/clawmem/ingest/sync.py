@@ -193,6 +193,14 @@ class ParsedFile:
     links: tuple[Link, ...] = ()
 
 
+def unindexable(raw: bytes) -> str | None:
+    """Why a memory file's bytes are not indexed as Markdown, or None: the one rule that sync
+    and retain share (retain refuses to store a fact where the index would not read it)."""
+    if b"\x00" in raw[:8192]:
+        return "binary content (NUL bytes), not Markdown"
+    return None
+
+
 def parse_file(root: Path, entry: FileEntry, cfg: Config) -> ParsedFile | Skipped:
     """Read one file and turn it into units. Never raises for bad content: it reports."""
     path = root / entry.relpath
@@ -202,8 +210,9 @@ def parse_file(root: Path, entry: FileEntry, cfg: Config) -> ParsedFile | Skippe
         return Skipped(entry.relpath, "deleted while indexing")
     except OSError as exc:
         return Skipped(entry.relpath, f"cannot read: {exc.strerror}")
-    if b"\x00" in raw[:8192]:
-        return Skipped(entry.relpath, "binary content (NUL bytes), not Markdown")
+    why = unindexable(raw)
+    if why is not None:
+        return Skipped(entry.relpath, why)
     # The Markdown grammars, imported here: every read imports this module for ``plan_fresh``,
     # and importing them up front cost a cold lexical `clawmem recall` ~40 ms that only a read
     # finding a changed file needs (issue 16).

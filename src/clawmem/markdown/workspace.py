@@ -263,6 +263,39 @@ def scan(
     return Scan(ordered, tuple(skipped))
 
 
+def writable_path(root: Path, relpath: str) -> Path:
+    """Where clawmem may write (and read before writing) the workspace file ``relpath``, or
+    ``WorkspaceError``: the one rule for every file clawmem writes in the workspace (retain's
+    daily log, reflect's pages, MEMORY.md).
+
+    It follows the scan: a top-level folder (``memory/``, ``bank/``) may be a link that stays
+    inside the workspace, which the scan walks through; any other link on the way is one the
+    scan does not follow, or leaves the workspace. The file itself is never a link: writing
+    through one would put workspace text elsewhere, and the rename would replace the link."""
+    parts = PurePosixPath(relpath).parts
+    where = root
+    for depth, part in enumerate(parts):
+        where = where / part
+        if not where.is_symlink():
+            continue
+        last = depth == len(parts) - 1
+        if not last and depth == 0 and _inside(root, where):
+            continue
+        shown = "/".join(parts[: depth + 1])
+        why = "leaves the workspace" if not _inside(root, where) else "is not followed"
+        raise WorkspaceError(
+            f"{relpath}: {shown} is a symbolic link that {why}; clawmem reads and writes memory "
+            "files only inside the workspace",
+            hint=f"replace the link {shown} with the {'file' if last else 'folder'} itself",
+        )
+    if not _inside(root, where.parent):
+        raise WorkspaceError(
+            f"{relpath}: outside the workspace {root}",
+            hint="clawmem writes memory files only inside its workspace",
+        )
+    return where
+
+
 def resolve_member(root: Path, user_path: str, extra_paths: tuple[str, ...] = ()) -> str:
     """Map a path given by a user (relative or absolute) to a workspace memory file, or refuse."""
     raw = Path(user_path)

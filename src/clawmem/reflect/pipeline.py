@@ -29,14 +29,19 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from clawmem.errors import InputError, ReflectConflict, StoreError
+from clawmem.errors import InputError, ReflectConflict, StoreError, WorkspaceError
 from clawmem.markdown.factlog import FactLog, LoggedFact, collect_facts, read_text
 from clawmem.markdown.kinds import SECTION_TITLES
 from clawmem.markdown.links import format_wikilink
 from clawmem.markdown.markers import OFF, MarkerError, find_section, is_off, splice
 from clawmem.markdown.supersession import KINDS as SUPERSEDABLE
 from clawmem.markdown.supersession import Statement, supersedes
-from clawmem.markdown.workspace import CORE_FILES, entity_page_path, is_entity_page
+from clawmem.markdown.workspace import (
+    CORE_FILES,
+    entity_page_path,
+    is_entity_page,
+    writable_path,
+)
 from clawmem.reflect.episodes import (
     Episode,
     Recurring,
@@ -604,7 +609,7 @@ def plan_reflect(
     changes: list[FileChange] = []
 
     def read(rel: str) -> str | None:
-        p = root / rel
+        p = writable_path(root, rel)  # never read or write through a link out of the workspace
         if not p.is_file():
             return None
         if read_text(p) is None:
@@ -615,7 +620,11 @@ def plan_reflect(
         return p.read_bytes().decode("utf-8")  # keep a BOM if there is one
 
     def plan_page(rel: str, role: str, body_for, title: str, entity: str | None = None) -> None:
-        old = read(rel)
+        try:
+            old = read(rel)
+        except WorkspaceError as exc:  # one page behind a link: the others are still written
+            warnings.append(f"{rel}: skipped: {exc.message}")
+            return
         if old is not None and is_off(old):
             warnings.append(f"{rel}: skipped (it has {OFF})")
             return
@@ -845,7 +854,7 @@ def reflect(
         result.dry_run = dry_run
         if not dry_run:
             for change in result.written():
-                path = mem.root / change.path
+                path = writable_path(mem.root, change.path)
                 current = path.read_bytes().decode("utf-8") if path.is_file() else None
                 if current != change.old:
                     raise ReflectConflict(

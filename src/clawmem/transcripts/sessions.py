@@ -56,6 +56,7 @@ def scan(root: Path, cfg: Config) -> tuple[list[FileEntry], list[Skipped]]:
         if not folder.is_dir():
             skipped.append(Skipped(raw, "sessions folder not found"))
             continue
+        # os.walk does not enter linked folders; hidden ones are pruned here (_refusal's rule).
         for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
             base = Path(dirpath)
@@ -63,37 +64,62 @@ def scan(root: Path, cfg: Config) -> tuple[list[FileEntry], list[Skipped]]:
                 if name.startswith(".") or not name.endswith(SUFFIX):
                     continue
                 path = base / name
-                rel = TRANSCRIPT_PREFIX + path.relative_to(folder).as_posix()
+                inner = PurePosixPath(path.relative_to(folder).as_posix())
+                rel = TRANSCRIPT_PREFIX + inner.as_posix()
                 if rel in files:
                     skipped.append(Skipped(rel, f"same name in an earlier sessions folder ({raw})"))
                     continue
-                if path.is_symlink():
-                    skipped.append(Skipped(rel, "symlink not followed in a sessions folder"))
+                why, st = _refusal(folder, inner)
+                if why is not None:
+                    skipped.append(Skipped(rel, why))
                     continue
-                try:
-                    st = path.stat()
-                except OSError as exc:
-                    skipped.append(Skipped(rel, f"cannot stat: {exc.strerror}"))
-                    continue
-                if st.st_size > MAX_TRANSCRIPT_BYTES:
-                    skipped.append(Skipped(rel, f"{st.st_size:,} bytes is over the transcript cap"))
-                    continue
+                assert st is not None
                 files[rel] = FileEntry(rel, st.st_size, st.st_mtime_ns)
     return list(files.values()), skipped
 
 
+def _refusal(folder: Path, inner: PurePosixPath) -> tuple[str | None, os.stat_result | None]:
+    """Why the transcript ``inner`` of a sessions folder is not read, else (None, its stat): the
+    one rule the scan and ``get`` share, so that nothing the index leaves out can be read back
+    (a hidden folder, a link, a file over the cap)."""
+    if any(part.startswith(".") for part in inner.parts):
+        return "hidden files and folders are not read in a sessions folder", None
+    where = folder
+    for part in inner.parts:
+        where = where / part
+        if where.is_symlink():
+            return "symlink not followed in a sessions folder", None
+    try:
+        st = where.stat()
+    except OSError as exc:
+        return f"cannot stat: {exc.strerror}", None
+    if st.st_size > MAX_TRANSCRIPT_BYTES:
+        return f"{st.st_size:,} bytes is over the transcript cap", None
+    return None, st
+
+
 def locate(root: Path, cfg: Config, relpath: str) -> Path | None:
-    """The transcript file behind ``sessions/…`` (the first configured folder holding it)."""
+    """The transcript file behind ``sessions/…`` (the first configured folder holding it), if
+    the scan would read it."""
+    return find(root, cfg, relpath)[0]
+
+
+def find(root: Path, cfg: Config, relpath: str) -> tuple[Path | None, str]:
+    """``locate``, with why not when there is no transcript to read."""
     if not is_transcript_path(relpath):
-        return None
+        return None, "not a transcript path"
     inner = PurePosixPath(relpath[len(TRANSCRIPT_PREFIX) :])
     if inner.is_absolute() or ".." in inner.parts or inner.suffix != SUFFIX:
-        return None
+        return None, "not a transcript in a sessions folder"
+    refused = ""
     for folder in folders(root, cfg):
         p = folder / inner
-        if p.is_file() and not p.is_symlink():
-            return p
-    return None
+        if p.is_file() or p.is_symlink():
+            why, _ = _refusal(folder, inner)
+            if why is None:
+                return p, ""
+            refused = refused or why  # as the scan: a later folder's file of that name is read
+    return None, refused or "no such transcript in the configured sessions folders"
 
 
 # ---------------------------------------------------------------------------- reading into units
@@ -316,10 +342,10 @@ def read_messages(
         raise BadArgument("from_line", from_line, "lines are numbered from 1")
     if lines is not None and lines < 1:
         raise BadArgument("lines", lines, "must be at least 1")
-    path = locate(root, cfg, relpath)
+    path, why = find(root, cfg, relpath)
     if path is None:
         raise WorkspaceError(
-            f"{relpath}: no such transcript in the configured sessions folders",
+            f"{relpath}: {why}",
             hint="see [sessions] paths in clawmem.toml and `clawmem status`",
         )
     data = path.read_bytes()

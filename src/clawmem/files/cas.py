@@ -1,0 +1,205 @@
+"""Writing a file another program may be writing at the same moment: compare-and-swap.
+
+clawmem's write lock keeps its own writers apart, but a daily log is also written by editors,
+agents keeping their own notes and scripts (``echo … >> memory/2025-11-27.md``), none of which
+know that lock. A read-modify-rename loses whatever such a writer appended between the read and
+the rename (at 100 appends a second, one line in six). So a write here:
+
+* re-checks, just before it writes, that the file is still the one that was read (same inode)
+  and still starts with the bytes that were read; lines appended since are kept, at the end,
+  when the caller says they can follow its edit unchanged (``may_follow``), otherwise it gives up
+  and the caller reads the file again and redoes its edit (``False``);
+* writes an edit that only appends in place, at the end of the file, as every other writer of a
+  log appends (``O_APPEND``): nothing another program appends can be lost, before or after;
+* otherwise writes a temporary copy, checks once more, renames it over the file, and then
+  carries over to the new file whatever a program holding the old one open appended to it
+  between that check and the rename;
+* creates a missing file only if nobody created it meanwhile (a hard link, which fails when the
+  name exists).
+
+The check and the write hold ``flock`` on the file, so a writer that takes it too (``flock(1)``)
+is kept out for those milliseconds; the others are why the write checks what changed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from clawmem.files.atomic import default_mode, fsync_dir, temp_copy
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+# How long the write waits for another holder of the file's flock before it goes on regardless
+# (the checks still guard it): a program that never lets go must not hang a retain.
+FLOCK_WAIT_S = 2.0
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A file as one read saw it: its bytes (None: there was no file) and which file it was."""
+
+    data: bytes | None
+    dev: int = 0
+    ino: int = 0
+
+
+def read_snapshot(path: Path) -> Snapshot:
+    """Read ``path`` for a later ``write_if_unchanged``. A symbolic link is refused (``OSError``
+    ELOOP): the caller decides first whether the path may be touched at all."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+    except FileNotFoundError:
+        return Snapshot(None)
+    try:
+        st = os.fstat(fd)
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return Snapshot(b"".join(chunks), st.st_dev, st.st_ino)
+
+
+def write_if_unchanged(
+    path: Path, snap: Snapshot, new: bytes, *, may_follow: Callable[[bytes], bool]
+) -> bool:
+    """Replace the file ``snap`` read with ``new``; False (nothing written) when another program
+    changed it otherwise than by appending lines that ``may_follow`` accepts after ``new``."""
+    if snap.data is None:
+        return _create_exclusive(path, new)
+    old = snap.data
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | _NOFOLLOW)
+    except FileNotFoundError:
+        return False
+    try:
+        with _flock(fd):
+            extra = _appended(fd, snap)
+            if extra is None or (extra and not may_follow(extra)):
+                return False
+            if new.startswith(old):
+                _write_all(fd, new[len(old) :])  # O_APPEND: at the end, whatever came before
+                os.fsync(fd)
+                return True
+            try:
+                _rename_over(path, fd, snap, new, extra, may_follow)
+            except _Changed:
+                return False
+    finally:
+        os.close(fd)
+    fsync_dir(path.parent)
+    return True
+
+
+def _rename_over(
+    path: Path,
+    fd: int,
+    snap: Snapshot,
+    new: bytes,
+    extra: bytes,
+    may_follow: Callable[[bytes], bool],
+) -> None:
+    """Rename a copy of ``new`` (and the lines appended so far) over the file open as ``fd``."""
+    old = snap.data or b""
+    tmp = temp_copy(path, new + extra, os.fstat(fd).st_mode & 0o7777)
+    try:
+        late = _appended(fd, Snapshot(old + extra, snap.dev, snap.ino))
+        if late is None or (late and not may_follow(extra + late)):
+            raise _Changed
+        if late:
+            with open(tmp, "ab") as fh:
+                fh.write(late)
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    # A program that opened the old file before the rename may still append to it: carry those
+    # bytes over (each such write is one line, a few microseconds after its open).
+    carried = len(old) + len(extra) + len(late)
+    for _ in range(3):
+        time.sleep(0.002)
+        more = os.pread(fd, 1 << 24, carried)
+        if more:
+            with open(path, "ab") as fh:
+                fh.write(more)
+                fh.flush()
+                os.fsync(fh.fileno())
+            carried += len(more)
+
+
+class _Changed(Exception):
+    """The file changed between the temporary copy and the rename (caught below)."""
+
+
+def _appended(fd: int, snap: Snapshot) -> bytes | None:
+    """What was appended to the open file ``fd`` since ``snap`` read it (b"": nothing), or None
+    when it is another file now, or was changed otherwise than at its end."""
+    old = snap.data or b""
+    st = os.fstat(fd)
+    if (st.st_dev, st.st_ino) != (snap.dev, snap.ino) or st.st_size < len(old):
+        return None
+    now = os.pread(fd, st.st_size + (1 << 16), 0)  # a daily log is small: compare it whole
+    return now[len(old) :] if now.startswith(old) else None
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+@contextlib.contextmanager
+def _flock(fd: int) -> Iterator[None]:
+    try:
+        import fcntl
+    except ImportError:  # Windows: no flock; the checks alone guard the write
+        yield
+        return
+    deadline = time.monotonic() + FLOCK_WAIT_S
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.005)
+        except OSError:
+            break  # a file system without flock
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+def _create_exclusive(path: Path, data: bytes) -> bool:
+    """Create ``path`` whole, unless another program created it first (False)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = temp_copy(path, data, default_mode())
+    try:
+        os.link(tmp, path)  # fails when the name exists: an atomic create-if-absent
+    except FileExistsError:
+        return False
+    except OSError:  # a file system without hard links: create-if-absent by O_EXCL instead
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, default_mode())
+        except FileExistsError:
+            return False
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    fsync_dir(path.parent)
+    return True

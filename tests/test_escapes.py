@@ -1,0 +1,156 @@
+"""Nothing is read or written outside the workspace and the configured sessions folders, through
+any link, by any command or MCP tool; what the scan leaves out, ``get`` refuses too.
+
+Each case was found by trying it: ``retain --date`` through ``memory/<date>.md`` linked to a
+``.netrc`` copied the password into the workspace and the index (``memory_get`` served it back);
+with ``memory/`` itself a link out, retain wrote outside and reported success; ``get`` read
+transcripts from hidden and linked folders the scan skips."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from clawmem.errors import WorkspaceError
+from clawmem.markdown.workspace import writable_path
+
+from .conftest import REPO, cli
+
+pytestmark = pytest.mark.usefixtures("lexical")
+
+DAY = "2031-01-01"
+NETRC = "machine example.org login peter password zebra-staple-91\n"
+SESSIONS = REPO / "fixtures" / "sessions" / "openclaw"
+
+
+@pytest.fixture
+def outside(tmp_path) -> Path:
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    (folder / ".netrc").write_text(NETRC, encoding="utf-8")
+    return folder
+
+
+def _all_bytes(folder: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file())
+
+
+def test_retain_refuses_a_daily_log_linked_out_of_the_workspace(ws, outside):
+    link = ws / "memory" / f"{DAY}.md"
+    link.symlink_to(outside / ".netrc")
+    r = cli("-w", str(ws), "retain", "the deploy is on Friday", "--date", DAY)
+    assert r.code == 3, r.err
+    assert f"memory/{DAY}.md is a symbolic link that leaves the workspace" in r.err
+    assert (outside / ".netrc").read_text(encoding="utf-8") == NETRC
+    assert link.is_symlink()  # not replaced by a copy of what it pointed at
+    assert cli("-w", str(ws), "index").code == 0
+    assert b"zebra-staple" not in _all_bytes(ws / ".memory")
+    got = cli("-w", str(ws), "get", f"memory/{DAY}.md")
+    assert got.code != 0 and "zebra-staple" not in got.out
+
+
+def test_retain_refuses_a_memory_folder_linked_out_of_the_workspace(ws, outside):
+    shutil.move(ws / "memory", outside / "memory")
+    (ws / "memory").symlink_to(outside / "memory")
+    before = _all_bytes(outside)
+    r = cli("-w", str(ws), "retain", "the deploy is on Friday", "--date", DAY)
+    assert r.code == 3 and "memory is a symbolic link that leaves the workspace" in r.err
+    assert _all_bytes(outside) == before
+    assert not (outside / "memory" / f"{DAY}.md").exists()
+
+
+def test_a_memory_folder_linked_inside_the_workspace_is_written_where_it_lives(ws):
+    """The scan walks a top-level folder linked inside the workspace; retain writes there."""
+    shutil.move(ws / "memory", ws / "journal")
+    (ws / "memory").symlink_to(ws / "journal")
+    r = cli("-w", str(ws), "retain", "the deploy is on Friday", "--date", DAY, "--json")
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["source"] == f"memory/{DAY}.md#L4-L4"
+    assert "the deploy is on Friday" in (ws / "journal" / f"{DAY}.md").read_text(encoding="utf-8")
+
+
+def test_a_linked_file_inside_the_workspace_is_never_written_through(ws):
+    target = ws / "memory" / "2025-11-27.md"
+    (ws / "memory" / f"{DAY}.md").symlink_to(target)
+    before = target.read_bytes()
+    r = cli("-w", str(ws), "retain", "the deploy is on Friday", "--date", DAY)
+    assert r.code == 3 and "is a symbolic link that is not followed" in r.err
+    assert target.read_bytes() == before
+
+
+def test_writable_path_is_the_one_rule(ws, outside):
+    assert writable_path(ws, "bank/entities/Peter.md") == ws / "bank" / "entities" / "Peter.md"
+    (ws / "bank" / "entities" / "Out.md").symlink_to(outside / ".netrc")
+    (ws / "memory" / "deep").symlink_to(ws / "bank", target_is_directory=True)
+    for rel in ("bank/entities/Out.md", "memory/deep/x.md"):
+        with pytest.raises(WorkspaceError):
+            writable_path(ws, rel)
+
+
+def test_reflect_writes_no_page_through_a_link_out(ws, outside):
+    shutil.move(ws / "bank" / "entities", outside / "entities")
+    (ws / "bank" / "entities").symlink_to(outside / "entities", target_is_directory=True)
+    before = _all_bytes(outside)
+    r = cli("-w", str(ws), "reflect", "--json")
+    assert r.code == 0, r.err
+    warnings = json.loads(r.out)["warnings"]
+    assert any("bank/entities is a symbolic link that leaves the workspace" in w for w in warnings)
+    assert _all_bytes(outside) == before
+
+
+def test_mcp_retain_refuses_a_log_linked_out(ws, outside, tmp_path):
+    (ws / "memory" / f"{DAY}.md").symlink_to(outside / ".netrc")
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "clawmem", "mcp", "-w", str(ws)],
+        # The SDK passes a safe subset of the environment on: clawmem's settings go explicitly.
+        env={k: v for k, v in os.environ.items() if k.startswith("CLAWMEM_") or k == "PYTHONPATH"},
+    )
+
+    async def main():
+        with open(tmp_path / "err.log", "w", encoding="utf-8") as err:
+            async with stdio_client(params, errlog=err) as (read, write):
+                async with ClientSession(read, write) as s:
+                    await s.initialize()
+                    kept = await s.call_tool("memory_retain", {"text": "x is y", "date": DAY})
+                    got = await s.call_tool("memory_get", {"path": f"memory/{DAY}.md"})
+                    return kept, got
+
+    kept, got = anyio.run(main)
+    assert kept.is_error and "symbolic link that leaves the workspace" in kept.content[0].text
+    assert got.is_error and "zebra-staple" not in got.content[0].text
+    assert (outside / ".netrc").read_text(encoding="utf-8") == NETRC
+
+
+@pytest.mark.parametrize("how", ["hidden", "linked folder", "linked file"])
+def test_get_refuses_a_transcript_the_scan_skips(ws, tmp_path, how):
+    folder = tmp_path / "transcripts"
+    shutil.copytree(SESSIONS, folder)
+    (ws / "clawmem.toml").write_text(f'[sessions]\npaths = ["{folder}"]\n', encoding="utf-8")
+    name = next(SESSIONS.glob("*.jsonl")).name
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shutil.copy(SESSIONS / name, elsewhere / name)
+    if how == "hidden":
+        (folder / ".private").mkdir()
+        shutil.copy(SESSIONS / name, folder / ".private" / name)
+        rel = f"sessions/.private/{name}"
+    elif how == "linked folder":
+        (folder / "sub").symlink_to(elsewhere, target_is_directory=True)
+        rel = f"sessions/sub/{name}"
+    else:
+        (folder / "linked.jsonl").symlink_to(elsewhere / name)
+        rel = "sessions/linked.jsonl"
+    index = json.loads(cli("-w", str(ws), "index", "--json").out)
+    assert rel not in {f["path"] for f in index.get("files", [])}
+    r = cli("-w", str(ws), "get", rel)
+    assert r.code == 3, (r.code, r.out)
+    assert "not read in a sessions folder" in r.err or "not followed" in r.err
