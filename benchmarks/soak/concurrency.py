@@ -3,9 +3,13 @@
 The workspace is a git repository. Writers: four processes retaining facts (each fact carries a
 unique token), an editor rewriting notes (atomic renames and in-place rewrites alternately),
 ``git checkout -f`` between two branches that differ in a dozen daily logs, ``clawmem reflect``
-in a loop, and a ``clawmem watch`` daemon. Readers: four recall loops (two with the lazy sync)
+in a loop, a ``clawmem watch`` daemon, and another program appending a line every 10 ms to the
+daily logs the retain processes write (as an editor, an agent's own notes or a script would).
+Readers: four recall loops (two with the lazy sync)
 and an MCP client calling ``memory_search``. Afterwards every fact that ``retain`` returned for is
-counted in the Markdown and the index (exactly once each), and the index must equal a rebuild.
+counted in the Markdown and the index (exactly once each), so is every line the other program
+appended (in the Markdown, exactly once: retain must never lose another writer's line), and the
+index must equal a rebuild.
 """
 
 from __future__ import annotations
@@ -137,6 +141,7 @@ def run_concurrency(work: Path, seconds: float, seed: int, log) -> dict:
     ]
     workers += [_start("recall", ws, stop, work / f"recall{i}.json", i) for i in range(4)]
     workers += [_start("mcp", ws, stop, work / "mcp.json", 0)]
+    workers += [_start("append", ws, stop, work / "append.json", seed)]
     watch_log = open(work / "watch.log", "w")  # noqa: SIM115
     watcher = subprocess.Popen(
         clawmem_cmd(ws, "watch", "--debounce-ms", "200", "--reconcile-seconds", "5"),
@@ -196,7 +201,7 @@ def run_concurrency(work: Path, seconds: float, seed: int, log) -> dict:
         t.join()
     stop.touch()
     lockwatch.stop.set()
-    results: dict[str, list[dict]] = {"retain": [], "recall": [], "mcp": []}
+    results: dict[str, list[dict]] = {"retain": [], "recall": [], "mcp": [], "append": []}
     for p, out in workers:
         try:
             p.wait(120)
@@ -231,6 +236,12 @@ def run_concurrency(work: Path, seconds: float, seed: int, log) -> dict:
         elif md > 1 or ix > 1:
             duplicated += 1
             problems.append(f"{token}: found {md} time(s) in Markdown, {ix} in the index")
+    appended = [t for r in results["append"] for t in r["appended"]]
+    logs = "".join(p.read_text(encoding="utf-8") for p in (ws / "memory").glob("2030-01-0*.md"))
+    lost_lines = sum(logs.count(f"A note {t} from") != 1 for t in appended)
+    if lost_lines:
+        problems.append(f"{lost_lines} of {len(appended)} lines another program appended were lost")
+    problems += [e for r in results["append"] for e in r["errors"]]
     diff = converges(ws, work)
     if diff:
         problems.append(f"after the last sync the index differs from a rebuild: {diff}")
@@ -258,5 +269,7 @@ def run_concurrency(work: Path, seconds: float, seed: int, log) -> dict:
         "facts_found": len(retained) - missing - duplicated,
         "facts_missing": missing,
         "facts_duplicated": duplicated,
+        "foreign_lines_appended": len(appended),
+        "foreign_lines_lost": lost_lines,
         "failures": (reader_errors + writer_errors)[:50],
     }

@@ -115,6 +115,11 @@ def render(out: dict) -> str:
                         f"{c['facts_retained']} / {c['facts_found']}",
                     ),
                     ("missing / duplicated", f"{c['facts_missing']} / {c['facts_duplicated']}"),
+                    (
+                        "lines another program appended to those logs / lost",
+                        f"{c.get('foreign_lines_appended', '-')} / "
+                        f"{c.get('foreign_lines_lost', '-')}",
+                    ),
                 ]
             )
         )

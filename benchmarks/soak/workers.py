@@ -5,7 +5,10 @@ Each loops until the file STOP exists, then writes its figures to OUT as JSON.
 - ``retain``: facts through the library's ``retain`` (each with a unique token, to be counted
   afterwards), timing how long each waited for the write lock;
 - ``recall``: lexical recalls, with the lazy sync before each when N is odd;
-- ``mcp``: ``memory_search`` calls to a ``clawmem mcp`` server, through the MCP SDK's client.
+- ``mcp``: ``memory_search`` calls to a ``clawmem mcp`` server, through the MCP SDK's client;
+- ``append``: another program writing the daily logs the retain workers write: one line every
+  10 ms (100 a second), appended as ``echo … >> log`` does, each with a unique token to be
+  counted afterwards.
 """
 
 from __future__ import annotations
@@ -105,6 +108,23 @@ def _mcp(ws: Path, stop, n: int) -> dict:  # noqa: ARG001
     return out
 
 
+def _append(ws: Path, stop, n: int) -> dict:
+    rnd = random.Random(n)
+    lines: list[str] = []
+    errors: list[str] = []
+    while not stop.exists():
+        token = f"foreign{n}x{len(lines)}"
+        log = ws / "memory" / f"2030-01-0{rnd.randrange(1, 4)}.md"
+        try:
+            with open(log, "a", encoding="utf-8") as fh:
+                fh.write(f"A note {token} from another program.\n")
+            lines.append(token)
+        except OSError as exc:
+            errors.append(f"{log.name}: {exc}")
+        time.sleep(0.01)
+    return {"appended": lines, "errors": errors}
+
+
 class _Stop:
     """The stop file, or the soak that started us gone (then stop too, instead of running on)."""
 
@@ -123,7 +143,7 @@ class _Stop:
 def main() -> None:
     kind, ws, out, n = sys.argv[1], Path(sys.argv[2]), sys.argv[4], int(sys.argv[5])
     stop = _Stop(Path(sys.argv[3]))
-    fn = {"retain": _retain, "recall": _recall, "mcp": _mcp}[kind]
+    fn = {"retain": _retain, "recall": _recall, "mcp": _mcp, "append": _append}[kind]
     Path(out + ".ready").touch()
     result = fn(ws, stop, n)
     Path(out).write_text(json.dumps(result), encoding="utf-8")
