@@ -5,6 +5,7 @@ silent wrong result or a crash."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -43,3 +44,59 @@ def test_retain_refuses_a_log_that_would_be_over_max_file_bytes(ws):
     assert r.code == 0 and json.loads(r.out)["stored"], r.err
     found = json.loads(cli("-w", str(ws), "recall", "deploy Friday", "--json").out)
     assert found["results"][0]["source"].startswith(f"memory/{DAY}.md#L")
+
+
+# ---------------------------------------------------------------------------- entity names no file
+# system takes
+
+
+def test_an_entity_name_too_long_for_a_file_gets_a_stable_page_and_blocks_no_other(ws):
+    long_a = "Verylongname" + "a" * 290  # over 255 bytes: "File name too long" before
+    long_b = "Verylongname" + "a" * 289 + "b"  # the same first 200 bytes
+    long_vi = "Nguyễn" * 60  # multi-byte letters: cut between whole characters
+    for name in (long_a, long_b, long_vi):
+        r = cli("-w", str(ws), "retain", f"{name[:20]} likes tea", "--entity", name)
+        assert r.code == 0, r.err
+    r = cli("-w", str(ws), "reflect", "--json")
+    assert r.code == 0, r.err
+    written = {f["path"] for f in json.loads(r.out)["files"] if f["status"] != "unchanged"}
+    pages = sorted(p for p in written if "~" in p)
+    assert len(pages) == 3  # one each: collision-free
+    assert "bank/entities/Peter.md" in written  # the other pages are still written
+    for page in pages:
+        name = page.rsplit("/", 1)[1]
+        assert len(name.encode("utf-8")) <= 200
+        assert (ws / page).is_file()
+    text = (ws / pages[0]).read_text(encoding="utf-8")
+    assert any(n in text for n in (long_a, long_b, long_vi))  # titled by the name itself
+    again = cli("-w", str(ws), "reflect", "--json")  # stable: the next run changes nothing
+    assert again.code == 0, again.err
+    assert {f["status"] for f in json.loads(again.out)["files"]} <= {"unchanged"}
+    entities = json.loads(cli("-w", str(ws), "entities", "--json").out)
+    page_of = {e["entity"]: e["page"] for e in entities}
+    assert sorted(page_of[n] for n in (long_a, long_b, long_vi)) == pages
+
+
+# ---------------------------------------------------------------------------- a full disk
+
+
+@pytest.mark.parametrize("size", ["300k", "2500k"])
+def test_a_full_disk_on_the_first_index_is_exit_5_and_leaves_nothing(tmp_path, monkeypatch, size):
+    """With the real model: 300k fills up while the index is built, 2500k while its
+    vectors are written (exit 70 and a WAL of up to 2 MB left behind, before)."""
+    from benchmarks.soak.resources import small_disk
+
+    from .conftest import FIXTURE, cli_subprocess
+
+    monkeypatch.delenv("CLAWMEM_VECTORS", raising=False)
+    with small_disk(tmp_path / "disk", size) as disk:
+        if disk is None:
+            pytest.skip("needs root to mount a small tmpfs")
+        ws = disk / "ws"
+        shutil.copytree(FIXTURE, ws)
+        r = cli_subprocess("-w", str(ws), "index")
+        assert r.code == 5, (r.code, r.err)
+        assert r.err.startswith("clawmem: error: ") and "disk is full" in r.err, r.err
+        assert "Traceback" not in r.err
+        left = sorted(p.name for p in (ws / ".memory").iterdir() if p.name.startswith("index"))
+        assert left == []

@@ -255,6 +255,7 @@ class Indexer:
         # A sync that changed no text (a pre-commit hook, cron, `clawmem index` out of habit)
         # never loads it.
         defer = embed and self._embedder is None and self._declared_identity() is not None
+        first = not self.index_path.exists()
         try:
             with write_lock(self.memory_dir, timeout=lock_timeout, purpose="clawmem index"):
                 report = self.index_locked(
@@ -266,13 +267,44 @@ class Indexer:
             if defer and report.pending and self.embedder() is not None:
                 with write_lock(self.memory_dir, timeout=lock_timeout, purpose="clawmem index"):
                     self._embed_round(report, embed_limit, progress)
-        except OSError as exc:
-            raise StoreError(
-                f"{self.memory_dir}: {exc.strerror or exc}",
-                hint="check free disk space and permissions; the previous index is unchanged",
-            ) from None
+        except (OSError, db.DatabaseError) as exc:
+            if not db.disk_full(exc):
+                if isinstance(exc, OSError):
+                    raise StoreError(
+                        f"{self.memory_dir}: {exc.strerror or exc}",
+                        hint="check free disk space and permissions; the previous index is "
+                        "unchanged",
+                    ) from None
+                raise
+            raise self._after_full_disk(first) from None
         report.seconds = time.perf_counter() - t0
         return report
+
+    def _after_full_disk(self, first: bool) -> StoreError:
+        """Leave nothing behind a write the full disk stopped: a first index is removed whole
+        (its WAL alone can hold megabytes that keep the disk full); an older one keeps its
+        committed state, its WAL emptied if the disk lets SQLite do it."""
+        for stale in leftover_rebuilds(self.memory_dir):
+            remove_db_files(stale)
+        if first:
+            remove_db_files(self.index_path)
+            return StoreError(
+                f"{self.memory_dir}: the disk is full; the first index could not be built and "
+                "nothing was left behind",
+                hint="free some disk space, then run `clawmem index` again",
+            )
+        try:
+            conn, _ = db.connect(self.index_path)
+            try:
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            finally:
+                conn.close()
+        except db.DatabaseError:
+            pass  # still full: the WAL stays until the next write that has room
+        return StoreError(
+            f"{self.memory_dir}: the disk is full; the index keeps what it had committed",
+            hint="free some disk space, then run `clawmem index` again to finish",
+        )
 
     def _declared_identity(self):
         """The identity of the vectors this workspace asks for: the loaded model's, else read

@@ -522,6 +522,12 @@ def build_fresh(
             report.reused = new.adopt_cached()
         report.pending = new.pending_count()
         new.conn.execute("PRAGMA journal_mode = WAL")
+    except Exception:
+        # A rebuild that failed (a full disk, an error) is worth nothing: it goes. One that was
+        # killed cannot clean up; the next index mines it for vectors, then removes it.
+        new.close()
+        remove_db_files(tmp)
+        raise
     finally:
         new.close()
     return tmp, report

@@ -54,9 +54,26 @@ class Scan:
         return tuple(f for f in self.files if not f.relpath.startswith(TRANSCRIPT_PREFIX))
 
 
+# An entity page's file name must fit every common file system (255 bytes a name) with room for
+# the temporary copy written beside it (``.NAME.XXXXXXXX.tmp``, files/atomic.py).
+MAX_PAGE_NAME_BYTES = 200
+
+
 def entity_page_path(entity: str) -> str:
-    """The workspace path of ``entity``'s page."""
-    return f"{ENTITY_DIR}/{entity}.md"
+    """The workspace path of ``entity``'s page: ``bank/entities/<entity>.md``. A name too long
+    for a file name (an entity may be any length; 300 characters made every reflect fail with
+    "File name too long") gets a stable, collision-free one instead: the start of the folded
+    name, ``~`` (which no entity name holds, so it is never another entity's own page) and a
+    hash of the whole folded name."""
+    if len(entity.encode("utf-8")) + 3 <= MAX_PAGE_NAME_BYTES:
+        return f"{ENTITY_DIR}/{entity}.md"
+    import hashlib
+
+    folded = entity.casefold()
+    digest = hashlib.sha256(folded.encode("utf-8")).hexdigest()[:16]
+    room = MAX_PAGE_NAME_BYTES - 3 - 1 - len(digest)
+    start = folded.encode("utf-8")[:room].decode("utf-8", "ignore")  # whole characters only
+    return f"{ENTITY_DIR}/{start}~{digest}.md"
 
 
 def is_entity_page(path: str) -> bool:

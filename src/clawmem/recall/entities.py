@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from clawmem.ingest.indexing import Indexer
+from clawmem.markdown.workspace import entity_page_path
 from clawmem.store import queries
 from clawmem.store.index import Index
 from clawmem.text.textnorm import fold
@@ -21,13 +22,18 @@ def list_entities(ix: Indexer) -> list[dict]:
     idx = ix.open_for_read()
     try:
         rows = queries.entity_mentions(idx)
-        pages = {p.rsplit("/", 1)[1][:-3].casefold(): p for p in queries.entity_pages(idx)}
+        pages = {p.casefold(): p for p in queries.entity_pages(idx)}
     finally:
         idx.close()
     out = []
-    for name, folded, n, last in rows:
+    for name, _folded, n, last in rows:
         out.append(
-            {"entity": name, "facts": n, "last_mention": last, "page": pages.pop(folded, None)}
+            {
+                "entity": name,
+                "facts": n,
+                "last_mention": last,
+                "page": pages.pop(entity_page_path(name).casefold(), None),
+            }
         )
     for _, page in sorted(pages.items()):
         out.append(

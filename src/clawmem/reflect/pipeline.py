@@ -658,7 +658,9 @@ def plan_reflect(
         if since is not None and not any(f.day and f.day >= since for f in facts):
             continue
         rel = existing_pages.get(key) or entity_page_path(names[key])
-        name = Path(rel).stem
+        # A page named by the hash of a name too long for a file (entity_page_path) is titled
+        # by the name itself.
+        name = names[key] if "~" in Path(rel).stem else Path(rel).stem
 
         def body_for(old_body, name=name, facts=facts):
             summary = _summary(name, facts, st, old_body, summarize, model)

@@ -25,6 +25,20 @@ Connection = Any  # sqlean.Connection or sqlite3.Connection: same DB-API surface
 DatabaseError = sqlite.DatabaseError
 OperationalError = sqlite.OperationalError
 MMAP_BYTES = 1 << 30
+_SQLITE_FULL = 13
+
+
+def disk_full(exc: BaseException) -> bool:
+    """Whether a failed write ran out of room: SQLite's SQLITE_FULL, or the OS's ENOSPC, EDQUOT
+    (quota) or EFBIG (a file size limit, which the soak uses where it cannot mount a tmpfs)."""
+    import errno
+
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+    if isinstance(exc, DatabaseError):
+        code = getattr(exc, "sqlite_errorcode", None)
+        return (code is not None and code & 0xFF == _SQLITE_FULL) or "disk is full" in str(exc)
+    return False
 
 
 @dataclass(frozen=True)
