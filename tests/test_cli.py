@@ -205,7 +205,10 @@ def test_bad_config_is_one_clear_line(ws):
     (ws / "clawmem.toml").write_text("k = 'many'\n")
     r = cli("-w", str(ws), "status")
     assert r.code == 4
-    assert r.err.splitlines()[0] == "clawmem: error: clawmem.toml: k = 'many' is not a valid int"
+    assert (
+        r.err.splitlines()[0]
+        == "clawmem: error: clawmem.toml line 1: k = 'many' is not a valid int"
+    )
     (ws / "clawmem.toml").write_text("chunk_size = 3\n")
     r = cli("-w", str(ws), "status")
     assert r.code == 4 and "unknown setting 'chunk_size'" in r.err
@@ -220,7 +223,7 @@ def test_bad_config_is_one_clear_line(ws):
         (ws / "clawmem.toml").write_text(line + "\n")
         r = cli("-w", str(ws), "status")
         assert r.code == 4, (line, r.err)
-        assert r.err.splitlines()[0] == f"clawmem: error: clawmem.toml: {shown}", r.err
+        assert r.err.splitlines()[0] == f"clawmem: error: clawmem.toml line 1: {shown}", r.err
 
 
 def test_usage_errors_exit_2(ws):

@@ -90,10 +90,36 @@ def _settable_fields() -> dict[str, Any]:
     return {f.name: f for f in fields(Config) if f.name != "sources"}
 
 
-def _coerce(name: str, raw: Any, default: Any, origin: str) -> Any:
-    """Convert a TOML or environment value to the type of the default, or explain the problem."""
+# Settings for which 0 means nothing sensible (``embed_batch = 0`` left every vector pending,
+# forever): each must be at least 1. The others take any non-negative value (0 turns a feature
+# off: decay, the lazy embedding, the cache).
+AT_LEAST_ONE = frozenset(
+    {
+        "k",
+        "snippet_chars",
+        "candidate_multiplier",
+        "rrf_k",
+        "max_file_bytes",
+        "max_files",
+        "embed_batch",
+        "reconcile_seconds",
+        "session_batch_bytes",
+        "session_batch_messages",
+    }
+)
+
+
+def _coerce(name: str, raw: Any, default: Any, origin: str, *, typed: bool = False) -> Any:
+    """Convert a TOML or environment value to the type of the default, or explain the problem.
+
+    ``typed``: the value comes from TOML, which has types: it must already be of the setting's
+    type (``k = "6"`` or ``vectors = "no"`` is a mistake to point out, not to guess at);
+    environment variables are text and are parsed."""
     expected = type(default) if default is not None else str
+    kind = "list of strings" if isinstance(default, tuple) else expected.__name__
     try:
+        if typed and not _toml_type_fits(raw, default):
+            raise TypeError
         if isinstance(default, bool):
             if isinstance(raw, bool):
                 return raw
@@ -111,7 +137,7 @@ def _coerce(name: str, raw: Any, default: Any, origin: str) -> Any:
             if isinstance(raw, bool):
                 raise ValueError
             value = int(raw)
-            if value < 0:
+            if value < (1 if name in AT_LEAST_ONE else 0):
                 raise ValueError
             return value
         if isinstance(default, float):
@@ -121,10 +147,54 @@ def _coerce(name: str, raw: Any, default: Any, origin: str) -> Any:
             return number
         return str(raw)
     except (TypeError, ValueError, OverflowError):  # int(inf) overflows
+        least = "a positive" if name in AT_LEAST_ONE else "a non-negative"
+        shown = "a" if kind in ("str", "list of strings", "bool") else least
         raise ConfigError(
-            f"{origin}: {name} = {raw!r} is not a valid {expected.__name__}",
-            hint=f"set {name} to a non-negative {expected.__name__}, or remove it to use the default",
+            f"{origin}: {name} = {_shown(raw)} is not a valid {kind}",
+            hint=f"set {name} to {shown} {kind} (default {_shown(default)}), or remove it to use "
+            "the default",
         ) from None
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple):
+        value = list(value)
+    return repr(value)
+
+
+def _toml_type_fits(raw: Any, default: Any) -> bool:
+    if isinstance(default, bool):
+        return isinstance(raw, bool)
+    if isinstance(default, tuple):
+        return isinstance(raw, list) and all(isinstance(x, str) for x in raw)
+    if isinstance(default, int):
+        return isinstance(raw, int) and not isinstance(raw, bool)
+    if isinstance(default, float):
+        return isinstance(raw, (int, float)) and not isinstance(raw, bool)
+    return isinstance(raw, str)
+
+
+def _key_lines(text: str) -> dict[str, int]:
+    """The line of each setting in a clawmem.toml (its name as ``Config`` spells it): a TOML
+    parser gives values, not where they were written, and an error names the line to fix."""
+    import re
+
+    lines: dict[str, int] = {}
+    table = ""
+    for n, line in enumerate(text.splitlines(), 1):
+        head = re.match(r"\s*\[\s*([A-Za-z0-9_.-]+)\s*\]", line)
+        if head:
+            table = head.group(1)
+            continue
+        key = re.match(r"""\s*["']?([A-Za-z0-9_-]+)["']?\s*=""", line)
+        if key:
+            name = key.group(1)
+            if table == "sessions":
+                name = SESSION_KEYS.get(name, name)
+            lines.setdefault(name, n)
+    return lines
 
 
 # ``[sessions] paths = [...]`` is written ``session_paths`` everywhere else (``clawmem config``,
@@ -214,7 +284,9 @@ def load_config(root: Path, environ: dict[str, str] | None = None) -> Config:
         import tomllib  # here: every command reads the config; without clawmem.toml, no parser
 
         try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
+            data = tomllib.loads(text)
+            where = _key_lines(text)
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(
                 f"{CONFIG_FILE}: {exc}", hint="fix the TOML syntax or delete the file"
@@ -224,11 +296,14 @@ def load_config(root: Path, environ: dict[str, str] | None = None) -> Config:
         table = _flatten_scopes(_flatten_sessions(table))
         for key, raw in table.items():
             if key not in allowed:
+                line = where.get(key)
                 raise ConfigError(
-                    f"{CONFIG_FILE}: unknown setting {key!r}",
+                    f"{CONFIG_FILE}{f' line {line}' if line else ''}: unknown setting {key!r}",
                     hint="known settings: " + ", ".join(sorted(allowed)),
                 )
-            values[key] = _coerce(key, raw, getattr(defaults, key), CONFIG_FILE)
+            line = where.get(key)
+            origin = f"{CONFIG_FILE} line {line}" if line else CONFIG_FILE
+            values[key] = _coerce(key, raw, getattr(defaults, key), origin, typed=True)
             sources[key] = CONFIG_FILE
 
     for key in allowed:

@@ -6,6 +6,7 @@ Errors are handled in exactly one place, ``main``: a ``ClawmemError`` prints
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -453,6 +454,24 @@ def _register_command_modules() -> None:
 
     for name in COMMAND_MODULES:
         importlib.import_module(f"clawmem.cli.commands.{name}").register(app)
+    _help_from_docstrings(app)
+
+
+def _help_from_docstrings(typer_app: typer.Typer) -> None:
+    """Each command's help from its docstring, its paragraphs each one line: typer's rich help
+    keeps a docstring's line breaks, which cut descriptions mid-sentence in `clawmem --help`."""
+    import inspect
+    import re
+
+    def flowed(doc: str) -> str:
+        return re.sub(r"(?<!\n)\n(?!\n)", " ", inspect.cleandoc(doc))
+
+    for info in typer_app.registered_commands:
+        if info.help is None and info.callback is not None and info.callback.__doc__:
+            info.help = flowed(info.callback.__doc__)
+    for group in typer_app.registered_groups:
+        if group.typer_instance is not None:
+            _help_from_docstrings(group.typer_instance)
 
 
 _register_command_modules()
@@ -562,9 +581,24 @@ def _exit(code: str | int | None) -> None:
     os._exit(status)
 
 
+def _closed_pipe() -> None:
+    """The reader of stdout went away (``clawmem recall … | head -1``): that is how such a
+    reader says it has enough, so leave quietly with 0, and point stdout at /dev/null so that
+    Python's last flush at exit does not complain about the pipe either."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.__stdout__.fileno() if sys.__stdout__ else 1)
+    sys.exit(0)
+
+
 def _main(argv: list[str] | None) -> None:
     try:
         code = click_group()(args=argv, prog_name="clawmem", standalone_mode=False)
+    except SystemExit:
+        # click turns a write to a closed pipe (EPIPE) into exit 1, wrapping stdout first.
+        if type(sys.stdout).__name__ == "PacifyFlushWrapper":
+            _closed_pipe()
+        raise
     except ClawmemError as exc:
         if _debug():
             raise
@@ -585,7 +619,7 @@ def _main(argv: list[str] | None) -> None:
         sys.stderr.write("clawmem: interrupted; committed work is kept and the next run resumes\n")
         sys.exit(130)
     except BrokenPipeError:
-        sys.exit(0)
+        _closed_pipe()
     except Exception as exc:  # noqa: BLE001 - the boundary: anything unexpected is a bug report
         if _debug():
             raise

@@ -368,6 +368,10 @@ def validate_arguments(spec: ToolSpec, args: dict | None) -> dict:
             raise UsageError(
                 f"{where}: {name!r} must be {_TYPE_WORDS[want]}, got {_describe(value)}"
             )
+        if want == "integer" and rule.get("maximum") is not None and value > rule["maximum"]:
+            # The schema's maximum is the tool's promise to the agent (k at most 50); the
+            # library takes more, so the tool checks it. Minimums are the library's messages.
+            raise UsageError(f"{where}: {name!r} is {value}; the maximum is {rule['maximum']}")
         if want == "string":
             limit = rule.get("maxLength")
             if limit and len(value) > limit:

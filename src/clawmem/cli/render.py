@@ -8,8 +8,16 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 
-out = Console(soft_wrap=True, highlight=False)
-err = Console(stderr=True, soft_wrap=True, highlight=False)
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        # rich exits 1 here; the CLI's boundary (app._closed_pipe) leaves quietly with 0 instead,
+        # as a reader that closes the pipe (`clawmem recall … | head -1`) expects.
+        raise BrokenPipeError
+
+
+out = _Console(soft_wrap=True, highlight=False)
+err = _Console(stderr=True, soft_wrap=True, highlight=False)
 
 
 class IndexProgress:

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from clawmem.files.atomic import default_mode, fsync_dir, temp_copy
+from clawmem.files.atomic import default_mode, fsync_dir, remove_stale_temps, temp_copy
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 # How long the write waits for another holder of the file's flock before it goes on regardless
@@ -69,6 +69,7 @@ def write_if_unchanged(
 ) -> bool:
     """Replace the file ``snap`` read with ``new``; False (nothing written) when another program
     changed it otherwise than by appending lines that ``may_follow`` accepts after ``new``."""
+    remove_stale_temps(path)  # a killed write's copy, even when this one appends in place
     if snap.data is None:
         return _create_exclusive(path, new)
     old = snap.data

@@ -76,7 +76,10 @@ def status(ix: Indexer) -> dict:
             },
             problems=[{"path": p, **d} for p, d in idx.problems()],
             links=queries.link_counts(idx),
-            unreadable=json.loads(meta.get("skipped", "[]")),
+            # What the last sync skipped, less what this scan skips anyway (listed once).
+            unreadable=[
+                s for s in json.loads(meta.get("skipped", "[]")) if s not in out["skipped"]
+            ],
         )
         stale = len(plan.added) + len(plan.changed) + len(plan.removed)
         vec: dict = {

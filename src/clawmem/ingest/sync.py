@@ -191,6 +191,10 @@ class ParsedFile:
     units: tuple
     problems: tuple[dict, ...]
     links: tuple[Link, ...] = ()
+    # Why its content is not indexed (binary, not UTF-8), or None. Such a file is still recorded,
+    # with no units and the reason as its problem: otherwise every read found it "changed on
+    # disk" and said the index was stale, forever, while `index` said it was up to date.
+    skipped: str | None = None
 
 
 def unindexable(raw: bytes) -> str | None:
@@ -212,7 +216,7 @@ def parse_file(root: Path, entry: FileEntry, cfg: Config) -> ParsedFile | Skippe
         return Skipped(entry.relpath, f"cannot read: {exc.strerror}")
     why = unindexable(raw)
     if why is not None:
-        return Skipped(entry.relpath, why)
+        return _not_markdown(entry, raw, why, 1)
     # The Markdown grammars, imported here: every read imports this module for ``plan_fresh``,
     # and importing them up front cost a cold lexical `clawmem recall` ~40 ms that only a read
     # finding a changed file needs (issue 16).
@@ -226,10 +230,8 @@ def parse_file(root: Path, entry: FileEntry, cfg: Config) -> ParsedFile | Skippe
         text = decode(raw)
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        return Skipped(
-            entry.relpath,
-            f"line {line}: invalid UTF-8 at byte {exc.start}; re-save the file as UTF-8",
-        )
+        why = f"line {line}: invalid UTF-8 at byte {exc.start}; re-save the file as UTF-8"
+        return _not_markdown(entry, raw, why, line)
     from clawmem.text.redact import (
         redact,  # here: a sync with nothing to parse never compiles its patterns
     )
@@ -275,6 +277,17 @@ def parse_file(root: Path, entry: FileEntry, cfg: Config) -> ParsedFile | Skippe
         tuple(units),
         probs,
         tuple(extract_links(text)),
+    )
+
+
+def _not_markdown(entry: FileEntry, raw: bytes, why: str, line: int) -> ParsedFile:
+    """A file whose content is not indexed: recorded with no units, the reason its problem."""
+    import hashlib
+
+    problem = {"line": line, "text": "", "message": f"not indexed: {why}"}
+    n_lines = raw.count(b"\n") + (1 if raw and not raw.endswith(b"\n") else 0)
+    return ParsedFile(
+        entry, hashlib.sha256(raw).hexdigest(), None, n_lines, (), (problem,), skipped=why
     )
 
 
@@ -328,6 +341,9 @@ def apply_plan(
             links=parsed.links,
         )
         written.append(entry.relpath)
+        if parsed.skipped is not None:
+            report.skipped.append(Skipped(entry.relpath, parsed.skipped))
+            continue
         report.files_indexed += 1
         report.units += len(parsed.units)
     progress("index", len(todo), len(todo))

@@ -224,13 +224,18 @@ def vector_leg(index: Index, qvec: np.ndarray, f: Filters, limit: int) -> list[f
     return stored_leg(index, qvec, f, limit)
 
 
+VEC0_MAX_K = 4096  # sqlite-vec's limit on a KNN query's k
+
+
 def stored_leg(index: Index, qvec: np.ndarray, f: Filters, limit: int) -> list[fusion.LegHit]:
     """The vector leg through the index's connection: sqlite-vec's KNN, or an exact NumPy scan
     of the filtered units."""
     import numpy as np  # lazily: lexical-only recall never needs it
 
     blob = np.asarray(qvec, dtype="<f4").tobytes()
-    if index.vec.available and not _selective(f):
+    # sqlite-vec's KNN refuses k above VEC0_MAX_K; a larger list (recall -k 2000 asks for 8000
+    # candidates) is scored exactly instead, rather than losing the vector leg.
+    if index.vec.available and not _selective(f) and limit <= VEC0_MAX_K:
         # Time and kind filters run inside sqlite-vec's KNN scan (metadata columns).
         cond, args = ["embedding MATCH ?", "k = ?"], [blob, limit]
         if f.since:

@@ -1,0 +1,143 @@
+"""Rough edges a new user met in a first hour with clawmem, each reproduced first, then fixed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from .conftest import cli
+
+pytestmark = pytest.mark.usefixtures("lexical")
+
+
+def _into_closed_pipe(ws, *args: str) -> subprocess.CompletedProcess:
+    """Run ``clawmem ARGS`` with stdout a pipe whose reader is gone (``… | head -1`` once head
+    has its line)."""
+    r, w = os.pipe()
+    os.close(r)
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "clawmem", "-w", str(ws), *args],
+            stdout=w,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    finally:
+        os.close(w)
+
+
+@pytest.mark.parametrize("args", [["recall", "Peter", "-k", "20"], ["status"]])
+def test_a_reader_that_closes_the_pipe_ends_clawmem_quietly(ws, args):
+    """`clawmem recall … | head -1` exited 1 without a word (rich's own broken-pipe exit)."""
+    assert cli("-w", str(ws), "index").code == 0
+    p = _into_closed_pipe(ws, *args)
+    assert p.returncode == 0, p.stderr
+    assert "Traceback" not in p.stderr and "error" not in p.stderr.lower()
+
+
+def test_status_lists_a_skipped_file_once(ws):
+    (ws / "memory" / "big.md").write_text("x" * 2000 + "\n", encoding="utf-8")
+    (ws / "clawmem.toml").write_text("max_file_bytes = 1000\n", encoding="utf-8")
+    assert cli("-w", str(ws), "index").code == 0
+    r = cli("-w", str(ws), "status")
+    assert r.out.count("memory/big.md") == 1, r.out
+    data = json.loads(cli("-w", str(ws), "status", "--json").out)
+    listed = [s["path"] for s in data["skipped"] + data["unreadable"]]
+    assert listed.count("memory/big.md") == 1
+
+
+def test_a_binary_file_named_md_does_not_leave_the_index_stale_forever(ws):
+    """It was skipped at every sync and so "changed on disk" at every read: status and every
+    recall said "index is stale" while `index` said up to date."""
+    (ws / "memory" / "photo.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    r = cli("-w", str(ws), "index", "--json")
+    assert r.code == 0
+    assert (
+        "binary content"
+        in {s["path"]: s["reason"] for s in json.loads(r.out)["skipped"]}["memory/photo.md"]
+    )
+    status = json.loads(cli("-w", str(ws), "status", "--json").out)
+    assert status["clean"] is True, status["state"]
+    assert any(
+        p["path"] == "memory/photo.md" and "binary content" in p["message"]
+        for p in status["problems"]
+    )
+    found = json.loads(cli("-w", str(ws), "recall", "Peter", "--json").out)
+    assert not any("stale" in d for d in found["degraded"]), found["degraded"]
+
+
+def test_help_never_breaks_a_description_mid_sentence():
+    """Typer's rich help kept each docstring's line breaks: `clawmem --help` showed "… each
+    cited," then "within a small token budget …" on the next line, in the middle of the table."""
+    import re
+
+    from clawmem.cli.app import click_group
+
+    def walk(command, name):
+        for paragraph in (command.help or "").split("\n\n"):
+            assert "\n" not in paragraph.strip(), (name, paragraph)
+        for sub in getattr(command, "commands", {}):
+            walk(command.commands[sub], f"{name} {sub}")
+
+    walk(click_group(), "clawmem")
+    listing = cli("--help").out
+    assert not re.search(r"cited,\s*│\s*\n│\s+within", listing)
+
+
+@pytest.mark.parametrize(
+    "toml, shown",
+    [
+        ("embed_batch = 0", "line 2: embed_batch = 0 is not a valid int"),
+        ("k = 0", "line 2: k = 0 is not a valid int"),
+        ('k = "6"', "line 2: k = '6' is not a valid int"),
+        ("k = 2.5", "line 2: k = 2.5 is not a valid int"),
+        ('vectors = "no"', "line 2: vectors = 'no' is not a valid bool"),
+        ("model = 3", "line 2: model = 3 is not a valid str"),
+        ("[sessions]\npaths = 3", "line 3: session_paths = 3 is not a valid list of strings"),
+        ("[sessions]\nbatch_messages = 0", "line 3: session_batch_messages = 0 is not a valid"),
+    ],
+)
+def test_wrong_typed_settings_are_refused_with_file_line_and_fix(ws, toml, shown):
+    """`embed_batch = 0` was accepted and left every vector pending forever; `k = "6"` and
+    `vectors = "no"` were guessed at."""
+    (ws / "clawmem.toml").write_text(f"# settings\n{toml}\n", encoding="utf-8")
+    r = cli("-w", str(ws), "status")
+    assert r.code == 4, r.err
+    first, hint = r.err.splitlines()
+    assert first.startswith(f"clawmem: error: clawmem.toml {shown}"), first
+    assert hint.startswith("  hint: set ") and "or remove it to use the default" in hint
+
+
+def test_environment_settings_are_still_read_from_text(ws, monkeypatch):
+    monkeypatch.setenv("CLAWMEM_K", "3")
+    monkeypatch.setenv("CLAWMEM_EMBED_BATCH", "0")
+    r = cli("-w", str(ws), "status")
+    assert r.code == 4 and "$CLAWMEM_EMBED_BATCH: embed_batch = '0' is not a valid int" in r.err
+    monkeypatch.setenv("CLAWMEM_EMBED_BATCH", "8")
+    assert "embed_batch" in cli("-w", str(ws), "config").out
+
+
+def test_k_above_the_knn_limit_keeps_the_vector_leg(hash_indexed, monkeypatch):
+    """-k above ~1,024 asked sqlite-vec for more than its 4,096 neighbours: the vector leg
+    failed and the recall went lexical without saying so in a way anyone noticed."""
+    from clawmem import open_workspace
+
+    monkeypatch.delenv("CLAWMEM_VECTORS")
+    assert open_workspace(hash_indexed).recall("payment ledger", k=6).ranking != "lexical-bm25"
+    res = open_workspace(hash_indexed).recall("payment ledger", k=2000)
+    assert res.ranking != "lexical-bm25", res.degraded
+    assert not any("vector search failed" in d for d in res.degraded), res.degraded
+
+
+def test_the_mcp_k_maximum_is_enforced():
+    from clawmem.cli.mcp_server import TOOLS, validate_arguments
+    from clawmem.errors import UsageError
+
+    search = next(t for t in TOOLS if t.name == "memory_search")
+    assert validate_arguments(search, {"query": "x", "k": 50})["k"] == 50
+    with pytest.raises(UsageError, match="'k' is 51; the maximum is 50"):
+        validate_arguments(search, {"query": "x", "k": 51})
