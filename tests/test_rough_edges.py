@@ -141,3 +141,68 @@ def test_the_mcp_k_maximum_is_enforced():
     assert validate_arguments(search, {"query": "x", "k": 50})["k"] == 50
     with pytest.raises(UsageError, match="'k' is 51; the maximum is 50"):
         validate_arguments(search, {"query": "x", "k": 51})
+
+
+HOLDER = """
+import sys
+from pathlib import Path
+from clawmem.files.locking import write_lock
+with write_lock(Path(sys.argv[1]), purpose="a test holding the lock"):
+    print("held", flush=True)
+    sys.stdin.readline()  # until the test says
+"""
+
+
+def test_a_writer_waiting_for_the_lock_says_who_holds_it(ws):
+    """retain hung 14.6 s, index showed a frozen 0/0 bar, without a word."""
+    assert cli("-w", str(ws), "index").code == 0
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(ws / ".memory")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout.readline() == "held\n"
+    writer = subprocess.Popen(
+        [sys.executable, "-m", "clawmem", "-w", str(ws), "retain", "the lock test fact"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        said = writer.stderr.readline()  # while it waits: the holder has not let go
+    finally:
+        holder.communicate("go\n", timeout=30)
+    out, rest = writer.communicate(timeout=60)
+    assert writer.returncode == 0, said + rest
+    assert said.startswith("clawmem: waiting for the write lock"), said
+    assert f"held by pid {holder.pid} (a test holding the lock)" in said
+    assert out.startswith("retained ")
+
+
+def test_a_hook_event_without_a_prompt_searches_nothing(ws):
+    """A SessionStart event piped to `context --hook` was searched as if its JSON were the
+    question, and unrelated lines were injected into the session."""
+    assert cli("-w", str(ws), "index").code == 0
+    event = {
+        "session_id": "4f1c",
+        "transcript_path": "/home/peter/.claude/projects/x/4f1c.jsonl",
+        "cwd": "/home/peter/code/payments-service",
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    }
+    base = [sys.executable, "-m", "clawmem", "-w", str(ws), "context", "--hook"]
+    r = subprocess.run(base, input=json.dumps(event), capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "" and r.stderr == ""
+    r = subprocess.run([*base, "--json"], input=json.dumps(event), capture_output=True, text=True)
+    data = json.loads(r.stdout)
+    assert data["lines"] == [] and "SessionStart has no prompt" in data["skipped"]
+    # The same event with a prompt is searched.
+    asked = {
+        **event,
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "what did Peter decide about payments?",
+    }
+    r = subprocess.run([*base, "--json"], input=json.dumps(asked), capture_output=True, text=True)
+    assert json.loads(r.stdout)["message"] == asked["prompt"]

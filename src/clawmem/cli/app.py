@@ -591,7 +591,17 @@ def _closed_pipe() -> None:
     sys.exit(0)
 
 
+def _say_waiting(text: str) -> None:
+    """A writer waits for the write lock: say whom for, on stderr (above a progress bar)."""
+    from clawmem.cli.render import err
+
+    err.print(f"clawmem: {text}", markup=False, highlight=False)
+
+
 def _main(argv: list[str] | None) -> None:
+    from clawmem.files import locking
+
+    locking.on_wait = _say_waiting
     try:
         code = click_group()(args=argv, prog_name="clawmem", standalone_mode=False)
     except SystemExit:

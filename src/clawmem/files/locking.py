@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -162,9 +163,29 @@ def acquire_write(memory_dir: Path, *, timeout: float, purpose: str = "") -> Hel
         gate.release()
 
 
+# A writer that waits longer than this for the lock says whom it waits for (``on_wait``):
+# before, a retain hung 15 s and `index` showed a frozen "0/0" bar without a word.
+WAIT_NOTICE_S = 1.0
+# Where that notice goes: the CLI prints it on stderr; a library caller may set its own. None:
+# nowhere (the core prints nothing itself).
+on_wait: Callable[[str], None] | None = None
+
+
+def _waiting_notice(memory_dir: Path, timeout: float) -> str:
+    owner = read_owner(memory_dir / WRITE_LOCK)
+    who = owner.text if owner else "another writer"
+    return f"waiting for the write lock of {memory_dir}: held by {who} (up to {timeout:.0f} s)"
+
+
 @contextmanager
 def write_lock(memory_dir: Path, *, timeout: float = 60.0, purpose: str = "") -> Iterator[None]:
     path = memory_dir / WRITE_LOCK
+    notice = None
+    if on_wait is not None and timeout > WAIT_NOTICE_S:
+        tell = on_wait
+        notice = threading.Timer(WAIT_NOTICE_S, lambda: tell(_waiting_notice(memory_dir, timeout)))
+        notice.daemon = True
+        notice.start()
     try:
         memory_dir.mkdir(parents=True, exist_ok=True)
         held = acquire_write(memory_dir, timeout=timeout, purpose=purpose)
@@ -174,6 +195,9 @@ def write_lock(memory_dir: Path, *, timeout: float = 60.0, purpose: str = "") ->
             hint="clawmem needs to write in .memory/ to change anything; check its permissions "
             "and free space (reads still work)",
         ) from None
+    finally:
+        if notice is not None:
+            notice.cancel()
     if held is None:
         owner = read_owner(path)
         raise LockedError(

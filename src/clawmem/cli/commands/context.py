@@ -9,8 +9,10 @@ import typer
 from clawmem.cli.commands import JsonOpt, WorkspaceOpt, open_mem, print_json
 
 
-def _hook_message(text: str) -> str:
-    """A hook's stdin: JSON with a "prompt" (Claude Code's UserPromptSubmit), else plain text."""
+def _hook_message(text: str) -> tuple[str | None, str]:
+    """A hook's stdin: JSON with a "prompt" (Claude Code's UserPromptSubmit), else plain text.
+    (None, why) for a hook event that carries no prompt (SessionStart, Stop, …): its JSON is
+    not a question, and searching it injected unrelated lines."""
     import json
 
     stripped = text.strip()
@@ -18,10 +20,16 @@ def _hook_message(text: str) -> str:
         try:
             data = json.loads(stripped)
         except json.JSONDecodeError:
-            return text
-        if isinstance(data, dict) and isinstance(data.get("prompt"), str):
-            return data["prompt"]
-    return text
+            return text, ""
+        if isinstance(data, dict):
+            if isinstance(data.get("prompt"), str):
+                return data["prompt"], ""
+            event = data.get("hook_event_name")
+            return (
+                None,
+                f"the hook event{f' {event}' if isinstance(event, str) else ''} has no prompt",
+            )
+    return text, ""
 
 
 def register(app: typer.Typer) -> None:
@@ -72,17 +80,20 @@ def register(app: typer.Typer) -> None:
                         hint='e.g. clawmem context "what did we decide about payments?"',
                     )
                 text = sys.stdin.read() if message in (None, "-") else message
-                message = _hook_message(text) if hook else text
-            from clawmem.recall.context import build_context
+                message, no_prompt = _hook_message(text) if hook else (text, "")
+            from clawmem.recall.context import ContextResult, build_context
 
-            res = build_context(
-                open_mem(workspace),
-                message,
-                budget=budget,
-                min_score=min_score,
-                candidates=k,
-                mode=mode,
-            )
+            if message is None:  # nothing asked: nothing searched, nothing injected
+                res = ContextResult(message="", skipped=no_prompt)
+            else:
+                res = build_context(
+                    open_mem(workspace),
+                    message,
+                    budget=budget,
+                    min_score=min_score,
+                    candidates=k,
+                    mode=mode,
+                )
         except ClawmemError as exc:
             if not hook:
                 raise
