@@ -206,3 +206,27 @@ def test_a_hook_event_without_a_prompt_searches_nothing(ws):
     }
     r = subprocess.run([*base, "--json"], input=json.dumps(asked), capture_output=True, text=True)
     assert json.loads(r.stdout)["message"] == asked["prompt"]
+
+
+def test_the_index_shrinks_after_a_big_file_is_deleted(ws):
+    """The index stayed at 118 MB after a 50 MB note was deleted, until `index --force`."""
+    import random
+
+    rnd = random.Random(7)
+    words = [f"w{rnd.randrange(10**6)}" for _ in range(5000)]
+    big = ws / "memory" / "dump.md"
+    paragraphs = (" ".join(rnd.choices(words, k=60)) for _ in range(4000))
+    big.write_text("# dump\n\n" + "\n\n".join(paragraphs) + "\n", encoding="utf-8")
+    (ws / "clawmem.toml").write_text("max_file_bytes = 50000000\n", encoding="utf-8")
+    assert cli("-w", str(ws), "index").code == 0
+    index = ws / ".memory" / "index.sqlite"
+
+    def size() -> int:
+        return sum(p.stat().st_size for p in index.parent.glob("index.sqlite*"))
+
+    full = size()
+    big.unlink()
+    assert cli("-w", str(ws), "index").code == 0
+    assert size() < full / 2, (full, size())
+    r = cli("-w", str(ws), "recall", "Peter", "--json")
+    assert r.code == 0 and json.loads(r.out)["results"]

@@ -397,11 +397,19 @@ class Indexer:
             if identity is not None:
                 idx.set_embedder(identity.key(), json.dumps(identity.to_dict()), identity.dims)
             plan = plan_fresh(self.root, sc, idx)
+            # Bytes of Markdown this sync drops: deleted files, and what changed files lost (a
+            # file edited in place, however large, is not a reason to compact the index).
+            before = idx.file_states() if plan.removed or plan.changed else {}
+            dropped = sum(before[p][0] for p in plan.removed if p in before) + sum(
+                max(0, before[e.relpath][0] - e.size) for e in plan.changed if e.relpath in before
+            )
             report = apply_plan(
                 idx, self.root, plan, self.cfg, embedder_key=idx.get_meta("embedder"), progress=prog
             )
             report.skipped[:0] = list(sc.skipped)
             report.reused += idx.adopt_cached()
+            if dropped:
+                idx.reclaim(text_removed=dropped)  # a deleted 50 MB note no longer keeps its pages
         try:
             if emb is not None and embed:
                 self._embed_pending(idx, emb, report, embed_limit, prog)
