@@ -230,3 +230,33 @@ def test_the_index_shrinks_after_a_big_file_is_deleted(ws):
     assert size() < full / 2, (full, size())
     r = cli("-w", str(ws), "recall", "Peter", "--json")
     assert r.code == 0 and json.loads(r.out)["results"]
+
+
+def test_a_narrower_statement_does_not_supersede_a_general_one(ws):
+    """reflect crossed out "prefers concise replies" because of a later "prefers concise
+    replies while travelling": a narrower statement does not replace a general one."""
+    from clawmem.markdown.supersession import Statement, supersedes
+
+    general = Statement.of("O", "2031-01-01", ["Peter"], "Prefers concise replies")
+    narrower = Statement.of(
+        "O", "2031-02-01", ["Peter"], "Prefers concise replies while travelling"
+    )
+    assert not supersedes(narrower, general)
+    vi = Statement.of("O", "2031-02-01", ["Peter"], "Prefers concise replies khi đi công tác")
+    assert not supersedes(vi, general)
+    # A real change of mind still supersedes.
+    old = Statement.of("O", "2031-01-01", ["Peter"], "Prefers concise replies on WhatsApp")
+    new = Statement.of("O", "2031-02-01", ["Peter"], "Prefers long detailed replies on WhatsApp")
+    assert supersedes(new, old)
+
+    for day, text in (
+        ("2026-01-01", "Prefers concise replies"),
+        ("2026-02-01", "Prefers concise replies while travelling"),
+    ):
+        r = cli("-w", str(ws), "retain", text, "--kind", "O", "--confidence", "0.8",
+                "--entity", "Zora", "--date", day)  # fmt: skip
+        assert r.code == 0, r.err
+    assert cli("-w", str(ws), "reflect").code == 0
+    page = (ws / "bank" / "entities" / "Zora.md").read_text(encoding="utf-8")
+    general = [ln for ln in page.splitlines() if "concise replies" in ln and "travel" not in ln]
+    assert general and all("~~" not in ln and "superseded" not in ln for ln in general), page

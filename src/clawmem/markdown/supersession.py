@@ -12,6 +12,10 @@ A fact **supersedes** an older fact when all of these hold:
    without stopwords, opinion verbs and the entities' own names) overlap with a Jaccard index of at
    least 0.4; or, for two opinions about exactly the same entities, they share two topic words
    ("Rust", "CLI").
+5. **Not narrower.** A newer fact that says everything the older one says and adds a condition
+   ("prefers concise replies *while travelling*": every topic word of the older is in it, and it
+   holds a condition word the older does not, ``CONDITIONS``) narrows the older one to a case; it
+   does not replace it, and both stay true.
 
 The evidence is the Markdown alone (no vectors), so reflect's pages and recall's ``superseded_by``
 agree, and two machines with different embedding models agree too. An older fact points at the
@@ -22,11 +26,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from clawmem.text.textnorm import tokens
 from clawmem.text.topics import jaccard, topic_words
 
 KINDS = frozenset({"W", "S", "O"})  # kinds whose facts can be superseded (rule 1)
 TOPIC_JACCARD = 0.4
 OPINION_SHARED_WORDS = 2
+# Words that put a statement under a condition (rule 5), folded, in the languages clawmem
+# supports: "while travelling", "khi đi công tác", "旅行の時", "旅行时".
+CONDITIONS = frozenset(
+    {"while", "whilst", "when", "whenever", "during", "if", "unless", "except", "only"}
+    | {"khi", "neu", "tru"}  # Vietnamese (folded: "nếu" -> "neu", "trừ khi" -> "tru khi")
+)
+CJK_CONDITIONS = ("時", "とき", "場合", "時候", "时候", "时", "如果", "除非", "期间", "期間")
+
+
+def conditions_in(text: str) -> frozenset[str]:
+    """The condition words of a statement (rule 5)."""
+    found = {w for w in tokens(text) if w in CONDITIONS}
+    found.update(c for c in CJK_CONDITIONS if c in text)
+    return frozenset(found)
 
 
 @dataclass(frozen=True)
@@ -37,11 +56,18 @@ class Statement:
     day: str | None  # ISO date it was recorded
     entities: frozenset[str]  # casefolded
     words: frozenset[str]  # topic words
+    conditions: frozenset[str] = frozenset()  # condition words (rule 5)
 
     @classmethod
     def of(cls, kind: str, day: str | None, entities, content: str) -> Statement:
         names = tuple(entities)
-        return cls(kind, day, frozenset(e.casefold() for e in names), topic_words(content, names))
+        return cls(
+            kind,
+            day,
+            frozenset(e.casefold() for e in names),
+            topic_words(content, names),
+            conditions_in(content),
+        )
 
 
 def supersedes(newer: Statement, older: Statement) -> bool:
@@ -52,6 +78,8 @@ def supersedes(newer: Statement, older: Statement) -> bool:
         return False
     if not newer.entities & older.entities:
         return False
+    if older.words < newer.words and newer.conditions - older.conditions:
+        return False  # narrower: the older statement still holds outside the condition
     if jaccard(newer.words, older.words) >= TOPIC_JACCARD:
         return True
     return (

@@ -35,7 +35,7 @@ from clawmem.markdown.kinds import SECTION_TITLES
 from clawmem.markdown.links import format_wikilink
 from clawmem.markdown.markers import OFF, MarkerError, find_section, is_off, splice
 from clawmem.markdown.supersession import KINDS as SUPERSEDABLE
-from clawmem.markdown.supersession import Statement, supersedes
+from clawmem.markdown.supersession import Statement, conditions_in, supersedes
 from clawmem.markdown.workspace import (
     CORE_FILES,
     entity_page_path,
@@ -81,7 +81,7 @@ class FactStatus:
 
 def _statement(f: LoggedFact) -> Statement:
     day = f.day.isoformat() if f.day else None
-    return Statement(f.kind, day, f.folded_entities, f.words)
+    return Statement(f.kind, day, f.folded_entities, f.words, conditions_in(f.content))
 
 
 def fact_status(log: FactLog, opinions: list[Opinion]) -> FactStatus:
