@@ -156,3 +156,31 @@ def test_a_damaged_cached_model_whose_weights_are_gone_is_refused(ws, tmp_path, 
     r = cli("-w", str(ws), "recall", "Peter", "--json")
     assert r.code == 0
     assert any("is damaged" in d for d in json.loads(r.out)["degraded"])
+
+
+def test_a_retain_the_full_disk_stops_leaves_the_log_byte_for_byte(tmp_path):
+    """Found by the soak once retain appended in place: the line fitted in the log's last block
+    while the index could not take it, and the failed retain left the line behind."""
+    from benchmarks.soak.resources import fill, small_disk
+
+    from .conftest import FIXTURE
+
+    with small_disk(tmp_path / "disk", "4m") as disk:
+        if disk is None:
+            pytest.skip("needs root to mount a small tmpfs")
+        ws = disk / "ws"
+        shutil.copytree(FIXTURE, ws)
+        assert cli("-w", str(ws), "index").code == 0
+        log = ws / "memory" / "2025-11-27.md"
+        before = log.read_bytes()
+        filler = fill(disk, 0)
+        r = cli("-w", str(ws), "retain", "The disk-full fact.", "--date", "2025-11-27")
+        if r.code == 0:  # room enough after all: then the line is whole and indexed
+            assert log.read_bytes().count(b"The disk-full fact.") == 1
+        else:
+            assert r.code == 5 and r.err.startswith("clawmem: error: "), r.err
+            assert log.read_bytes() == before
+        filler.unlink()
+        r = cli("-w", str(ws), "retain", "The disk-full fact.", "--date", "2025-11-27", "--json")
+        assert r.code == 0, r.err
+        assert log.read_bytes().count(b"The disk-full fact.") == 1

@@ -64,32 +64,80 @@ def read_snapshot(path: Path) -> Snapshot:
     return Snapshot(b"".join(chunks), st.st_dev, st.st_ino)
 
 
+@dataclass(frozen=True)
+class Written:
+    """What a write left in the file (``after``) and what it replaced (``before``, the lines
+    another program appended meanwhile included): enough to take the write back (``take_back``)."""
+
+    before: bytes | None  # None: the write created the file
+    after: bytes
+
+
 def write_if_unchanged(
     path: Path, snap: Snapshot, new: bytes, *, may_follow: Callable[[bytes], bool]
-) -> bool:
-    """Replace the file ``snap`` read with ``new``; False (nothing written) when another program
+) -> Written | None:
+    """Replace the file ``snap`` read with ``new``; None (nothing written) when another program
     changed it otherwise than by appending lines that ``may_follow`` accepts after ``new``."""
     remove_stale_temps(path)  # a killed write's copy, even when this one appends in place
     if snap.data is None:
-        return _create_exclusive(path, new)
+        return Written(None, new) if _create_exclusive(path, new) else None
     old = snap.data
     try:
         fd = os.open(path, os.O_RDWR | os.O_APPEND | _NOFOLLOW)
     except FileNotFoundError:
-        return False
+        return None
     try:
         with _flock(fd):
             extra = _appended(fd, snap)
             if extra is None or (extra and not may_follow(extra)):
-                return False
+                return None
             if new.startswith(old):
-                _write_all(fd, new[len(old) :])  # O_APPEND: at the end, whatever came before
-                os.fsync(fd)
-                return True
+                size = os.fstat(fd).st_size
+                try:
+                    _write_all(fd, new[len(old) :])  # O_APPEND: at the end, whatever came before
+                    os.fsync(fd)
+                except OSError:
+                    # A full disk can take part of the line: the file goes back as it was.
+                    with contextlib.suppress(OSError):
+                        os.ftruncate(fd, size)
+                    raise
+                return Written(old + extra, old + extra + new[len(old) :])
             try:
-                _rename_over(path, fd, snap, new, extra, may_follow)
+                tail = _rename_over(path, fd, snap, new, extra, may_follow)
             except _Changed:
+                return None
+    finally:
+        os.close(fd)
+    fsync_dir(path.parent)
+    return Written(old + tail, new + tail)
+
+
+def take_back(path: Path, written: Written) -> bool:
+    """Undo ``written`` if the file is still exactly what it left (False: another program has
+    written since, and the file stays as it is). For a write whose sequel failed (retain's
+    index on a full disk): a failed retain leaves the log byte for byte."""
+    try:
+        fd = os.open(path, os.O_RDWR | _NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        with _flock(fd):
+            st = os.fstat(fd)
+            if st.st_size != len(written.after) or os.pread(fd, st.st_size + 1, 0) != written.after:
                 return False
+            if written.before is None:
+                os.unlink(path)
+            elif written.after.startswith(written.before):
+                os.ftruncate(fd, len(written.before))  # needs no space: works on a full disk
+                os.fsync(fd)
+            else:
+                tmp = temp_copy(path, written.before, st.st_mode & 0o7777)
+                try:
+                    os.replace(tmp, path)
+                except BaseException:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(tmp)
+                    raise
     finally:
         os.close(fd)
     fsync_dir(path.parent)
@@ -103,8 +151,9 @@ def _rename_over(
     new: bytes,
     extra: bytes,
     may_follow: Callable[[bytes], bool],
-) -> None:
-    """Rename a copy of ``new`` (and the lines appended so far) over the file open as ``fd``."""
+) -> bytes:
+    """Rename a copy of ``new`` (and the lines appended so far) over the file open as ``fd``;
+    returns what follows ``new`` in the file (the lines another program appended)."""
     old = snap.data or b""
     tmp = temp_copy(path, new + extra, os.fstat(fd).st_mode & 0o7777)
     try:
@@ -133,6 +182,7 @@ def _rename_over(
                 fh.flush()
                 os.fsync(fh.fileno())
             carried += len(more)
+    return os.pread(fd, carried - len(old), len(old))  # all of it came to the old file first
 
 
 class _Changed(Exception):

@@ -16,8 +16,15 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from clawmem.errors import InputError, LockedError, StoreError, UsageError, WorkspaceError
-from clawmem.files.cas import Snapshot, read_snapshot, write_if_unchanged
+from clawmem.errors import (
+    ClawmemError,
+    InputError,
+    LockedError,
+    StoreError,
+    UsageError,
+    WorkspaceError,
+)
+from clawmem.files.cas import Snapshot, Written, read_snapshot, take_back, write_if_unchanged
 from clawmem.files.locking import write_lock
 from clawmem.ingest.indexing import Indexer
 from clawmem.ingest.sync import unindexable
@@ -155,16 +162,8 @@ def retain(
     with write_lock(ix.memory_dir, purpose="clawmem retain"):
         dup = _duplicate_of(ix, fact, relpath, decode_log(_snapshot(path, relpath).data, relpath))
         if dup is None:
-            at = _write_fact(ix, fact, when, relpath, path)
-            # Read-your-writes: the fact is indexed (and embedded) before we return.
-            report = ix.index_locked(embed_limit=ix.cfg.lazy_embed_limit)
-            skipped = next((s for s in report.skipped if s.relpath == relpath), None)
-            if skipped is not None:
-                raise StoreError(
-                    f"{relpath}: the fact was written but the index skipped the file "
-                    f"({skipped.reason}); it is not recallable",
-                    hint="fix the file (`clawmem status` lists it), then run `clawmem index`",
-                )
+            at, written = _write_fact(ix, fact, when, relpath, path)
+            _index_or_take_back(ix, relpath, path, written)
         else:
             relpath, at = dup
     facts, _ = extract_facts((ix.root / relpath).read_text(encoding="utf-8"))
@@ -206,17 +205,46 @@ def _snapshot(path: Path, relpath: str) -> Snapshot:
         ) from None
 
 
-def _write_fact(ix: Indexer, fact: Fact, when: date, relpath: str, path: Path) -> int:
+def _index_or_take_back(ix: Indexer, relpath: str, path: Path, written: Written) -> None:
+    """Read-your-writes: index the fact before returning. A retain that cannot (a full disk, an
+    index error, a log the index skips) takes its line back and fails: a failed retain leaves
+    the log byte for byte, and "stored" means recallable."""
+    try:
+        report = ix.index_locked(embed_limit=ix.cfg.lazy_embed_limit)
+    except (ClawmemError, OSError, db.DatabaseError) as exc:
+        taken = take_back(path, written)
+        if isinstance(exc, ClawmemError):
+            raise
+        kept = "" if taken else "; another program wrote the log since, so the line stays in it"
+        why = exc.strerror if isinstance(exc, OSError) else str(exc)
+        raise StoreError(
+            f"{relpath}: not stored: the index could not be updated ({why}){kept}",
+            hint="check free disk space and permissions, then retain again",
+        ) from None
+    skipped = next((s for s in report.skipped if s.relpath == relpath), None)
+    if skipped is not None:
+        take_back(path, written)
+        raise StoreError(
+            f"{relpath}: not stored: the index skipped the file ({skipped.reason}), so the "
+            "fact would not be recallable",
+            hint="fix the file (`clawmem status` lists it), then retain again",
+        )
+
+
+def _write_fact(
+    ix: Indexer, fact: Fact, when: date, relpath: str, path: Path
+) -> tuple[int, Written]:
     """Write the fact into the day's log, keeping whatever another program writes there at the
-    same moment (files/cas.py); the 1-based line it was placed at."""
+    same moment (files/cas.py); the 1-based line it was placed at, and what was written."""
     for _attempt in range(CAS_ATTEMPTS):
         snap = _snapshot(path, relpath)
         placed = place_fact(decode_log(snap.data, relpath), fact, when)
         raw = placed.text.encode("utf-8")
         _refuse_unrecallable(ix, relpath, raw)
         try:
-            if write_if_unchanged(path, snap, raw, may_follow=may_follow):
-                return placed.line
+            written = write_if_unchanged(path, snap, raw, may_follow=may_follow)
+            if written is not None:
+                return placed.line, written
         except OSError as exc:
             raise StoreError(
                 f"{relpath}: cannot write ({exc.strerror})",
