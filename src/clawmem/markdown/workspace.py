@@ -156,39 +156,67 @@ def scan(
     root: Path, extra_paths: tuple[str, ...] = (), *, max_file_bytes: int, max_files: int
 ) -> Scan:
     """Stat every memory file. Reads no content: this is the cheap check run before every read."""
-    files: dict[str, FileEntry] = {}
-    skipped: list[Skipped] = []
+    walker = _Walker(root, max_file_bytes, max_files)
+    for name in CORE_FILES:
+        p = root / name
+        if p.is_file() and name in os.listdir(root):  # exact case on case-insensitive disks
+            walker.consider(str(p))
+            break
+    for tree in TREES:
+        if (root / tree).is_dir():
+            walker.walk(root / tree)
+    for extra in extra_paths:
+        walker.extra(extra)
+    ordered = tuple(sorted(walker.files.values(), key=lambda f: f.relpath))
+    return Scan(ordered, tuple(walker.skipped))
 
-    # Strings and os.scandir rather than Path objects and os.walk: this runs before every recall,
-    # over every file (18k files: ~0.9 s before, now the stat calls themselves dominate).
-    root_str = str(root)
-    cut = len(root_str) + 1
 
-    def consider(path: str, is_link: bool | None = None) -> None:
-        rel = path[cut:].replace(os.sep, "/")
-        if rel in files:
+class _Walker:
+    """One scan's state: the files found and what was left out, with reasons.
+
+    Strings and os.scandir rather than Path objects and os.walk: this runs before every recall,
+    over every file (18k files: ~0.9 s before, now the stat calls themselves dominate)."""
+
+    def __init__(self, root: Path, max_file_bytes: int, max_files: int) -> None:
+        self.root = root
+        self.cut = len(str(root)) + 1
+        self.max_file_bytes, self.max_files = max_file_bytes, max_files
+        self.files: dict[str, FileEntry] = {}
+        self.skipped: list[Skipped] = []
+
+    def consider(self, path: str, is_link: bool | None = None) -> None:
+        """One file, checked for everything that leaves it out."""
+        rel = path[self.cut :].replace(os.sep, "/")
+        if rel in self.files:
             return
         if is_link is None:
             is_link = os.path.islink(path)
-        if is_link and not _inside(root, Path(path)):
-            skipped.append(Skipped(rel, "symlink leaves the workspace"))
+        if is_link and not _inside(self.root, Path(path)):
+            self.skipped.append(Skipped(rel, "symlink leaves the workspace"))
             return
         try:
             st = os.stat(path)
         except OSError as exc:
-            skipped.append(Skipped(rel, f"cannot stat: {exc.strerror}"))
+            self.skipped.append(Skipped(rel, f"cannot stat: {exc.strerror}"))
             return
-        if st.st_size > max_file_bytes:
-            skipped.append(
-                Skipped(rel, f"{st.st_size:,} bytes is over max_file_bytes={max_file_bytes:,}")
+        if st.st_size > self.max_file_bytes:
+            self.skipped.append(
+                Skipped(rel, f"{st.st_size:,} bytes is over max_file_bytes={self.max_file_bytes:,}")
             )
             return
-        if len(files) >= max_files:
-            skipped.append(Skipped(rel, f"over max_files={max_files}"))
+        if len(self.files) >= self.max_files:
+            self.skipped.append(Skipped(rel, f"over max_files={self.max_files}"))
             return
-        files[rel] = FileEntry(rel, st.st_size, st.st_mtime_ns)
+        self.files[rel] = FileEntry(rel, st.st_size, st.st_mtime_ns)
 
-    def walk_dir(path: str) -> None:
+    def walk(self, top: Path) -> None:
+        if top.is_symlink() and not _inside(self.root, top):
+            rel = top.relative_to(self.root).as_posix()
+            self.skipped.append(Skipped(rel, "symlink leaves the workspace"))
+            return
+        self.walk_dir(str(top))
+
+    def walk_dir(self, path: str) -> None:
         """One folder, then its subfolders in name order (os.walk's top-down order).
 
         Names from os.listdir and one lstat each, the common case inline (a plain Markdown
@@ -199,8 +227,8 @@ def scan(
         except OSError:
             return  # unreadable folder: as os.walk, nothing to index in it
         base = path + os.sep
-        prefix = path[cut:].replace(os.sep, "/") + "/"
-        lstat, limit = os.lstat, max_files
+        prefix = path[self.cut :].replace(os.sep, "/") + "/"
+        files, lstat, limit, biggest = self.files, os.lstat, self.max_files, self.max_file_bytes
         subdirs: list[str] = []
         for name in names:
             full = base + name
@@ -208,7 +236,7 @@ def scan(
                 st = lstat(full)
             except OSError:
                 if not name.startswith(".") and name.lower().endswith(".md"):
-                    consider(full, False)  # vanished or unreadable: reported by consider
+                    self.consider(full, False)  # vanished or unreadable: reported by consider
                 continue
             mode = st.st_mode
             if S_ISDIR(mode):
@@ -223,61 +251,46 @@ def scan(
                 if os.path.isdir(full):
                     subdirs.append(name)
                 else:
-                    consider(full, True)
-            elif rel in files or len(files) >= limit or st.st_size > max_file_bytes:
-                consider(full, False)
+                    self.consider(full, True)
+            elif rel in files or len(files) >= limit or st.st_size > biggest:
+                self.consider(full, False)
             else:
                 files[rel] = FileEntry(rel, st.st_size, st.st_mtime_ns)
         for name in subdirs:
-            if name.startswith(".") or name in SKIP_DIRS:
-                continue  # hidden and tool folders are never memory; not worth a report line
-            full = base + name
-            if os.path.islink(full):
-                rel = prefix + name
-                if _inside(root, Path(full)):
-                    # os.walk does not follow links; the target is walked where it lives.
-                    skipped.append(
-                        Skipped(
-                            rel,
-                            "symlinked folder not followed (its target is indexed "
-                            "only where it lives, if that is a memory folder)",
-                        )
-                    )
-                else:
-                    skipped.append(Skipped(rel, "symlink leaves the workspace"))
-                continue
-            walk_dir(full)
+            self.descend(base, prefix, name)
 
-    def walk(top: Path) -> None:
-        if top.is_symlink() and not _inside(root, top):
-            skipped.append(
-                Skipped(top.relative_to(root).as_posix(), "symlink leaves the workspace")
+    def descend(self, base: str, prefix: str, name: str) -> None:
+        """A subfolder: walked, unless hidden, a tool's folder or a link."""
+        if name.startswith(".") or name in SKIP_DIRS:
+            return  # hidden and tool folders are never memory; not worth a report line
+        full = base + name
+        if not os.path.islink(full):
+            self.walk_dir(full)
+        elif _inside(self.root, Path(full)):
+            # os.walk does not follow links; the target is walked where it lives.
+            self.skipped.append(
+                Skipped(
+                    prefix + name,
+                    "symlinked folder not followed (its target is indexed "
+                    "only where it lives, if that is a memory folder)",
+                )
             )
-            return
-        walk_dir(str(top))
-
-    for name in CORE_FILES:
-        p = root / name
-        if p.is_file() and name in os.listdir(root):  # exact case on case-insensitive disks
-            consider(str(p))
-            break
-    for tree in TREES:
-        if (root / tree).is_dir():
-            walk(root / tree)
-    for extra in extra_paths:
-        target = (root / extra).absolute()
-        if (PurePosixPath(extra.strip("/")).as_posix() + "/").startswith(TRANSCRIPT_PREFIX):
-            skipped.append(Skipped(extra, "the sessions/ prefix is reserved for transcripts"))
-        elif not _inside(root, target):
-            skipped.append(Skipped(extra, "extra path is outside the workspace"))
-        elif target.is_dir():
-            walk(target)
-        elif target.is_file() and target.suffix.lower() == ".md":
-            consider(str(target))
         else:
-            skipped.append(Skipped(extra, "extra path not found"))
-    ordered = tuple(sorted(files.values(), key=lambda f: f.relpath))
-    return Scan(ordered, tuple(skipped))
+            self.skipped.append(Skipped(prefix + name, "symlink leaves the workspace"))
+
+    def extra(self, extra: str) -> None:
+        """One of ``extra_paths``: a folder walked, or a Markdown file."""
+        target = (self.root / extra).absolute()
+        if (PurePosixPath(extra.strip("/")).as_posix() + "/").startswith(TRANSCRIPT_PREFIX):
+            self.skipped.append(Skipped(extra, "the sessions/ prefix is reserved for transcripts"))
+        elif not _inside(self.root, target):
+            self.skipped.append(Skipped(extra, "extra path is outside the workspace"))
+        elif target.is_dir():
+            self.walk(target)
+        elif target.is_file() and target.suffix.lower() == ".md":
+            self.consider(str(target))
+        else:
+            self.skipped.append(Skipped(extra, "extra path not found"))
 
 
 def writable_path(root: Path, relpath: str) -> Path:

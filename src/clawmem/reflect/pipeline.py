@@ -604,12 +604,78 @@ def plan_reflect(
     ``episodes``: finished conversations (episodes.py), each given its page."""
     opinions = cluster(log.facts)
     st = fact_status(log, opinions)
-    warnings: list[str] = []
-    conflicts: list[str] = []
-    changes: list[FileChange] = []
+    plan = _Plan(root, force)
 
-    def read(rel: str) -> str | None:
-        p = writable_path(root, rel)  # never read or write through a link out of the workspace
+    # Entity pages
+    for rel, name, facts in _entity_pages(log, existing_pages, since):
+
+        def body_for(old_body, name=name, facts=facts):
+            summary = _summary(name, facts, st, old_body, summarize, model)
+            return entity_body(name, facts, st, summary)
+
+        plan.page(rel, "entity", body_for, _title(name), entity=name)
+
+    # Opinions
+    reports, old_opinions = _opinion_reports(plan.read(OPINIONS), opinions)
+    if opinions or old_opinions:  # no O facts: leave a person's page alone
+        plan.page(OPINIONS, "opinions", lambda _old: opinions_body(opinions), "Opinions")
+
+    # Episodes: one page per finished conversation
+    for ep in episodes:
+        plan.page(ep.page, "episode", lambda _old, ep=ep: episode_body(ep), ep.title)
+
+    # What recurs across episodes, once enough are new (the consolidation is recorded in the
+    # proposals page, so "new since the last run" survives between runs).
+    try:
+        old_props = find_section(plan.read(PROPOSALS) or "")
+    except MarkerError:
+        old_props = None  # plan.page reports it
+    consolidated, recurring = consolidate(
+        list(episodes), consolidated_names(old_props.body if old_props else None)
+    )
+
+    def uncovered(core_text: str | None) -> list[Recurring]:
+        core = core_words(core_text)
+        return [r for r in recurring if not _covered(topic_words(r.text), core)]
+
+    # Proposals, and MEMORY.md with --apply
+    core_rel = next((n for n in CORE_FILES if (root / n).is_file()), CORE_FILES[0])
+    core_old = plan.read(core_rel)
+    props: list[Proposal | Recurring] = [
+        *proposals(log, opinions, st, core_old),
+        *uncovered(core_old),
+    ]
+    applied: list[Proposal | Recurring] = []
+    if apply and props:
+        core_new = apply_to_core(core_old, props)
+        plan.changes.append(FileChange(core_rel, "core", core_old, core_new))
+        applied = props
+        props = [*proposals(log, opinions, st, core_new), *uncovered(core_new)]
+    if props or (root / PROPOSALS).is_file() or applied or consolidated:
+        plan.page(
+            PROPOSALS,
+            "proposals",
+            lambda _old: proposals_body(props, consolidated),
+            "Proposals",
+        )
+
+    result = ReflectResult(
+        plan.changes, reports, props, applied, plan.warnings, len(log.facts), False
+    )
+    return result, plan.conflicts
+
+
+class _Plan:
+    """The files one reflect run would write, the warnings and the conflicts that stop it."""
+
+    def __init__(self, root: Path, force: bool) -> None:
+        self.root, self.force = root, force
+        self.changes: list[FileChange] = []
+        self.warnings: list[str] = []
+        self.conflicts: list[str] = []
+
+    def read(self, rel: str) -> str | None:
+        p = writable_path(self.root, rel)  # never read or write through a link out of it
         if not p.is_file():
             return None
         if read_text(p) is None:
@@ -619,33 +685,40 @@ def plan_reflect(
             )
         return p.read_bytes().decode("utf-8")  # keep a BOM if there is one
 
-    def plan_page(rel: str, role: str, body_for, title: str, entity: str | None = None) -> None:
+    def page(self, rel: str, role: str, body_for, title: str, entity: str | None = None) -> None:
+        """Plan ``rel``'s generated section as ``body_for(old body)`` makes it."""
         try:
-            old = read(rel)
+            old = self.read(rel)
         except WorkspaceError as exc:  # one page behind a link: the others are still written
-            warnings.append(f"{rel}: skipped: {exc.message}")
+            self.warnings.append(f"{rel}: skipped: {exc.message}")
             return
         if old is not None and is_off(old):
-            warnings.append(f"{rel}: skipped (it has {OFF})")
+            self.warnings.append(f"{rel}: skipped (it has {OFF})")
             return
         try:
             section = find_section(old) if old is not None else None
         except MarkerError as exc:
-            conflicts.append(f"{rel}: {exc}; fix or remove the clawmem:reflect markers")
+            self.conflicts.append(f"{rel}: {exc}; fix or remove the clawmem:reflect markers")
             return
         old_body = section.body if section else None
         body = body_for(old_body)
         new = splice(old, body, title=title)
         if section is not None and section.edited and new != old:
-            if not force:
-                conflicts.append(
+            if not self.force:
+                self.conflicts.append(
                     f"{rel}: the generated section was edited by hand since reflect wrote it"
                 )
                 return
-            warnings.append(f"{rel}: overwrote a hand edit inside the generated section (--force)")
-        changes.append(FileChange(rel, role, old, new, entity, _new_citations(old_body, body)))
+            self.warnings.append(
+                f"{rel}: overwrote a hand edit inside the generated section (--force)"
+            )
+        self.changes.append(FileChange(rel, role, old, new, entity, _new_citations(old_body, body)))
 
-    # Entity pages
+
+def _entity_pages(
+    log: FactLog, existing_pages: dict[str, str], since: date | None
+) -> list[tuple[str, str, list[LoggedFact]]]:
+    """(page, entity name, its facts) for every entity with a fact since ``since``."""
     names: dict[str, str] = {}
     by_entity: dict[str, list[LoggedFact]] = {}
     for f in log.facts:
@@ -653,6 +726,7 @@ def plan_reflect(
             key = e.casefold()
             names.setdefault(key, e)
             by_entity.setdefault(key, []).append(f)
+    out = []
     for key in sorted(by_entity, key=lambda k: names[k].casefold()):
         facts = by_entity[key]
         if since is not None and not any(f.day and f.day >= since for f in facts):
@@ -661,20 +735,20 @@ def plan_reflect(
         # A page named by the hash of a name too long for a file (entity_page_path) is titled
         # by the name itself.
         name = names[key] if "~" in Path(rel).stem else Path(rel).stem
+        out.append((rel, name, facts))
+    return out
 
-        def body_for(old_body, name=name, facts=facts):
-            summary = _summary(name, facts, st, old_body, summarize, model)
-            return entity_body(name, facts, st, summary)
 
-        plan_page(rel, "entity", body_for, _title(name), entity=name)
-
-    # Opinions
-    old_ops = read(OPINIONS)
+def _opinion_reports(
+    old_ops: str | None, opinions: list[Opinion]
+) -> tuple[list[OpinionReport], bool]:
+    """How each opinion moved since the opinions page was written, and whether that page has a
+    generated section (or broken markers, which plan.page reports)."""
     broken = False
     try:
         old_section = find_section(old_ops) if old_ops else None
     except MarkerError:
-        old_section, broken = None, True  # plan_page reports it
+        old_section, broken = None, True
     previous = _blocks(old_section.body if old_section else None)
     reports = []
     for op in opinions:
@@ -690,50 +764,7 @@ def plan_reflect(
                 float(prev_c.group(1)) if prev_c else None,
             )
         )
-    if opinions or old_section is not None or broken:  # no O facts: leave a person's page alone
-        plan_page(OPINIONS, "opinions", lambda _old: opinions_body(opinions), "Opinions")
-
-    # Episodes: one page per finished conversation
-    for ep in episodes:
-        plan_page(ep.page, "episode", lambda _old, ep=ep: episode_body(ep), ep.title)
-
-    # What recurs across episodes, once enough are new (the consolidation is recorded in the
-    # proposals page, so "new since the last run" survives between runs).
-    try:
-        old_props = find_section(read(PROPOSALS) or "")
-    except MarkerError:
-        old_props = None  # plan_page reports it
-    consolidated, recurring = consolidate(
-        list(episodes), consolidated_names(old_props.body if old_props else None)
-    )
-
-    def uncovered(core_text: str | None) -> list[Recurring]:
-        core = core_words(core_text)
-        return [r for r in recurring if not _covered(topic_words(r.text), core)]
-
-    # Proposals, and MEMORY.md with --apply
-    core_rel = next((n for n in CORE_FILES if (root / n).is_file()), CORE_FILES[0])
-    core_old = read(core_rel)
-    props: list[Proposal | Recurring] = [
-        *proposals(log, opinions, st, core_old),
-        *uncovered(core_old),
-    ]
-    applied: list[Proposal | Recurring] = []
-    if apply and props:
-        core_new = apply_to_core(core_old, props)
-        changes.append(FileChange(core_rel, "core", core_old, core_new))
-        applied = props
-        props = [*proposals(log, opinions, st, core_new), *uncovered(core_new)]
-    if props or (root / PROPOSALS).is_file() or applied or consolidated:
-        plan_page(
-            PROPOSALS,
-            "proposals",
-            lambda _old: proposals_body(props, consolidated),
-            "Proposals",
-        )
-
-    result = ReflectResult(changes, reports, props, applied, warnings, len(log.facts), False)
-    return result, conflicts
+    return reports, old_section is not None or broken
 
 
 def existing_entity_pages(scan_files) -> dict[str, str]:
