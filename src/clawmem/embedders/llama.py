@@ -52,6 +52,7 @@ import json
 import math
 import os
 import re
+import sys
 import tempfile
 import threading
 import time
@@ -60,9 +61,10 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np  # imported where vectors are made: reading a file's identity needs none
 
 from clawmem.embedders.base import EmbedderIdentity, EmbedResult, normalize
 from clawmem.embedders.convert import KEY_DOCUMENT_PREFIX, KEY_QUERY_PREFIX
@@ -98,6 +100,15 @@ MAX_TOKENS_CAP = 2048
 # Short inputs are packed into one decode up to this many tokens (measured:
 # docs/benchmarks.md, "Embedding models").
 DEFAULT_PACK_TOKENS = 256
+# Sequences one decode may hold (llama.cpp's n_seq_max). llama.cpp keeps an output buffer of
+# n_vocab x n_seq_max floats per context, logits included even for an embedding model: at
+# llama-cpp-python's 256 that is 245 MB for the default model's 250,037-token vocabulary, 42% of a
+# process that embeds one query (measured: 547 MB RSS against 318 MB at 16). A pack of 256 tokens
+# holds 16 units of 16 tokens; the indexer's units average ~40.
+SEQ_MAX = 16
+# A context whose widest decode had more tokens than this is made anew after the call (see
+# ``_shrink_lanes``): a query's decode (a few to 64 tokens) keeps its context.
+_KEEP_OUTPUT_TOKENS = 64
 # Decodes up to this many tokens use a single thread (see the module docstring).
 _SMALL_BATCH_TOKENS = 64
 # Every this many large batches, re-time the thread setting not in use.
@@ -195,9 +206,7 @@ class LlamaEmbedder:
         self._large_batches = 0
         trained = meta.context_length or 512
         self.max_tokens = min(trained, MAX_TOKENS_CAP)
-        self._batch_tokens = _batch_size(
-            self.max_tokens, int(llama_cpp.llama_max_parallel_sequences())
-        )
+        self._batch_tokens = _batch_size(self.max_tokens, SEQ_MAX)
         self._llm = _load(
             self.model_path,
             batch_tokens=self._batch_tokens,
@@ -208,12 +217,20 @@ class LlamaEmbedder:
         )
         C = llama_cpp.llama_cpp  # the raw ctypes bindings
         self._C = C
-        self._n_seq_max = int(self._llm.context_params.n_seq_max)
+        # The contexts that embed are ours (see SEQ_MAX): the Llama object's own, made without
+        # embeddings, only loads the model and tokenizes.
+        params = type(self._llm.context_params).from_buffer_copy(self._llm.context_params)
+        params.embeddings = True
+        params.n_seq_max = SEQ_MAX
+        params.kv_unified = True
+        self._ctx_params = params
+        self._n_seq_max = SEQ_MAX
         # Short inputs are packed into one decode up to this many tokens; a long
         # input still gets a decode of its own, up to max_tokens.
         self.pack_tokens = min(pack_tokens or DEFAULT_PACK_TOKENS, self._batch_tokens)
-        self._lanes = [_Lane(self._llm.ctx, C.llama_batch_init(self._batch_tokens, 0, 1), False)]
-        self._lanes[0].threads = self._n_threads
+        self._ensure_lanes(1)
+        self._lanes[0].primary = True
+        _release_mapped_pages(self.model_path)
         self._dims = int(self._llm.n_embd())
         self._head, self._tail = self._special_ends()
 
@@ -247,7 +264,7 @@ class LlamaEmbedder:
                 if lane.batch is not None:
                     self._C.llama_batch_free(lane.batch)
                     lane.batch = None
-                if lane.owned and lane.ctx is not None:
+                if lane.ctx is not None:
                     self._C.llama_free(lane.ctx)
                 lane.ctx = None
             self._lanes = []
@@ -318,6 +335,8 @@ class LlamaEmbedder:
         return windows, cut
 
     def _embed(self, texts: Sequence[str]) -> EmbedResult:
+        import numpy as np
+
         with self._lock:
             self._check_open()
             owner: list[int] = []  # window -> input
@@ -337,9 +356,12 @@ class LlamaEmbedder:
             lanes = min(self._max_lanes, len(groups))
             # Each lane gets its own share, packed on its own (see _deal).
             shares = [groups] if lanes <= 1 else self._deal(order, lengths, lanes)
-            for group, vecs in self._decode_all(shares, windows):
-                for w, vec in zip(group, vecs, strict=True):
-                    raw[w] = vec
+            try:
+                for group, vecs in self._decode_all(shares, windows):
+                    for w, vec in zip(group, vecs, strict=True):
+                        raw[w] = vec
+            finally:
+                self._shrink_lanes()
             vectors: list[np.ndarray | None] = [None] * len(texts)
             if windowed:
                 # Mean pooling over the whole input: weight each window's mean by
@@ -434,15 +456,42 @@ class LlamaEmbedder:
         """Contexts for ``n`` lanes, sharing the model's weights (created on first need)."""
         C = self._C
         while len(self._lanes) < n:
-            ctx = C.llama_init_from_model(self._llm.model, self._llm.context_params)
-            if not ctx:
-                raise ModelError(
-                    f"{self.model_path}: llama.cpp could not create another context",
-                    hint="Set embed_threads = 1 in clawmem.toml to embed on one thread.",
-                )
-            lane = _Lane(ctx, C.llama_batch_init(self._batch_tokens, 0, 1), True)
+            lane = _Lane(self._new_context(), C.llama_batch_init(self._batch_tokens, 0, 1))
             lane.threads = self._n_threads  # the context parameters' count
             self._lanes.append(lane)
+
+    def _new_context(self) -> Any:
+        ctx = self._C.llama_init_from_model(self._llm.model, self._ctx_params)
+        if not ctx:
+            raise ModelError(
+                f"{self.model_path}: llama.cpp could not create another context",
+                hint="Set embed_threads = 1 in clawmem.toml to embed on one thread.",
+            )
+        return ctx
+
+    def _shrink_lanes(self) -> None:
+        """Give back the output buffer a wide decode grew. llama.cpp sizes it to n_vocab floats
+        per token of the widest decode so far and never shrinks it: 256 MB after one pack of 256
+        tokens of the default model, 512 MB after one 512-token chunk, kept for the life of a
+        watcher or an MCP server that then embeds only queries. A new context costs 3-7 ms, the
+        decodes that grew it 100 ms or more. The lanes beyond the first go too (16-22 MB each),
+        made again by the next bulk call."""
+        shrunk = len(self._lanes) > 1
+        while len(self._lanes) > 1:
+            lane = self._lanes.pop()
+            self._C.llama_batch_free(lane.batch)
+            self._C.llama_free(lane.ctx)
+        for lane in self._lanes:
+            if lane.widest <= _KEEP_OUTPUT_TOKENS:
+                continue
+            self._C.llama_free(lane.ctx)
+            lane.ctx = None
+            lane.ctx = self._new_context()
+            lane.threads = self._n_threads
+            lane.widest = 0
+            shrunk = True
+        if shrunk:
+            _trim_heap()
 
     def _pick_threads(self, n_tokens: int) -> int:
         if n_tokens <= _SMALL_BATCH_TOKENS or self._n_threads == 1:
@@ -465,6 +514,8 @@ class LlamaEmbedder:
         )
 
     def _decode(self, lane: _Lane, seqs: list[list[int]], threads: int) -> list[np.ndarray]:
+        import numpy as np
+
         C = self._C
         batch = lane.batch
         n = sum(len(s) for s in seqs)
@@ -494,7 +545,8 @@ class LlamaEmbedder:
             C.llama_memory_clear(memory, True)
         started = time.perf_counter()
         rc = C.llama_decode(ctx, batch)
-        if n > _SMALL_BATCH_TOKENS and not lane.owned:
+        lane.widest = max(lane.widest, n)
+        if n > _SMALL_BATCH_TOKENS and lane.primary:
             self._record_speed(threads, (time.perf_counter() - started) / n)
         if rc != 0:
             raise ModelError(
@@ -516,12 +568,27 @@ class LlamaEmbedder:
 
 @dataclass
 class _Lane:
-    """One llama.cpp context and its batch; lane 0 is the Llama object's own."""
+    """One llama.cpp context of ours and its batch, freed by us (before the model)."""
 
     ctx: Any
     batch: Any
-    owned: bool  # created by us, freed by us (before the model)
     threads: int = 1
+    primary: bool = False  # lane 0: its timings choose the thread count
+    widest: int = 0  # tokens of its widest decode (its output buffer's size) since made
+
+
+def _trim_heap() -> None:
+    """Hand the C heap's free pages back to the system (glibc keeps them in its per-thread
+    arenas, which the lanes' threads filled): 7-10 MB measured after a bulk call. Nothing
+    elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def _available_cpus() -> int:
@@ -529,6 +596,39 @@ def _available_cpus() -> int:
         return len(os.sched_getaffinity(0))  # honours container/taskset limits
     except (AttributeError, OSError):
         return os.cpu_count() or 1
+
+
+def _release_mapped_pages(path: Path) -> None:
+    """Let the kernel take back the model file's pages until a decode touches them again.
+
+    llama.cpp maps the GGUF and reads it all in at load (MAP_POPULATE), so every page counts in
+    the process's resident memory; the default model's token table alone is 54 MB, of which a
+    query touches a few rows. The pages stay in the page cache (no disk read to get one back):
+    this only stops counting, in this process, the ones it does not use (measured on the default
+    model: 155 MB of the file resident after load, 103 MB after a query and this). Linux only,
+    best effort: elsewhere, or if anything fails, nothing changes."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        madvise = libc.madvise
+        madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        target = os.path.realpath(path)
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as fh:
+            spans = [
+                line.split()[0]
+                for line in fh
+                if line.rstrip("\n").endswith(" " + target) and line.split()[1].startswith("r")
+            ]
+        for span in spans:
+            start, end = (int(x, 16) for x in span.split("-"))
+            madvise(
+                start, end - start, 4
+            )  # MADV_DONTNEED: a shared file mapping's pages stay cached
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def _batch_size(max_tokens: int, seq_max: int) -> int:
@@ -793,7 +893,8 @@ def _load(path: Path, *, batch_tokens: int, n_threads: int, pooling_type: int | 
     llama_cpp = _import_llama_cpp()
     kwargs: dict[str, Any] = {
         "model_path": str(path),
-        "embedding": True,
+        # The Llama object's context only tokenizes: embedding contexts are made with SEQ_MAX.
+        "embedding": False,
         # n_ctx is the batch capacity; each input is separately capped at the
         # trained context (max_tokens), so positions never exceed it.
         "n_ctx": batch_tokens,
