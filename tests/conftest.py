@@ -116,12 +116,30 @@ def model_cache(tmp_path_factory) -> Path:
     return built_once(tmp_path_factory, "model-cache", lambda folder: None)
 
 
+@pytest.fixture(scope="session")
+def runtime_dir(tmp_path_factory):
+    """The user's runtime folder for this test run: the resident embedders the tests start
+    (ingest/resident.py) live here, one per model for every worker, as for a user; never the
+    runner's own. At the end of the run their sockets are removed, and each embedder ends
+    within a second (a worker that finishes first may end one that another still uses: that one
+    then starts it again)."""
+    base = tmp_path_factory.getbasetemp()
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        base = base.parent
+    folder = base / "run"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    yield folder
+    for sock in folder.glob("embed-*.sock"):
+        sock.unlink(missing_ok=True)
+
+
 @pytest.fixture(autouse=True)
-def _isolate(monkeypatch, model_cache):
+def _isolate(monkeypatch, model_cache, runtime_dir):
     for key in list(os.environ):
         if key.startswith("CLAWMEM_"):
             monkeypatch.delenv(key)
     monkeypatch.setenv("CLAWMEM_CACHE_DIR", str(model_cache))
+    monkeypatch.setenv("CLAWMEM_RUNTIME_DIR", str(runtime_dir))
 
 
 @pytest.fixture
@@ -138,13 +156,14 @@ def ws(tmp_path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def indexed_template(tmp_path_factory, model_cache) -> Path:
+def indexed_template(tmp_path_factory, model_cache, runtime_dir) -> Path:
     """The fixture workspace indexed once with the real model (vectors included)."""
 
     def build(folder: Path) -> None:
         shutil.copytree(FIXTURE, folder / "ws")
         env = {k: v for k, v in os.environ.items() if not k.startswith("CLAWMEM_")}
         env["CLAWMEM_CACHE_DIR"] = str(model_cache)
+        env["CLAWMEM_RUNTIME_DIR"] = str(runtime_dir)
         proc = subprocess.run(
             [sys.executable, "-m", "clawmem", "-w", str(folder / "ws"), "index", "--json"],
             env=env,

@@ -23,12 +23,13 @@ main()
 
 
 def run(ws: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    # The process loads the model itself (the resident embedder off): what is tested is its exit.
     return subprocess.run(
         [sys.executable, "-c", PROGRAM, "-w", str(ws), *args],
         capture_output=True,
         text=True,
         input=stdin,
-        env=dict(os.environ),
+        env={**os.environ, "CLAWMEM_RESIDENT_EMBEDDER": "0"},
     )
 
 

@@ -43,7 +43,23 @@ def test_an_index_with_nothing_to_embed_never_loads_the_model(indexed_template, 
     assert mem.indexer.loaded_embedder is None
 
 
-def test_an_index_with_text_to_embed_loads_the_model_and_embeds_it(indexed_template, tmp_path):
+def test_an_index_with_a_few_units_to_embed_embeds_them_in_the_resident_embedder(
+    indexed_template, tmp_path
+):
+    ws = copy(indexed_template, tmp_path)
+    append(ws, "Zoltan moved the backup window to 03:00 on castle-01.")
+    mem = open_workspace(ws)
+    report = mem.index()
+    assert report.files_indexed == 1 and report.embedded >= 1 and report.pending == 0
+    assert mem.indexer.loaded_embedder is None  # the user's resident embedder embedded them
+    hits = mem.recall("When is the backup window on castle-01?", mode="vector", k=3).hits
+    assert any("Zoltan" in h.text for h in hits)
+
+
+def test_an_index_with_text_to_embed_loads_the_model_and_embeds_it(
+    indexed_template, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("CLAWMEM_RESIDENT_EMBEDDER", "0")
     ws = copy(indexed_template, tmp_path)
     append(ws, "Zoltan moved the backup window to 03:00 on castle-01.")
     mem = open_workspace(ws)

@@ -32,8 +32,8 @@ pytestmark = pytest.mark.skipif(
 QUERY = "Who is Peter and where did we have lunch?"
 
 
-def recall_json(ws: Path, *extra: str) -> dict:
-    r = cli_subprocess("-w", str(ws), "recall", QUERY, "--json", *extra)
+def recall_json(ws: Path, *extra: str, env: dict | None = None) -> dict:
+    r = cli_subprocess("-w", str(ws), "recall", QUERY, "--json", *extra, env=env)
     assert r.code == 0, r.err
     return json.loads(r.out)
 
@@ -58,16 +58,20 @@ def test_a_cold_recall_gets_its_query_vector_from_the_watcher(indexed_template, 
     assert served["vectors"]["state"] == "ok" and served["ranking"].startswith("rrf")
     assert served["index"]["fresh_by"] == "watcher"
 
-    # A stopped watcher answers nothing: the recall loads the model itself, and the vector (and
-    # so every hit and score) is the same.
+    # A stopped watcher answers nothing: the recall asks the user's resident embedder, or with
+    # that turned off loads the model itself; the vector (and so every hit and score) is the
+    # same each way.
     stop_process(d.proc.pid)
     try:
-        own = recall_json(ws)
+        own = recall_json(ws, env={"CLAWMEM_RESIDENT_EMBEDDER": "0"})
+        shared = recall_json(ws)
     finally:
         os.kill(d.proc.pid, signal.SIGCONT)
     assert own["vectors"]["query_by"].startswith("this process (the watcher did not answer")
     assert own["vectors"]["state"] == "ok" and not own["degraded"]
     assert ranked(own) == ranked(served) and ranked(served)
+    assert shared["vectors"]["query_by"].startswith("resident embedder (pid ")
+    assert ranked(shared) == ranked(served)
 
     # The watcher's vector is the model's vector for the query, bit for bit.
     raw, why = journal.ask_vector(mem.memory_dir, key, QUERY)

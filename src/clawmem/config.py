@@ -45,6 +45,10 @@ class Config:
     # Threads for bulk embedding; 0 picks by measurement (see embedders/llama.py).
     embed_threads: int = 0
     vectors: bool = True
+    # A process that has not loaded the model asks the user's resident embedder for its vectors
+    # (ingest/resident.py), starting it if none runs; it exits after this many idle minutes.
+    resident_embedder: bool = True
+    resident_idle_minutes: float = 10.0
     # Vectors of texts no longer in the index are kept for reuse up to this many entries.
     cache_max_entries: int = 20_000
     # Read commands sync changed files first; embedding more than this many chunks is left to `index`.

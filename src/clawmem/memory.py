@@ -140,6 +140,16 @@ class Memory:
         """The embedding model, loaded once; None (and ``embedder_error``) when unusable."""
         return self.indexer.embedder()
 
+    def query_embedder(self):
+        """An embedder for a query or two without loading the model here when another process
+        holds it (``Indexer.query_embedder``); None (and ``embedder_error``) when unusable."""
+        return self.indexer.query_embedder()
+
+    def warm_up(self) -> None:
+        """Make this process's first query vector quick: start the user's resident embedder if
+        it is on (this process then never loads the model for queries), else load the model."""
+        self.indexer.warm_up()
+
     @property
     def embedder_error(self) -> str | None:
         return self.indexer.embedder_error

@@ -425,10 +425,11 @@ class Tools:
         self._lock = threading.Lock()
 
     def warm_up(self) -> None:
-        """Load the embedding model now, so the first search does not pay for it."""
+        """Start the resident embedder (or load the model) now, so the first search does not
+        pay for it."""
         with self._lock:
             try:
-                self.mem.embedder()
+                self.mem.warm_up()
             except Exception:  # noqa: BLE001 - a warm-up must never take the server down
                 log.exception("warming up the embedding model failed")
 

@@ -144,6 +144,17 @@ def recall_human(res: dict, explain: bool) -> None:
         out.print()
 
 
+def describe_resident(r: dict) -> str:
+    """One line for the resident embedder's state (``clawmem status``)."""
+    if r.get("state") != "running":
+        return r.get("state", "?") + (f" ({r['reason']})" if r.get("reason") else "")
+    mem = f", {r['rss_mb']:.0f} MB" if r.get("rss_mb") else ""
+    return (
+        f"resident, pid {r.get('pid')}{mem}, {r.get('requests', 0)} request(s); "
+        f"exits after {r.get('idle_exit_s', 0) / 60:g} idle minute(s)"
+    )
+
+
 def status_human(s: dict) -> None:
     state = s.get("state", "")
     colour = "green" if s.get("clean") else "yellow"
@@ -203,6 +214,8 @@ def status_human(s: dict) -> None:
         )
     if "watcher" in s:
         out.print(f"watcher     {escape(s['watcher'])}")
+    if "resident_embedder" in s:
+        out.print(f"embedder    {escape(describe_resident(s['resident_embedder']))}")
     for sc in s.get("scopes", []):
         colour = "dim" if sc["state"] == "ok" else "yellow"
         out.print(

@@ -12,9 +12,10 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,8 @@ class Embedder(Protocol):
 
 def normalize(vec: np.ndarray) -> np.ndarray | None:
     """L2-normalise to float32, or ``None`` for a vector that cannot be trusted."""
+    import numpy as np  # here: reading a model's identity (``EmbedderIdentity``) needs no NumPy
+
     vec = np.asarray(vec, dtype=np.float32)
     if not np.all(np.isfinite(vec)):
         return None

@@ -21,9 +21,10 @@ import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np  # imported by the converters: llama.py reads this module's keys only
 
 from clawmem.errors import ModelError
 from clawmem.files.atomic import replacing
@@ -248,10 +249,10 @@ def _default_prefixes(src_dir: Path, name: str) -> tuple[str, str]:
 
 # --- weights ----------------------------------------------------------------
 
-_ST_DTYPES: dict[str, np.dtype] = {
-    "F32": np.dtype("<f4"),
-    "F16": np.dtype("<f2"),
-    "F64": np.dtype("<f8"),
+_ST_DTYPES: dict[str, str] = {
+    "F32": "<f4",
+    "F16": "<f2",
+    "F64": "<f8",
 }
 
 
@@ -262,6 +263,8 @@ def _read_safetensors(path: Path) -> Iterator[tuple[str, np.ndarray]]:
     data) because the numpy backend of the safetensors package cannot load
     bfloat16, which some checkpoints use.
     """
+    import numpy as np
+
     size = path.stat().st_size
     try:
         with path.open("rb") as fh:
@@ -449,6 +452,7 @@ def gguf_writer(path: Path, arch: str) -> Any:
     import struct as _struct
 
     import gguf
+    import numpy as np
 
     vt = gguf.GGUFValueType
     bulk = {vt.FLOAT32: "<f4", vt.INT32: "<i4", vt.UINT32: "<u4"}

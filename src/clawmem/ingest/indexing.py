@@ -128,6 +128,69 @@ class Indexer:
     def embedder_error(self) -> str | None:
         return self._embedder_error
 
+    def borrowed(self, key: str | None):
+        """An embedder of the vector space ``key`` (the index's) that does not load the model in
+        this process: a query's vector from a running watcher, else from the user's resident
+        embedder (``resident.py``, started if none runs), loading the model here only if they
+        cannot give it. None when the model is loaded here already, vectors are off, the
+        configured model (known from its file's metadata) is not the one of ``key``, or neither
+        a watcher nor the resident embedder can serve: then ``embedder()`` loads it, or says why
+        not."""
+        if self._embedder is not None or self._embedder_error is not None or not key:
+            return None
+        if not self.cfg.vectors:
+            return None
+        from clawmem.ingest import resident
+        from clawmem.ingest.model_choice import configured_identity
+
+        identity = configured_identity(self.root, self.cfg)
+        if identity is None or identity.key() != key:
+            return None
+        spec = resident.spec_for(self.root, self.cfg, identity)
+        watcher = self.memory_dir if (self.memory_dir / journal.SOCKET_NAME).exists() else None
+        if spec is None and watcher is None:
+            return None
+        return resident.Borrowed(
+            identity,
+            watcher_dir=watcher,
+            spec=spec,
+            load=self.embedder,
+            load_error=lambda: self._embedder_error,
+        )
+
+    def query_embedder(self):
+        """The model if this process loaded it, else an embedder borrowed from a watcher or the
+        resident embedder (``borrowed``) for the configured model, else the model loaded here."""
+        if self._embedder is None and self._embedder_error is None and self.cfg.vectors:
+            identity = self._declared_identity()
+            emb = self.borrowed(identity.key()) if identity is not None else None
+            if emb is not None:
+                return emb
+        return self.embedder()
+
+    def warm_up(self) -> None:
+        """``Memory.warm_up``: the resident embedder started (not waited for), else the model
+        loaded here."""
+        if self._embedder is None and self._embedder_error is None and self.cfg.vectors:
+            identity = self._declared_identity()
+            emb = self.borrowed(identity.key()) if identity is not None else None
+            if emb is not None:
+                emb.start()
+                return
+        self.embedder()
+
+    def _few_embedder(self, count: int, key: str | None):
+        """The embedder for ``count`` pending units: for the few of an edit, the resident
+        embedder's (this process then never loads the model: 1-2 s of a 0.1 s sync), else the
+        model loaded here."""
+        from clawmem.ingest.resident import MAX_DOCUMENTS
+
+        if count <= MAX_DOCUMENTS:
+            emb = self.borrowed(key)
+            if emb is not None:
+                return emb
+        return self.embedder()
+
     @property
     def loaded_embedder(self):
         """The embedding model if this process has loaded it already, else None (never loads)."""
@@ -264,9 +327,12 @@ class Indexer:
                     embed_limit=embed_limit,
                     progress=progress,
                 )
-            if defer and report.pending and self.embedder() is not None:
-                with write_lock(self.memory_dir, timeout=lock_timeout, purpose="clawmem index"):
-                    self._embed_round(report, embed_limit, progress)
+            if defer and report.pending:
+                count = min(report.pending, embed_limit or report.pending)
+                emb = self._few_embedder(count, self._declared_identity().key())
+                if emb is not None:
+                    with write_lock(self.memory_dir, timeout=lock_timeout, purpose="clawmem index"):
+                        self._embed_round(emb, report, embed_limit, progress)
         except (OSError, db.DatabaseError) as exc:
             if not db.disk_full(exc):
                 if isinstance(exc, OSError):
@@ -319,10 +385,9 @@ class Indexer:
         return configured_identity(self.root, self.cfg)
 
     def _embed_round(
-        self, report: SyncReport, embed_limit: int | None, progress: Progress | None
+        self, emb, report: SyncReport, embed_limit: int | None, progress: Progress | None
     ) -> None:
         """Embed the pending units of the live index (the second half of a deferred ``index``)."""
-        emb = self.embedder()
         idx = Index.open(self.index_path)
         try:
             if emb is not None:
@@ -554,8 +619,10 @@ class Indexer:
                 idx, self.root, plan, self.cfg, embedder_key=idx.get_meta("embedder")
             )
             idx.adopt_cached()
-            if report.files_indexed and idx.pending_count():
-                emb = self.embedder()
+            pending = idx.pending_count() if report.files_indexed else 0
+            if pending:
+                key = idx.get_meta("embedder")
+                emb = self._few_embedder(min(pending, self.cfg.lazy_embed_limit), key)
                 if emb is not None and emb.identity.key() == idx.get_meta("embedder"):
                     self._embed_pending(idx, emb, report, self.cfg.lazy_embed_limit)
             changed = report.files_indexed + report.files_removed

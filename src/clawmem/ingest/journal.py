@@ -187,33 +187,39 @@ def ask_vector(
 def _round_trip(memory_dir: Path, line: bytes, timeout: float) -> tuple[dict | None, str]:
     """Send one line to the watcher's socket and read its one-line JSON answer: (answer, "")
     or (None, why there is none)."""
-    path = memory_dir / SOCKET_NAME
+    return exchange(memory_dir / SOCKET_NAME, line, timeout, who="watcher")
+
+
+def exchange(path: Path, line: bytes, timeout: float, *, who: str) -> tuple[dict | None, str]:
+    """One line to the Unix socket ``path`` and its one-line JSON answer: (answer, "") or (None,
+    why there is none, naming the server ``who``). The watcher's and the resident embedder's
+    (``resident.py``) protocol. Never raises for a missing, dead, hung or garbled server."""
     try:
         os.lstat(path)
     except FileNotFoundError:
         # Most reads run with no watcher: the connect's answer, given before importing socket
         # (a few ms of every cold recall, issue 16).
-        return None, "no watcher running"
+        return None, f"no {who} running"
     except OSError:
         pass  # the connect below says what is wrong
     import socket
 
     if not hasattr(socket, "AF_UNIX"):
-        return None, "no watcher journal on this platform"
+        return None, f"no {who} on this platform"
     try:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     except OSError as exc:
-        return None, f"cannot ask the watcher ({exc.strerror})"
+        return None, f"cannot ask the {who} ({exc.strerror})"
     try:
         s.settimeout(timeout)
         try:
             s.connect(str(path))
         except FileNotFoundError:
-            return None, "no watcher running"
+            return None, f"no {who} running"
         except ConnectionRefusedError:
-            return None, "the watcher is not running (its socket is left over)"
+            return None, f"the {who} is not running (its socket is left over)"
         except OSError as exc:
-            return None, f"cannot reach the watcher ({exc.strerror or exc})"
+            return None, f"cannot reach the {who} ({exc.strerror or exc})"
         deadline = time.monotonic() + timeout
         s.sendall(line + b"\n")
         buf = b""
@@ -227,18 +233,43 @@ def _round_trip(memory_dir: Path, line: bytes, timeout: float) -> tuple[dict | N
                 break
             buf += chunk
     except TimeoutError:
-        return None, f"the watcher did not answer within {timeout * 1000:.0f} ms"
+        return None, f"the {who} did not answer within {timeout * 1000:.0f} ms"
     except OSError as exc:
-        return None, f"cannot ask the watcher ({exc.strerror or exc})"
+        return None, f"cannot ask the {who} ({exc.strerror or exc})"
     finally:
         s.close()
+    if not buf:
+        return None, f"the {who} closed the connection without answering"
     try:
         reply = json.loads(buf)
     except ValueError:
-        return None, "the watcher's answer was unreadable"
+        return None, f"the {who}'s answer was unreadable"
     if not isinstance(reply, dict):
-        return None, "the watcher's answer was unreadable"
+        return None, f"the {who}'s answer was unreadable"
     return reply, ""
+
+
+def vector_reply(request: Any, emb: Any, *, who: str) -> dict:
+    """The answer to a vector request ``{"embed": text, "model": identity key}`` from ``emb``
+    (None: no model): the query's vector, if ``emb`` makes vectors of that identity. The
+    watcher's and the resident embedder's (``resident.py``)."""
+    try:
+        text, model = request["embed"], request["model"]
+        if not isinstance(text, str) or not isinstance(model, str):
+            raise TypeError
+    except (KeyError, TypeError):
+        return {"why": "the request was unreadable"}
+    if emb is None:
+        return {"why": f"the {who} has no embedding model"}
+    if emb.identity.key() != model:
+        return {"why": f"the {who}'s model is {emb.identity.key()}"}
+    vec = emb.embed_query(text)
+    if vec is None:
+        return {"why": "the model returned no usable vector"}
+    import base64
+
+    raw = vec.astype("<f4").tobytes()
+    return {"model": model, "vector": base64.b64encode(raw).decode()}
 
 
 def wait_caught_up(memory_dir: Path, key: str, timeout: float, token: int | None = None) -> bool:
@@ -720,26 +751,10 @@ class Journal:
         try:
             try:
                 request = json.loads(buf)
-                text, model = request["embed"], request["model"]
-                if not isinstance(text, str) or not isinstance(model, str):
-                    raise TypeError
-            except (ValueError, KeyError, TypeError):
-                reply: dict = {"why": "the request was unreadable"}
-            else:
-                emb = self.embedder() if self.embedder is not None else None
-                if emb is None:
-                    reply = {"why": "the watcher has no embedding model"}
-                elif emb.identity.key() != model:
-                    reply = {"why": f"the watcher's model is {emb.identity.key()}"}
-                else:
-                    vec = emb.embed_query(text)
-                    if vec is None:
-                        reply = {"why": "the model returned no usable vector"}
-                    else:
-                        import base64
-
-                        raw = vec.astype("<f4").tobytes()
-                        reply = {"model": model, "vector": base64.b64encode(raw).decode()}
+            except ValueError:
+                request = None
+            emb = self.embedder() if self.embedder is not None else None
+            reply = vector_reply(request, emb, who="watcher")
             conn.settimeout(1.0)
             conn.sendall(json.dumps(reply).encode() + b"\n")
         except Exception as exc:  # noqa: BLE001 - a failed answer must only make the recall load

@@ -43,6 +43,9 @@ def status(ix: Indexer) -> dict:
     from clawmem.ingest.watch import describe_watcher, watcher_status
 
     out["watcher"] = describe_watcher(watcher_status(ix.memory_dir))
+    from clawmem.ingest.resident import status_of
+
+    out["resident_embedder"] = status_of(ix.root, ix.cfg)
     if not ix.index_path.exists():
         out.update(clean=False, state="no index yet: run `clawmem index`")
         return out

@@ -25,14 +25,9 @@ import re
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import date
-from typing import TYPE_CHECKING
 
 from clawmem.errors import BadArgument
 from clawmem.files.atomic import write_atomic
-from clawmem.recall import vector_matrix
-
-if TYPE_CHECKING:
-    import numpy as np
 
 DEFAULT_BUDGET = 200
 DEFAULT_MIN_SCORE = 0.3
@@ -213,49 +208,53 @@ NULL_PROBES = (
     "The violin was made in Cremona in the eighteenth century.",
     "Penguins huddle together to survive the Antarctic winter.",
 )
-# embedder identity -> matrix of the probes' vectors
-_probe_vectors: dict[str, np.ndarray | None] = {}
+# embedder identity -> the probes' vectors (lists of floats)
+_probe_vectors: dict[str, list[list[float]] | None] = {}
 
 
 def _null_level(mem, message: str) -> float | None:
-    """The message's mean cosine to NULL_PROBES, or None when vectors are off."""
-    emb = mem.embedder()
+    """The message's mean cosine to NULL_PROBES, or None when vectors are off. The message's
+    vector comes from wherever the recall's came from (the model loaded here, a watcher, the
+    resident embedder: ``Memory.query_embedder``), and eight dot products need no NumPy: a
+    prompt hook that imported it for them would pay ~60-100 ms of every prompt."""
+    emb = mem.query_embedder()
     if emb is None:
         return None
-    import numpy as np
-
     key = emb.identity.key()
     if key not in _probe_vectors:
         _probe_vectors[key] = _load_probes(mem, emb, key)
     probes, q = _probe_vectors[key], emb.embed_query(message)
-    if probes is None or q is None:
+    if not probes or q is None:
         return None
-    return float(np.mean(vector_matrix.cosines(probes, q)))
+    qs = [float(x) for x in q]
+    return sum(sum(a * b for a, b in zip(p, qs, strict=True)) for p in probes) / len(probes)
 
 
-def _load_probes(mem, emb, key: str):
+def _load_probes(mem, emb, key: str) -> list[list[float]] | None:
     """The probes' vectors for this model: embedding them costs about half a second, so a hook
     that runs on every prompt reads them from .memory/ (derived data, like the index)."""
     import hashlib
     import json
 
-    import numpy as np
-
     digest = hashlib.sha256("\n".join([key, *NULL_PROBES]).encode()).hexdigest()[:16]
     path = mem.memory_dir / f"context-probes-{digest}.json"
     try:
-        return np.asarray(json.loads(path.read_text(encoding="utf-8")), dtype=np.float32)
-    except (OSError, ValueError):
+        cached = json.loads(path.read_text(encoding="utf-8"))
+        return [[float(x) for x in row] for row in cached]
+    except (OSError, ValueError, TypeError):
         pass
-    vecs = [v for v in emb.embed_documents(NULL_PROBES).vectors if v is not None]
+    vecs = [
+        [round(float(x), 6) for x in v]
+        for v in emb.embed_documents(NULL_PROBES).vectors
+        if v is not None
+    ]
     if not vecs:
         return None
-    matrix = np.stack(vecs)
     try:
-        write_atomic(path, json.dumps(matrix.round(6).tolist()))
+        write_atomic(path, json.dumps(vecs))
     except OSError:
         pass  # a read-only workspace: embed them again next time
-    return matrix
+    return vecs
 
 
 def vector_relevance(cosine: float | None, null: float | None) -> float:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import date, timedelta
 
-from clawmem.errors import BadArgument, InputError, ModelError, StoreError, UsageError
+from clawmem.errors import BadArgument, InputError, StoreError, UsageError
 from clawmem.ingest.indexing import Indexer
 from clawmem.markdown.kinds import CHUNK
 from clawmem.markdown.kinds import KINDS as FACT_KINDS
@@ -257,7 +257,11 @@ def _vector_state(ix: Indexer, idx: Index, mode: str):
         return degraded, state, None
     emb = ix.loaded_embedder
     if emb is None:
-        emb = _via_watcher(ix, idx) or ix.embedder()
+        emb = ix.borrowed(idx.get_meta("embedder"))
+        if emb is not None:
+            emb.start()  # the resident embedder, if it must start, loads during the lexical leg
+        else:
+            emb = ix.embedder()
     if emb is None:
         state.update(state="off", reason=ix.embedder_error)
         degraded.append(f"vector search off: {ix.embedder_error}")
@@ -274,57 +278,6 @@ def _vector_state(ix: Indexer, idx: Index, mode: str):
         state.update(state="partial", reason=f"vectors: {counts['pending']} pending")
         degraded.append(f"vectors: {counts['pending']} pending; run `clawmem index` to embed them")
     return degraded, state, emb
-
-
-def _via_watcher(ix: Indexer, idx: Index) -> _ViaWatcher | None:
-    """An embedder that asks a running ``clawmem watch`` for the query's vector, when this
-    process has no model loaded and the configured model is the one the index's vectors came
-    from (both known from the model file's metadata, without loading llama.cpp)."""
-    from clawmem.ingest import journal
-
-    if not ix.cfg.vectors or not (ix.memory_dir / journal.SOCKET_NAME).exists():
-        return None
-    from clawmem.ingest.model_choice import configured_identity
-
-    identity = configured_identity(ix.root, ix.cfg)
-    if identity is None or identity.key() != idx.get_meta("embedder"):
-        return None  # loading the model tells what is wrong, as without a watcher
-    return _ViaWatcher(ix, identity)
-
-
-class _ViaWatcher:
-    """The query's vector from the watcher's model; if the watcher cannot give it, from the
-    model loaded here after all (the same file, so the same vector either way)."""
-
-    def __init__(self, ix: Indexer, identity) -> None:
-        self._ix = ix
-        self.identity = identity
-        self.query_by = "watcher"
-        self.error: str | None = None  # why there is no vector at all
-
-    def embed_query(self, text: str):
-        import numpy as np
-
-        from clawmem.ingest import journal
-
-        raw, why = journal.ask_vector(self._ix.memory_dir, self.identity.key(), text)
-        if raw is not None and len(raw) == 4 * self.identity.dims:
-            return np.frombuffer(raw, dtype="<f4").copy()
-        self.query_by = f"this process ({why or 'the watcher sent a vector of another size'})"
-        emb = self._ix.embedder()
-        if emb is None:
-            self.error = self._ix.embedder_error
-            return None
-        if emb.identity.key() != self.identity.key():
-            self.error = f"the model loaded is {emb.identity.key()}, not {self.identity.key()}"
-            return None
-        return emb.embed_query(text)
-
-    def embed_documents(self, texts):
-        emb = self._ix.embedder()
-        if emb is None:
-            raise ModelError(self._ix.embedder_error or "no embedding model")
-        return emb.embed_documents(texts)
 
 
 class _QueryOnce:
