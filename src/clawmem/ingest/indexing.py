@@ -57,6 +57,7 @@ class Indexer:
         self.index_path = self.memory_dir / INDEX_NAME
         self._embedder = embedder
         self._embedder_error: str | None = None
+        self._borrowed_vectors: dict = {}  # queries' vectors from a watcher or the resident embedder
         self._clean_scan: Scan | None = None  # the last scan a lazy sync found nothing new in
         # How the last lazy sync knew the index was fresh: ("watcher" | "stat scan", why the
         # watcher was not asked or not trusted, or None).
@@ -156,6 +157,7 @@ class Indexer:
             spec=spec,
             load=self.embedder,
             load_error=lambda: self._embedder_error,
+            memo=self._borrowed_vectors,
         )
 
     def query_embedder(self):

@@ -58,6 +58,7 @@ MAX_DOCUMENTS = 64
 MAX_REQUEST_BYTES = 4 << 20
 DEFAULT_IDLE_S = 600.0
 _SUN_PATH_MAX = 107  # a Unix socket's path, in bytes
+_MEMO_MAX = 16  # query vectors a process keeps from other processes
 _TICK_S = 0.5
 
 
@@ -145,6 +146,7 @@ class Borrowed:
         spec: Spec | None,
         load: Callable[[], Any],
         load_error: Callable[[], str | None],
+        memo: dict[tuple[str, str], Any] | None = None,
     ) -> None:
         self.identity = identity
         self.model_path = spec.model_path if spec is not None else None
@@ -153,6 +155,9 @@ class Borrowed:
         self._wanted = spec is not None  # the resident embedder is on (it may fail to start)
         self._load = load
         self._load_error = load_error
+        # The process's queries already embedded elsewhere (the owner's, shared by its borrowed
+        # embedders): the prompt hook embeds its message for two recalls and its null level.
+        self._memo = memo if memo is not None else {}
         self._sock: Path | None = None
         self._spawned: float | None = None  # when this process started an embedder
         self._off = "the resident embedder is off"  # why it is not asked, once it cannot be
@@ -197,9 +202,20 @@ class Borrowed:
             reply = None
         return reply, why
 
-    def embed_query(self, text: str):
+    def embed_query(self, text: str) -> Any:
         """The query's vector: a float32 ``array.array`` when it comes from another process
         (the vector leg takes it as is, and this process never imports NumPy)."""
+        key = (self.identity.key(), text)
+        if key in self._memo:
+            return self._memo[key]
+        vec = self._embed_query(text)
+        if vec is not None and not self.query_by.startswith("this process"):
+            if len(self._memo) >= _MEMO_MAX:
+                self._memo.pop(next(iter(self._memo)))
+            self._memo[key] = vec  # from another process: the loaded model is not asked again
+        return vec
+
+    def _embed_query(self, text: str) -> Any:
         whys = []
         if self._watcher_dir is not None:
             raw, why = journal.ask_vector(self._watcher_dir, self.identity.key(), text)
@@ -224,9 +240,9 @@ class Borrowed:
         emb = self._loaded()
         return None if emb is None else emb.embed_query(text)
 
-    def embed_documents(self, texts: Sequence[str]):
-        import numpy as np
-
+    def embed_documents(self, texts: Sequence[str]) -> Any:
+        """Documents' vectors (float32 ``array.array``s from the resident embedder, which the
+        index stores as they are), or the model loaded here for more than ``MAX_DOCUMENTS``."""
         from clawmem.embedders.base import EmbedResult
 
         texts = list(texts)
@@ -238,7 +254,7 @@ class Borrowed:
                 for v in vecs:
                     raw = _vector(v)
                     good = raw is not None and len(raw) == 4 * self.identity.dims
-                    out.append(np.frombuffer(raw, dtype="<f4").copy() if good else None)  # type: ignore[arg-type]
+                    out.append(_floats(raw) if good and raw is not None else None)
                 assert reply is not None
                 return EmbedResult(
                     out, int(reply.get("truncated", 0)), int(reply.get("windowed", 0))
@@ -383,9 +399,12 @@ def spawn(spec: Spec) -> None:
         "--idle",
         str(spec.idle_s),
     ]
+    # Two malloc arenas, not one per thread that ever answered (each keeps what it freed).
+    env = {**os.environ, "MALLOC_ARENA_MAX": os.environ.get("MALLOC_ARENA_MAX", "2")}
     try:
         proc = subprocess.Popen(
             args,
+            env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -294,10 +294,14 @@ def _query_blob(qvec) -> bytes:
     return np.asarray(qvec, dtype="<f4").tobytes()
 
 
+# A filtered exact scan of at most this many units in a process without NumPy is scored in
+# Python (a few ms; importing NumPy for it costs 60-150 ms of a cold process: the prompt hook's
+# search of MEMORY.md alone).
+_PLAIN_SCAN_MAX = 256
+
+
 def exact_scores(index: Index, qvec, where: str, args: list, table: str) -> list[tuple[int, float]]:
     """Cosine similarity of the query with every embedded unit matching ``where``."""
-    import numpy as np
-
     rows = index.conn.execute(
         f"SELECT c.id, v.embedding FROM chunks c JOIN {table} v ON v.chunk_id = c.id "
         "WHERE c.embedded = 1" + (f" AND {where}" if where else ""),
@@ -305,6 +309,22 @@ def exact_scores(index: Index, qvec, where: str, args: list, table: str) -> list
     ).fetchall()
     if not rows:
         return []
+    import sys
+
+    if len(rows) <= _PLAIN_SCAN_MAX and "numpy" not in sys.modules:
+        import array
+        import operator
+
+        q = [float(x) for x in qvec]
+        out = []
+        for r in rows:
+            vec = array.array("f", bytes(r[1]))
+            if sys.byteorder != "little":
+                vec.byteswap()
+            out.append((r[0], sum(map(operator.mul, vec, q))))
+        return out
+    import numpy as np
+
     mat = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype="<f4").reshape(len(rows), -1)
     sims = vector_matrix.cosines(mat, np.asarray(qvec, dtype=np.float32))
     return [(r[0], float(s)) for r, s in zip(rows, sims, strict=True)]

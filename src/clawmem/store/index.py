@@ -95,6 +95,13 @@ def expected_meta(chunking: str | None = None) -> dict[str, str]:
 
 
 def _blob(vec: np.ndarray) -> bytes:
+    """A vector as stored (little-endian float32). One from another process (the resident
+    embedder) comes as an ``array.array("f")``: storing an edit's few vectors needs no NumPy."""
+    import array
+    import sys
+
+    if isinstance(vec, array.array) and vec.typecode == "f" and sys.byteorder == "little":
+        return vec.tobytes()
     import numpy as np  # lazily: lexical-only commands never need it
 
     return np.asarray(vec, dtype="<f4").tobytes()
