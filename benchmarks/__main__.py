@@ -60,15 +60,16 @@ def _load() -> str:
         return "n/a"
 
 
-def _old_section(out: Path) -> str | None:
-    """The report's ``## Embedding models`` section as it stands, if any."""
+def _old_section(out: Path, heading: str | None = None) -> str | None:
+    """The report's ``heading`` section (``## Embedding models`` by default) as it stands."""
     from . import embedders
 
+    heading = heading or embedders.HEADING
     text = out.read_text(encoding="utf-8") if out.is_file() else ""
-    start = text.find(embedders.HEADING + "\n")
+    start = text.find(heading + "\n")
     if start < 0:
         return None
-    end = text.find("\n## ", start + len(embedders.HEADING))
+    end = text.find("\n## ", start + len(heading))
     return text[start:] if end < 0 else text[start : end + 1]
 
 
@@ -80,10 +81,14 @@ def _write_report(out: Path, report: str) -> None:
     """Write the report. The embedding-model comparison (``python -m benchmarks.embedders``, a
     separate run: it embeds everything with two models) keeps its section: rendered from its saved
     results when they are here, else carried over as it was."""
-    from . import embedders
+    from . import cold, embedders
 
     old = _old_section(out)
+    old_cold = _old_section(out, cold.HEADING)
     out.write_text(report, encoding="utf-8")
+    # The cold-start section (``python -m benchmarks.cold``, a run of its own) is kept as it was.
+    if old_cold:
+        cold.write_section(old_cold, out)
     saved = WORK / "embedders.json"
     try:
         if saved.is_file():
