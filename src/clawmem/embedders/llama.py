@@ -107,8 +107,9 @@ DEFAULT_PACK_TOKENS = 256
 # holds 16 units of 16 tokens; the indexer's units average ~40.
 SEQ_MAX = 16
 # A context whose widest decode had more tokens than this is made anew after the call (see
-# ``_shrink_lanes``): a query's decode (a few to 64 tokens) keeps its context.
-_KEEP_OUTPUT_TOKENS = 64
+# ``_shrink_lanes``): a usual query's decode (10-30 tokens) keeps its context, and the buffer
+# kept is at most 32 MB for the default model (64 kept 19 MB more after one 35-token text).
+_KEEP_OUTPUT_TOKENS = 32
 # Decodes up to this many tokens use a single thread (see the module docstring).
 _SMALL_BATCH_TOKENS = 64
 # Every this many large batches, re-time the thread setting not in use.
