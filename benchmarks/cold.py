@@ -365,7 +365,7 @@ def render(d: dict) -> str:
         f"({min(d['index_one_edit']['walls']):.2f}-{max(d['index_one_edit']['walls']):.2f}) | | "
         f"{d['index_one_edit']['peak_mb']:.0f} MB |",
         "",
-        "Resident memory (VmRSS; in parentheses the part that is the model file's pages, shared "
+        "Resident memory (VmRSS, and the part of it that is the model file's pages, shared "
         "with the page cache):",
         "",
         "| process | RSS | of which file-backed |",
