@@ -15,8 +15,8 @@ Its life, each rule tested in ``tests/test_resident.py``:
 * One per user and model identity: it holds an ``flock`` on ``embed-<id>.lock`` in the user's
   runtime folder for its whole life, and one started in a race finds the lock taken and ends.
 * It ends after ``resident_idle_minutes`` without a request, and within a second when its socket
-  or lock file is removed or replaced (a cleaned ``/run/user`` or ``/tmp``, ``clawmem embedder
-  stop``).
+  or lock file is removed or replaced (a cleaned ``/run/user`` or ``/tmp``, or by hand: ``rm`` of
+  its socket is how to stop it).
 * Off with ``resident_embedder = false`` in ``clawmem.toml`` or ``CLAWMEM_RESIDENT_EMBEDDER=0``:
   each process then loads the model itself, as before.
 
@@ -51,8 +51,8 @@ ANSWER_TIMEOUT_S = 3.0
 # An embedder that started this long ago or less may still be loading its model (1-2 s here, more
 # on a loaded machine): a process waits this long for it rather than load a second copy.
 START_TIMEOUT_S = 20.0
-# A process that started an embedder waits this long for it to take its lock (a Python start).
-# ... counted from its launcher's end (which is the Python start, however loaded the machine).
+# A process that started an embedder waits this long for it to take its lock, counted from the
+# end of its launcher (which is Python's start, however loaded the machine is).
 LOCK_GRACE_S = 5.0
 # Documents sent in one request at most (an edit's units; bulk indexing loads the model itself).
 MAX_DOCUMENTS = 64
@@ -109,15 +109,16 @@ class Spec:
 
     def paths(self, folder: Path) -> tuple[Path, Path, Path]:
         """(socket, lock, log) in ``folder``."""
-        return tuple(folder / f"{self.name}{ext}" for ext in (".sock", ".lock", ".log"))  # type: ignore[return-value]
+        stem = folder / self.name
+        return stem.with_suffix(".sock"), stem.with_suffix(".lock"), stem.with_suffix(".log")
 
 
 # --------------------------------------------------------------------------- the client's side
 def spec_for(root: Path, cfg: Any, identity: Any) -> Spec | None:
     """What the resident embedder for this workspace's model is; None when it is turned off or
     the model file is not there yet (a built-in model converts on first load, in-process)."""
-    if not cfg.resident_embedder:
-        return None
+    if not cfg.resident_embedder or not hasattr(os, "fork") or not hasattr(os, "getuid"):
+        return None  # off, or not a POSIX system (Unix sockets, fork, a user's own folder)
     from clawmem.ingest.model_choice import model_choice
 
     path = model_choice(root, cfg).file(convert=False)
@@ -344,8 +345,15 @@ def _exchange_waiting(
 
 
 def _absent(why: str) -> bool:
-    """Whether ``journal.exchange``'s reason means no embedder listens (rather than a failure)."""
-    return why.startswith("no resident embedder") or "is not running" in why
+    """Whether ``journal.exchange``'s reason means no embedder listens (rather than a failure):
+    no socket, a refused connection, or one reset or closed unanswered (an embedder that was
+    killed, or ended idle, as the question arrived: its last thread still held the socket)."""
+    return (
+        why.startswith("no resident embedder")
+        or "is not running" in why
+        or "reset by peer" in why
+        or "closed the connection without answering" in why
+    )
 
 
 def _starting(spec: Spec, *, spawned: Launch | None) -> bool:
