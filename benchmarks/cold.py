@@ -239,7 +239,9 @@ def run(size: int, runs: int) -> dict:
     rt = WORK / "rt"
     shutil.rmtree(rt, ignore_errors=True)
     rt.mkdir(mode=0o700, parents=True)
-    env = {**os.environ, "CLAWMEM_RUNTIME_DIR": str(rt)}
+    # Every process of the run (the watcher's too) uses the run's own runtime folder.
+    os.environ["CLAWMEM_RUNTIME_DIR"] = str(rt)
+    env = {**os.environ}
     off = {**env, "CLAWMEM_RESIDENT_EMBEDDER": "0"}
     qs = queries(runs, seed=7)
     out: dict = {"size": size, "runs": runs, "load_before": os.getloadavg()}

@@ -103,6 +103,7 @@ def test_the_layering_rule_catches_relative_and_late_imports(tmp_path):
 
 def _run(code: str, cwd: Path | None = None) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CLAWMEM_")}
+    env["CLAWMEM_RUNTIME_DIR"] = os.environ["CLAWMEM_RUNTIME_DIR"]  # the run's, not the user's
     return subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,
@@ -149,6 +150,7 @@ def _cli_imports(*args: str) -> set[str]:
 def _cli_run(*args: str) -> tuple[set[str], str]:
     """The modules a `clawmem` process imports (``python -X importtime``), and its stdout."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("CLAWMEM_")}
+    env["CLAWMEM_RUNTIME_DIR"] = os.environ["CLAWMEM_RUNTIME_DIR"]  # the run's, not the user's
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "clawmem", *args],
         capture_output=True,
