@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from clawmem.ingest.indexing import Indexer
 from clawmem.ingest.sync import chunking_key, plan_fresh
@@ -98,14 +99,22 @@ def status(ix: Indexer) -> dict:
             else None,
             "dims": int(meta["dims"]) if meta.get("dims") else None,
         }
-        emb = ix.embedder()
-        if emb is not None:
-            vec["model_path"] = str(emb.model_path)
-            vec["configured_embedder"] = emb.identity.to_dict()
-            vec["model"] = getattr(emb, "about", None)  # name, languages, licence
+        # The configured model as its file's metadata describes it: `status` loads no model
+        # (1-2 s and ~300 MB for the default) unless only loading it can tell (not converted
+        # yet, no dimensions in the file, or a file that fails to load: then it says why).
+        configured = _configured(ix)
+        if configured is None:
+            emb = ix.embedder()
+            if emb is not None:
+                configured = (emb.model_path, emb.identity, getattr(emb, "about", None))
+        if configured is not None:
+            path, identity, about = configured
+            vec["model_path"] = str(path)
+            vec["configured_embedder"] = identity.to_dict()
+            vec["model"] = about  # name, languages, licence
             vec["state"] = (
                 "mismatch: run `clawmem index`"
-                if emb.identity.key() != meta.get("embedder")
+                if identity.key() != meta.get("embedder")
                 else (f"{counts['pending']} pending" if counts["pending"] else "ok")
             )
         else:
@@ -137,6 +146,23 @@ def scope_states(ix: Indexer) -> list[dict]:
             state = "ok"
         out.append({"name": name, "path": str(root), "state": state})
     return out
+
+
+def _configured(ix: Indexer) -> tuple[Path, Any, dict | None] | None:
+    """(model file, identity, about) of the configured model, read without loading it; None
+    when the model is loaded here already, vectors are off, or only loading it can tell."""
+    if ix.loaded_embedder is not None or not ix.cfg.vectors or ix.embedder_error is not None:
+        return None
+    from clawmem.ingest.model_choice import configured_identity, model_choice
+
+    identity = configured_identity(ix.root, ix.cfg)
+    if identity is None:
+        return None
+    choice = model_choice(ix.root, ix.cfg)
+    path = choice.file(convert=False)
+    if path is None:
+        return None
+    return path, identity, choice.describe()
 
 
 def db_bytes(path: Path) -> int:
