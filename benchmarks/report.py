@@ -216,6 +216,29 @@ def agentmem_section(r: dict) -> tuple[str, list[dict]]:
         f"embedded, {r['baseline_vector_cache']['hits']} from the harness cache."
     )
     lines += ["Notes:", "", *notes, ""]
+    t = r.get("trust")
+    if t:
+        a = t["abstention"]
+        by = {x["name"]: x for x in s}
+        lines += [
+            "### Relevance and abstention on this set",
+            "",
+            f"With the default `min_relevance` = {t['threshold']:g}, "
+            f"{f(a['own_answered'])} of the {a['own_n']} answerable questions get hits and "
+            f"{f(a['foreign_answered'])} of the {a['foreign_n']} no-answer questions do (AUROC of "
+            f"the best relevance, answerable vs no-answer: {f(a['auroc'])}). Calibration of the "
+            "first ten hits' relevance, answerable questions (a hit is evidence when it touches a "
+            "gold range):",
+            "",
+            calibration_table(t["calibration"]),
+            "",
+        ]
+        plain, default = by.get("clawmem-hybrid-min0"), by.get("clawmem-hybrid")
+        if plain and default:
+            lines += [
+                f"ER@2k with abstention {f(default['er@2000'])}, without {f(plain['er@2000'])}.",
+                "",
+            ]
     return "\n".join(lines), targets
 
 

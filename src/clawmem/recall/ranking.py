@@ -18,7 +18,7 @@ from dataclasses import replace as replace_hit
 from datetime import date
 
 from clawmem.markdown.workspace import TRANSCRIPT_PREFIX
-from clawmem.recall import fusion, legs, relevance
+from clawmem.recall import aggregate, fusion, legs, relevance
 from clawmem.recall.results import Hit
 from clawmem.store import db, queries
 from clawmem.store.index import Filters, Index
@@ -264,9 +264,21 @@ def rank(
         lr = lex_by[c].rank if c in lex_by else 10**9
         return (-final[c], lr, rows[c]["path"], rows[c]["start_line"], c)
 
+    # A question naming a person: their own lines and the facts about them count more.
+    if rk.person_boost:
+        people = {p.strip('"') for p in relevance.names(query)}
+        for cid in ids if people else ():
+            about = {fold(e) for e in (rows[cid]["entities"] or "").split()}
+            if aggregate.speaker(rows[cid]["text"]) in people or about & people:
+                final[cid] *= 1.0 + rk.person_boost
+    # A question asking for all of something may spread its hits and keep them short.
+    section_factor, min_chars = rk.same_section_factor, rk.hit_min_chars
+    if aggregate.asks_for_all(query):
+        section_factor, min_chars = rk.aggregate_section_factor, rk.aggregate_min_chars
+
     ordered = sorted(ids, key=order_key)
-    if rk.same_section_factor < 1.0:
-        ordered = _diversify(ordered, final, section, rk.same_section_factor)
+    if section_factor < 1.0:
+        ordered = _diversify(ordered, final, section, section_factor)
     # Units holding every identifier and quoted phrase of the query ("DEC-0054", "v2.3.1") come
     # first, in their fused order: a close vector never outranks the exact thing asked for.
     exact = {h.chunk_id for h in lex if h.exact}
@@ -302,8 +314,8 @@ def rank(
             r = rows[cid]
             lh, vh = lex_by.get(cid), vec_by.get(cid)
             group = [r]
-            if rk.hit_min_chars and r["kind"] is None:
-                group = _grow(index, r, final, taken, rk.hit_min_chars)
+            if min_chars and r["kind"] is None:
+                group = _grow(index, r, final, taken, min_chars)
             taken.update(g["id"] for g in group)
             text = "\n".join(g["text"] for g in group)
             hit = Hit.from_row(

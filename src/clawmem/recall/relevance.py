@@ -74,26 +74,26 @@ class Model:
 # Fitted on REALTALK chats 1-5 (own and next-chat questions, the first 10 hits of each).
 LEXICAL = Model(
     "lexical-v1",
-    -4.1508,
+    -4.1950,
     {
-        "coverage": 1.3163,
-        "bm25": 2.4490,
-        "log_rank": -0.9912,
-        "unseen": 0.2573,
-        "unknown_names": -2.5958,
+        "coverage": 1.5989,
+        "bm25": 2.6460,
+        "log_rank": -1.0203,
+        "unseen": 0.1326,
+        "unknown_names": -2.5957,
     },
 )
 HYBRID_E5 = Model(
     "hybrid-e5-v1",
-    -4.7264,
+    -4.0735,
     {
-        "coverage": 1.7380,
-        "bm25": 0.8312,
-        "cosine": 2.1003,
-        "log_rank": -0.9202,
-        "unseen": 0.3653,
-        "unknown_names": -2.6593,
-        "top_cosine": 0.3072,
+        "coverage": 1.7958,
+        "bm25": 1.1791,
+        "cosine": 1.1028,
+        "log_rank": -0.8954,
+        "unseen": 0.4910,
+        "unknown_names": -2.7140,
+        "top_cosine": 0.1978,
     },
 )
 BY_EMBEDDER: dict[str, Model] = {
