@@ -187,3 +187,10 @@ def test_relevance_is_in_every_json_hit(indexed, abstaining):
     assert d["count"] > 0
     assert all(isinstance(r["relevance"], float) for r in d["results"])
     assert not math.isnan(d["relevance"]["best"])
+
+
+def test_a_threshold_that_is_not_a_probability_is_one_clear_line(ws, abstaining):
+    (ws / "clawmem.toml").write_text("min_relevance = 1.5\n")
+    bad = cli("-w", str(ws), "recall", "payments", "--mode", "lexical")
+    assert bad.code == 4
+    assert "clawmem.toml: min_relevance = 1.5 is not a probability" in bad.err

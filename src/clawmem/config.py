@@ -323,6 +323,17 @@ def load_config(root: Path, environ: dict[str, str] | None = None) -> Config:
             f"{sources.get('fusion')}: fusion = {values['fusion']!r} is not known",
             hint='use "rrf" (default) or "weighted"',
         )
+    if values.get("min_relevance", defaults.min_relevance) > 1.0:
+        raise ConfigError(
+            f"{sources.get('min_relevance')}: min_relevance = {values['min_relevance']!r} is not a "
+            "probability",
+            hint="set min_relevance between 0 (show every hit) and 1, or remove it for 0.05",
+        )
+    if values.get("candidates", defaults.candidates) < 1:
+        raise ConfigError(
+            f"{sources.get('candidates')}: candidates = 0 leaves recall nothing to rank",
+            hint="set candidates to at least 1 (default 80), or remove it",
+        )
     cfg = Config(**values, sources=sources)
     if cfg.chunk_tokens < 16 or cfg.chunk_overlap >= cfg.chunk_tokens:
         raise ConfigError(
