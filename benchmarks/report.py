@@ -192,7 +192,8 @@ def agentmem_section(r: dict) -> tuple[str, list[dict]]:
                 )
         if hy.get("relaxed_none") is not None:
             notes.append(
-                f"- No-answer questions: clawmem never returned an empty result; its `relaxed` flag "
+                f"- No-answer questions: clawmem hybrid returned nothing for "
+                f"{hy['none_empty']:.0%} of them (its relevance threshold: see below); its `relaxed` flag "
                 f"(no chunk had every term) was set on {hy['relaxed_none']:.0%} of them, but also on "
                 f"{hy['relaxed_answerable']:.0%} of answerable questions, so it is no abstention signal."
             )
