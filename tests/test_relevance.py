@@ -194,3 +194,9 @@ def test_a_threshold_that_is_not_a_probability_is_one_clear_line(ws, abstaining)
     bad = cli("-w", str(ws), "recall", "payments", "--mode", "lexical")
     assert bad.code == 4
     assert "clawmem.toml: min_relevance = 1.5 is not a probability" in bad.err
+
+
+def test_vector_mode_has_no_fitted_relevance_and_never_abstains(default_mem):
+    res = default_mem.recall("what is the capital of Australia?", mode="vector", today=TODAY)
+    assert res.hits and res.relevance["model"] is None
+    assert all(h.relevance is None and h.features is not None for h in res.hits)

@@ -288,7 +288,11 @@ def rank(
     # What relevance knows about the question as a whole, and which fitted model reads it.
     asked = relevance.question(index, q, query)
     top_cosine = max((h.score for h in vec), default=0.0)
-    model = relevance.model_for(embedder.identity.key() if vector_used else None)
+    # No model was fitted on the vector leg alone: vector mode's hits have no relevance, and it
+    # never abstains (the hybrid model, reading no BM25, refused good answers there).
+    model = None
+    if mode != "vector":
+        model = relevance.model_for(embedder.identity.key() if vector_used else None)
     result.relevance_model = model
 
     def features(cid: int, place: int) -> relevance.Features:
@@ -333,7 +337,8 @@ def rank(
             if overlaps(hit, shown):
                 continue  # overlapping units (a fact inside a list item already shown) add nothing
             f = features(cid, len(shown) + 1)
-            hit = replace_hit(hit, relevance=model.probability(f), features=f)
+            score = model.probability(f) if model is not None else None
+            hit = replace_hit(hit, relevance=score, features=f)
             shown.append(hit)
             yield hit
 
