@@ -140,6 +140,9 @@ def run_agentmem(*, vectors: bool, with_qmd: bool, limit: int | None = None) -> 
         lens = files[path]
         return lens[n - 1] if 0 < n <= len(lens) else 0
 
+    if vectors and emb is not None:
+        # The default ranking without abstention: what the relevance threshold costs.
+        searchers.insert(1, ClawmemSearcher(mem, "hybrid", min_relevance=0.0))
     for s in searchers:
         s.warm("warm-up query about the payments service")
     per_q: dict[str, list[dict]] = {s.name: [] for s in searchers}
@@ -221,6 +224,7 @@ def run_agentmem(*, vectors: bool, with_qmd: bool, limit: int | None = None) -> 
     }
     cache.close()
     return {
+        "trust": _agentmem_trust(mem, questions),
         "workspace": str(root),
         "questions": len(questions),
         "answerable": sum(1 for q in questions if q["gold"]),
@@ -231,6 +235,35 @@ def run_agentmem(*, vectors: bool, with_qmd: bool, limit: int | None = None) -> 
         "baseline_vector_cache": cache_info,
         "systems": systems,
         "per_question": per_q,
+    }
+
+
+def _agentmem_trust(mem, questions: list[dict]) -> dict:
+    """Relevance on this set (benchmarks/relevance.py): calibration of the first ten hits of the
+    answerable questions, and how many answerable and no-answer questions get hits by default."""
+    from clawmem.config import Config
+
+    from .relevance import DEPTH, abstention, calibration
+
+    rows = []
+    for q in questions:
+        today = date.fromisoformat(q["today"]) if q.get("today") else None
+        res = mem.recall(q["question"], k=DEPTH, today=today, sync=False, min_relevance=0.0)
+        hits = []
+        for h in res.hits:
+            lines = set(range(h.start_line, h.end_line + 1))
+            evidence = any(
+                g["path"] == h.path and lines & set(range(g["start"], g["end"] + 1))
+                for item in q["gold"] or []
+                for g in item
+            )
+            hits.append({"relevance": h.relevance, "evidence": evidence})
+        rows.append({"kind": "own" if q["gold"] else "foreign", "hits": hits})
+    threshold = Config().min_relevance
+    return {
+        "threshold": threshold,
+        "abstention": abstention(rows, threshold),
+        "calibration": calibration([r for r in rows if r["kind"] == "own"]),
     }
 
 

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
+from clawmem.config import Config
+
 from . import metrics as M
 from .common import EVAL, WORK, VectorCache, embedder_status, log, median, percentile
 from .systems import BM25Searcher, Chunk, ClawmemSearcher, Searcher, VectorSearcher, cite
@@ -30,6 +32,7 @@ from .workspaces import _remove_strays, write_files
 REALTALK = EVAL / "realtalk"
 BUDGETS = (1000, 2000, 4000)
 EVAL_K = 20
+K_SMALL = 3  # the k-stability check compares the hits of k=3 with the first 3 of k=EVAL_K
 TUNE = (1, 2, 3, 4, 5)
 HELD_OUT = (6, 7, 8, 9, 10)
 
@@ -149,14 +152,19 @@ def _open(root: Path, emb):
 def run_realtalk(
     *, vectors: bool, chats: tuple[int, ...] | None = None, folder: str = "realtalk"
 ) -> dict:
+    from .relevance import abstention, calibration, foreign_of, rows_of  # it imports this module
+
     emb, why = embedder_status() if vectors else (None, "vectors disabled (--no-vectors)")
     cache = VectorCache()
     per_q: dict[str, list[dict]] = {}
     labels: dict[str, str] = {}
     latencies: dict[str, list[float]] = {}
     setup = []
-    for path in chat_files():
-        chat = convert(path)
+    every = {c.number: c for c in (convert(p) for p in chat_files())}
+    trust_rows: list[dict] = []  # relevance and abstention (benchmarks/relevance.py)
+    k_checked = k_broken = 0
+    for number in sorted(every):
+        chat = every[number]
         if chats and chat.number not in chats:
             continue
         root = build(chat, folder)
@@ -167,6 +175,8 @@ def run_realtalk(
         searchers: list[Searcher] = []
         modes = ["hybrid", "lexical", "vector"] if emb is not None else ["lexical"]
         searchers += [ClawmemSearcher(mem, m) for m in modes]
+        # The same ranking without abstention: what the relevance threshold costs.
+        searchers.append(ClawmemSearcher(mem, modes[0], min_relevance=0.0))
         units = message_chunks(chat)
         bm25 = BM25Searcher(units, "msg-bm25", "BM25 over single messages (FTS5, any term)")
         searchers.append(bm25)
@@ -211,6 +221,17 @@ def run_realtalk(
                 per_q.setdefault(s.name, []).append(row)
         for s in searchers:
             latencies.setdefault(s.name, []).extend(s.latencies)
+        # Relevance and abstention: the chat's own questions, and the next chat's (foreign).
+        trust_rows += rows_of(mem, chat, chat.questions, "own")
+        trust_rows += rows_of(mem, chat, every[foreign_of(chat.number)].questions, "foreign")
+        # k-stability on every question: the first K_SMALL hits of k=EVAL_K are those of k=K_SMALL.
+        for q in chat.questions:
+            args = dict(today=chat.today, sync=False, min_relevance=0.0)
+            small = mem.recall(q["question"], k=K_SMALL, **args).hits
+            large = mem.recall(q["question"], k=EVAL_K, **args).hits[:K_SMALL]
+            k_checked += 1
+            if [(h.citation, h.score) for h in small] != [(h.citation, h.score) for h in large]:
+                k_broken += 1
     cache.close()
 
     def summarise(rows: list[dict]) -> dict:
@@ -240,10 +261,22 @@ def run_realtalk(
                 "p95_ms": percentile(latencies[name], 95) * 1000,
             }
         )
+    threshold = Config().min_relevance
+    trust: dict = {"threshold": threshold, "k_checked": k_checked, "k_broken": k_broken}
+    for split, keep in (("tune", TUNE), ("held_out", HELD_OUT), ("all", TUNE + HELD_OUT)):
+        rows = [r for r in trust_rows if r["chat"] in keep]
+        if not rows:
+            continue
+        trust[split] = {
+            "abstention": abstention(rows, threshold),
+            "calibration": calibration([r for r in rows if r["kind"] == "own"]),
+            "calibration_with_foreign": calibration(rows),
+        }
     return {
         "vectors": emb is not None,
         "vectors_off_reason": None if emb is not None else why,
         "embedder": emb.identity.key() if emb is not None else None,
+        "trust": trust,
         "setup": setup,
         "questions": sum(s["questions"] for s in setup),
         "systems": systems,

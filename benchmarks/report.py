@@ -192,7 +192,8 @@ def agentmem_section(r: dict) -> tuple[str, list[dict]]:
                 )
         if hy.get("relaxed_none") is not None:
             notes.append(
-                f"- No-answer questions: clawmem never returned an empty result; its `relaxed` flag "
+                f"- No-answer questions: clawmem hybrid returned nothing for "
+                f"{hy['none_empty']:.0%} of them (its relevance threshold: see below); its `relaxed` flag "
                 f"(no chunk had every term) was set on {hy['relaxed_none']:.0%} of them, but also on "
                 f"{hy['relaxed_answerable']:.0%} of answerable questions, so it is no abstention signal."
             )
@@ -216,6 +217,29 @@ def agentmem_section(r: dict) -> tuple[str, list[dict]]:
         f"embedded, {r['baseline_vector_cache']['hits']} from the harness cache."
     )
     lines += ["Notes:", "", *notes, ""]
+    t = r.get("trust")
+    if t:
+        a = t["abstention"]
+        by = {x["name"]: x for x in s}
+        lines += [
+            "### Relevance and abstention on this set",
+            "",
+            f"With the default `min_relevance` = {t['threshold']:g}, "
+            f"{f(a['own_answered'])} of the {a['own_n']} answerable questions get hits and "
+            f"{f(a['foreign_answered'])} of the {a['foreign_n']} no-answer questions do (AUROC of "
+            f"the best relevance, answerable vs no-answer: {f(a['auroc'])}). Calibration of the "
+            "first ten hits' relevance, answerable questions (a hit is evidence when it touches a "
+            "gold range):",
+            "",
+            calibration_table(t["calibration"]),
+            "",
+        ]
+        plain, default = by.get("clawmem-hybrid-min0"), by.get("clawmem-hybrid")
+        if plain and default:
+            lines += [
+                f"ER@2k with abstention {f(default['er@2000'])}, without {f(plain['er@2000'])}.",
+                "",
+            ]
     return "\n".join(lines), targets
 
 
@@ -454,6 +478,127 @@ def _realtalk_spread(r: dict, pq: dict) -> list[str]:
     ]
 
 
+def calibration_table(bins: list[dict]) -> str:
+    rows = [
+        [
+            f"{b['bin'][0]:.2f}-{b['bin'][1]:.2f}",
+            str(b["n"]),
+            f(b["predicted"]) if b["predicted"] is not None else "-",
+            f(b["observed"]) if b["observed"] is not None else "-",
+        ]
+        for b in bins
+    ]
+    return table(
+        ["relevance", "hits", "predicted (mean relevance)", "observed (share evidence)"], rows
+    )
+
+
+def _realtalk_trust(r: dict, s: dict) -> tuple[list[str], list[dict]]:
+    """Relevance, abstention and k-stability (issue 30): benchmarks/relevance.py's measures."""
+    t = r["trust"]
+    targets: list[dict] = []
+    lines = [
+        "### Answers an agent can trust: relevance, abstention, k-stability",
+        "",
+        "Every hit carries a `relevance`, the estimated probability that it is evidence for the "
+        "question (`clawmem/recall/relevance.py`, a logistic model fitted by "
+        "`python -m benchmarks.relevance` on chats 1-5 only). Recall returns nothing when none "
+        f"of its first ten hits reaches `min_relevance` = {t['threshold']:g}. *Own* questions are "
+        "each chat's; *foreign* questions are the next chat's of the same split (1→2, …, 5→1; "
+        "6→7, …, 10→6): about other people's lives, so the answer is not there, and an agent "
+        "should get nothing.",
+        "",
+    ]
+    rows = []
+    for split, title in (
+        ("tune", "chats 1-5 (fitted here)"),
+        ("held_out", "chats 6-10"),
+        ("all", "all ten"),
+    ):
+        if split not in t:
+            continue
+        a = t[split]["abstention"]
+        rows.append(
+            [
+                title,
+                f(a["own_answered"]),
+                f(a["foreign_answered"]),
+                f(a["auroc"]),
+                f"{a['own_n']} / {a['foreign_n']}",
+            ]
+        )
+    lines += [
+        table(
+            [
+                "questions",
+                "own answered",
+                "foreign answered",
+                "AUROC own vs foreign",
+                "n own / foreign",
+            ],
+            rows,
+        ),
+        "",
+    ]
+    for split, title in (("held_out", "chats 6-10"), ("all", "all ten chats")):
+        if split in t:
+            lines += [
+                f"Calibration of the first ten hits' relevance, own questions, {title}:",
+                "",
+                calibration_table(t[split]["calibration"]),
+                "",
+            ]
+    if "held_out" in t:
+        lines += [
+            "The same with the foreign questions' hits (none of them evidence), chats 6-10:",
+            "",
+            calibration_table(t["held_out"]["calibration_with_foreign"]),
+            "",
+        ]
+    lines += [
+        f"k-stability: for {t['k_checked']} questions the hits of `k=3` were compared with the "
+        f"first three of `k=20` (citations and scores): {t['k_broken']} differed.",
+        "",
+    ]
+    if "all" in t:
+        a = t["all"]["abstention"]
+        targets.append(
+            {
+                "target": "REALTALK foreign questions answered by default ≤ 0.30 (all ten)",
+                "value": f(a["foreign_answered"]),
+                "met": a["foreign_answered"] <= 0.30,
+                "why": "see the REALTALK section (relevance, abstention)",
+            }
+        )
+        targets.append(
+            {
+                "target": "REALTALK own questions answered by default ≥ 0.97 (all ten)",
+                "value": f(a["own_answered"]),
+                "met": a["own_answered"] >= 0.97,
+                "why": "see the REALTALK section (relevance, abstention)",
+            }
+        )
+    plain = s.get("clawmem-hybrid-min0")
+    if plain and "clawmem-hybrid" in s:
+        drop = plain["all"]["er@2000"] - s["clawmem-hybrid"]["all"]["er@2000"]
+        targets.append(
+            {
+                "target": "REALTALK ER@2k lost to abstention ≤ 0.01 (all ten)",
+                "value": f"{f(s['clawmem-hybrid']['all']['er@2000'])} vs "
+                f"{f(plain['all']['er@2000'])} without a threshold ({drop:+.3f})",
+                "met": drop <= 0.01,
+            }
+        )
+    targets.append(
+        {
+            "target": "k-stable ranking: the hits of k=3 are the first 3 of k=20, every question",
+            "value": f"{t['k_broken']} of {t['k_checked']} differ",
+            "met": t["k_broken"] == 0,
+        }
+    )
+    return lines, targets
+
+
 def realtalk_section(r: dict) -> tuple[str, list[dict]]:
     targets = []
     s = _by_name(r["systems"])
@@ -550,6 +695,10 @@ def realtalk_section(r: dict) -> tuple[str, list[dict]]:
             )
     if pq:
         lines += _realtalk_spread(r, pq)
+    if r.get("trust"):
+        trust_lines, trust_targets = _realtalk_trust(r, s)
+        lines += trust_lines
+        targets += trust_targets
     units = sum(x.get("units") or 0 for x in r["setup"])
     lines += [
         "Notes:",

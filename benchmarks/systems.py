@@ -64,16 +64,26 @@ class Searcher:
 
 
 class ClawmemSearcher(Searcher):
-    def __init__(self, mem, mode: str) -> None:
-        super().__init__(f"clawmem-{mode}", f"clawmem {mode}")
+    """clawmem as configured (its relevance threshold included: a question it abstains on
+    returns nothing); ``min_relevance=0`` shows every hit, however weak."""
+
+    def __init__(self, mem, mode: str, min_relevance: float | None = None) -> None:
+        name, label = f"clawmem-{mode}", f"clawmem {mode}"
+        if min_relevance is not None:
+            name += f"-min{min_relevance:g}"
+            label += f" (min_relevance {min_relevance:g})"
+        super().__init__(name, label)
         self.mem = mem
         self.mode = mode
+        self.min_relevance = min_relevance
         self.rankings: dict[str, int] = {}
         self.empty_reasons: dict[str, int] = {}
         self.last_relaxed = False
 
     def _search(self, query, *, k, today):
-        res = self.mem.recall(query, k=k, mode=self.mode, today=today, sync=False)
+        res = self.mem.recall(
+            query, k=k, mode=self.mode, today=today, sync=False, min_relevance=self.min_relevance
+        )
         self.last_relaxed = bool(res.relaxed)
         self.rankings[res.ranking] = self.rankings.get(res.ranking, 0) + 1
         if not res.hits and res.empty_reason:

@@ -140,6 +140,16 @@ def _isolate(monkeypatch, model_cache, runtime_dir):
             monkeypatch.delenv(key)
     monkeypatch.setenv("CLAWMEM_CACHE_DIR", str(model_cache))
     monkeypatch.setenv("CLAWMEM_RUNTIME_DIR", str(runtime_dir))
+    # Tests of ranking, filters and output read every hit: abstention (no hits when none is
+    # relevant enough) is a judgement about tiny test workspaces too, and has its own tests
+    # (tests/test_relevance.py), which use the default threshold (the ``abstaining`` fixture).
+    monkeypatch.setenv("CLAWMEM_MIN_RELEVANCE", "0")
+
+
+@pytest.fixture
+def abstaining(monkeypatch):
+    """The default relevance threshold, as users get it."""
+    monkeypatch.delenv("CLAWMEM_MIN_RELEVANCE", raising=False)
 
 
 @pytest.fixture

@@ -189,14 +189,15 @@ def test_get_reads_only_workspace_memory_files(ws, tmp_path):
     assert r.code == 2
 
 
-def test_config_shows_values_and_sources(ws, monkeypatch):
+def test_config_shows_values_and_sources(ws, monkeypatch, abstaining):
     (ws / "clawmem.toml").write_text("k = 9\nchunk_tokens = 300\n")
     monkeypatch.setenv("CLAWMEM_SNIPPET_CHARS", "500")
     cfg = json.loads(cli("-w", str(ws), "config", "--json").out)
     assert cfg["k"] == {"value": 9, "source": "clawmem.toml"}
     assert cfg["snippet_chars"] == {"value": 500, "source": "$CLAWMEM_SNIPPET_CHARS"}
     assert cfg["chunk_overlap"] == {"value": 80, "source": "default"}
-    assert cfg["candidate_multiplier"]["value"] == 4
+    assert cfg["candidates"]["value"] == 80
+    assert cfg["min_relevance"]["value"] == 0.05
     human = cli("-w", str(ws), "config").out
     assert "clawmem.toml" in human and "default" in human
 

@@ -2,7 +2,7 @@
 
 Every value remembers where it came from so ``clawmem config`` can show it. Defaults follow the
 design seeds (chunks of ~400 tokens with 80 overlap, 6 results, 700-character snippets, candidate
-multiplier 4).
+80 candidates per search leg).
 """
 
 from __future__ import annotations
@@ -27,7 +27,13 @@ class Config:
     # Recall.
     k: int = 6
     snippet_chars: int = 700
-    candidate_multiplier: int = 4
+    # Units each search leg brings to fusion, whatever k (so -k 3 is the first 3 of -k 10).
+    candidates: int = 80
+    # recall returns no hits when none of the first ten reaches this relevance (the estimated
+    # probability that a hit is evidence; recall/relevance.py); 0 turns abstention off. 0.05 kept
+    # 97.8% of REALTALK's tuning questions answered and 28% of other chats' questions
+    # (python -m benchmarks.relevance; docs/benchmarks.md).
+    min_relevance: float = 0.05
     fusion: str = "rrf"  # "rrf" | "weighted" (OpenClaw's 0.7 vector + 0.3 text)
     rrf_k: int = 20  # = fusion.Ranking().rrf_k, chosen on the REALTALK tuning split
     # Half-life in days for the age decay of dated notes; 0 turns decay off. Evergreen files never decay.
@@ -320,6 +326,17 @@ def load_config(root: Path, environ: dict[str, str] | None = None) -> Config:
         raise ConfigError(
             f"{sources.get('fusion')}: fusion = {values['fusion']!r} is not known",
             hint='use "rrf" (default) or "weighted"',
+        )
+    if values.get("min_relevance", defaults.min_relevance) > 1.0:
+        raise ConfigError(
+            f"{sources.get('min_relevance')}: min_relevance = {values['min_relevance']!r} is not a "
+            "probability",
+            hint="set min_relevance between 0 (show every hit) and 1, or remove it for 0.05",
+        )
+    if values.get("candidates", defaults.candidates) < 1:
+        raise ConfigError(
+            f"{sources.get('candidates')}: candidates = 0 leaves recall nothing to rank",
+            hint="set candidates to at least 1 (default 80), or remove it",
         )
     cfg = Config(**values, sources=sources)
     if cfg.chunk_tokens < 16 or cfg.chunk_overlap >= cfg.chunk_tokens:

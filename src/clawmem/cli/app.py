@@ -242,6 +242,14 @@ def recall(
             "--expand", help="Add notes one link away from the best hits, marked as linked."
         ),
     ] = False,
+    min_relevance: Annotated[
+        float | None,
+        typer.Option(
+            "--min-relevance",
+            help="Show no hits unless one reaches this relevance, 0-1 (default: config "
+            "min_relevance = 0.05; 0 shows every hit).",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
     explain: Annotated[
         bool, typer.Option("--explain", help="Show each leg's rank and score.")
@@ -277,6 +285,7 @@ def recall(
         sync=not no_sync,
         source=source,
         expand=expand,
+        min_relevance=min_relevance,
     )
     if queries is not None:
         stream = _stdin_bytes() if queries == "-" else _open_queries(queries)
@@ -296,7 +305,8 @@ def recall(
     else:
         from clawmem.cli.render import recall_human  # rich: only for a human reader
 
-        recall_human(res.to_dict(explain=True), explain)
+        weak = [h.to_dict(explain=True) for h in res.weak_hits]
+        recall_human(res.to_dict(explain=True), explain, weak)
 
 
 def _open_queries(path: str):
@@ -336,10 +346,11 @@ _QUERY_KEYS = {
     "budget",
     "source",
     "expand",
+    "min_relevance",
 }
 
 
-_WANT = {int: "a number", bool: "true or false"}
+_WANT = {int: "a number", float: "a number", bool: "true or false"}
 
 
 def _parse_query_line(line: str, source: str, lineno: int) -> tuple[str, dict]:
@@ -365,6 +376,8 @@ def _parse_query_line(line: str, source: str, lineno: int) -> tuple[str, dict]:
         ok = isinstance(value, want) and not isinstance(value, bool)
         if key == "expand":
             want, ok = bool, isinstance(value, bool)
+        if key == "min_relevance":
+            want, ok = float, isinstance(value, (int, float)) and not isinstance(value, bool)
         if key == "kind" and isinstance(value, str):
             obj[key], ok = [value], True
         if not ok and value is not None:

@@ -67,6 +67,7 @@ def _search(mem, a: dict) -> dict:
         budget=a.get("budget"),
         source=a.get("source"),
         expand=bool(a.get("expand", False)),
+        min_relevance=a.get("min_relevance"),
     )
     return res.to_dict()
 
@@ -117,10 +118,14 @@ TOOLS: tuple[ToolSpec, ...] = (
             "semantic at once: exact names and identifiers (DEC-0054, payment_processor) and "
             "paraphrases both work, in any language. Each result has `citation` "
             "(path#Lstart-Lend, pass it to memory_get to read more), `snippet`, `score`, "
-            "`timestamp` (the day it was recorded), and for a retained fact `kind`, `content`, "
+            "`timestamp` (the day it was recorded), `relevance` (the estimated probability, 0-1, that "
+            "it is evidence for the query: below 0.1 it most likely is not), and for a retained "
+            "fact `kind`, `content`, "
             "`entities`, `confidence`, `superseded_by`; a result reached through a link (expand) has "
-            "`via`. `empty_reason` says why nothing was "
-            "found; `degraded` says what was off (for example vectors). The JSON is the same as "
+            "`via`. When no result is relevant enough (none reaches min_relevance) there are no "
+            "results and `empty_reason` says so with the best relevance: memory has nothing on it, "
+            "answer without it. `empty_reason` also says why nothing was found otherwise; "
+            "`degraded` says what was off (for example vectors). The JSON is the same as "
             "`clawmem recall --json`."
         ),
         schema={
@@ -185,6 +190,15 @@ TOOLS: tuple[ToolSpec, ...] = (
                         "Also return notes one link away ([[wikilinks]], Markdown links, "
                         "@mentions) from the best hits, after them; each carries `via`: the link "
                         "that reached it."
+                    ),
+                },
+                "min_relevance": {
+                    "type": "number",
+                    "minimum": 0,
+                    "maximum": 1,
+                    "description": (
+                        "Return no results unless one reaches this relevance (default 0.05, the "
+                        "workspace's min_relevance setting); 0 returns every result however weak."
                     ),
                 },
             },

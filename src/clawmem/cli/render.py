@@ -109,12 +109,25 @@ def links_human(data: dict) -> None:
         out.print(f"         [dim]{escape(lk['context'])}[/dim]")
 
 
-def recall_human(res: dict, explain: bool) -> None:
+def recall_human(res: dict, explain: bool, weak: list[dict] | None = None) -> None:
     for note in res["notes"]:
         err.print(f"[dim]note: {escape(note)}[/dim]")
     for d in res["degraded"]:
         err.print(f"[yellow]degraded: {escape(d)}[/yellow]")
     if not res["results"]:
+        if weak:
+            # Nothing reached the relevance threshold: say so first, then the closest weak
+            # hits, dimmed, for a person to judge (an agent reading --json gets none of them).
+            out.print("no relevant memory")
+            err.print(f"[dim]{escape(res['empty_reason'] or '')}[/dim]")
+            out.print("[dim]closest weak hits:[/dim]")
+            for i, h in enumerate(weak[:3], 1):
+                first = (h["snippet"].splitlines() or [""])[0]
+                out.print(
+                    f"[dim]{i}. {escape(h['citation'])}  relevance {h['relevance']:.3f}  "
+                    f"{escape(first[:120])}[/dim]"
+                )
+            return
         err.print(f"no results: {escape(res['empty_reason'] or 'nothing matched')}")
         return
     for i, h in enumerate(res["results"], 1):
@@ -124,8 +137,11 @@ def recall_human(res: dict, explain: bool) -> None:
             c = f"(c={h['confidence']})" if h.get("confidence") is not None else ""
             tag = f" [magenta]{h['kind']}{c} {escape(ents)}[/magenta]"
         when = f" [dim]{h['timestamp']}[/dim]" if h.get("timestamp") else ""
+        rel = (
+            f"  [dim]relevance {h['relevance']:.2f}[/dim]" if h.get("relevance") is not None else ""
+        )
         out.print(
-            f"[bold]{i}.[/bold] [cyan]{escape(h['citation'])}[/cyan]  {h['score']:.4g}{tag}{when}"
+            f"[bold]{i}.[/bold] [cyan]{escape(h['citation'])}[/cyan]  {h['score']:.4g}{rel}{tag}{when}"
         )
         if h["heading"] and h["type"] == "chunk":
             out.print(f"   [dim]{escape(h['heading'])}[/dim]")

@@ -74,6 +74,7 @@ class ContextResult:
     message: str
     lines: list[ContextLine] = field(default_factory=list)
     skipped: str | None = None  # why recall was not run (a trivial message)
+    empty_reason: str | None = None  # why recall found nothing relevant enough
     match_count: int = 0  # relevant lines found, before the budget
     top_score: float = 0.0
     budget: dict = field(default_factory=dict)
@@ -95,6 +96,7 @@ class ContextResult:
             "message": self.message,
             "injected": self.injected,
             "skipped": self.skipped,
+            "empty_reason": self.empty_reason,
             "match_count": self.match_count,
             "top_score": round(self.top_score, 4),
             "lines": [
@@ -279,8 +281,11 @@ def build_context(
     candidates: int = DEFAULT_CANDIDATES,
     mode: str = "hybrid",
     today: date | None = None,
+    min_relevance: float | None = None,
 ) -> ContextResult:
-    """The auto-inject block for ``message`` from the workspace ``mem`` (a ``Memory``)."""
+    """The auto-inject block for ``message`` from the workspace ``mem`` (a ``Memory``). When
+    recall finds nothing relevant enough (``min_relevance``, default the workspace's setting),
+    the block is empty and ``empty_reason`` says why."""
     t0 = time.perf_counter()
     if budget < 1:
         raise BadArgument("budget", budget, "must be a positive number of tokens")
@@ -301,16 +306,24 @@ def build_context(
         res.seconds = time.perf_counter() - t0
         return res
 
-    hits = mem.recall(message, k=candidates, mode=mode, today=today)
+    hits = mem.recall(message, k=candidates, mode=mode, today=today, min_relevance=min_relevance)
     res.degraded = list(hits.degraded)
+    if hits.weak_hits:
+        # Recall abstained: memory holds nothing relevant enough to put before the turn.
+        res.empty_reason = hits.empty_reason
+        res.seconds = time.perf_counter() - t0
+        return res
     if hits.empty_reason and not hits.hits:
         res.degraded.append(hits.empty_reason)
     results = hits.to_dict(explain=True)["results"]
     core = next((name for name in CORE_FILES if (mem.root / name).is_file()), None)
     if core is not None:
         # The core file competes with every note for k places; ask it separately so a relevant
-        # core line is never crowded out (synced already by the recall above).
-        in_core = mem.recall(message, k=3, mode=mode, path=core, sync=False, today=today)
+        # core line is never crowded out (synced already by the recall above, whose relevance
+        # decided that memory has something to say).
+        in_core = mem.recall(
+            message, k=3, mode=mode, path=core, sync=False, today=today, min_relevance=0.0
+        )
         results = in_core.to_dict(explain=True)["results"] + results
     null = _null_level(mem, message) if hits.vectors.get("state") in ("ok", "partial") else None
     found = _relevant_lines(mem, results, words, specific, min_score, core, null)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-RRF = "rrf-v3"
-WEIGHTED = "weighted-v3"
+RRF = "rrf-v4"
+WEIGHTED = "weighted-v4"
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,15 @@ class Ranking:
     # from a transcript (sessions/…) has its score multiplied by this, so when a note and a
     # conversation say the same thing (adjacent ranks in both legs), the note ranks first.
     transcript_factor: float = 0.9
+    # A question naming a person: the lines that person said ("- Kate: …", a chat's daily log) and
+    # the facts about them (@Kate) have their score multiplied by 1 + person_boost.
+    person_boost: float = 1.0
+    # A question that asks for all of something (aggregate.py: "What are Kate's hobbies?"): its
+    # hits are diversified across sections with this factor and grown only to this many
+    # characters. Neither helped on the tuning chats (0.8 and 0 both lost evidence), so they are
+    # the ordinary numbers; they stay here for the next experiment.
+    aggregate_section_factor: float = 1.0
+    aggregate_min_chars: int = 50
 
 
 @dataclass(frozen=True)

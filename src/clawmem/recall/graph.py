@@ -232,6 +232,13 @@ def _label(path: str) -> str:
     return name[:-3] if name.lower().endswith(".md") else name
 
 
+# A question about an entity with a page: the page and the best three direct hits come first, then
+# at most this many notes that link to the page, then the rest of the direct hits. Fixed places,
+# whatever k: the hits of ``-k n`` are the first n of ``-k m``.
+LINKED_AFTER = 4
+LINKED_MAX = 3
+
+
 def linked_hits(
     index: Index,
     hits: list[Hit],
@@ -242,30 +249,30 @@ def linked_hits(
     k: int,
     snippet_chars: int,
 ) -> list[Hit]:
-    """``hits`` with the hits reached through links after them.
+    """``hits`` with the hits reached through links among or after them.
 
     With ``expand`` (asked for): up to ``max(3, k // 2)`` notes one link away from the best
-    hits, added after the ``k`` direct ones. For a question naming an entity with a page (not
-    the ``entity`` filter, which promises only facts about it and its page): the notes that link
-    to that page with typed or plain links (its @mentions are the facts ranking already found),
-    in the last ``k // 3`` places, or in places ranking left empty."""
+    hits, added after the ``k`` direct ones (``hits`` is cut to ``k`` first). For a question
+    naming an entity with a page (not the ``entity`` filter, which promises only facts about it
+    and its page): up to ``LINKED_MAX`` notes that link to that page with typed or plain links
+    (its @mentions are the facts ranking already found), placed after the first
+    ``LINKED_AFTER`` hits."""
     if expand:
+        hits = hits[:k]
         return hits + expand_hits(
             index, hits, filters=filters, limit=max(3, k // 2), snippet_chars=snippet_chars
         )
     if entity_page is None or filters.entity or not hits or hits[0] != entity_page:
         return hits
-    room = max(0, k - len(hits))
+    head = hits[:LINKED_AFTER]
     linked = expand_hits(
         index,
-        hits,
+        head,
         filters=filters,
-        limit=max(room, k // 3),
+        limit=LINKED_MAX,
         snippet_chars=snippet_chars,
         seeds=1,
         backlinks_only=True,
         mentions=False,
     )
-    if not linked:
-        return hits
-    return hits[: k - len(linked)] + linked
+    return head + linked + hits[LINKED_AFTER:]

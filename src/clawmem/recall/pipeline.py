@@ -10,8 +10,9 @@ after it only reorders, marks or trims the hits it found.
 
 from __future__ import annotations
 
+import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import date, timedelta
 
@@ -38,6 +39,14 @@ KINDS = (*FACT_KINDS, CHUNK)
 # history of one entity, and it keeps recall fast when an entity has thousands of facts.
 SUPERSEDE_CANDIDATES = 40
 
+# Whether to abstain is decided on this many of the first hits, whatever k (a question answered
+# at -k 20 is answered at -k 1 too).
+ABSTAIN_DEPTH = 10
+# Hits made beyond the cut: room for the entity page and the notes linking to it, which move
+# later hits down a few places.
+SLACK = 8
+ALL = 1_000_000  # every hit the candidates make (with --as-of)
+
 
 def recall(
     ix: Indexer,
@@ -57,13 +66,17 @@ def recall(
     ranking: Ranking | None = None,
     source: str | None = None,
     expand: bool = False,
+    min_relevance: float | None = None,
 ) -> RecallResult:
     """Search memory. Filters (time, kind, entity, path, as-of, source) apply before ranking
     limits; ``source`` is "memory" (the Markdown), "sessions" (transcripts) or "all" (None).
     ``budget`` packs the best results into about that many tokens. ``ranking`` overrides the
     ranking's numbers (for experiments; results then name it ``…+custom``). ``expand`` adds
     the notes one link away from the best hits, after them, each marked with the link that
-    reached it (``Hit.via``)."""
+    reached it (``Hit.via``). When no hit's relevance (relevance.py) reaches ``min_relevance``
+    (default: the ``min_relevance`` setting; 0 turns it off), the result has no hits, its
+    ``empty_reason`` says so and names the best relevance, and ``weak_hits`` holds what was
+    found. The hits of ``k=n`` are always the first n hits of ``k=m`` for m > n."""
     if mode not in MODES:
         raise UsageError(f"unknown mode {mode!r}", hint="use one of: " + ", ".join(MODES))
     for param, value in (("query", query), ("entity", entity), ("path", path)):
@@ -74,6 +87,9 @@ def recall(
         raise BadArgument("k", k, "must be at least 1")
     if budget is not None and budget < 1:
         raise BadArgument("budget", budget, "must be a positive number of tokens")
+    threshold = ix.cfg.min_relevance if min_relevance is None else min_relevance
+    if not 0.0 <= threshold <= 1.0:
+        raise BadArgument("min_relevance", threshold, "must be between 0 and 1")
     today = today or date.today()
     filters = replace(
         _filters(today, since, until, kind, entity, path, as_of), source=_source(source)
@@ -105,13 +121,12 @@ def recall(
             return rank(
                 idx,
                 query,
-                k=want,
                 mode=mode,
                 filters=f,
                 embedder=emb,
                 fusion_name=ix.cfg.fusion,
                 ranking=rk,
-                candidate_multiplier=ix.cfg.candidate_multiplier,
+                candidates=ix.cfg.candidates,
                 snippet_chars=ix.cfg.snippet_chars,
                 decay_half_life_days=ix.cfg.decay_half_life_days,
                 today=today,
@@ -121,16 +136,25 @@ def recall(
         hint = None
         if not (filters.since or filters.until or filters.as_of):
             hint = query_time_hint(query, today)
+        weak: list[Hit] = []
+        best: float | None = None
         try:
             ranked = (
                 search_with(filters)
                 if hint is None
                 else _time_hinted(search_with, filters, hint, rk)
             )
-            hits = ranked.hits
+            # Every step below is computed on the same k-independent list and only then cut
+            # to ``want``: the first hits never depend on how many were asked for. The page
+            # and the linked notes shift later hits by a few places (SLACK); the as-of order
+            # moves superseded facts after every other hit, so it needs all of them.
+            depth = ALL if filters.as_of else max(want, ABSTAIN_DEPTH) + SLACK
+            hits = ranked.take(depth)
             page = _entity_page(idx, query, filters, ix.cfg.snippet_chars)
             if page is not None:
-                hits = [page, *[h for h in hits if not _overlap(h, page)]][:want]
+                if ranked.features_of is not None:
+                    page = replace(page, features=ranked.features_of(_page_unit(idx, page)))
+                hits = [page, *[h for h in hits if not _overlap(h, page)]]
                 ranked.notes.append(f"entity: {page.entities[0]} (page {page.path})")
             hits = linked_hits(
                 idx,
@@ -141,12 +165,27 @@ def recall(
                 k=want,
                 snippet_chars=ix.cfg.snippet_chars,
             )
-            hits = mark_superseded(idx, hits, filters.as_of)
-            hits = [_said(idx, h) if h.origin == "sessions" else h for h in hits]
             if filters.as_of:
+                hits = mark_superseded(idx, hits, filters.as_of)
                 hits = [h for h in hits if h.superseded_by is None] + [
                     h for h in hits if h.superseded_by is not None
                 ]
+            hits = _scored(hits, ranked.relevance_model)
+            best = max(
+                (h.relevance for h in hits[:ABSTAIN_DEPTH] if h.relevance is not None),
+                default=None,
+            )
+            if not expand:
+                hits = hits[:want]
+            if threshold > 0 and best is not None and best < threshold:
+                weak, hits = hits, []
+                ranked.empty_reason = (
+                    f"no relevant memory: the best hit's relevance is {best:.3f}, below the "
+                    f"threshold min_relevance={threshold:g} (lower it, or 0 to show every hit)"
+                )
+            if not filters.as_of:
+                hits = mark_superseded(idx, hits, None)
+            hits = [_said(idx, h) if h.origin == "sessions" else h for h in hits]
             packed = None
             if budget:
                 hits, packed = pack_budget(hits, budget)
@@ -174,6 +213,12 @@ def recall(
         ranked.ranking,
         hits,
         empty_reason=ranked.empty_reason,
+        relevance={
+            "model": ranked.relevance_model.name if ranked.relevance_model else None,
+            "threshold": threshold,
+            "best": None if best is None else round(best, 4),
+        },
+        weak_hits=weak,
         relaxed=ranked.relaxed,
         notes=notes + ranked.notes,
         degraded=ranked.degraded,
@@ -300,6 +345,11 @@ class _QueryOnce:
         return getattr(self._embedder, name)
 
 
+# The time-hinted fusion reads this many hits of each ranking; the unrestricted ranking's later
+# hits follow, in their order. A fixed depth: the fused order does not depend on k.
+TIME_FUSE_DEPTH = 20
+
+
 def _time_hinted(
     search_with: Callable[[Filters], Ranked], filters: Filters, hint: TimeRange, rk: Ranking
 ) -> Ranked:
@@ -322,23 +372,63 @@ def _time_hinted(
     window = replace(filters, since=since, until=until)
     near = search_with(window)
     wide = search_with(filters)
-    if not near.hits:
+    near_hits = near.take(TIME_FUSE_DEPTH)
+    if not near_hits:
         return wide
     fused: dict[str, float] = {}
     by_cite: dict[str, Hit] = {}
-    for hits, w in ((near.hits, rk.time_weight), (wide.hits, 1.0)):
+    for hits, w in ((near_hits, rk.time_weight), (wide.take(TIME_FUSE_DEPTH), 1.0)):
         for rank_, h in enumerate(hits, 1):
             fused[h.citation] = fused.get(h.citation, 0.0) + w / (rk.rrf_k + rank_)
             by_cite.setdefault(h.citation, h)
     order = sorted(fused, key=lambda c: -fused[c])  # stable: near's order breaks ties
-    wide.hits = [replace(by_cite[c], score=fused[c]) for c in order][
-        : max(len(wide.hits), len(near.hits))
-    ]
-    wide.notes.append(
+    head = [replace(by_cite[c], score=fused[c]) for c in order]
+
+    def rest() -> Iterator[Hit]:
+        # The unrestricted ranking's later hits, scored as if only that ranking had them.
+        place = TIME_FUSE_DEPTH
+        while True:
+            more = wide.take(place + 1)
+            if len(more) <= place:
+                return
+            h = more[place]
+            place += 1
+            if h.citation not in fused and not any(_overlap(h, x) for x in head):
+                yield replace(h, score=1.0 / (rk.rrf_k + place))
+
+    out = Ranked(
+        wide.ranking,
+        relaxed=wide.relaxed,
+        notes=wide.notes,
+        degraded=wide.degraded,
+        empty_reason=wide.empty_reason,
+        relevance_model=wide.relevance_model,
+        source=itertools.chain(head, rest()),
+        features_of=wide.features_of,
+    )
+    out.notes.append(
         f"the question names a time: hits from {window.since or '…'} to {window.until or '…'}"
         " rank higher"
     )
-    return wide
+    return out
+
+
+def _scored(hits: list[Hit], model) -> list[Hit]:
+    """Each hit's relevance from its features at its final place in the list."""
+    if model is None:
+        return hits
+    out = []
+    for place, h in enumerate(hits, 1):
+        if h.features is not None:
+            f = replace(h.features, rank=place)
+            h = replace(h, features=f, relevance=model.probability(f))
+        out.append(h)
+    return out
+
+
+def _page_unit(idx: Index, page: Hit) -> int:
+    row = queries.unit_at(idx, page.path, page.start_line)
+    return row["id"] if row is not None else -1
 
 
 # ---------------------------------------------------------------------------- entity first

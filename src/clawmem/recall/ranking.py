@@ -12,27 +12,50 @@ from __future__ import annotations
 import math
 import re
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from dataclasses import replace as replace_hit
 from datetime import date
 
 from clawmem.markdown.workspace import TRANSCRIPT_PREFIX
-from clawmem.recall import fusion, legs
+from clawmem.recall import aggregate, fusion, legs, relevance
 from clawmem.recall.results import Hit
 from clawmem.store import db, queries
 from clawmem.store.index import Filters, Index
 from clawmem.text.textnorm import LexQuery, build_query, fold
 
+# How many units each leg brings to fusion, whatever the number of hits asked for: ranking a
+# depth that grew with k made the first hits of ``-k 2`` and ``-k 10`` differ (a unit found deep
+# in one leg gains that leg's share only when the other leg's list is long enough to hold it).
+# 80 is what every benchmark ranked at k = 20 before (4 x 20).
+DEFAULT_CANDIDATES = 80
+
 
 @dataclass
 class Ranked:
-    """One ranking of the candidates: the hits and what the recall result will say about them."""
+    """One ranking of the candidates: its hits, best first, made as they are read (``take``),
+    and what the recall result will say about them."""
 
     ranking: str  # the ranking's name and version, or the single leg used
-    hits: list[Hit]
     relaxed: bool = False
     notes: list[str] = field(default_factory=list)
     degraded: list[str] = field(default_factory=list)
     empty_reason: str | None = None
+    relevance_model: relevance.Model | None = None  # the fitted model that scores the hits
+    source: Iterator[Hit] | None = None
+    made: list[Hit] = field(default_factory=list)
+    # The relevance features of any unit of the index for this question (an entity's page).
+    features_of: Callable[[int], relevance.Features] | None = None
+
+    def take(self, n: int) -> list[Hit]:
+        """The first ``n`` hits (fewer when the candidates run out)."""
+        while len(self.made) < n and self.source is not None:
+            nxt = next(self.source, None)
+            if nxt is None:
+                self.source = None
+                break
+            self.made.append(nxt)
+        return self.made[:n]
 
 
 class _VectorLeg:
@@ -122,27 +145,30 @@ def rank(
     index: Index,
     query: str,
     *,
-    k: int,
     mode: str,
     filters: Filters,
     embedder=None,
     fusion_name: str = "rrf",
     ranking: fusion.Ranking | None = None,
-    candidate_multiplier: int = 4,
+    candidates: int = DEFAULT_CANDIDATES,
     snippet_chars: int = 700,
     decay_half_life_days: float = 0.0,
     today: date | None = None,
     degraded: list[str] | None = None,
 ) -> Ranked:
-    """The top ``k`` hits for ``query`` under ``filters``: each leg's candidates, fused, boosted by
-    their neighbours, decayed by age, diversified, grown to a readable size."""
+    """Every hit for ``query`` under ``filters``, best first, made as they are read
+    (``Ranked.take``): each leg's best ``candidates`` units, fused, boosted by their neighbours,
+    decayed by age, diversified, grown to a readable size, each with its relevance.
+
+    Nothing here depends on how many hits the caller wants: the legs always bring the same
+    ``candidates`` units, so the first n hits are the same whether n or m > n are read."""
     rk = ranking or fusion.Ranking()
     degraded = list(degraded or [])
     name = fusion.WEIGHTED if fusion_name == "weighted" else fusion.RRF
     if ranking is not None and ranking != fusion.Ranking(rrf_k=ranking.rrf_k):
         name += "+custom"
-    result = Ranked(name, [], degraded=degraded)
-    n_cand = max(k * candidate_multiplier, k)
+    result = Ranked(name, degraded=degraded)
+    n_cand = max(1, candidates)
     q = build_query(query)
 
     lex: list[fusion.LegHit] = []
@@ -156,11 +182,9 @@ def rank(
             result.notes.append(
                 "no result contained every term; showing results that match some of them"
             )
-    # How much of the question each lexical hit holds: fusion weighs it. Computed while the
-    # vector leg's thread still works (it needs only the lexical hits).
-    cover: dict[int, float] | None = None
-    if mode == "hybrid" and vector is not None and rk.coverage_power and lex:
-        cover = legs.coverage(index, q, [h.chunk_id for h in lex])
+    # How much of the question each lexical hit holds: fusion weighs it, and so does relevance.
+    # Computed while the vector leg's thread still works (it needs only the lexical hits).
+    cover: dict[int, float] = legs.coverage(index, q, [h.chunk_id for h in lex]) if lex else {}
     vector_used = False
     if mode == "vector" and embedder is None:
         result.empty_reason = "vector search is unavailable: " + "; ".join(degraded)
@@ -182,7 +206,7 @@ def rank(
         result.ranking = "vector-cosine"
 
     if mode == "hybrid" and vector_used:
-        if cover is not None:
+        if rk.coverage_power and len(q.terms) >= 2:
             from dataclasses import replace
 
             lex = [replace(h, coverage=cover.get(h.chunk_id, 1.0)) for h in lex]
@@ -240,45 +264,86 @@ def rank(
         lr = lex_by[c].rank if c in lex_by else 10**9
         return (-final[c], lr, rows[c]["path"], rows[c]["start_line"], c)
 
+    # A question naming a person: their own lines and the facts about them count more.
+    if rk.person_boost:
+        people = {p.strip('"') for p in relevance.names(query)}
+        for cid in ids if people else ():
+            about = {fold(e) for e in (rows[cid]["entities"] or "").split()}
+            if aggregate.speaker(rows[cid]["text"]) in people or about & people:
+                final[cid] *= 1.0 + rk.person_boost
+    # A question asking for all of something may spread its hits and keep them short.
+    section_factor, min_chars = rk.same_section_factor, rk.hit_min_chars
+    if aggregate.asks_for_all(query):
+        section_factor, min_chars = rk.aggregate_section_factor, rk.aggregate_min_chars
+
     ordered = sorted(ids, key=order_key)
-    if rk.same_section_factor < 1.0:
-        ordered = _diversify(ordered, final, section, rk.same_section_factor)
+    if section_factor < 1.0:
+        ordered = _diversify(ordered, final, section, section_factor)
     # Units holding every identifier and quoted phrase of the query ("DEC-0054", "v2.3.1") come
     # first, in their fused order: a close vector never outranks the exact thing asked for.
     exact = {h.chunk_id for h in lex if h.exact}
     if exact:
         ordered = [c for c in ordered if c in exact] + [c for c in ordered if c not in exact]
 
-    hits: list[Hit] = []
-    taken: set[int] = set()  # units already shown, alone or in a group
-    for cid in ordered:
-        if cid in taken:
-            continue
-        r = rows[cid]
+    # What relevance knows about the question as a whole, and which fitted model reads it.
+    asked = relevance.question(index, q, query)
+    top_cosine = max((h.score for h in vec), default=0.0)
+    # No model was fitted on the vector leg alone: vector mode's hits have no relevance, and it
+    # never abstains (the hybrid model, reading no BM25, refused good answers there).
+    model = None
+    if mode != "vector":
+        model = relevance.model_for(embedder.identity.key() if vector_used else None)
+    result.relevance_model = model
+
+    def features(cid: int, place: int) -> relevance.Features:
         lh, vh = lex_by.get(cid), vec_by.get(cid)
-        group = [r]
-        if rk.hit_min_chars and r["kind"] is None:
-            group = _grow(index, r, final, taken, rk.hit_min_chars)
-        taken.update(g["id"] for g in group)
-        text = "\n".join(g["text"] for g in group)
-        hit = Hit.from_row(
-            r,
-            score=final[cid],
-            snippet=snippet(text, q, snippet_chars),
-            start_line=group[0]["start_line"],
-            end_line=group[-1]["end_line"],
-            text=text,
-            lexical_rank=lh.rank if lh else None,
-            lexical_score=lh.score if lh else None,
-            vector_rank=vh.rank if vh else None,
-            vector_score=vh.score if vh else None,
+        if cid not in cover and len(q.terms) >= 2:
+            cover.update(legs.coverage(index, q, [cid]))
+        return relevance.Features(
+            coverage=cover.get(cid, 1.0 if lh is not None else 0.0),
+            bm25=lh.score if lh else 0.0,
+            cosine=vh.score if vh else 0.0,
+            rank=place,
+            unseen=asked.unseen,
+            unknown_names=asked.unknown_names,
+            top_cosine=top_cosine,
         )
-        if overlaps(hit, hits):
-            continue  # overlapping units (a fact inside a list item already shown) add nothing
-        hits.append(hit)
-        if len(hits) >= k:
-            break
-    result.hits = hits
+
+    def hits() -> Iterator[Hit]:
+        shown: list[Hit] = []
+        taken: set[int] = set()  # units already shown, alone or in a group
+        for cid in ordered:
+            if cid in taken:
+                continue
+            r = rows[cid]
+            lh, vh = lex_by.get(cid), vec_by.get(cid)
+            group = [r]
+            if min_chars and r["kind"] is None:
+                group = _grow(index, r, final, taken, min_chars)
+            taken.update(g["id"] for g in group)
+            text = "\n".join(g["text"] for g in group)
+            hit = Hit.from_row(
+                r,
+                score=final[cid],
+                snippet=snippet(text, q, snippet_chars),
+                start_line=group[0]["start_line"],
+                end_line=group[-1]["end_line"],
+                text=text,
+                lexical_rank=lh.rank if lh else None,
+                lexical_score=lh.score if lh else None,
+                vector_rank=vh.rank if vh else None,
+                vector_score=vh.score if vh else None,
+            )
+            if overlaps(hit, shown):
+                continue  # overlapping units (a fact inside a list item already shown) add nothing
+            f = features(cid, len(shown) + 1)
+            score = model.probability(f) if model is not None else None
+            hit = replace_hit(hit, relevance=score, features=f)
+            shown.append(hit)
+            yield hit
+
+    result.source = hits()
+    result.features_of = lambda cid: features(cid, 1)
     return result
 
 

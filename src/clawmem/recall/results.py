@@ -37,6 +37,10 @@ class Hit:
     # From a read scope (another workspace this one reads, [scopes] in clawmem.toml): its name.
     # ``path`` stays relative to that workspace; the citation carries the name.
     scope: str | None = None
+    # The estimated probability that this hit is evidence for the question (relevance.py), and
+    # what it was computed from; None for a hit no ranking scored (one reached through a link).
+    relevance: float | None = None
+    features: Any = None
 
     @classmethod
     def from_row(cls, row: Any, *, score: float, snippet: str, **fields: Any) -> Hit:
@@ -82,6 +86,7 @@ class Hit:
             "start_line": self.start_line,
             "end_line": self.end_line,
             "score": round(self.score, 6),
+            "relevance": None if self.relevance is None else round(self.relevance, 4),
             "heading": self.heading,
             "snippet": self.snippet,
             "timestamp": self.day,
@@ -112,6 +117,7 @@ class Hit:
                 else round(self.lexical_score, 6),
                 "vector_rank": self.vector_rank,
                 "vector_score": None if self.vector_score is None else round(self.vector_score, 6),
+                "features": None if self.features is None else self.features.to_dict(),
             }
         return d
 
@@ -131,6 +137,11 @@ class RecallResult:
     filters: dict = field(default_factory=dict)
     budget: dict | None = None
     seconds: float = 0.0
+    # {"model", "threshold", "best"}: the fitted relevance model, the threshold below which no
+    # hit is returned, and the best relevance among the first hits.
+    relevance: dict = field(default_factory=dict)
+    # The hits held back because none reached the threshold (the terminal shows them dimmed).
+    weak_hits: list[Hit] = field(default_factory=list)
 
     def to_dict(self, explain: bool = False) -> dict:
         return {
@@ -140,6 +151,7 @@ class RecallResult:
             "results": [h.to_dict(explain) for h in self.hits],
             "count": len(self.hits),
             "empty_reason": self.empty_reason,
+            "relevance": self.relevance,
             "relaxed": self.relaxed,
             "notes": self.notes,
             "degraded": self.degraded,

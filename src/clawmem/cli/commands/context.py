@@ -47,6 +47,14 @@ def register(app: typer.Typer) -> None:
             typer.Option("--min-score", help="Relevance a line needs, 0-1 (see docs/agents.md)."),
         ] = 0.3,
         k: Annotated[int, typer.Option("-k", help="Recall candidates to draw lines from.")] = 8,
+        min_relevance: Annotated[
+            float | None,
+            typer.Option(
+                "--min-relevance",
+                help="Inject nothing unless a recalled hit reaches this relevance, 0-1 "
+                "(default: config min_relevance = 0.05; 0 turns it off).",
+            ),
+        ] = None,
         mode: Annotated[
             str,
             typer.Option(
@@ -93,6 +101,7 @@ def register(app: typer.Typer) -> None:
                     min_score=min_score,
                     candidates=k,
                     mode=mode,
+                    min_relevance=min_relevance,
                 )
         except ClawmemError as exc:
             if not hook:

@@ -1,0 +1,217 @@
+"""Fitting and checking recall's relevance (``clawmem.recall.relevance``) on REALTALK.
+
+``python -m benchmarks.relevance`` indexes the tuning chats (1-5), asks each its own questions and
+the questions of the next tuning chat (``foreign``: about other people's lives, so no hit is
+evidence), and fits a logistic model of "this hit is evidence" on the features of the first
+``relevance.ABSTAIN_DEPTH`` hits of every question, once with the vector leg (per embedding
+model) and once lexical only. It prints the coefficients as the Python to paste into
+``clawmem/recall/relevance.py`` and the threshold that keeps about 97.5% of the tuning chats' own
+questions answered. The held-out chats 6-10 are never read here; ``benchmarks.realtalk`` reports
+calibration and abstention on them (``calibration``, ``abstention``) with the fitted numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+import numpy as np
+
+from . import metrics as M
+from .common import embedder_status, log
+from .realtalk import HELD_OUT, TUNE, _open, build, chat_files, convert
+
+# The features in the order of the fitted weights (log_rank stands for log of the hit's place).
+FEATURES = ("coverage", "bm25", "cosine", "log_rank", "unseen", "unknown_names", "top_cosine")
+LEXICAL_FEATURES = ("coverage", "bm25", "log_rank", "unseen", "unknown_names")
+DEPTH = 10  # = clawmem.recall.pipeline.ABSTAIN_DEPTH: the hits abstention looks at
+OWN_ANSWERED = 0.975  # the threshold keeps this share of the tuning chats' own questions answered
+BINS = (0.0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0)
+
+
+def foreign_of(number: int) -> int:
+    """The chat whose questions ``number`` is asked as foreign ones: the next in its split."""
+    split = TUNE if number in TUNE else HELD_OUT
+    return split[(split.index(number) + 1) % len(split)]
+
+
+def gold_lines(q: dict) -> set[tuple[str, int]]:
+    return {
+        (g["path"], n) for alts in q["gold"] for g in alts for n in range(g["start"], g["end"] + 1)
+    }
+
+
+def is_evidence(hit, gold: set[tuple[str, int]]) -> bool:
+    return any((hit.path, n) in gold for n in range(hit.start_line, hit.end_line + 1))
+
+
+def rows_of(mem, chat, questions, kind: str, mode: str = "hybrid") -> list[dict]:
+    """One row per question: its kind (own/foreign) and its first DEPTH hits' features and labels."""
+    out = []
+    for q in questions:
+        res = mem.recall(
+            q["question"], k=DEPTH, mode=mode, today=chat.today, sync=False, min_relevance=0.0
+        )
+        gold = gold_lines(q) if kind == "own" else set()
+        out.append(
+            {
+                "chat": chat.number,
+                "kind": kind,
+                "category": q.get("category"),
+                "hits": [
+                    {
+                        "features": h.features.to_dict() if h.features is not None else None,
+                        "relevance": h.relevance,
+                        "evidence": is_evidence(h, gold),
+                    }
+                    for h in res.hits
+                ],
+            }
+        )
+    return out
+
+
+def collect(chats: tuple[int, ...], emb, mode: str = "hybrid") -> list[dict]:
+    every = {c.number: c for c in (convert(p) for p in chat_files())}
+    rows: list[dict] = []
+    for n in chats:
+        chat = every[n]
+        mem = _open(build(chat), emb)
+        mem.index()
+        rows += rows_of(mem, chat, chat.questions, "own", mode)
+        rows += rows_of(mem, chat, every[foreign_of(n)].questions, "foreign", mode)
+        log(f"relevance: chat {n} ({mode}) collected")
+    return rows
+
+
+def design(rows: list[dict], names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    xs, ys = [], []
+    for r in rows:
+        for h in r["hits"]:
+            f = h["features"]
+            if f is None:
+                continue
+            x = {**f, "log_rank": math.log(max(1, f["rank"]))}
+            xs.append([1.0, *(x[n] for n in names)])
+            ys.append(1.0 if h["evidence"] else 0.0)
+    return np.array(xs), np.array(ys)
+
+
+def fit(rows: list[dict], names: tuple[str, ...], l2: float = 1.0) -> tuple[float, dict]:
+    """Logistic regression by Newton's method, a light L2 penalty on the weights (not the
+    intercept). Returns (intercept, {feature: weight})."""
+    X, y = design(rows, names)
+    w = np.zeros(X.shape[1])
+    pen = np.r_[0.0, np.full(len(names), l2)]
+    for _ in range(100):
+        p = 1.0 / (1.0 + np.exp(-X @ w))
+        grad = X.T @ (p - y) + pen * w
+        hess = (X * (p * (1 - p))[:, None]).T @ X + np.diag(pen)
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.abs(step).max() < 1e-9:
+            break
+    return float(w[0]), {n: float(v) for n, v in zip(names, w[1:], strict=True)}
+
+
+def best_relevance(row: dict) -> float | None:
+    vals = [h["relevance"] for h in row["hits"] if h["relevance"] is not None]
+    return max(vals) if vals else None
+
+
+def threshold_for(rows: list[dict], share: float = OWN_ANSWERED) -> float:
+    """The largest threshold (rounded down to 3 decimals) that keeps ``share`` of the own
+    questions answered."""
+    best = sorted(b for r in rows if r["kind"] == "own" and (b := best_relevance(r)) is not None)
+    if not best:
+        return 0.0
+    cut = best[int(math.floor((1.0 - share) * len(best)))]
+    return math.floor(cut * 1000) / 1000
+
+
+def calibration(rows: list[dict], bins=BINS) -> list[dict]:
+    """Predicted against observed: per relevance bin, the hits in it, their mean relevance and
+    the share that are evidence."""
+    out = []
+    pairs = [
+        (h["relevance"], h["evidence"])
+        for r in rows
+        for h in r["hits"]
+        if h["relevance"] is not None
+    ]
+    for lo, hi in zip(bins[:-1], bins[1:], strict=True):
+        inside = [(p, e) for p, e in pairs if lo <= p < hi or (hi == bins[-1] and p == hi)]
+        out.append(
+            {
+                "bin": [lo, hi],
+                "n": len(inside),
+                "predicted": M.mean(p for p, _ in inside) if inside else None,
+                "observed": M.mean(1.0 if e else 0.0 for _, e in inside) if inside else None,
+            }
+        )
+    return out
+
+
+def abstention(rows: list[dict], threshold: float) -> dict:
+    """Share of own and foreign questions answered (a best relevance at or above the threshold)
+    and how well the best relevance tells them apart (AUROC)."""
+    own = [best_relevance(r) or 0.0 for r in rows if r["kind"] == "own"]
+    foreign = [best_relevance(r) or 0.0 for r in rows if r["kind"] == "foreign"]
+    return {
+        "threshold": threshold,
+        "own_n": len(own),
+        "foreign_n": len(foreign),
+        "own_answered": M.mean(1.0 if b >= threshold else 0.0 for b in own) if own else None,
+        "foreign_answered": M.mean(1.0 if b >= threshold else 0.0 for b in foreign)
+        if foreign
+        else None,
+        "auroc": auroc(own, foreign),
+    }
+
+
+def auroc(pos: list[float], neg: list[float]) -> float | None:
+    if not pos or not neg:
+        return None
+    values = np.array(pos + neg)
+    ranks = values.argsort(kind="mergesort").argsort() + 1.0
+    # ties share their mean rank
+    for v in np.unique(values):
+        same = values == v
+        ranks[same] = ranks[same].mean()
+    return float((ranks[: len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
+
+
+def _code(name: str, intercept: float, weights: dict) -> str:
+    body = ", ".join(f'"{k}": {v:.4f}' for k, v in weights.items())
+    return f'Model("{name}", {intercept:.4f}, {{{body}}})'
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.relevance")
+    ap.add_argument("--l2", type=float, default=1.0)
+    args = ap.parse_args(argv)
+    emb, why = embedder_status()
+    if emb is None:
+        raise SystemExit(f"no embedder: {why}")
+    hybrid = collect(TUNE, emb)
+    lexical = collect(TUNE, emb, mode="lexical")
+    b0, w = fit(hybrid, FEATURES, args.l2)
+    l0, lw = fit(lexical, LEXICAL_FEATURES, args.l2)
+    print(
+        "# fitted on REALTALK chats", ",".join(map(str, TUNE)), "by python -m benchmarks.relevance"
+    )
+    print(f"LEXICAL = {_code('lexical-v1', l0, lw)}")
+    print(f'BY_EMBEDDER = {{"{emb.identity.key()}": {_code("hybrid-e5-v1", b0, w)}}}')
+    print(
+        "# with the models above in place, rerun to see the threshold and calibration on chats 1-5"
+    )
+    for label, rows in (("hybrid", hybrid), ("lexical", lexical)):
+        t = threshold_for(rows)
+        print(f"{label}: threshold for {OWN_ANSWERED:.1%} own answered: {t}", abstention(rows, t))
+        for b in calibration(rows):
+            print("   ", b)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

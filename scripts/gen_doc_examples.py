@@ -1,0 +1,100 @@
+"""Regenerate the example outputs in the docs by running their commands on the fixture workspace.
+
+    python scripts/gen_doc_examples.py WORKSPACE           # rewrite the examples in place
+    python scripts/gen_doc_examples.py WORKSPACE --check   # exit 1 if an example is out of date
+
+WORKSPACE is an indexed copy of ``fixtures/workspace`` (``cp -r fixtures/workspace /tmp/notes &&
+clawmem -w /tmp/notes index``); tests/test_doc_examples.py runs the check on the real model's
+index. An example is a fenced block right after a marker line naming its command:
+
+    <!-- example: recall "DEC-0054" -k 2 -->
+    ```console
+    $ clawmem recall "DEC-0054" -k 2
+    …the output, as the command prints it…
+    ```
+
+A JSON output keeps its first result only (the rest is shown as "…"); the workspace's path and
+the time a recall took are written as in a user's /tmp/notes, so the example does not change with
+where or how fast it ran.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DOCS = [REPO / "README.md", REPO / "docs" / "cli.md", REPO / "docs" / "agents.md"]
+MARKER = re.compile(
+    r"^<!-- example: (?P<cmd>.+?) -->\n```(?P<lang>\w*)\n(?P<body>.*?)```\n", re.M | re.S
+)
+SHOWN_AS = "/tmp/notes"
+
+
+def run(workspace: Path, command: str) -> str:
+    args = shlex.split(command)
+    env = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1", "TERM": "dumb"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "clawmem", "-w", str(workspace), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    out = proc.stdout
+    if "--json" in args:
+        out = _json_example(out, workspace)
+    return out.replace(str(workspace), SHOWN_AS)
+
+
+def _json_example(text: str, workspace: Path) -> str:
+    data = json.loads(text)
+    if "seconds" in data:
+        data["seconds"] = 0.0
+    more = isinstance(data.get("results"), list) and len(data["results"]) > 1
+    if more:
+        data["results"] = data["results"][:1] + ["…"]
+    rendered = json.dumps(data, ensure_ascii=False, indent=2)
+    return rendered.replace('"…"', "…") + "\n"
+
+
+def render(workspace: Path, document: str) -> str:
+    def one(m: re.Match) -> str:
+        cmd = m.group("cmd")
+        body = f"$ clawmem {cmd}\n" + run(workspace, cmd)
+        return f"<!-- example: {cmd} -->\n```{m.group('lang')}\n{body}```\n"
+
+    return MARKER.sub(one, document)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="gen_doc_examples")
+    ap.add_argument("workspace", type=Path)
+    ap.add_argument("--check", action="store_true")
+    args = ap.parse_args(argv)
+    stale = []
+    for doc in DOCS:
+        text = doc.read_text(encoding="utf-8")
+        new = render(args.workspace.resolve(), text)
+        if new != text:
+            stale.append(doc)
+            if not args.check:
+                doc.write_text(new, encoding="utf-8")
+    if args.check and stale:
+        names = ", ".join(str(d.relative_to(REPO)) for d in stale)
+        print(
+            f"gen_doc_examples: out of date: {names}; run python scripts/gen_doc_examples.py WORKSPACE"
+        )
+        return 1
+    print("gen_doc_examples: " + ("up to date" if not stale else f"updated {len(stale)} file(s)"))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

