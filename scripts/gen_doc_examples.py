@@ -50,6 +50,8 @@ def run(workspace: Path, command: str) -> str:
     out = proc.stdout
     if "--json" in args:
         out = _json_example(out, workspace)
+    # The resident embedder's process id changes with every start (issue 29).
+    out = re.sub(r"resident embedder \(pid \d+\)", "resident embedder (pid 4242)", out)
     return out.replace(str(workspace), SHOWN_AS)
 
 
