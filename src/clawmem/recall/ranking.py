@@ -171,55 +171,10 @@ def rank(
     n_cand = max(1, candidates)
     q = build_query(query)
 
-    lex: list[fusion.LegHit] = []
-    vec: list[fusion.LegHit] = []
-    vector = None
-    if mode in ("hybrid", "vector") and embedder is not None:
-        vector = _VectorLeg(index, embedder, query, filters, n_cand, threaded=mode == "hybrid")
-    if mode in ("hybrid", "lexical"):
-        lex, result.relaxed = legs.lexical_leg(index, q, filters, n_cand, rk)
-        if result.relaxed:
-            result.notes.append(
-                "no result contained every term; showing results that match some of them"
-            )
-    # How much of the question each lexical hit holds: fusion weighs it, and so does relevance.
-    # Computed while the vector leg's thread still works (it needs only the lexical hits).
-    cover: dict[int, float] = legs.coverage(index, q, [h.chunk_id for h in lex]) if lex else {}
-    vector_used = False
-    if mode == "vector" and embedder is None:
-        result.empty_reason = "vector search is unavailable: " + "; ".join(degraded)
-    if vector is not None:
-        qvec, held = vector.wait()
-        if qvec is None:
-            result.degraded.append("the model returned no usable vector for this query")
-        else:
-            try:
-                vec = held if held is not None else legs.stored_leg(index, qvec, filters, n_cand)
-                vector_used = True
-            except db.OperationalError as exc:
-                result.degraded.append(f"vector search failed: {exc}")
-    if mode == "hybrid" and not vector_used:
-        result.ranking = "lexical-bm25"
-    elif mode == "lexical":
-        result.ranking = "lexical-bm25"
-    elif mode == "vector":
-        result.ranking = "vector-cosine"
-
-    if mode == "hybrid" and vector_used:
-        if rk.coverage_power and len(q.terms) >= 2:
-            from dataclasses import replace
-
-            lex = [replace(h, coverage=cover.get(h.chunk_id, 1.0)) for h in lex]
-        scores = (
-            fusion.weighted(lex, vec)
-            if fusion_name == "weighted"
-            else fusion.rrf(
-                lex, vec, rk.rrf_k, rk.lexical_weight, rk.vector_weight, rk.coverage_power
-            )
-        )
-    else:
-        leg = lex if mode != "vector" else vec
-        scores = {h.chunk_id: h.score for h in leg}
+    lex, vec, cover, vector_used = _run_legs(
+        index, query, q, mode, filters, embedder, n_cand, rk, result
+    )
+    scores = _fused(lex, vec, cover, q, mode, vector_used, fusion_name, rk)
     if not scores:
         if result.empty_reason is None:
             result.empty_reason = _why_empty(index, q, filters, mode)
@@ -229,48 +184,26 @@ def rank(
     vec_by = {h.chunk_id: h for h in vec}
     rows = queries.rows_around(index, list(scores))
     ids = [cid for cid in scores if cid in rows]
-    today = today or date.today()
 
     def section(cid: int) -> tuple[str, str]:
         return rows[cid]["path"], rows[cid]["heading"]
 
-    final = {}
-    for cid in ids:
-        s = scores[cid]
-        if rk.neighbour_boost and mode == "hybrid" and vector_used:
-            # On fused (RRF) scores only: a single leg's BM25 or cosine scores are on other
-            # scales. Units of one file are stored in file order, so neighbours are id ± 1.
-            near = [
-                scores[n]
-                for n in (cid - 1, cid + 1)
-                if n in scores
-                and n in rows
-                and section(n) == section(cid)
-                and rows[n]["kind"] is None
-            ]
-            if near and rows[cid]["kind"] is None:
-                s += rk.neighbour_boost * max(near)
-        if s > 0 and rows[cid]["path"].startswith(TRANSCRIPT_PREFIX):
-            s *= rk.transcript_factor  # below a curated note saying the same thing
-        day = rows[cid]["day"]
-        if decay_half_life_days > 0 and day and not rows[cid]["path"].startswith("bank/"):
-            age = (today - date.fromisoformat(day)).days
-            if age > 0:
-                s *= math.pow(0.5, age / decay_half_life_days)
-        final[cid] = s
+    final = _final_scores(
+        ids,
+        scores,
+        rows,
+        rk,
+        boosted=mode == "hybrid" and vector_used,
+        today=today or date.today(),
+        decay_half_life_days=decay_half_life_days,
+    )
 
     # Stable order: score, then the better lexical rank, then path and line.
     def order_key(c: int):
         lr = lex_by[c].rank if c in lex_by else 10**9
         return (-final[c], lr, rows[c]["path"], rows[c]["start_line"], c)
 
-    # A question naming a person: their own lines and the facts about them count more.
-    if rk.person_boost:
-        people = {p.strip('"') for p in relevance.names(query)}
-        for cid in ids if people else ():
-            about = {fold(e) for e in (rows[cid]["entities"] or "").split()}
-            if aggregate.speaker(rows[cid]["text"]) in people or about & people:
-                final[cid] *= 1.0 + rk.person_boost
+    _boost_people(final, ids, rows, query, rk)
     # A question asking for all of something may spread its hits and keep them short.
     section_factor, min_chars = rk.same_section_factor, rk.hit_min_chars
     if aggregate.asks_for_all(query):
@@ -345,6 +278,142 @@ def rank(
     result.source = hits()
     result.features_of = lambda cid: features(cid, 1)
     return result
+
+
+def _run_legs(
+    index: Index,
+    query: str,
+    q: LexQuery,
+    mode: str,
+    filters: Filters,
+    embedder,
+    n_cand: int,
+    rk: fusion.Ranking,
+    result: Ranked,
+) -> tuple[list[fusion.LegHit], list[fusion.LegHit], dict[int, float], bool]:
+    """Each leg's candidates (the vector leg on a thread while the lexical one ranks), the
+    lexical hits' coverage of the question, and whether the vector leg ran; what went wrong and
+    which ranking the hits have are noted on ``result``."""
+    lex: list[fusion.LegHit] = []
+    vec: list[fusion.LegHit] = []
+    vector = None
+    if mode in ("hybrid", "vector") and embedder is not None:
+        vector = _VectorLeg(index, embedder, query, filters, n_cand, threaded=mode == "hybrid")
+    if mode in ("hybrid", "lexical"):
+        lex, result.relaxed = legs.lexical_leg(index, q, filters, n_cand, rk)
+        if result.relaxed:
+            result.notes.append(
+                "no result contained every term; showing results that match some of them"
+            )
+    # How much of the question each lexical hit holds: fusion weighs it, and so does relevance.
+    # Computed while the vector leg's thread still works (it needs only the lexical hits).
+    cover: dict[int, float] = legs.coverage(index, q, [h.chunk_id for h in lex]) if lex else {}
+    vector_used = False
+    if mode == "vector" and embedder is None:
+        result.empty_reason = "vector search is unavailable: " + "; ".join(result.degraded)
+    if vector is not None:
+        qvec, held = vector.wait()
+        if qvec is None:
+            result.degraded.append("the model returned no usable vector for this query")
+        else:
+            try:
+                vec = held if held is not None else legs.stored_leg(index, qvec, filters, n_cand)
+                vector_used = True
+            except db.OperationalError as exc:
+                result.degraded.append(f"vector search failed: {exc}")
+    if mode == "hybrid" and not vector_used:
+        result.ranking = "lexical-bm25"
+    elif mode == "lexical":
+        result.ranking = "lexical-bm25"
+    elif mode == "vector":
+        result.ranking = "vector-cosine"
+
+    return lex, vec, cover, vector_used
+
+
+def _fused(
+    lex: list[fusion.LegHit],
+    vec: list[fusion.LegHit],
+    cover: dict[int, float],
+    q: LexQuery,
+    mode: str,
+    vector_used: bool,
+    fusion_name: str,
+    rk: fusion.Ranking,
+) -> dict[int, float]:
+    """The legs' candidates fused into one score each (a single leg's own scores otherwise)."""
+    if mode == "hybrid" and vector_used:
+        if rk.coverage_power and len(q.terms) >= 2:
+            from dataclasses import replace
+
+            lex = [replace(h, coverage=cover.get(h.chunk_id, 1.0)) for h in lex]
+        scores = (
+            fusion.weighted(lex, vec)
+            if fusion_name == "weighted"
+            else fusion.rrf(
+                lex, vec, rk.rrf_k, rk.lexical_weight, rk.vector_weight, rk.coverage_power
+            )
+        )
+    else:
+        leg = lex if mode != "vector" else vec
+        scores = {h.chunk_id: h.score for h in leg}
+    return scores
+
+
+def _final_scores(
+    ids: list[int],
+    scores: dict[int, float],
+    rows: dict,
+    rk: fusion.Ranking,
+    *,
+    boosted: bool,
+    today: date,
+    decay_half_life_days: float,
+) -> dict[int, float]:
+    """Fused scores nudged by their neighbours (``boosted``: on fused scores only), below a
+    note for a transcript, and decayed by age."""
+
+    def section(cid: int) -> tuple[str, str]:
+        return rows[cid]["path"], rows[cid]["heading"]
+
+    final = {}
+    for cid in ids:
+        s = scores[cid]
+        if rk.neighbour_boost and boosted:
+            # On fused (RRF) scores only: a single leg's BM25 or cosine scores are on other
+            # scales. Units of one file are stored in file order, so neighbours are id ± 1.
+            near = [
+                scores[n]
+                for n in (cid - 1, cid + 1)
+                if n in scores
+                and n in rows
+                and section(n) == section(cid)
+                and rows[n]["kind"] is None
+            ]
+            if near and rows[cid]["kind"] is None:
+                s += rk.neighbour_boost * max(near)
+        if s > 0 and rows[cid]["path"].startswith(TRANSCRIPT_PREFIX):
+            s *= rk.transcript_factor  # below a curated note saying the same thing
+        day = rows[cid]["day"]
+        if decay_half_life_days > 0 and day and not rows[cid]["path"].startswith("bank/"):
+            age = (today - date.fromisoformat(day)).days
+            if age > 0:
+                s *= math.pow(0.5, age / decay_half_life_days)
+        final[cid] = s
+
+    return final
+
+
+def _boost_people(
+    final: dict[int, float], ids: list[int], rows: dict, query: str, rk: fusion.Ranking
+) -> None:
+    """A question naming a person: their own lines and the facts about them count more."""
+    if rk.person_boost:
+        people = {p.strip('"') for p in relevance.names(query)}
+        for cid in ids if people else ():
+            about = {fold(e) for e in (rows[cid]["entities"] or "").split()}
+            if aggregate.speaker(rows[cid]["text"]) in people or about & people:
+                final[cid] *= 1.0 + rk.person_boost
 
 
 def _grow(index: Index, row, score: dict, taken: set[int], min_chars: int) -> list:
