@@ -545,3 +545,24 @@ def test_a_read_with_nothing_changed_stays_cheap_after_a_flush(ws, tmp_path, lex
     assert "clawmem.recall.pipeline" in names
     heavy = {"clawmem.transcripts.sessions", "clawmem.transcripts.formats", "clawmem.text.redact"}
     assert sorted(heavy & names) == []
+
+
+def test_reflect_later_finds_the_flushed_page_as_it_would_write_it(ws, tmp_path, lexical):
+    """The flush writes the page reflect writes once the conversation is finished: reflect then
+    counts the hook-named transcript among its conversations and has nothing to change."""
+    t = Transcript(tmp_path / "cc" / PROJECT / f"{SID}.jsonl")
+    t.user("Remember: the refund webhook retries five times with exponential backoff.")
+    t.assistant("Yes: five retries, exponential backoff, for the refund webhook.")
+    t.user("We decided to alert after the third failed retry of the refund webhook.")
+    assert hook(ws, payload(t, "SessionEnd")).code == 0
+    (page,) = episode_pages(ws)
+    before = page.read_bytes()
+    r = cli("-w", str(ws), "reflect", "--json")
+    assert r.code == 0, r.err
+    done = json.loads(r.out)
+    assert done["episode_pages_written"] == 0, done
+    assert page.read_bytes() == before
+    # A reflect that does rewrite it (the page deleted) writes the same bytes.
+    page.unlink()
+    assert json.loads(cli("-w", str(ws), "reflect", "--json").out)["episode_pages_written"] == 1
+    assert page.read_bytes() == before
