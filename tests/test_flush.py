@@ -566,3 +566,25 @@ def test_reflect_later_finds_the_flushed_page_as_it_would_write_it(ws, tmp_path,
     page.unlink()
     assert json.loads(cli("-w", str(ws), "reflect", "--json").out)["episode_pages_written"] == 1
     assert page.read_bytes() == before
+
+
+def test_a_busy_index_does_not_keep_the_page_from_being_written(ws, tmp_path, lexical):
+    """Another writer holds the index (an `index` embedding for minutes): after a short wait
+    the page and the registry are written all the same, and the next sync indexes the rest."""
+    from clawmem.files.locking import write_lock
+
+    t = Transcript(tmp_path / "cc" / PROJECT / f"{SID}.jsonl")
+    said = t.user("Remember: the refund webhook retries five times with exponential backoff.")
+    assert cli("-w", str(ws), "index").code == 0
+    with write_lock(ws / ".memory", timeout=5, purpose="a long clawmem index"):
+        r = hook(ws, payload(t))
+    assert (r.code, r.out, r.err) == (0, "", ""), r.err
+    (page,) = episode_pages(ws)
+    assert "five times with exponential backoff" in page.read_text(encoding="utf-8")
+    last = (ws / ".memory" / "flush.log").read_text(encoding="utf-8").splitlines()[-1]
+    assert "flushed" in last and "not indexed" in last and "index busy" in last, last
+    # The next read syncs what the flush could not index (the page's own lines rank first).
+    q = "how often does the refund webhook retry"
+    r = json.loads(cli("-w", str(ws), "recall", q, "--source", "sessions", "--json").out)
+    cites = [x["citation"] for x in r["results"]]
+    assert f"sessions/{PROJECT}/{SID}.jsonl#L{said}-L{said}" in cites, cites
