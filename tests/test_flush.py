@@ -188,8 +188,7 @@ def test_three_compactions_grow_one_cited_page_without_secrets(ws, tmp_path, lex
             t.compacted()
             t.user("From now on I prefer one small PR per alert fix for payments-service.")
             t.assistant("Understood: one small PR per alert fix.")
-        event = "SessionEnd" if part == 3 else "PreCompact"
-        r = hook(ws, payload(t, event))
+        r = hook(ws, payload(t, "PreCompact"))
         assert (r.code, r.out, r.err) == (0, "", ""), r.err
         pages = episode_pages(ws)
         assert [p.name for p in pages] == [f"2026-03-01-{SID}.md"], pages
@@ -197,6 +196,11 @@ def test_three_compactions_grow_one_cited_page_without_secrets(ws, tmp_path, lex
         sizes.append(len(page))
         counts.append(int(re.search(r"(\d+) messages \(", page).group(1)))
     assert sizes[0] < sizes[1] < sizes[2] and counts[0] < counts[1] < counts[2], (sizes, counts)
+    # The session ends with nothing new said: its SessionEnd flush changes nothing.
+    r = hook(ws, payload(t, "SessionEnd"))
+    assert (r.code, r.out, r.err) == (0, "", ""), r.err
+    assert episode_pages(ws)[0].read_text(encoding="utf-8") == page
+    assert "[SessionEnd (prompt_input_exit)] flushed" in (ws / ".memory" / "flush.log").read_text()
 
     # Every line of the page that says something from the conversation cites it, and each
     # citation reads back what was said there (the transcript is known although not configured).
