@@ -441,14 +441,17 @@ class Indexer:
         load_model: bool = True,
     ) -> SyncReport:
         """``index`` for a caller that already holds the write lock (retain, reflect).
-        ``load_model=False`` (with ``embed=False``): never load the model, even when only
-        loading it would tell the vector space (the index then declares it at the next run
-        that loads the model)."""
+        ``load_model=False`` (with ``embed=False``, for a hook that must return at once): do not
+        touch the model, not even its file's metadata; the index declares its vector space at
+        the next run that loads the model."""
         prog = progress or _silent
         sc = self.scan()
         # Even with embed=False the vector space is declared (units pending): from the model
         # file's metadata when that tells, else by loading the model.
-        identity = self._declared_identity()
+        if load_model:
+            identity = self._declared_identity()
+        else:
+            identity = self._embedder.identity if self._embedder is not None else None
         load = (identity is None and load_model) or embed
         emb = self.embedder() if load else self._embedder
         if emb is not None:
