@@ -591,3 +591,39 @@ def test_a_busy_index_does_not_keep_the_page_from_being_written(ws, tmp_path, le
     r = json.loads(cli("-w", str(ws), "recall", q, "--source", "sessions", "--json").out)
     cites = [x["citation"] for x in r["results"]]
     assert f"sessions/{PROJECT}/{SID}.jsonl#L{said}-L{said}" in cites, cites
+
+
+def test_which_transcript_each_hook_payload_names(tmp_path):
+    """The payload shapes, read without running a flush: Claude Code names the file; an OpenClaw
+    event names the session (its file under the state folder), or the file of the session that
+    /new or /reset ended; nothing that could climb out of the sessions folder is accepted."""
+    from clawmem.reflect.flush import request_from_hook
+
+    home = Path.home()
+    env = {"OPENCLAW_STATE_DIR": str(tmp_path / "state")}
+    cc = request_from_hook(
+        json.dumps({"transcript_path": "~/.claude/projects/p/s.jsonl", "hook_event_name": "Stop"})
+    )
+    assert cc.transcript == home / ".claude/projects/p/s.jsonl" and cc.event == "Stop"
+    rel = request_from_hook(json.dumps({"transcript_path": "t/s.jsonl", "cwd": "/work"}))
+    assert rel.transcript == Path("/work/t/s.jsonl")
+    oc = request_from_hook(
+        json.dumps(
+            {
+                "type": "command",
+                "action": "reset",
+                "sessionKey": "agent:ops:telegram:group:42",
+                "context": {"previousSessionEntry": {"sessionId": "abc-1"}},
+            }
+        ),
+        env,
+    )
+    assert oc.transcript == tmp_path / "state/agents/ops/sessions/abc-1.jsonl"
+    assert oc.event == "command:reset" and oc.session_id == "abc-1"
+    default = request_from_hook(json.dumps({"type": "session", "context": {"sessionId": "x"}}), {})
+    assert default.transcript == home / ".openclaw/agents/main/sessions/x.jsonl"
+    for bad in ("../../etc/passwd", ".."):
+        r = request_from_hook(json.dumps({"type": "session", "context": {"sessionId": bad}}), env)
+        assert r.transcript is None and "cannot name a transcript" in (r.problem or "")
+    r = request_from_hook(json.dumps({"type": "gateway", "action": "startup", "context": {}}), env)
+    assert r.transcript is None and "names no transcript" in (r.problem or "")
