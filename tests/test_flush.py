@@ -627,3 +627,21 @@ def test_which_transcript_each_hook_payload_names(tmp_path):
         assert r.transcript is None and "cannot name a transcript" in (r.problem or "")
     r = request_from_hook(json.dumps({"type": "gateway", "action": "startup", "context": {}}), env)
     assert r.transcript is None and "names no transcript" in (r.problem or "")
+
+
+def test_two_transcripts_with_one_name_get_two_names(ws, tmp_path, lexical):
+    """Two files a configured folder would both call sessions/<project>/<session>.jsonl (two
+    machines' copies, say): the second is told apart by a hash of its path, and both are kept."""
+    first = Transcript(tmp_path / "a" / PROJECT / f"{SID}.jsonl")
+    first.user("Remember: the refund webhook retries five times with exponential backoff.")
+    second = Transcript(tmp_path / "b" / PROJECT / f"{SID}.jsonl")
+    second.user("Remember: the payout report goes out on Mondays at nine.")
+    one = json.loads(cli("-w", str(ws), "flush", str(first.path), "--json").out)
+    two = json.loads(cli("-w", str(ws), "flush", str(second.path), "--json").out)
+    assert one["transcript"] == f"sessions/{PROJECT}/{SID}.jsonl"
+    assert re.fullmatch(rf"sessions/{PROJECT}/{SID}-[0-9a-f]{{8}}\.jsonl", two["transcript"]), two
+    again = json.loads(cli("-w", str(ws), "flush", str(second.path), "--json").out)
+    assert again["transcript"] == two["transcript"]  # the name it was given, every time
+    assert "five times" in cli("-w", str(ws), "get", f"{one['transcript']}#L2-L2").out
+    assert "Mondays" in cli("-w", str(ws), "get", f"{two['transcript']}#L2-L2").out
+    assert json.loads(cli("-w", str(ws), "status", "--json").out)["sessions"]["flushed"] == 2

@@ -79,15 +79,17 @@ def valid_name(rel: str) -> bool:
 def name_for(root: Path, path: Path, fmt: str | None, holder: Callable[[str], Path | None]) -> str:
     """The ``sessions/…`` name for the transcript at ``path``: the one it is registered under,
     else the one its agent's usual folder would give, made unique with a hash of the path when
-    another file has that name already (``holder``: the file a name stands for, if any)."""
-    for rel, known in load(root).items():
+    another file has that name already, registered or in a configured folder (``holder``: the
+    file a configured folder gives that name, if any)."""
+    registered = load(root)
+    for rel, known in registered.items():
         if known == path:
             return rel
     if fmt == "claude-code" and path.parent.name:
         rel = f"{TRANSCRIPT_PREFIX}{path.parent.name}/{path.name}"
     else:
         rel = f"{TRANSCRIPT_PREFIX}{path.name}"
-    other = holder(rel)
+    other = registered.get(rel) or holder(rel)
     if other is not None and other != path:
         import hashlib  # here: the read path imports this module, and hashes nothing
 
