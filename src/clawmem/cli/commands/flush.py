@@ -38,6 +38,10 @@ def register(app: typer.Typer) -> None:
         from clawmem.errors import ClawmemError, UsageError
 
         if hook:
+            from clawmem.files import locking
+
+            # Silent: not even the notice of waiting for the write lock (the log says it).
+            locking.on_wait = None
             text = sys.stdin.read()
             try:
                 mem = open_mem(workspace)
