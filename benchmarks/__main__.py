@@ -80,15 +80,18 @@ ANALYSIS = REPO / "benchmarks" / "analysis.md"
 def _write_report(out: Path, report: str) -> None:
     """Write the report. The embedding-model comparison (``python -m benchmarks.embedders``, a
     separate run: it embeds everything with two models) keeps its section: rendered from its saved
-    results when they are here, else carried over as it was."""
-    from . import cold, embedders
+    results when they are here, else carried over as it was. So does the flush benchmark's
+    (``python -m benchmarks.flush``)."""
+    from . import cold, embedders, flush
 
     old = _old_section(out)
     old_cold = _old_section(out, cold.HEADING)
+    old_flush = _old_section(out, flush.HEADING)
     out.write_text(report, encoding="utf-8")
     # The cold-start section (``python -m benchmarks.cold``, a run of its own) is kept as it was.
     if old_cold:
         cold.write_section(old_cold, out)
+    _keep_flush_section(out, old_flush)
     saved = WORK / "embedders.json"
     try:
         if saved.is_file():
@@ -98,6 +101,20 @@ def _write_report(out: Path, report: str) -> None:
         log(f"embedding models section not rendered from {saved} ({exc!r})")
     if old:
         embedders.write_section(old, out)
+
+
+def _keep_flush_section(out: Path, old: str | None) -> None:
+    from . import flush
+
+    saved = WORK / "flush.json"
+    try:
+        if saved.is_file():
+            flush.write_section(flush.render(json.loads(saved.read_text())), out)
+            return
+    except (KeyError, ValueError) as exc:  # an incomplete run: keep the old section
+        log(f"flush section not rendered from {saved} ({exc!r})")
+    if old:
+        flush.write_section(old, out)
 
 
 def main(argv: list[str] | None = None) -> int:

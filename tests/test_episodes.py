@@ -65,10 +65,14 @@ def test_the_episode_page(sess, lexical):
     assert page.startswith("# Episode 2025-12-02: session 3b8f0c2e\n")
     assert "(openclaw), 2025-12-02 09:14–09:18 UTC, 8 messages (4 from the user)" in page
     assert "- Transcript: sessions/3b8f0c2e-6d1a-4e7b-9a51-0c2d7e4f9a13.jsonl#L4-L14" in page
-    ab = re.search(r"^\*\*Abstract:\*\* (.+)$", page, re.M).group(1)
-    assert 40 <= len(ab) <= 201 and "staging Redis" in ab
-    topics = re.search(r"^\*\*Topics:\*\* (.+)$", page, re.M).group(1).split(", ")
-    assert "pay-fsn1" in topics and "payments-service" in topics
+    # The abstract and the topics cite the lines they were said on, like every bullet below.
+    rel = "sessions/3b8f0c2e-6d1a-4e7b-9a51-0c2d7e4f9a13.jsonl"
+    ab, cite = re.search(r"^\*\*Abstract:\*\* (.+) \((\S+)\)$", page, re.M).groups()
+    assert 40 <= len(ab) <= 201 and "staging Redis" in ab and cite == f"{rel}#L4-L4"
+    assert ab.rstrip("…")[:60] in cli("-w", str(sess), "get", cite).out
+    topics, cite = re.search(r"^\*\*Topics:\*\* (.+) \((\S+)\)$", page, re.M).groups()
+    assert "pay-fsn1" in topics.split(", ") and "payments-service" in topics.split(", ")
+    assert cite == f"{rel}#L4-L5"
     bullets = re.findall(r"^- ([WO])[ :].*?\((sessions/\S+#L(\d+)-L\d+)\)$", page, re.M)
     assert [(k, int(n)) for k, _, n in bullets] == [("W", 4), ("W", 11), ("W", 13)]
     # Each bullet cites the line it was said on: `get` reads it back.

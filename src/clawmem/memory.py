@@ -61,6 +61,7 @@ if TYPE_CHECKING:  # the real signatures, for type checkers and editors
     from clawmem.recall.graph import graph_data as _graph_data
     from clawmem.recall.graph import links_of as _links_of
     from clawmem.recall.pipeline import recall as _recall
+    from clawmem.reflect.flush import flush as _flush
     from clawmem.reflect.pipeline import reflect as _reflect
 else:
     _check = _Lazy("clawmem.ingest.check", "check")
@@ -72,6 +73,7 @@ else:
     _retain = _Lazy("clawmem.ingest.retain", "retain")
     _status = _Lazy("clawmem.ingest.status", "status")
     _reflect = _Lazy("clawmem.reflect.pipeline", "reflect")
+    _flush = _Lazy("clawmem.reflect.flush", "flush")
 
 
 def _on_indexer(func: Callable[Concatenate[Indexer, P], R]) -> Callable[Concatenate[Memory, P], R]:
@@ -199,6 +201,10 @@ class Memory:
     # Update entity pages, opinions and MEMORY.md proposals from the facts, and write an episode
     # page for each finished conversation; see ``reflect.pipeline.reflect``.
     reflect = _on_indexer(_reflect)
+
+    # Write a conversation's episode page and index its transcript now (an agent's hook, before
+    # it compacts its context); see ``reflect.flush.flush``. Returns a ``FlushResult``.
+    flush = _on_indexer(_flush)
 
     # ------------------------------------------------------------------ entities and check
     # Every entity with its fact count, last mention and page; malformed facts and links.

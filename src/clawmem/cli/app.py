@@ -458,6 +458,7 @@ COMMAND_MODULES = (
     "mcp",
     "model",
     "reflect",
+    "flush",
     "watch",
 )
 

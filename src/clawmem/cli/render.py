@@ -185,6 +185,13 @@ def status_human(s: dict) -> None:
                 f"sessions    {ses['transcripts_on_disk']} transcript(s) in "
                 f"{escape(', '.join(ses['folders']))}"
             )
+        if ses.get("flushed"):
+            out.print(f"flushed     {ses['flushed']} transcript(s) named by agents' hooks")
+        last = ses.get("last_flush")
+        if last:
+            # A hook's flush is silent: a failed one is said here.
+            colour = "dim" if last["ok"] else "yellow"
+            out.print(f"last flush  [{colour}]{escape(last['line'])}[/{colour}]")
         out.print(f"chunks      {s['chunks']} chunks, {s['facts']} facts")
         out.print(
             f"versions    schema {s['schema_version']}, chunker {s['chunker_version']}, "

@@ -12,7 +12,9 @@ import json
 import os
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from clawmem.config import Config
 from clawmem.errors import LockedError, ModelError, StoreError
@@ -32,9 +34,13 @@ from clawmem.ingest.sync import (
     remove_db_files,
     swap_in,
 )
-from clawmem.markdown.workspace import INDEX_DIR, Scan, scan
+from clawmem.markdown.workspace import INDEX_DIR, FileEntry, Scan, scan
 from clawmem.store import db
 from clawmem.store.index import Index, inode
+from clawmem.transcripts import registry
+
+if TYPE_CHECKING:
+    from clawmem.transcripts.sessions import Read
 
 
 def _silent(stage: str, done: int, total: int) -> None:
@@ -199,18 +205,25 @@ class Indexer:
         return self._embedder
 
     def scan(self) -> Scan:
-        """Memory files of the workspace, and the transcripts of the configured sessions folders."""
+        """Memory files of the workspace, and the transcripts of the configured sessions folders
+        and those a hook named to ``clawmem flush`` (transcripts/registry.py)."""
         sc = scan(
             self.root,
             self.cfg.extra_paths,
             max_file_bytes=self.cfg.max_file_bytes,
             max_files=self.cfg.max_files,
         )
-        if not self.cfg.session_paths:
-            return sc
-        from clawmem.transcripts.sessions import scan as scan_sessions
+        if self.cfg.session_paths:
+            from clawmem.transcripts.sessions import scan as scan_sessions
 
-        files, skipped = scan_sessions(self.root, self.cfg)
+            files, skipped = scan_sessions(self.root, self.cfg)
+        elif registry.exists(self.root):
+            found: dict[str, FileEntry] = {}
+            skipped = []
+            registry.scan(self.root, found, skipped, set())
+            files = list(found.values())
+        else:
+            return sc
         return Scan(
             tuple(sorted([*sc.files, *files], key=lambda f: f.relpath)),
             (*sc.skipped, *skipped),
@@ -425,14 +438,22 @@ class Indexer:
         embed: bool = True,
         embed_limit: int | None = None,
         progress: Progress | None = None,
+        load_model: bool = True,
     ) -> SyncReport:
-        """``index`` for a caller that already holds the write lock (retain, reflect)."""
+        """``index`` for a caller that already holds the write lock (retain, reflect).
+        ``load_model=False`` (with ``embed=False``, for a hook that must return at once): do not
+        touch the model, not even its file's metadata; the index declares its vector space at
+        the next run that loads the model."""
         prog = progress or _silent
         sc = self.scan()
         # Even with embed=False the vector space is declared (units pending): from the model
         # file's metadata when that tells, else by loading the model.
-        identity = self._declared_identity()
-        emb = self.embedder() if identity is None or embed else self._embedder
+        if load_model:
+            identity = self._declared_identity()
+        else:
+            identity = self._embedder.identity if self._embedder is not None else None
+        load = (identity is None and load_model) or embed
+        emb = self.embedder() if load else self._embedder
         if emb is not None:
             identity = emb.identity
         idx, why = (None, "--force") if force else self.open_existing()
@@ -491,6 +512,41 @@ class Indexer:
         finally:
             idx.close()
         return report
+
+    def sync_files(
+        self, entries: Sequence[FileEntry], *, read: Mapping[str, Read] | None = None
+    ) -> tuple[SyncReport | None, str | None]:
+        """For a caller holding the write lock (``clawmem flush``): bring just these files up to
+        date, never loading the model; their new units wait for ``index`` or ``watch`` to embed
+        them. With no index yet, it is built first, lexically. (None, why) when the index needs
+        a rebuild (a rebuild of a large workspace is no job for a hook) or cannot be written.
+        ``read``: transcripts the caller has read already (``apply_plan``)."""
+        if not self.index_path.exists():
+            return self.index_locked(embed=False, load_model=False), None
+        try:
+            idx, why = self.open_existing()
+        except StoreError as exc:
+            return None, exc.message
+        if idx is None:
+            return None, f"the index needs a rebuild ({why})"
+        try:
+            states = idx.file_states()
+            added = tuple(e for e in entries if e.relpath not in states)
+            changed = tuple(
+                e
+                for e in entries
+                if e.relpath in states and tuple(states[e.relpath][:2]) != (e.size, e.mtime_ns)
+            )
+            plan = SyncPlan(added, changed, (), len(entries) - len(added) - len(changed))
+            key = idx.get_meta("embedder")
+            report = apply_plan(idx, self.root, plan, self.cfg, embedder_key=key, read=read)
+            report.reused += idx.adopt_cached()
+            report.pending = idx.pending_count()
+        except db.DatabaseError as exc:
+            return None, f"the index could not be written ({exc})"
+        finally:
+            idx.close()
+        return report, None
 
     def lazy_sync(self, notes: list[str]) -> Scan | None:
         """Before a read: sync files changed since the last sync (a stat check when nothing did).

@@ -14,6 +14,8 @@ from typing import Any
 from clawmem.ingest.indexing import Indexer
 from clawmem.ingest.sync import chunking_key, plan_fresh
 from clawmem.store import db, queries
+from clawmem.transcripts import registry
+from clawmem.transcripts.flushlog import last_flush
 
 TOKENIZER = "fts5 porter+unicode61 over NFKC/casefolded/diacritic-free text; CJK as bigrams"
 
@@ -28,10 +30,14 @@ def status(ix: Indexer) -> dict:
         "index_bytes": db_bytes(ix.index_path),
         "tokenizer": TOKENIZER,
         "files_on_disk": len(sc.files),
-        # Transcript folders are read only when configured; their files count in files_on_disk.
+        # Transcript folders are read only when configured; their files count in files_on_disk,
+        # as do the transcripts hooks named to `clawmem flush` (``flushed``, registry.py). A
+        # hook's flush is silent: its last line in .memory/flush.log says whether it worked.
         "sessions": {
             "folders": list(ix.cfg.session_paths),
             "transcripts_on_disk": sum(1 for f in sc.files if f.relpath.startswith("sessions/")),
+            "flushed": len(registry.load(ix.root)),
+            "last_flush": last_flush(ix.memory_dir),
         },
         "skipped": [{"path": s.relpath, "reason": s.reason} for s in sc.skipped],
     }

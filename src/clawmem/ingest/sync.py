@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
@@ -27,6 +27,7 @@ from clawmem.store.index import Index, make_unit
 
 if TYPE_CHECKING:
     from clawmem.markdown.links import Link
+    from clawmem.transcripts.sessions import Read
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -299,7 +300,10 @@ def apply_plan(
     *,
     embedder_key: str | None,
     progress: Progress = _noop,
+    read: Mapping[str, Read] | None = None,
 ) -> SyncReport:
+    """Apply ``plan`` to ``index``. ``read``: transcripts the caller has read and parsed already
+    (sessions.Read, by path), which are not read again."""
     report = SyncReport(files_unchanged=plan.unchanged)
     todo = [*plan.added, *plan.changed]
     states = index.file_states()
@@ -310,7 +314,8 @@ def apply_plan(
     for n, entry in enumerate(todo, 1):
         progress("index", n - 1, len(todo))
         if entry.relpath.startswith(TRANSCRIPT_PREFIX):
-            _sync_transcript(index, root, cfg, entry, embedder_key, states, report)
+            pre = read.get(entry.relpath) if read else None
+            _sync_transcript(index, root, cfg, entry, embedder_key, states, report, pre)
             continue
         done.add(entry.relpath)
         if entry.mtime_ns > time.time_ns() - RACY_NS:
@@ -372,10 +377,11 @@ def _sync_transcript(
     embedder_key: str | None,
     states: dict,
     report: SyncReport,
+    read: Read | None = None,
 ) -> None:
     from clawmem.transcripts.sessions import sync_transcript
 
-    done = sync_transcript(index, root, cfg, entry, embedder_key=embedder_key)
+    done = sync_transcript(index, root, cfg, entry, embedder_key=embedder_key, read=read)
     if isinstance(done, Skipped):
         report.skipped.append(done)
         if entry.relpath in states:

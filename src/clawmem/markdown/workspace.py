@@ -24,6 +24,8 @@ SKIP_DIRS = {".git", "node_modules", "__pycache__"}
 # Transcripts of the configured sessions folders are known by this prefix (sessions.py); it is
 # not a workspace folder, so no Markdown path may start with it.
 TRANSCRIPT_PREFIX = "sessions/"
+# A transcript bigger than this is not read (nor its appends): a bound on one sync's work.
+MAX_TRANSCRIPT_BYTES = 512 * 1024 * 1024
 # One page per entity: bank/entities/Peter.md (entity pages are written by reflect, read by all).
 ENTITY_DIR = "bank/entities"
 # Markers that identify a workspace root when walking up from the current folder.

@@ -4,7 +4,8 @@ episodes proposed for ``MEMORY.md``.
 A session is *finished* when its last message is older than ``session_idle_minutes``. Its page,
 ``memory/episodes/YYYY-MM-DD-<session>.md``, is a pure function of the transcript (extractive:
 no model needed), so reflect writing it again changes nothing; a session that is resumed later
-simply gets its page updated. The page holds:
+simply gets its page updated. ``clawmem flush`` (flush.py) writes the same page for a session
+still going, when an agent's hook asks. The page holds, each citing the transcript lines:
 
 - a one-sentence abstract (about 200 characters): the sentence that best covers the words the
   conversation keeps coming back to;
@@ -26,6 +27,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import lru_cache
 from pathlib import Path
 
 from clawmem.config import Config
@@ -65,10 +67,13 @@ _LEAD = re.compile(
     r"(?:(?:please\s+)?(?:remember|note|before I forget|for the record|fyi|heads up)[:,]?\s+)?",
     re.I,
 )
+# Possessive quantifiers (*+, ++) where giving characters back could never make a match: the
+# same matches, without backtracking through every lower-case word of a long conversation.
 _TOPIC = re.compile(
-    r"\b[A-Z][\w]*(?:[-.][\w]+)*(?:\s+[A-Z][\w]*)*"  # Names and Proper Phrases
-    r"|\b[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+\b"  # identifiers: payments-service, test_refund
+    r"\b[A-Z]\w*+(?:[-.]\w+)*(?:\s+[A-Z]\w*+)*"  # Names and Proper Phrases
+    r"|\b[a-z][a-z0-9]*+(?:[-_][a-z0-9]++)+\b"  # identifiers: payments-service, test_refund
 )
+_IDENTIFIER = re.compile(r"[-_.\d]")  # a topic written like an identifier counts double
 _NOT_TOPICS = {"i", "i'll", "i'm", "i've", "ok", "okay", "yes", "no", "the", "a", "and", "but"}
 
 
@@ -113,13 +118,34 @@ class Episode:
 
     @property
     def citation(self) -> str:
-        return f"{self.relpath}#L{self.messages[0].line}-L{self.messages[-1].line}"
+        return self.cite(self.messages[0].line, self.messages[-1].line)
+
+    def cite(self, start: int, end: int) -> str:
+        return f"{self.relpath}#L{start}-L{end}"
+
+
+def episode_of(relpath: str, parsed: transcripts.Parsed, entity_names: list[str]) -> Episode | None:
+    """The conversation of a transcript (read whole) as an episode; None when nothing dated
+    was said in it yet, or it is in no format clawmem reads."""
+    said = tuple(m for m in parsed.messages if m.at)
+    if parsed.format is None or not said:
+        return None
+    return Episode(
+        relpath,
+        parsed.session_id or Path(relpath).stem,
+        parsed.format,
+        said,
+        min(m.at for m in said if m.at),
+        max(m.at for m in said if m.at),
+        tuple(statements(said, entity_names)),
+    )
 
 
 def finished(
     root: Path, cfg: Config, now: datetime, entity_names: list[str]
 ) -> tuple[list[Episode], list[str]]:
-    """The finished sessions of the configured folders as episodes (oldest first), and warnings."""
+    """The finished sessions of the configured folders (and of the transcripts hooks named to
+    ``clawmem flush``) as episodes, oldest first, and warnings."""
     files, skipped = sessions.scan(root, cfg)
     warnings = [f"{s.relpath}: {s.reason}" for s in skipped]
     cutoff = now - timedelta(minutes=cfg.session_idle_minutes)
@@ -139,17 +165,9 @@ def finished(
         last = datetime.fromisoformat(said[-1].at.replace("Z", "+00:00"))  # type: ignore[union-attr]
         if last > cutoff:
             continue  # still going (or paused for less than the idle time)
-        out.append(
-            Episode(
-                entry.relpath,
-                parsed.session_id or Path(entry.relpath).stem,
-                parsed.format,
-                said,
-                min(m.at for m in said if m.at),
-                max(m.at for m in said if m.at),
-                tuple(statements(said, entity_names)),
-            )
-        )
+        episode = episode_of(entry.relpath, parsed, entity_names)
+        if episode is not None:
+            out.append(episode)
     out.sort(key=lambda e: (e.first_at, e.relpath))
     return out, warnings
 
@@ -157,40 +175,60 @@ def finished(
 # ---------------------------------------------------------------------------- one episode
 
 
-def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
+@lru_cache(maxsize=4096)
+def sentences(text: str) -> tuple[str, ...]:
+    # Cached: the abstract, the topics and the statements each go through every message.
+    return tuple(s.strip() for s in _SENTENCE.split(text) if s and s.strip())
 
 
 def abstract(messages: tuple[Message, ...] | list[Message], limit: int = ABSTRACT_CHARS) -> str:
     """The sentence that best covers what the conversation keeps returning to (topic words
     weighted by how often the whole session uses them; the user's own sentences preferred, the
     earlier one on a tie), cut to about ``limit`` characters at a word."""
+    return abstract_said(messages, limit)[0]
+
+
+def abstract_said(
+    messages: tuple[Message, ...] | list[Message], limit: int = ABSTRACT_CHARS
+) -> tuple[str, int | None]:
+    """``abstract``, and the transcript line it was said on (None: nothing was said)."""
+    # Each sentence's topic words, once: a message's words are its sentences' words (the
+    # sentences split the text only at whitespace), counted once per message.
+    weighed = [(m, [(s, topic_words(s)) for s in sentences(m.text)]) for m in messages]
     counts: Counter[str] = Counter()
-    for m in messages:
-        counts.update(topic_words(m.text))
-    best, best_score = "", -1.0
-    for m in messages:
-        for s in sentences(m.text):
-            words = topic_words(s)
+    for _, said in weighed:
+        counts.update(frozenset().union(*(words for _, words in said)))
+    best, best_score, line = "", -1.0, None
+    for m, said in weighed:
+        for s, words in said:
             if len(s) < 20 or len(words) < 3:
                 continue
-            score = sum(counts[w] for w in words) / math.sqrt(len(words))
+            score = sum(map(counts.__getitem__, words)) / math.sqrt(len(words))
             score *= 1.2 if m.role == "user" else 1.0
             if score > best_score:
-                best, best_score = s, score
+                best, best_score, line = s, score, m.line
     if not best and messages:
-        best = sentences(messages[0].text)[0] if sentences(messages[0].text) else ""
+        first = sentences(messages[0].text)
+        best, line = (first[0], messages[0].line) if first else ("", None)
     best = " ".join(best.split())
     if len(best) <= limit:
-        return best
+        return best, line
     cut = best[:limit].rsplit(" ", 1)[0].rstrip(",;:")
-    return cut + "…"
+    return cut + "…", line
 
 
 def topics(messages: tuple[Message, ...] | list[Message], limit: int = MAX_TOPICS) -> list[str]:
     """Names and identifiers said most often (at least twice, or once when written like an
     identifier), most frequent first, then in order of appearance."""
-    seen: dict[str, tuple[int, int, str]] = {}  # folded -> (count, first position, as written)
+    return topics_said(messages, limit)[0]
+
+
+def topics_said(
+    messages: tuple[Message, ...] | list[Message], limit: int = MAX_TOPICS
+) -> tuple[list[str], tuple[int, int] | None]:
+    """``topics``, and the first and last transcript lines they were said on."""
+    # folded -> (count, first position, as written, first line, last line)
+    seen: dict[str, tuple[int, int, str, int, int]] = {}
     pos = 0
     for m in messages:
         for s in sentences(m.text):
@@ -199,18 +237,20 @@ def topics(messages: tuple[Message, ...] | list[Message], limit: int = MAX_TOPIC
                 folded = word.casefold()
                 if folded in _NOT_TOPICS or len(word) < 3:
                     continue
-                identifier = bool(re.search(r"[-_.\d]", word))
+                identifier = bool(_IDENTIFIER.search(word))
                 if i == 0 and match.start() == 0 and not identifier and " " not in word:
                     # A capitalised first word of a sentence is no name unless it recurs.
                     if folded not in seen:
-                        seen[folded] = (0, pos, word)
+                        seen[folded] = (0, pos, word, m.line, m.line)
                         pos += 1
                     continue
-                count, first, written = seen.get(folded, (0, pos, word))
-                seen[folded] = (count + (2 if identifier else 1), first, written)
+                count, first, written, since, _ = seen.get(folded, (0, pos, word, m.line, 0))
+                seen[folded] = (count + (2 if identifier else 1), first, written, since, m.line)
                 pos += 1
-    ranked = sorted((v for v in seen.values() if v[0] >= 2), key=lambda v: (-v[0], v[1]))
-    return [v[2] for v in ranked[:limit]]
+    ranked = sorted((v for v in seen.values() if v[0] >= 2), key=lambda v: (-v[0], v[1]))[:limit]
+    if not ranked:
+        return [], None
+    return [v[2] for v in ranked], (min(v[3] for v in ranked), max(v[4] for v in ranked))
 
 
 def statements(messages, entity_names: list[str]) -> list[Statement]:
@@ -253,16 +293,18 @@ def episode_body(e: Episode) -> list[str]:
     start, end = e.first_at.replace("T", " ")[:16], e.last_at.replace("T", " ")[:16]
     if start[:10] == end[:10]:
         end = end[11:]
+    said, line = abstract_said(e.messages)
     lines = [
         f"- Session: `{e.session_id}` ({e.format}), {start}–{end} UTC, "
         f"{len(e.messages)} messages ({users} from the user)",
         f"- Transcript: {e.citation}",
         "",
-        f"**Abstract:** {abstract(e.messages)}",
+        f"**Abstract:** {said}" + (f" ({e.cite(line, line)})" if line is not None else ""),
         "",
     ]
-    found = topics(e.messages)
-    lines += [f"**Topics:** {', '.join(found) if found else '(none stood out)'}", ""]
+    found, where = topics_said(e.messages)
+    topic_line = f"**Topics:** {', '.join(found)} ({e.cite(*where)})" if where else None
+    lines += [topic_line or "**Topics:** (none stood out)", ""]
     lines += [
         "### Proposed Retain",
         "",

@@ -52,6 +52,7 @@ from clawmem.reflect.episodes import (
 )
 from clawmem.reflect.opinions import Opinion, cluster
 from clawmem.text.topics import jaccard, topic_words
+from clawmem.transcripts import registry
 
 if TYPE_CHECKING:
     from clawmem.ingest.indexing import Indexer
@@ -849,7 +850,7 @@ def reflect(
         pages = existing_entity_pages(sc.files)
         episodes: list[Episode] = []
         episode_warnings: list[str] = []
-        if mem.cfg.session_paths:
+        if mem.cfg.session_paths or registry.exists(mem.root):  # hooks named some (flush)
             from clawmem.reflect.episodes import finished
 
             names = sorted(Path(rel).stem for rel in pages.values())

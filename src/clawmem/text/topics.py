@@ -7,6 +7,8 @@ not import the Retain grammar: a cold lexical `clawmem recall` must start fast (
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from clawmem.text.textnorm import STOPWORDS, tokens
 
 # Words that say *that* someone holds a view rather than *what* the view is about. Two opinions
@@ -31,20 +33,29 @@ def _is_cjk_bigram(word: str) -> bool:
     return ord(word[0]) >= 0x2E80
 
 
+@lru_cache(maxsize=1 << 16)
+def _about(word: str) -> str:
+    """What one folded word adds to ``topic_words``: itself (CJK), its stem, or "" (nothing).
+    Cached: an episode page weighs every sentence of a conversation (2,000 messages: ~10,000
+    sentences), and the same few thousand words recur in them."""
+    if _is_cjk_bigram(word):
+        return word
+    if len(word) < 3 or word in STOPWORDS or word in OPINION_WORDS:
+        return ""
+    return _stem(word)
+
+
 def topic_words(text: str, entities: tuple[str, ...] | frozenset[str] = ()) -> frozenset[str]:
     """The words a statement is *about*: folded (any script, CJK as bigrams), without stopwords,
     opinion verbs, the entities' own names and words shorter than three letters."""
-    skip: set[str] = set()
-    for name in entities:
-        skip.update(tokens(name))
-    out = set()
-    for word in tokens(text):
-        if _is_cjk_bigram(word):
-            out.add(word)
-            continue
-        if len(word) < 3 or word in STOPWORDS or word in OPINION_WORDS or word in skip:
-            continue
-        out.add(_stem(word))
+    words = tokens(text)
+    if entities:
+        skip: set[str] = set()
+        for name in entities:
+            skip.update(tokens(name))
+        words = [w for w in words if w not in skip or _is_cjk_bigram(w)]
+    out = {_about(w) for w in words}
+    out.discard("")
     return frozenset(out)
 
 

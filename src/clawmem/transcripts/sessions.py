@@ -2,7 +2,8 @@
 transcript incrementally into the index.
 
 Transcript folders are opted into explicitly (``[sessions] paths`` in clawmem.toml): they are the
-only places outside the workspace clawmem reads, and only their ``*.jsonl`` files. A transcript
+only places outside the workspace clawmem reads, and only their ``*.jsonl`` files, besides the
+single transcripts that an agent's hook named to ``clawmem flush`` (registry.py). A transcript
 is known in the index, in citations and to ``clawmem get`` as ``sessions/<path in its folder>``
 (``sessions/4f1c….jsonl#L120-L124``); it is never written to.
 
@@ -22,14 +23,19 @@ from pathlib import Path, PurePosixPath
 
 from clawmem.config import Config
 from clawmem.errors import BadArgument, WorkspaceError
-from clawmem.markdown.workspace import TRANSCRIPT_PREFIX, FileEntry, Scan, Skipped
+from clawmem.markdown.workspace import (
+    MAX_TRANSCRIPT_BYTES,
+    TRANSCRIPT_PREFIX,
+    FileEntry,
+    Scan,
+    Skipped,
+)
 from clawmem.store.index import Index, TranscriptState, Unit, make_unit
 from clawmem.transcripts import formats as transcripts
+from clawmem.transcripts import registry
 from clawmem.transcripts.formats import Message
 
 SUFFIX = ".jsonl"
-# A transcript bigger than this is not read (nor its appends): a bound on one sync's work.
-MAX_TRANSCRIPT_BYTES = 512 * 1024 * 1024
 # The prefix hash covers this many bytes at each end of the indexed part (cheap for 50 MB files).
 SAMPLE_BYTES = 4096
 ROLE_LABEL = {"user": "User", "assistant": "Assistant"}
@@ -49,9 +55,11 @@ def folders(root: Path, cfg: Config) -> list[Path]:
 
 
 def scan(root: Path, cfg: Config) -> tuple[list[FileEntry], list[Skipped]]:
-    """Stat every transcript of the configured folders (no content is read)."""
+    """Stat every transcript of the configured folders, and those a hook named (registry.py)
+    that no configured folder holds (no content is read)."""
     files: dict[str, FileEntry] = {}
     skipped: list[Skipped] = []
+    seen: set[tuple[int, int]] = set()  # (device, inode) of each configured transcript
     for raw, folder in zip(cfg.session_paths, folders(root, cfg), strict=True):
         if not folder.is_dir():
             skipped.append(Skipped(raw, "sessions folder not found"))
@@ -75,6 +83,8 @@ def scan(root: Path, cfg: Config) -> tuple[list[FileEntry], list[Skipped]]:
                     continue
                 assert st is not None
                 files[rel] = FileEntry(rel, st.st_size, st.st_mtime_ns)
+                seen.add((st.st_dev, st.st_ino))
+    registry.scan(root, files, skipped, seen)
     return list(files.values()), skipped
 
 
@@ -99,13 +109,22 @@ def _refusal(folder: Path, inner: PurePosixPath) -> tuple[str | None, os.stat_re
 
 
 def locate(root: Path, cfg: Config, relpath: str) -> Path | None:
-    """The transcript file behind ``sessions/…`` (the first configured folder holding it), if
-    the scan would read it."""
+    """The transcript file behind ``sessions/…``: the first configured folder holding it, if the
+    scan would read it, else the file a hook named under that name (registry.py)."""
     return find(root, cfg, relpath)[0]
 
 
 def find(root: Path, cfg: Config, relpath: str) -> tuple[Path | None, str]:
     """``locate``, with why not when there is no transcript to read."""
+    found, why = _in_folders(root, cfg, relpath)
+    if found is None and is_transcript_path(relpath):
+        p = registry.load(root).get(relpath)
+        if p is not None and p.is_file() and not p.is_symlink():
+            return p, ""
+    return found, why
+
+
+def _in_folders(root: Path, cfg: Config, relpath: str) -> tuple[Path | None, str]:
     if not is_transcript_path(relpath):
         return None, "not a transcript path"
     inner = PurePosixPath(relpath[len(TRANSCRIPT_PREFIX) :])
@@ -120,6 +139,36 @@ def find(root: Path, cfg: Config, relpath: str) -> tuple[Path | None, str]:
                 return p, ""
             refused = refused or why  # as the scan: a later folder's file of that name is read
     return None, refused or "no such transcript in the configured sessions folders"
+
+
+def name_of(root: Path, cfg: Config, path: Path, fmt: str | None) -> tuple[str, bool]:
+    """(the ``sessions/…`` name of the transcript at ``path``, whether it needs registering):
+    its configured folder's name for it when a configured folder holds it as a scan finds it,
+    else its name in the registry (registry.name_for)."""
+    for folder in folders(root, cfg):
+        for base, file in ((folder, path), (Path(os.path.realpath(folder)), _real(path))):
+            try:
+                inner = file.relative_to(base)
+            except ValueError:
+                continue
+            if any(part.startswith(".") for part in inner.parts):
+                continue  # a scan does not enter hidden folders
+            rel = TRANSCRIPT_PREFIX + inner.as_posix()
+            held = _in_folders(root, cfg, rel)[0]
+            if held is not None and _same(held, path):
+                return rel, False
+    return registry.name_for(root, path, fmt, lambda rel: _in_folders(root, cfg, rel)[0]), True
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path.parent)) / path.name
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 # ---------------------------------------------------------------------------- reading into units
@@ -192,8 +241,19 @@ class TranscriptSync:
     bytes_read: int
 
 
+# A transcript's first ``entry.size`` bytes, parsed, when the caller has read them already
+# (``clawmem flush`` reads the whole file for the episode page): no second read nor parse.
+Read = tuple[bytes, transcripts.Parsed]
+
+
 def sync_transcript(
-    index: Index, root: Path, cfg: Config, entry: FileEntry, *, embedder_key: str | None
+    index: Index,
+    root: Path,
+    cfg: Config,
+    entry: FileEntry,
+    *,
+    embedder_key: str | None,
+    read: Read | None = None,
 ) -> TranscriptSync | Skipped:
     """Bring one transcript's rows up to date: read only what was appended when its indexed
     prefix is unchanged, else all of it. Never raises for bad content: it reports."""
@@ -205,8 +265,10 @@ def sync_transcript(
         if known is not None:
             state, lines, sha, problems_json = known
             if entry.size >= state.offset and prefix_hash(path, state.offset) == sha:
-                return _append(index, path, cfg, entry, state, lines, problems_json, embedder_key)
-        return _rewrite(index, path, cfg, entry, embedder_key)
+                return _append(
+                    index, path, cfg, entry, state, lines, problems_json, embedder_key, read
+                )
+        return _rewrite(index, path, cfg, entry, embedder_key, read)
     except FileNotFoundError:
         return Skipped(entry.relpath, "deleted while indexing")
     except OSError as exc:
@@ -229,10 +291,18 @@ def _unknown_format(entry: FileEntry, parsed: transcripts.Parsed) -> Skipped | N
 
 
 def _rewrite(
-    index: Index, path: Path, cfg: Config, entry: FileEntry, embedder_key: str | None
+    index: Index,
+    path: Path,
+    cfg: Config,
+    entry: FileEntry,
+    embedder_key: str | None,
+    read: Read | None = None,
 ) -> TranscriptSync | Skipped:
-    data = _read_from(path, 0)
-    parsed = transcripts.parse(data)
+    if read is not None:
+        data, parsed = read
+    else:
+        data = _read_from(path, 0)
+        parsed = transcripts.parse(data)
     unknown = _unknown_format(entry, parsed)
     if unknown is not None:
         return unknown
@@ -269,10 +339,11 @@ def _append(
     lines: int,
     problems_json: str,
     embedder_key: str | None,
+    read: Read | None = None,
 ) -> TranscriptSync | Skipped:
     import json
 
-    data = _read_from(path, state.offset)
+    data = read[0][state.offset :] if read is not None else _read_from(path, state.offset)
     parsed = transcripts.parse(
         data, first_line=lines + 1, fmt=state.format, session_id=state.session_id
     )
