@@ -48,6 +48,23 @@ SLACK = 8
 ALL = 1_000_000  # every hit the candidates make (with --as-of)
 
 
+def _check_text(mode: str, **texts: str | None) -> None:
+    if mode not in MODES:
+        raise UsageError(f"unknown mode {mode!r}", hint="use one of: " + ", ".join(MODES))
+    for param, value in texts.items():
+        require_text(value, param)
+
+
+def _checked_numbers(k: int, budget: int | None, threshold: float) -> tuple[int, float]:
+    if k < 1:
+        raise BadArgument("k", k, "must be at least 1")
+    if budget is not None and budget < 1:
+        raise BadArgument("budget", budget, "must be a positive number of tokens")
+    if not 0.0 <= threshold <= 1.0:
+        raise BadArgument("min_relevance", threshold, "must be between 0 and 1")
+    return k, threshold
+
+
 def recall(
     ix: Indexer,
     query: str,
@@ -77,19 +94,13 @@ def recall(
     (default: the ``min_relevance`` setting; 0 turns it off), the result has no hits, its
     ``empty_reason`` says so and names the best relevance, and ``weak_hits`` holds what was
     found. The hits of ``k=n`` are always the first n hits of ``k=m`` for m > n."""
-    if mode not in MODES:
-        raise UsageError(f"unknown mode {mode!r}", hint="use one of: " + ", ".join(MODES))
-    for param, value in (("query", query), ("entity", entity), ("path", path)):
-        require_text(value, param)
+    _check_text(mode, query=query, entity=entity, path=path)
     k_given = k is not None
-    k = ix.cfg.k if k is None else k
-    if k < 1:
-        raise BadArgument("k", k, "must be at least 1")
-    if budget is not None and budget < 1:
-        raise BadArgument("budget", budget, "must be a positive number of tokens")
-    threshold = ix.cfg.min_relevance if min_relevance is None else min_relevance
-    if not 0.0 <= threshold <= 1.0:
-        raise BadArgument("min_relevance", threshold, "must be between 0 and 1")
+    k, threshold = _checked_numbers(
+        ix.cfg.k if k is None else k,
+        budget,
+        ix.cfg.min_relevance if min_relevance is None else min_relevance,
+    )
     today = today or date.today()
     filters = replace(
         _filters(today, since, until, kind, entity, path, as_of), source=_source(source)
