@@ -30,7 +30,7 @@ import sys
 import time
 from pathlib import Path
 
-from .common import REPO, WORK, log, median
+from .common import REPO, WORK, log, median, replace_section
 
 HEADING = "## Cold start"
 SAVED = WORK / "cold.json"
@@ -391,15 +391,7 @@ def render(d: dict) -> str:
 
 
 def write_section(section: str, path: Path) -> None:
-    """Replace (or append) the ``## Cold start`` section of ``path``."""
-    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
-    start = text.find(HEADING + "\n")
-    if start < 0:
-        text = text.rstrip("\n") + "\n\n" + section
-    else:
-        end = text.find("\n## ", start + len(HEADING))
-        text = text[:start] + section + ("\n" + text[end + 1 :] if end >= 0 else "")
-    path.write_text(text.rstrip("\n") + "\n", encoding="utf-8")
+    replace_section(path, HEADING, section)
 
 
 def main(argv: list[str] | None = None) -> None:

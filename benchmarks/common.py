@@ -167,3 +167,17 @@ class VectorCache:
 
     def close(self) -> None:
         self.conn.close()
+
+
+def replace_section(path: Path, heading: str, section: str) -> None:
+    """Replace (or append) the section of the report ``path`` that starts with ``heading``
+    (``## Cold start``) with ``section``: each benchmark writes its own part of
+    docs/benchmarks.md and leaves the others as they are."""
+    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
+    start = text.find(heading + "\n")
+    if start < 0:
+        text = text.rstrip("\n") + "\n\n" + section
+    else:
+        end = text.find("\n## ", start + len(heading))
+        text = text[:start] + section + ("\n" + text[end + 1 :] if end >= 0 else "")
+    path.write_text(text.rstrip("\n") + "\n", encoding="utf-8")

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from . import metrics as M
-from .common import EVAL, QUESTIONS, REPO, WORK, VectorCache, log
+from .common import EVAL, QUESTIONS, REPO, WORK, VectorCache, log, replace_section
 
 MODELS = ("multilingual-e5-small", "all-MiniLM-L6-v2")
 SHORT = {"multilingual-e5-small": "e5-small", "all-MiniLM-L6-v2": "MiniLM"}
@@ -386,15 +386,7 @@ def render(results: dict) -> str:
 
 
 def write_section(section: str, path: Path) -> None:
-    """Replace (or append) the ``## Embedding models`` section of ``path``."""
-    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
-    start = text.find(HEADING + "\n")
-    if start < 0:
-        text = text.rstrip("\n") + "\n\n" + section
-    else:
-        end = text.find("\n## ", start + len(HEADING))
-        text = text[:start] + section + ("\n" + text[end + 1 :] if end >= 0 else "")
-    path.write_text(text.rstrip("\n") + "\n", encoding="utf-8")
+    replace_section(path, HEADING, section)
 
 
 def main(argv: list[str] | None = None) -> None:
