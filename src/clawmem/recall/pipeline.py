@@ -93,7 +93,8 @@ def recall(
     reached it (``Hit.via``). When no hit's relevance (relevance.py) reaches ``min_relevance``
     (default: the ``min_relevance`` setting; 0 turns it off), the result has no hits, its
     ``empty_reason`` says so and names the best relevance, and ``weak_hits`` holds what was
-    found. The hits of ``k=n`` are always the first n hits of ``k=m`` for m > n."""
+    found. The hits of ``k=n`` are always the first n hits of ``k=m`` for n < m <= the
+    ``candidates`` setting (80); a larger ``k`` ranks a deeper pool."""
     _check_text(mode, query=query, entity=entity, path=path)
     k_given = k is not None
     k, threshold = _checked_numbers(
@@ -137,7 +138,9 @@ def recall(
                 embedder=emb,
                 fusion_name=ix.cfg.fusion,
                 ranking=rk,
-                candidates=ix.cfg.candidates,
+                # k-independent up to ``candidates`` (80): the first hits of -k n and -k m agree
+                # for n < m <= 80; a longer list needs a deeper pool (-k 200 has 200 hits).
+                candidates=max(ix.cfg.candidates, want),
                 snippet_chars=ix.cfg.snippet_chars,
                 decay_half_life_days=ix.cfg.decay_half_life_days,
                 today=today,
