@@ -91,30 +91,21 @@ def _write_report(out: Path, report: str) -> None:
     # The cold-start section (``python -m benchmarks.cold``, a run of its own) is kept as it was.
     if old_cold:
         cold.write_section(old_cold, out)
-    _keep_flush_section(out, old_flush)
-    saved = WORK / "embedders.json"
+    _section_from_run(out, flush, WORK / "flush.json", old_flush)
+    _section_from_run(out, embedders, WORK / "embedders.json", old)
+
+
+def _section_from_run(out: Path, part, saved: Path, old: str | None) -> None:
+    """A section written by a benchmark run of its own (``part``: its module, with ``render``
+    and ``write_section``): rendered from the run's saved JSON, else kept as it was."""
     try:
         if saved.is_file():
-            embedders.write_section(embedders.render(json.loads(saved.read_text())), out)
+            part.write_section(part.render(json.loads(saved.read_text())), out)
             return
     except (KeyError, ValueError) as exc:  # an incomplete run: keep the old section
-        log(f"embedding models section not rendered from {saved} ({exc!r})")
+        log(f"{part.HEADING} not rendered from {saved} ({exc!r})")
     if old:
-        embedders.write_section(old, out)
-
-
-def _keep_flush_section(out: Path, old: str | None) -> None:
-    from . import flush
-
-    saved = WORK / "flush.json"
-    try:
-        if saved.is_file():
-            flush.write_section(flush.render(json.loads(saved.read_text())), out)
-            return
-    except (KeyError, ValueError) as exc:  # an incomplete run: keep the old section
-        log(f"flush section not rendered from {saved} ({exc!r})")
-    if old:
-        flush.write_section(old, out)
+        part.write_section(old, out)
 
 
 def main(argv: list[str] | None = None) -> int:
