@@ -278,6 +278,27 @@ def test_index_after_an_edit_embeds_its_units_in_the_resident_embedder(
     assert "ibex" in json.loads(found.out)["results"][0]["snippet"]
 
 
+def test_a_cold_retain_embeds_its_fact_in_the_resident_embedder(
+    rt, indexed_template, tmp_path, model
+):
+    ws = tmp_path / "ws"
+    shutil.copytree(indexed_template, ws)
+    env = {"CLAWMEM_RUNTIME_DIR": str(rt)}
+    fact = "The ibex on the ridge watched us eat lunch."
+    r = cli_subprocess("-w", str(ws), "retain", fact, "--json", env=env)
+    assert r.code == 0, r.err
+    (pid,) = embedder_pids(rt)  # started by the retain, which asked it for the fact's vector
+    info = resident.describe(spec_of(model))
+    assert info["pid"] == pid and info["requests"] >= 1, info
+    st = json.loads(cli_subprocess("-w", str(ws), "status", "--json", env=env).out)
+    assert st["vectors"]["pending"] == 0, st["vectors"]
+    found = cli_subprocess(
+        "-w", str(ws), "recall", "an ibex watched us eat lunch on the ridge", "--mode", "vector",
+        "--json", env=env,
+    )  # fmt: skip
+    assert "ibex" in json.loads(found.out)["results"][0]["snippet"]
+
+
 def test_a_runtime_folder_others_can_enter_is_not_used(rt, model):
     rt.chmod(0o755)
     with pytest.raises(OSError, match="open to other users"):

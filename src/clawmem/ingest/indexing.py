@@ -453,7 +453,10 @@ class Indexer:
         else:
             identity = self._embedder.identity if self._embedder is not None else None
         load = (identity is None and load_model) or embed
-        emb = self.embedder() if load else self._embedder
+        # The few units of a retain are embedded by the resident embedder when it can (as
+        # ``index`` does after an edit): a cold retain would otherwise load the model, 1-2 s.
+        few = embed and self._embedder is None and identity is not None
+        emb = self.embedder() if load and not few else self._embedder
         if emb is not None:
             identity = emb.identity
         idx, why = (None, "--force") if force else self.open_existing()
@@ -499,6 +502,10 @@ class Indexer:
             if dropped:
                 idx.reclaim(text_removed=dropped)  # a deleted 50 MB note no longer keeps its pages
         try:
+            if few and identity is not None:
+                pending = idx.pending_count()
+                if pending:
+                    emb = self._few_embedder(min(pending, embed_limit or pending), identity.key())
             if emb is not None and embed:
                 self._embed_pending(idx, emb, report, embed_limit, prog)
             report.pending = idx.pending_count()
