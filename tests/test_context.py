@@ -139,12 +139,12 @@ def test_context_with_the_real_model(indexed):
     from clawmem import open_workspace
 
     mem = open_workspace(indexed)
-    res = build_context(mem, "The cat was sleeping on the mat by the front door again")
+    res = build_context(mem.indexer, "The cat was sleeping on the mat by the front door again")
     assert res.injected, res.to_dict()
     assert any("Miso" in ln.text for ln in res.lines)
     assert not res.degraded
     # Nothing in these notes is about this: nothing is injected.
-    off = build_context(mem, "Please write a limerick about autumn leaves in the rain")
+    off = build_context(mem.indexer, "Please write a limerick about autumn leaves in the rain")
     assert not off.injected, off.to_dict()
-    peter = build_context(mem, "how long should my WhatsApp answers to Peter be?")
+    peter = build_context(mem.indexer, "how long should my WhatsApp answers to Peter be?")
     assert peter.lines[0].citation in {"MEMORY.md#L7", "MEMORY.md#L8"}

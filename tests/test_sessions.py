@@ -390,7 +390,7 @@ def test_the_watcher_batches_a_growing_transcript(sess, lexical, tmp_path):
         f.write("batch_messages = 20\n")
     mem = open_workspace(sess, environ={"CLAWMEM_VECTORS": "0"})
     lines: list[str] = []
-    w = Watcher(mem, debounce_s=0.1, reconcile_s=60, session_quiet_s=4.0, log=lines.append)
+    w = Watcher(mem.indexer, debounce_s=0.1, reconcile_s=60, session_quiet_s=4.0, log=lines.append)
     t = threading.Thread(target=w.run, daemon=True)
     t.start()
 

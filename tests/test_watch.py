@@ -319,7 +319,7 @@ def test_a_dead_file_watcher_is_noticed_restarted_and_reconciled(ws):
 
     mem = open_workspace(ws)
     lines: list[str] = []
-    w = Watcher(mem, debounce_s=0.1, reconcile_s=0.5, log=lines.append)
+    w = Watcher(mem.indexer, debounce_s=0.1, reconcile_s=0.5, log=lines.append)
     t = threading.Thread(target=w.run, daemon=True)
     t.start()
     try:

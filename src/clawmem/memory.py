@@ -22,7 +22,7 @@ from clawmem.config import Config, load_config
 from clawmem.errors import ClawmemError, WorkspaceError
 from clawmem.ingest.indexing import Indexer
 from clawmem.ingest.sync import SyncReport
-from clawmem.markdown.workspace import Scan, find_root, read_lines, split_citation
+from clawmem.markdown.workspace import Scan, find_root
 from clawmem.store.index import Index
 
 P = ParamSpec("P")
@@ -235,34 +235,11 @@ class Memory:
 
     # ------------------------------------------------------------------ get
     def get(self, path: str, *, from_line: int | None = None, lines: int | None = None) -> dict:
-        """Lines of a memory file with their citation (``clawmem get``); for a transcript
-        (``sessions/…``), what was said in those lines. Credentials come back ``[redacted]``.
-        ``path`` may be a citation (``memory/2025-11-27.md#L12-L20``): it names the lines unless
-        ``from_line`` or ``lines`` are given; a plain path reads from line 1."""
-        from clawmem.transcripts.sessions import is_transcript_path, read_messages
+        """Lines of a memory file with their citation (``clawmem get``); see
+        ``recall.lines.get_lines``."""
+        from clawmem.recall.lines import get_lines
 
-        path, from_line, lines = split_citation(path, from_line, lines)
-        if self.cfg.read_scopes and ":" in path:  # team:memory/x.md, a read scope's file
-            from clawmem.config import load_config, parse_scopes
-            from clawmem.recall.scopes import split_scope
-
-            scopes = parse_scopes(self.cfg, self.root)
-            name, rest = split_scope(path, scopes)
-            if name is not None:
-                root = scopes[name]
-                got = read_lines(
-                    root,
-                    rest,
-                    from_line=from_line,
-                    lines=lines,
-                    extra_paths=load_config(root).extra_paths,
-                )
-                return {**got, "path": path, "citation": f"{name}:{got['citation']}"}
-        if is_transcript_path(path):
-            return read_messages(self.root, self.cfg, path, from_line=from_line, lines=lines)
-        return read_lines(
-            self.root, path, from_line=from_line, lines=lines, extra_paths=self.cfg.extra_paths
-        )
+        return get_lines(self.indexer, path, from_line=from_line, lines=lines)
 
 
 __all__ = ["Memory", "open_workspace", "ClawmemError", "WorkspaceError"]

@@ -21,12 +21,15 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clawmem.errors import ClawmemError, InputError, UsageError
 from clawmem.markdown.kinds import KINDS
 from clawmem.recall.pipeline import KINDS as RECALL_KINDS
 from clawmem.recall.pipeline import MODES, SOURCES
+
+if TYPE_CHECKING:
+    from clawmem.memory import Memory
 
 log = logging.getLogger("clawmem.mcp")
 
@@ -41,7 +44,7 @@ class ToolSpec:
     title: str
     description: str
     schema: dict
-    run: Callable[[object, dict], dict]  # (Memory, validated arguments) -> JSON object
+    run: Callable[[Memory, dict], dict]  # (the workspace, validated arguments) -> JSON object
     writes: bool = False
 
 
@@ -52,7 +55,7 @@ def _short(description: str) -> dict:
 # ------------------------------------------------------------------------------ the tools
 
 
-def _search(mem, a: dict) -> dict:
+def _search(mem: Memory, a: dict) -> dict:
     kind = a.get("kind")
     res = mem.recall(
         a["query"],
@@ -72,12 +75,12 @@ def _search(mem, a: dict) -> dict:
     return res.to_dict()
 
 
-def _get(mem, a: dict) -> dict:
+def _get(mem: Memory, a: dict) -> dict:
     # A citation from memory_search works as it is: memory/2025-11-27.md#L12-L20.
     return mem.get(a["path"], from_line=a.get("from"), lines=a.get("lines"))
 
 
-def _retain(mem, a: dict) -> dict:
+def _retain(mem: Memory, a: dict) -> dict:
     try:
         return mem.retain(
             a["text"],
@@ -98,11 +101,11 @@ def _retain(mem, a: dict) -> dict:
         ) from None
 
 
-def _status(mem, a: dict) -> dict:
+def _status(mem: Memory, a: dict) -> dict:
     return mem.status()
 
 
-def _entities(mem, a: dict) -> dict:
+def _entities(mem: Memory, a: dict) -> dict:
     rows = mem.entities()
     return {"entities": rows, "count": len(rows)}
 
@@ -432,7 +435,7 @@ class Tools:
     """The tools bound to one workspace. Calls are serialised: the library is synchronous and a
     ``Memory`` is not meant to be shared between threads at once."""
 
-    def __init__(self, mem, *, read_only: bool = False) -> None:
+    def __init__(self, mem: Memory, *, read_only: bool = False) -> None:
         self.mem = mem
         self.read_only = read_only
         self.specs = {t.name: t for t in tools(read_only)}
@@ -484,7 +487,7 @@ class Tools:
 GRANT: contextvars.ContextVar[str] = contextvars.ContextVar("clawmem_grant", default="write")
 
 
-def _server(mem, bound: Tools):
+def _server(mem: Memory, bound: Tools):
     """The SDK's low-level server with clawmem's tools, for either transport."""
     import anyio
     import mcp_types as types
@@ -544,7 +547,7 @@ def _log_to_stderr() -> None:
     )
 
 
-def serve(mem, *, read_only: bool = False) -> None:
+def serve(mem: Memory, *, read_only: bool = False) -> None:
     """Serve the workspace's memory over stdio until the client closes the connection."""
     import anyio
     from mcp.server.stdio import stdio_server
@@ -671,7 +674,9 @@ async def _refuse(send) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def http_app(mem, *, host: str, read_only: bool = False, verifier=None, required: bool = True):
+def http_app(
+    mem: Memory, *, host: str, read_only: bool = False, verifier=None, required: bool = True
+):
     """The ASGI app: the SDK's streamable HTTP transport at ``/mcp`` behind ``TokenGate``.
     Stateless: every request stands alone (no session to hijack or to run out of), and its
     answer is one JSON body."""
@@ -695,7 +700,9 @@ def http_app(mem, *, host: str, read_only: bool = False, verifier=None, required
     return TokenGate(app, verifier, required=required, read_only=read_only), bound
 
 
-def serve_http(mem, host: str, port: int, *, read_only: bool = False, announce=None) -> None:
+def serve_http(
+    mem: Memory, host: str, port: int, *, read_only: bool = False, announce=None
+) -> None:
     """Serve over streamable HTTP until interrupted. Tokens are required on any address but
     loopback, and on loopback too once a token names this workspace."""
     import threading

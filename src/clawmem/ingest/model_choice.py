@@ -96,15 +96,15 @@ def configured_identity(root: Path, cfg: Config) -> EmbedderIdentity | None:
         return None
 
 
-def model_status(mem: Indexer) -> dict:
-    """What ``clawmem model status`` reports for the workspace of ``mem``."""
+def model_status(ix: Indexer) -> dict:
+    """What ``clawmem model status`` reports for the workspace of ``ix``."""
     from clawmem.embedders.default import BUILTINS, builtin_available, default_cache_dir
     from clawmem.store import db
     from clawmem.store.index import Index
 
-    choice = model_choice(mem.root, mem.cfg)
+    choice = model_choice(ix.root, ix.cfg)
     info: dict = {
-        "source": mem.cfg.sources.get("model", "default") if mem.cfg.model else "default",
+        "source": ix.cfg.sources.get("model", "default") if ix.cfg.model else "default",
         "model": choice.builtin.name if choice.builtin is not None else None,
         "path": str(choice.path) if choice.path else None,
         "cache_dir": str(default_cache_dir()),
@@ -125,9 +125,9 @@ def model_status(mem: Indexer) -> dict:
         damaged = verify_cached(choice.builtin)  # the bytes themselves, not the cached hash
         if damaged is not None:
             info["damaged"] = damaged
-    emb = mem.embedder()
+    emb = ix.embedder()
     if emb is None:
-        info["state"] = f"unusable: {mem.embedder_error}"
+        info["state"] = f"unusable: {ix.embedder_error}"
         return info
     info["state"] = "ok"
     if choice.builtin is not None and str(emb.model_path) in REPAIRS:
@@ -135,9 +135,9 @@ def model_status(mem: Indexer) -> dict:
     info["path"] = str(emb.model_path)
     info["identity"] = emb.identity.to_dict()
     info["about"] = getattr(emb, "about", None) or info["about"]
-    if mem.index_path.exists():
+    if ix.index_path.exists():
         try:
-            idx = Index.open(mem.index_path, readonly=True)
+            idx = Index.open(ix.index_path, readonly=True)
             try:
                 built = idx.get_meta("embedder")
             finally:
@@ -153,13 +153,13 @@ def model_status(mem: Indexer) -> dict:
 
 
 def use_model(
-    mem: Indexer,
+    ix: Indexer,
     target: str | Path | None = None,
     *,
     query_prefix: str | None = None,
     document_prefix: str | None = None,
 ) -> dict:
-    """Make the workspace ``mem`` use ``target`` after checking that it loads.
+    """Make the workspace of ``ix`` use ``target`` after checking that it loads.
 
     ``target``: None or "default" for the default model, a built-in model's name or
     alias ("e5", "minilm"), or the path of a GGUF embedding model. Written to
@@ -179,9 +179,9 @@ def use_model(
     if named is not None:
         value = None if named is DEFAULT else named.name
         probe = load_embedder(
-            mem.root,
+            ix.root,
             replace(
-                mem.cfg,
+                ix.cfg,
                 model=value or "",
                 query_prefix=query_prefix,
                 document_prefix=document_prefix,
@@ -191,15 +191,15 @@ def use_model(
         path = Path(target).expanduser().resolve()  # type: ignore[arg-type]
         probe = LlamaEmbedder(path, query_prefix=query_prefix, document_prefix=document_prefix)
         try:
-            value = path.relative_to(mem.root).as_posix()
+            value = path.relative_to(ix.root).as_posix()
         except ValueError:
             value = str(path)
     identity = probe.identity.to_dict()
     about = getattr(probe, "about", None)
     probe.close()
     set_keys(
-        mem.root / "clawmem.toml",
+        ix.root / "clawmem.toml",
         {"model": value, "query_prefix": query_prefix, "document_prefix": document_prefix},
     )
-    mem.reconfigure(load_config(mem.root))
+    ix.reconfigure(load_config(ix.root))
     return {"model": value, "identity": identity, "about": about}

@@ -45,6 +45,8 @@ if TYPE_CHECKING:
     from watchdog.events import FileSystemEventHandler
     from watchdog.observers.api import BaseObserver, ObservedWatch
 
+    from clawmem.ingest.indexing import Indexer
+
 LOCK_NAME = "watch.lock"
 STATE_NAME = "watch.json"
 
@@ -186,7 +188,7 @@ class Watcher:
 
     def __init__(
         self,
-        mem,
+        ix: Indexer,
         *,
         debounce_s: float | None = None,
         reconcile_s: float | None = None,
@@ -196,10 +198,10 @@ class Watcher:
         lock_timeout: float = 2.0,
         session_quiet_s: float | None = None,
     ) -> None:
-        self.mem = mem
-        self.root: Path = mem.root
-        self.debounce_s = (mem.cfg.debounce_ms if debounce_s is None else debounce_s * 1000) / 1000
-        self.reconcile_s = float(mem.cfg.reconcile_seconds if reconcile_s is None else reconcile_s)
+        self.ix = ix
+        self.root: Path = ix.root
+        self.debounce_s = (ix.cfg.debounce_ms if debounce_s is None else debounce_s * 1000) / 1000
+        self.reconcile_s = float(ix.cfg.reconcile_seconds if reconcile_s is None else reconcile_s)
         self.reconcile_s = max(self.reconcile_s, 0.2)
         # A file rewritten every second would postpone a trailing debounce forever.
         self.max_delay_s = max(10.0, 5 * self.debounce_s)
@@ -269,22 +271,22 @@ class Watcher:
                 parts = rel.split("/")
                 if any(p.startswith(".") for p in parts):
                     continue
-                if parts[0] in TREES or _under_extra(rel, self.mem.cfg.extra_paths):
+                if parts[0] in TREES or _under_extra(rel, self.ix.cfg.extra_paths):
                     if len(parts) == 1:
                         self._rewatch = True  # memory/ or bank/ itself appeared or vanished
                     return True
-            elif is_memory_path(rel, self.mem.cfg.extra_paths):
+            elif is_memory_path(rel, self.ix.cfg.extra_paths):
                 return True
         return False
 
     def _session_folders(self) -> list[Path]:
         from clawmem.transcripts.sessions import folders
 
-        return folders(self.root, self.mem.cfg)
+        return folders(self.root, self.ix.cfg)
 
     def transcript_event(self, event) -> bool:
         """A change to a ``.jsonl`` file in a configured sessions folder."""
-        if event.event_type not in _RELEVANT or not self.mem.cfg.session_paths:
+        if event.event_type not in _RELEVANT or not self.ix.cfg.session_paths:
             return False
         for raw in (event.src_path, getattr(event, "dest_path", "") or ""):
             if not raw:
@@ -332,7 +334,7 @@ class Watcher:
             p = self.root / tree
             if p.is_dir():
                 want[str(p)] = True
-        for extra in self.mem.cfg.extra_paths:
+        for extra in self.ix.cfg.extra_paths:
             p = self.root / extra
             if p.is_dir():
                 want[str(p)] = True
@@ -403,7 +405,7 @@ class Watcher:
         self.state.update(changes)
         self.state["heartbeat_at"] = time.time()
         try:
-            _write_state(self.mem.memory_dir, self.state)
+            _write_state(self.ix.memory_dir, self.state)
         except OSError as exc:
             if not self._state_error_logged:
                 self.log(
@@ -419,24 +421,24 @@ class Watcher:
         from clawmem.store import db
         from clawmem.store.index import Index
 
-        if not self.mem.index_path.exists():
+        if not self.ix.index_path.exists():
             return "no index yet"
         token = self.journal.begin() if self.journal is not None else 0
         try:
-            idx = Index.open(self.mem.index_path, readonly=True)
+            idx = Index.open(self.ix.index_path, readonly=True)
         except db.DatabaseError as exc:
             return f"index unreadable ({exc})"
         try:
-            if idx.check_compatible(chunking_key(self.mem.cfg)) is not None:
+            if idx.check_compatible(chunking_key(self.ix.cfg)) is not None:
                 return "index made by another clawmem version"
-            plan = plan_fresh(self.mem.root, self.mem.scan(), idx)
+            plan = plan_fresh(self.ix.root, self.ix.scan(), idx)
             if not plan.empty:
                 n = len(plan.added) + len(plan.changed) + len(plan.removed)
                 return f"{n} file(s) differ from the index"
             if self.journal is not None:
                 self.journal.caught_up(token)  # every file as the index says, as of the token
             if self.embed and idx.pending_count():
-                emb = self.mem.embedder()
+                emb = self.ix.embedder()
                 if emb is not None:
                     return f"{idx.pending_count()} chunk(s) waiting for vectors"
             return None
@@ -453,15 +455,15 @@ class Watcher:
         from clawmem.store.index import Index
         from clawmem.transcripts.sessions import backlog
 
-        if not self.mem.index_path.exists():
+        if not self.ix.index_path.exists():
             return (0, 0)
         try:
-            idx = Index.open(self.mem.index_path, readonly=True)
+            idx = Index.open(self.ix.index_path, readonly=True)
         except db.DatabaseError:
             return (0, 0)
         try:
-            cfg = self.mem.cfg
-            return backlog(idx, self.root, cfg, self.mem.scan(), cfg.session_batch_bytes)
+            cfg = self.ix.cfg
+            return backlog(idx, self.root, cfg, self.ix.scan(), cfg.session_batch_bytes)
         except (db.DatabaseError, OSError):
             return (0, 0)
         finally:
@@ -479,7 +481,7 @@ class Watcher:
             return None
         self._next_batch_check = now + 1.0
         size, lines = self.transcript_backlog()
-        cfg = self.mem.cfg
+        cfg = self.ix.cfg
         if size >= cfg.session_batch_bytes or lines >= cfg.session_batch_messages:
             return f"transcript(s): {size:,} bytes, {lines} line(s) new"
         return None
@@ -504,7 +506,7 @@ class Watcher:
         if journal is not None:
             journal.syncing = True
         try:
-            report = self.mem.index(
+            report = self.ix.index(
                 embed=self.embed, progress=self._progress, lock_timeout=self.lock_timeout
             )
             if journal is not None:
@@ -531,10 +533,10 @@ class Watcher:
             if journal is not None:
                 journal.syncing = False
         self.syncs += 1
-        if self.embed and self.mem.embedder_error and not self._vectors_off_logged:
+        if self.embed and self.ix.embedder_error and not self._vectors_off_logged:
             self._vectors_off_logged = True
-            self.log(f"note: {self.mem.embedder_error}; syncing the lexical index only")
-        summary = _summary(report, vectors=self.embed and not self.mem.embedder_error)
+            self.log(f"note: {self.ix.embedder_error}; syncing the lexical index only")
+        summary = _summary(report, vectors=self.embed and not self.ix.embedder_error)
         self.log(f"synced ({reason}): {summary}")
         self._save_state(last_sync_at=time.time(), last_sync=summary, last_error=None)
         return True
@@ -553,10 +555,10 @@ class Watcher:
         self._start_journal()
         self._save_state()
         self._start_observer()
-        if self.embed and self.journal is not None and self.mem.cfg.vectors:
+        if self.embed and self.journal is not None and self.ix.cfg.vectors:
             # Load the model now rather than at the first edit: recalls then get their query's
             # vector from this process (~30 ms) instead of loading the model (~1.5 s) each.
-            self.mem.embedder()
+            self.ix.embedder()
         try:
             self._loop()
         finally:
@@ -571,13 +573,13 @@ class Watcher:
             return
         journal = Journal(
             self.root,
-            self.mem.memory_dir,
-            self.mem.cfg,
+            self.ix.memory_dir,
+            self.ix.cfg,
             wake=self.on_journal_event,
             log=self.log,
             # Only a model already loaded (``run`` loads it after the journal starts): a recall
             # that asks before then loads its own rather than wait.
-            embedder=lambda: self.mem.indexer.loaded_embedder if self.embed else None,
+            embedder=lambda: self.ix.loaded_embedder if self.embed else None,
         )
         try:
             journal.start()
@@ -710,11 +712,13 @@ def _summary(report, *, vectors: bool = True) -> str:
     return ", ".join(parts) + f" in {r.seconds:.2f} s"
 
 
-def run_watch(mem, *, use_events: bool = True, embed: bool = True, log: Log = log_line) -> None:
+def run_watch(
+    ix: Indexer, *, use_events: bool = True, embed: bool = True, log: Log = log_line
+) -> None:
     """The daemon in the foreground, until Ctrl-C or SIGTERM. Raises LockedError if one runs."""
-    mem.prepare_memory_dir()
-    lock = acquire_watch_lock(mem.memory_dir)
-    watcher = Watcher(mem, embed=embed, use_events=use_events, log=log)
+    ix.prepare_memory_dir()
+    lock = acquire_watch_lock(ix.memory_dir)
+    watcher = Watcher(ix, embed=embed, use_events=use_events, log=log)
     if lock.previous is not None and lock.previous.pid is not None:
         log(f"took over the watch lock of pid {lock.previous.pid}, which is no longer running")
 

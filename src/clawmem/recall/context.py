@@ -28,6 +28,7 @@ from datetime import date
 
 from clawmem.errors import BadArgument
 from clawmem.files.atomic import write_atomic
+from clawmem.ingest.indexing import Indexer
 
 DEFAULT_BUDGET = 200
 DEFAULT_MIN_SCORE = 0.3
@@ -214,17 +215,17 @@ NULL_PROBES = (
 _probe_vectors: dict[str, list[list[float]] | None] = {}
 
 
-def _null_level(mem, message: str) -> float | None:
+def _null_level(ix: Indexer, message: str) -> float | None:
     """The message's mean cosine to NULL_PROBES, or None when vectors are off. The message's
     vector comes from wherever the recall's came from (the model loaded here, a watcher, the
-    resident embedder: ``Memory.query_embedder``), and eight dot products need no NumPy: a
+    resident embedder: ``Indexer.query_embedder``), and eight dot products need no NumPy: a
     prompt hook that imported it for them would pay ~60-100 ms of every prompt."""
-    emb = mem.query_embedder()
+    emb = ix.query_embedder()
     if emb is None:
         return None
     key = emb.identity.key()
     if key not in _probe_vectors:
-        _probe_vectors[key] = _load_probes(mem, emb, key)
+        _probe_vectors[key] = _load_probes(ix, emb, key)
     probes, q = _probe_vectors[key], emb.embed_query(message)
     if not probes or q is None:
         return None
@@ -232,14 +233,14 @@ def _null_level(mem, message: str) -> float | None:
     return sum(sum(a * b for a, b in zip(p, qs, strict=True)) for p in probes) / len(probes)
 
 
-def _load_probes(mem, emb, key: str) -> list[list[float]] | None:
+def _load_probes(ix: Indexer, emb, key: str) -> list[list[float]] | None:
     """The probes' vectors for this model: embedding them costs about half a second, so a hook
     that runs on every prompt reads them from .memory/ (derived data, like the index)."""
     import hashlib
     import json
 
     digest = hashlib.sha256("\n".join([key, *NULL_PROBES]).encode()).hexdigest()[:16]
-    path = mem.memory_dir / f"context-probes-{digest}.json"
+    path = ix.memory_dir / f"context-probes-{digest}.json"
     try:
         cached = json.loads(path.read_text(encoding="utf-8"))
         return [[float(x) for x in row] for row in cached]
@@ -273,7 +274,7 @@ def _estimate_tokens(text: str) -> int:
 
 
 def build_context(
-    mem,
+    ix: Indexer,
     message: str,
     *,
     budget: int = DEFAULT_BUDGET,
@@ -283,7 +284,7 @@ def build_context(
     today: date | None = None,
     min_relevance: float | None = None,
 ) -> ContextResult:
-    """The auto-inject block for ``message`` from the workspace ``mem`` (a ``Memory``). When
+    """The auto-inject block for ``message`` from the workspace of ``ix``. When
     recall finds nothing relevant enough (``min_relevance``, default the workspace's setting),
     the block is empty and ``empty_reason`` says why."""
     t0 = time.perf_counter()
@@ -299,14 +300,19 @@ def build_context(
     entities: set[str] = set()
     if words:
         # Entity names make a short message specific ("where is Peter?"); a cheap indexed query.
-        entities = {_fold(e["entity"]) for e in mem.entities()}
+        from clawmem.recall.entities import list_entities
+
+        entities = {_fold(e["entity"]) for e in list_entities(ix)}
     specific = _specific_words(message, words, entities)
     res.skipped = trivial_reason(words, specific)
     if res.skipped:
         res.seconds = time.perf_counter() - t0
         return res
 
-    hits = mem.recall(message, k=candidates, mode=mode, today=today, min_relevance=min_relevance)
+    # Imported here: a trivial message returns above without the recall pipeline's imports.
+    from clawmem.recall.scopes import recall_with_scopes as recall
+
+    hits = recall(ix, message, k=candidates, mode=mode, today=today, min_relevance=min_relevance)
     res.degraded = list(hits.degraded)
     if hits.weak_hits:
         # Recall abstained: memory holds nothing relevant enough to put before the turn.
@@ -316,17 +322,17 @@ def build_context(
     if hits.empty_reason and not hits.hits:
         res.degraded.append(hits.empty_reason)
     results = hits.to_dict(explain=True)["results"]
-    core = next((name for name in CORE_FILES if (mem.root / name).is_file()), None)
+    core = next((name for name in CORE_FILES if (ix.root / name).is_file()), None)
     if core is not None:
         # The core file competes with every note for k places; ask it separately so a relevant
         # core line is never crowded out (synced already by the recall above, whose relevance
         # decided that memory has something to say).
-        in_core = mem.recall(
-            message, k=3, mode=mode, path=core, sync=False, today=today, min_relevance=0.0
+        in_core = recall(
+            ix, message, k=3, mode=mode, path=core, sync=False, today=today, min_relevance=0.0
         )
         results = in_core.to_dict(explain=True)["results"] + results
-    null = _null_level(mem, message) if hits.vectors.get("state") in ("ok", "partial") else None
-    found = _relevant_lines(mem, results, words, specific, min_score, core, null)
+    null = _null_level(ix, message) if hits.vectors.get("state") in ("ok", "partial") else None
+    found = _relevant_lines(ix, results, words, specific, min_score, core, null)
     res.match_count = len(found)
     res.top_score = max((ln.score for ln in found), default=0.0)
     # The core file first when it has something relevant, then the rest by relevance, then rank.
@@ -346,7 +352,9 @@ def build_context(
     return res
 
 
-def _relevant_lines(mem, results, words, specific, min_score, core, null) -> list[ContextLine]:
+def _relevant_lines(
+    ix: Indexer, results, words, specific, min_score, core, null
+) -> list[ContextLine]:
     """The lines of the recalled hits that pass the threshold, in recall order, no repeats."""
     found: list[ContextLine] = []
     seen: set[tuple[str, int]] = set()
@@ -357,7 +365,7 @@ def _relevant_lines(mem, results, words, specific, min_score, core, null) -> lis
         if hit["type"] == "fact":
             units = [(hit["start_line"], hit["start_line"], _fact_text(hit))]
         else:
-            units = _chunk_units(mem, hit)
+            units = _chunk_units(ix, hit)
         source = "core" if hit["path"] == core else ("fact" if hit["type"] == "fact" else "note")
         best: list[ContextLine] = []
         for start, end, text in units:
@@ -403,14 +411,16 @@ def _fact_text(hit: dict) -> str:
 _END = (".", "!", "?", ":", ";", "。", "！", "？")
 
 
-def _chunk_units(mem, hit: dict) -> list[tuple[int, int, str]]:
+def _chunk_units(ix: Indexer, hit: dict) -> list[tuple[int, int, str]]:
     """A chunk hit cut into citable units (first line, last line, text): a list item with its
     wrapped lines, or a line of prose joined with the next while the sentence runs on (at most
     three lines). Headings, blanks and code fences are left out."""
     from clawmem.errors import ClawmemError
+    from clawmem.recall.lines import get_lines
 
     try:
-        got = mem.get(
+        got = get_lines(
+            ix,
             hit["path"],
             from_line=hit["start_line"],
             lines=hit["end_line"] - hit["start_line"] + 1,

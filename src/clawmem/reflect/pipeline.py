@@ -782,7 +782,7 @@ def existing_entity_pages(scan_files) -> dict[str, str]:
 
 
 def _summaries_before_lock(
-    mem: Indexer, model_path: Path, today: date, since: date | None
+    ix: Indexer, model_path: Path, today: date, since: date | None
 ) -> tuple[Summarize, str]:
     """Ask the LLM for every summary the run will need *before* taking the write lock: a small
     model takes seconds per entity, and retain must not wait minutes behind it. Under the lock the
@@ -797,10 +797,10 @@ def _summaries_before_lock(
         done[summary_digest(facts)] = summarizer.summarize(name, facts)
         return done[summary_digest(facts)]
 
-    sc = mem.scan()
-    log = collect_facts(mem.root, sc, today)
+    sc = ix.scan()
+    log = collect_facts(ix.root, sc, today)
     plan_reflect(
-        mem.root,
+        ix.root,
         log,
         existing_pages=existing_entity_pages(sc.files),
         since=since,
@@ -811,7 +811,7 @@ def _summaries_before_lock(
 
 
 def reflect(
-    mem: Indexer,
+    ix: Indexer,
     *,
     since: str | None = None,
     today: date | None = None,
@@ -838,27 +838,25 @@ def reflect(
     t0 = time.perf_counter()
     summarize = model = None
     if llm is not None:
-        summarize, model = _summaries_before_lock(mem, Path(llm), today, since_day)
+        summarize, model = _summaries_before_lock(ix, Path(llm), today, since_day)
     if dry_run:  # reads only: no lock, so a preview works on a read-only workspace too
         guard: AbstractContextManager = nullcontext()
     else:
-        mem.prepare_memory_dir()
-        guard = write_lock(mem.memory_dir, timeout=lock_timeout, purpose="clawmem reflect")
+        ix.prepare_memory_dir()
+        guard = write_lock(ix.memory_dir, timeout=lock_timeout, purpose="clawmem reflect")
     with guard:
-        sc = mem.scan()
-        log = collect_facts(mem.root, sc, today)
+        sc = ix.scan()
+        log = collect_facts(ix.root, sc, today)
         pages = existing_entity_pages(sc.files)
         episodes: list[Episode] = []
         episode_warnings: list[str] = []
-        if mem.cfg.session_paths or registry.exists(mem.root):  # hooks named some (flush)
+        if ix.cfg.session_paths or registry.exists(ix.root):  # hooks named some (flush)
             from clawmem.reflect.episodes import finished
 
             names = sorted(Path(rel).stem for rel in pages.values())
-            episodes, episode_warnings = finished(
-                mem.root, mem.cfg, now or datetime.now(UTC), names
-            )
+            episodes, episode_warnings = finished(ix.root, ix.cfg, now or datetime.now(UTC), names)
         result, conflicts = plan_reflect(
-            mem.root,
+            ix.root,
             log,
             existing_pages=pages,
             since=since_day,
@@ -888,7 +886,7 @@ def reflect(
         result.dry_run = dry_run
         if not dry_run:
             for change in result.written():
-                path = writable_path(mem.root, change.path)
+                path = writable_path(ix.root, change.path)
                 current = path.read_bytes().decode("utf-8") if path.is_file() else None
                 if current != change.old:
                     raise ReflectConflict(
@@ -902,12 +900,12 @@ def reflect(
                         f"{change.path}: cannot write ({exc.strerror})",
                         hint="check permissions and free space; rerun reflect to finish",
                     ) from None
-            if result.written() and mem.index_path.exists():
+            if result.written() and ix.index_path.exists():
                 try:
-                    mem.index_locked(embed_limit=mem.cfg.lazy_embed_limit)
+                    ix.index_locked(embed_limit=ix.cfg.lazy_embed_limit)
                 except OSError as exc:
                     raise StoreError(
-                        f"{mem.memory_dir}: the pages were written but the index sync failed "
+                        f"{ix.memory_dir}: the pages were written but the index sync failed "
                         f"({exc.strerror or exc})",
                         hint="run `clawmem index`",
                     ) from None

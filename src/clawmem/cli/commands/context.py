@@ -95,7 +95,7 @@ def register(app: typer.Typer) -> None:
                 res = ContextResult(message="", skipped=no_prompt)
             else:
                 res = build_context(
-                    open_mem(workspace),
+                    open_mem(workspace).indexer,
                     message,
                     budget=budget,
                     min_score=min_score,

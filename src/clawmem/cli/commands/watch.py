@@ -65,4 +65,4 @@ def register(app: typer.Typer) -> None:
                 sources={**mem.cfg.sources, **{k: "command line" for k in changes}},
                 **changes,
             )
-        run_watch(mem, use_events=not poll, embed=not no_embed)
+        run_watch(mem.indexer, use_events=not poll, embed=not no_embed)

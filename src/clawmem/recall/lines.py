@@ -1,0 +1,46 @@
+"""``clawmem get``: lines of a memory file, a transcript or a read scope's file, with their
+citation (what a hit's citation reads back).
+
+A citation names a workspace path (``memory/2025-11-27.md#L12-L20``), a transcript
+(``sessions/…``: what was said in those lines) or a read scope's file (``team:memory/x.md``, read
+from that workspace with its own settings). Credentials come back ``[redacted]``.
+"""
+
+from __future__ import annotations
+
+from clawmem.ingest.indexing import Indexer
+from clawmem.markdown.workspace import read_lines, split_citation
+
+
+def get_lines(
+    ix: Indexer, path: str, *, from_line: int | None = None, lines: int | None = None
+) -> dict:
+    """Lines of a memory file with their citation (``clawmem get``); for a transcript
+    (``sessions/…``), what was said in those lines. Credentials come back ``[redacted]``.
+    ``path`` may be a citation (``memory/2025-11-27.md#L12-L20``): it names the lines unless
+    ``from_line`` or ``lines`` are given; a plain path reads from line 1."""
+    # Imported here: `clawmem get` of a Markdown file needs neither transcripts nor recall.
+    from clawmem.transcripts.sessions import is_transcript_path, read_messages
+
+    path, from_line, lines = split_citation(path, from_line, lines)
+    if ix.cfg.read_scopes and ":" in path:  # team:memory/x.md, a read scope's file
+        from clawmem.config import load_config, parse_scopes
+        from clawmem.recall.scopes import split_scope
+
+        scopes = parse_scopes(ix.cfg, ix.root)
+        name, rest = split_scope(path, scopes)
+        if name is not None:
+            root = scopes[name]
+            got = read_lines(
+                root,
+                rest,
+                from_line=from_line,
+                lines=lines,
+                extra_paths=load_config(root).extra_paths,
+            )
+            return {**got, "path": path, "citation": f"{name}:{got['citation']}"}
+    if is_transcript_path(path):
+        return read_messages(ix.root, ix.cfg, path, from_line=from_line, lines=lines)
+    return read_lines(
+        ix.root, path, from_line=from_line, lines=lines, extra_paths=ix.cfg.extra_paths
+    )
