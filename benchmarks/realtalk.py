@@ -193,7 +193,7 @@ def run_realtalk(
                 "files": len(chat.files),
                 "messages": len(chat.messages),
                 "questions": len(chat.questions),
-                "units": mem.status().get("chunks"),
+                "units": mem.status().chunks,
                 "index_seconds": idx.get("wall_seconds"),
             }
         )

@@ -185,7 +185,7 @@ def test_sigkill_during_incremental_syncs(big):
 
 def _stale(ws: Path) -> int:
     s = open_workspace(ws).status()
-    ch = s["changed_on_disk"]
+    ch = s.changed_on_disk
     return len(ch["added"]) + len(ch["modified"]) + len(ch["deleted"])
 
 

@@ -71,10 +71,10 @@ def test_a_same_tick_edit_of_the_same_size_is_seen(mem):
     # `clawmem index` sees it too, and `status` calls the index clean only once it is.
     day1.write_text("# Day 1\n\n- the password hint is quoll\n")
     os.utime(day1, ns=(st.st_atime_ns, st.st_mtime_ns))
-    assert mem.status()["clean"] is False
+    assert mem.status().clean is False
     rep = mem.index()
     assert rep.files_indexed == 1
-    assert mem.status()["clean"] is True
+    assert mem.status().clean is True
 
 
 def test_racy_files_settle_once_read_long_after_their_last_write(mem):

@@ -121,8 +121,8 @@ def test_bad_files_are_reported_by_name_and_never_touched(ws):
     assert "memory/2025-12-02.md" not in reasons  # an empty file is fine
     assert workspace_bytes(ws) == before
     st = open_workspace(ws).status()
-    assert {s["path"] for s in st["skipped"]} >= {"bank/huge.md"}
-    assert {s["path"] for s in st["unreadable"]} >= {"memory/2025-12-01.md", "bank/blob.md"}
+    assert {s["path"] for s in st.skipped} >= {"bank/huge.md"}
+    assert {s["path"] for s in st.unreadable} >= {"memory/2025-12-01.md", "bank/blob.md"}
 
 
 def test_walk_skips_hidden_git_node_modules_and_outside_symlinks(ws, tmp_path):

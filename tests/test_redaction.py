@@ -173,9 +173,9 @@ def test_get_of_part_of_a_key_block_shows_none_of_it(ws):
     (ws / "memory" / "2025-12-06.md").write_text(f"# Keys\n\n{p.text}\n", encoding="utf-8")
     mem = open_workspace(ws, environ={})
     got = mem.get("memory/2025-12-06.md", from_line=5, lines=2)
-    assert got["from"] == 5 and got["to"] == 6
-    assert not any(line in got["text"] for line in p.secret.split("\n"))
-    whole = mem.get("memory/2025-12-06.md")["text"]
+    assert got.from_line == 5 and got.to_line == 6
+    assert not any(line in got.text for line in p.secret.split("\n"))
+    whole = mem.get("memory/2025-12-06.md").text
     assert whole.count("\n") == p.text.count("\n") + 2
 
 

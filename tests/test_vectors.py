@@ -391,12 +391,12 @@ def test_texts_back_in_the_index_leave_the_cache(tmp_path, hash_model):
     text = log.read_text()
     log.unlink()
     mem.index()
-    cached = mem.status()["vectors"]["cache_entries"]
+    cached = mem.status().vectors["cache_entries"]
     assert cached >= 2
     log.write_text(text)
     report = mem.index()
     assert report.reused == cached and report.embedded == 0
-    assert mem.status()["vectors"]["cache_entries"] == 0
+    assert mem.status().vectors["cache_entries"] == 0
 
 
 def test_vector_lookups_by_hash_search_the_hash_index(tmp_path, hash_model):

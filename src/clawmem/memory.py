@@ -22,7 +22,7 @@ from clawmem.config import Config, load_config
 from clawmem.errors import ClawmemError, WorkspaceError
 from clawmem.ingest.indexing import Indexer
 from clawmem.ingest.sync import SyncReport
-from clawmem.markdown.workspace import Scan, find_root
+from clawmem.markdown.workspace import Lines, Scan, find_root
 from clawmem.store.index import Index
 
 P = ParamSpec("P")
@@ -54,7 +54,9 @@ class _Lazy:
 
 
 if TYPE_CHECKING:  # the real signatures, for type checkers and editors
+    from clawmem.embedders.base import Embedder
     from clawmem.ingest.check import check as _check
+    from clawmem.ingest.model_choice import ModelStatus, ModelUsed
     from clawmem.ingest.retain import retain as _retain
     from clawmem.ingest.status import status as _status
     from clawmem.recall.entities import list_entities as _list_entities
@@ -63,6 +65,7 @@ if TYPE_CHECKING:  # the real signatures, for type checkers and editors
     from clawmem.recall.pipeline import recall as _recall
     from clawmem.reflect.flush import flush as _flush
     from clawmem.reflect.pipeline import reflect as _reflect
+    from clawmem.transcripts.sessions import TranscriptLines
 else:
     _check = _Lazy("clawmem.ingest.check", "check")
     _list_entities = _Lazy("clawmem.recall.entities", "list_entities")
@@ -94,7 +97,7 @@ def open_workspace(
     path: str | Path | None = None,
     *,
     environ: dict[str, str] | None = None,
-    embedder=None,
+    embedder: Embedder | None = None,
 ) -> Memory:
     """Open the workspace at ``path`` (or found from $CLAWMEM_WORKSPACE / the current folder).
 
@@ -108,7 +111,7 @@ def open_workspace(
 class Memory:
     """One workspace: its Markdown, its index and its embedding model."""
 
-    def __init__(self, root: Path, cfg: Config, *, embedder=None) -> None:
+    def __init__(self, root: Path, cfg: Config, *, embedder: Embedder | None = None) -> None:
         self.indexer = Indexer(root, cfg, embedder=embedder)
         self.root = root
         self.memory_dir = self.indexer.memory_dir
@@ -133,16 +136,16 @@ class Memory:
     def cfg(self, cfg: Config) -> None:
         self.indexer.cfg = cfg  # same model: options such as debounce or sync-on-read
 
-    def reconfigure(self, cfg: Config | None = None, *, embedder=None) -> None:
+    def reconfigure(self, cfg: Config | None = None, *, embedder: Embedder | None = None) -> None:
         """Use ``cfg`` (default: ``clawmem.toml`` read again) and load the model again when next
         needed (or use ``embedder``)."""
         self.indexer.reconfigure(cfg or load_config(self.root), embedder=embedder)
 
-    def embedder(self):
+    def embedder(self) -> Embedder | None:
         """The embedding model, loaded once; None (and ``embedder_error``) when unusable."""
         return self.indexer.embedder()
 
-    def query_embedder(self):
+    def query_embedder(self) -> Embedder | None:
         """An embedder for a query or two without loading the model here when another process
         holds it (``Indexer.query_embedder``); None (and ``embedder_error``) when unusable."""
         return self.indexer.query_embedder()
@@ -212,7 +215,7 @@ class Memory:
     check = _on_indexer(_check)
 
     # ------------------------------------------------------------------ model
-    def model_status(self) -> dict:
+    def model_status(self) -> ModelStatus:
         """The configured embedding model: name, languages, licence, identity, index match."""
         from clawmem.ingest.model_choice import model_status
 
@@ -224,7 +227,7 @@ class Memory:
         *,
         query_prefix: str | None = None,
         document_prefix: str | None = None,
-    ) -> dict:
+    ) -> ModelUsed:
         """Use ``target`` here: None (the default), a built-in name ("e5", "minilm") or a
         GGUF path, after checking it loads."""
         from clawmem.ingest.model_choice import use_model
@@ -234,9 +237,13 @@ class Memory:
         )
 
     # ------------------------------------------------------------------ get
-    def get(self, path: str, *, from_line: int | None = None, lines: int | None = None) -> dict:
-        """Lines of a memory file with their citation (``clawmem get``); see
-        ``recall.lines.get_lines``."""
+    def get(
+        self, path: str, *, from_line: int | None = None, lines: int | None = None
+    ) -> Lines | TranscriptLines:
+        """Lines of a memory file with their citation (``clawmem get``); for a transcript
+        (``sessions/…``), what was said in those lines. Credentials come back ``[redacted]``.
+        ``path`` may be a citation (``memory/2025-11-27.md#L12-L20``): it names the lines unless
+        ``from_line`` or ``lines`` are given; a plain path reads from line 1."""
         from clawmem.recall.lines import get_lines
 
         return get_lines(self.indexer, path, from_line=from_line, lines=lines)

@@ -395,7 +395,7 @@ def status(as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
     """What is indexed, what changed on disk since, and the state of vectors."""
     from clawmem.cli.render import status_human
 
-    s = open_mem(workspace).status()
+    s = open_mem(workspace).status().to_dict()  # both forms are drawn from the JSON one
     if as_json:
         print_json(s)
     else:
@@ -419,9 +419,9 @@ def get(
     """Print lines of a memory file, or what was said in lines of a transcript (redacted)."""
     res = open_mem(workspace).get(path, from_line=from_line, lines=lines)
     if as_json:
-        print_json(res)
+        print_json(res.to_dict())
     else:
-        sys.stdout.write(res["text"] + ("\n" if res["text"] else ""))
+        sys.stdout.write(res.text + ("\n" if res.text else ""))
 
 
 @app.command()

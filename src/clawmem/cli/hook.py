@@ -360,7 +360,7 @@ def _run_check(workspace: Path | None, strict: bool) -> int:
         _warn(f"warning: `clawmem check` crashed: {type(exc).__name__}: {exc}; not blocking")
         return 0
     for p in problems:
-        sys.stderr.write(f"{p['path']}:{p['line']}: {p['message']}\n")
+        sys.stderr.write(f"{p.path}:{p.line}: {p.message}\n")
     if not problems:
         return 0
     if strict:

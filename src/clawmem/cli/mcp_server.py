@@ -77,7 +77,7 @@ def _search(mem: Memory, a: dict) -> dict:
 
 def _get(mem: Memory, a: dict) -> dict:
     # A citation from memory_search works as it is: memory/2025-11-27.md#L12-L20.
-    return mem.get(a["path"], from_line=a.get("from"), lines=a.get("lines"))
+    return mem.get(a["path"], from_line=a.get("from"), lines=a.get("lines")).to_dict()
 
 
 def _retain(mem: Memory, a: dict) -> dict:
@@ -88,7 +88,7 @@ def _retain(mem: Memory, a: dict) -> dict:
             confidence=a.get("confidence"),
             entities=a.get("entities") or [],
             day=a.get("date"),
-        )
+        ).to_dict()
     except InputError as exc:
         if exc.param != "allow_secret":
             raise
@@ -102,11 +102,11 @@ def _retain(mem: Memory, a: dict) -> dict:
 
 
 def _status(mem: Memory, a: dict) -> dict:
-    return mem.status()
+    return mem.status().to_dict()
 
 
 def _entities(mem: Memory, a: dict) -> dict:
-    rows = mem.entities()
+    rows = [r.to_dict() for r in mem.entities()]
     return {"entities": rows, "count": len(rows)}
 
 

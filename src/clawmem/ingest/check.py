@@ -7,6 +7,8 @@ may be stale or absent. Links are resolved against the files on disk, as the ind
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from clawmem.ingest.indexing import Indexer
 from clawmem.ingest.scope_links import ScopeLinks
 from clawmem.markdown.factlog import decode
@@ -14,10 +16,31 @@ from clawmem.markdown.facts import extract_facts
 from clawmem.markdown.links import Resolver, extract_links, problem_message
 
 
-def check(ix: Indexer) -> list[dict]:
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One line ``check`` finds wrong."""
+
+    path: str  # the workspace path of the file
+    line: int  # 1-based; 0 for a whole file (not UTF-8)
+    text: str  # the line as written (redacted)
+    message: str  # what is wrong and how to fix it
+    problem: str  # "fact", "link" or "encoding"
+
+    def to_dict(self) -> dict:
+        """``clawmem check --json``'s form of it."""
+        return {
+            "path": self.path,
+            "line": self.line,
+            "text": self.text,
+            "message": self.message,
+            "problem": self.problem,
+        }
+
+
+def check(ix: Indexer) -> list[Problem]:
     """Every malformed fact line, broken or ambiguous link (and every file that is not UTF-8):
     path, line, text, message and problem ("fact", "link" or "encoding"), by path and line."""
-    problems: list[dict] = []
+    problems: list[Problem] = []
     sc = ix.scan()
     # Links resolve against every indexed file, as in the index; only Markdown is checked.
     resolver = Resolver(f.relpath for f in sc.files)
@@ -27,13 +50,13 @@ def check(ix: Indexer) -> list[dict]:
             text = decode((ix.root / entry.relpath).read_bytes())
         except UnicodeDecodeError as exc:
             problems.append(
-                {
-                    "path": entry.relpath,
-                    "line": 0,
-                    "text": "",
-                    "message": f"invalid UTF-8 at byte {exc.start}; re-save the file as UTF-8",
-                    "problem": "encoding",
-                }
+                Problem(
+                    path=entry.relpath,
+                    line=0,
+                    text="",
+                    message=f"invalid UTF-8 at byte {exc.start}; re-save the file as UTF-8",
+                    problem="encoding",
+                )
             )
             continue
         except OSError:
@@ -43,14 +66,8 @@ def check(ix: Indexer) -> list[dict]:
         # The lines it prints are redacted, like everything else clawmem shows (lines kept).
         text = redact(text.replace("\r\n", "\n").replace("\r", "\n"))
         _, found = extract_facts(text)
-        mine: list[dict] = [
-            {
-                "path": entry.relpath,
-                "line": p.line,
-                "text": p.text,
-                "message": p.message,
-                "problem": "fact",
-            }
+        mine: list[Problem] = [
+            Problem(path=entry.relpath, line=p.line, text=p.text, message=p.message, problem="fact")
             for p in found
         ]
         lines = text.split("\n")
@@ -62,21 +79,21 @@ def check(ix: Indexer) -> list[dict]:
             message = problem_message(link, res)
             if message is not None:
                 mine.append(
-                    {
-                        "path": entry.relpath,
-                        "line": link.line,
-                        "text": lines[link.line - 1],
-                        "message": message,
-                        "problem": "link",
-                    }
+                    Problem(
+                        path=entry.relpath,
+                        line=link.line,
+                        text=lines[link.line - 1],
+                        message=message,
+                        problem="link",
+                    )
                 )
-        problems.extend(sorted(mine, key=lambda p: p["line"]))
+        problems.extend(sorted(mine, key=lambda p: p.line))
     return problems
 
 
-def summary(problems: list[dict]) -> str:
+def summary(problems: list[Problem]) -> str:
     """ "2 malformed fact(s) and 1 broken link(s) in the workspace"."""
-    facts = sum(1 for p in problems if p.get("problem") != "link")
+    facts = sum(1 for p in problems if p.problem != "link")
     links = len(problems) - facts
     parts = []
     if facts:

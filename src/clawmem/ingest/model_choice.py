@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from clawmem.config import Config
 from clawmem.embedders.default import DEFAULT, BuiltinModel, builtin
@@ -17,6 +17,7 @@ from clawmem.errors import ModelError
 
 if TYPE_CHECKING:
     from clawmem.embedders.base import EmbedderIdentity
+    from clawmem.embedders.llama import LlamaEmbedder
     from clawmem.ingest.indexing import Indexer
 
 
@@ -58,7 +59,7 @@ def model_choice(root: Path, cfg: Config) -> ModelChoice:
     return ModelChoice(path, None, cfg.query_prefix, cfg.document_prefix)
 
 
-def load_embedder(root: Path, cfg: Config):
+def load_embedder(root: Path, cfg: Config) -> LlamaEmbedder:
     """The configured embedder, or ModelError saying why it cannot be used."""
     from clawmem.embedders.llama import LlamaEmbedder
 
@@ -96,14 +97,73 @@ def configured_identity(root: Path, cfg: Config) -> EmbedderIdentity | None:
         return None
 
 
-def model_status(ix: Indexer) -> dict:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelStatus:
+    """What ``clawmem model status`` reports. ``to_dict()`` leaves out what does not apply:
+    ``available``/``detail`` without a built-in model, ``default_available``/``default`` unless
+    it is the default, ``damaged`` when its bytes are sound, ``identity`` and ``index_match``
+    when the model does not load."""
+
+    source: str  # where the choice comes from: "default", "clawmem.toml", "CLAWMEM_MODEL"…
+    model: str | None  # the built-in model's name; None for a user's GGUF
+    path: str | None  # the model file
+    cache_dir: str
+    about: dict | None  # name, languages, licence
+    available: bool | None = None  # a built-in model: whether it can be used…
+    detail: str | None = None  # …and why (not)
+    default_available: bool | None = None  # the same, when it is the default
+    default: str | None = None
+    builtins: list[dict]  # every built-in model: its description, aliases, available
+    damaged: str | None = None  # why the cached built-in model's bytes are not its own
+    state: str  # "ok" (maybe with a repair note) or "unusable: why"
+    identity: dict | None = None  # when it loads: provider, model, sha256, dims, prefixes…
+    index_match: str | None = None  # "yes", or why the index's vectors are another model's
+
+    def to_dict(self) -> dict:
+        """``clawmem model status --json``."""
+        d: dict = {
+            "source": self.source,
+            "model": self.model,
+            "path": self.path,
+            "cache_dir": self.cache_dir,
+            "about": self.about,
+        }
+        if self.available is not None:
+            d["available"], d["detail"] = self.available, self.detail
+        if self.default_available is not None:
+            d["default_available"], d["default"] = self.default_available, self.default
+        d["builtins"] = self.builtins
+        if self.damaged is not None:
+            d["damaged"] = self.damaged
+        d["state"] = self.state
+        if self.identity is not None:
+            d["identity"] = self.identity
+        if self.index_match is not None:
+            d["index_match"] = self.index_match
+        return d
+
+
+@dataclass(frozen=True, slots=True)
+class ModelUsed:
+    """What ``use_model`` wrote to ``clawmem.toml``, and the model it checked."""
+
+    model: str | None  # the ``model`` setting written; None: the default
+    identity: dict  # provider, model, sha256, dims, prefixes, pooling
+    about: dict | None  # name, languages, licence of a built-in model
+
+    def to_dict(self) -> dict:
+        """``clawmem model use --json``."""
+        return {"model": self.model, "identity": self.identity, "about": self.about}
+
+
+def model_status(ix: Indexer) -> ModelStatus:
     """What ``clawmem model status`` reports for the workspace of ``ix``."""
     from clawmem.embedders.default import BUILTINS, builtin_available, default_cache_dir
     from clawmem.store import db
     from clawmem.store.index import Index
 
     choice = model_choice(ix.root, ix.cfg)
-    info: dict = {
+    info: dict[str, Any] = {
         "source": ix.cfg.sources.get("model", "default") if ix.cfg.model else "default",
         "model": choice.builtin.name if choice.builtin is not None else None,
         "path": str(choice.path) if choice.path else None,
@@ -127,8 +187,7 @@ def model_status(ix: Indexer) -> dict:
             info["damaged"] = damaged
     emb = ix.embedder()
     if emb is None:
-        info["state"] = f"unusable: {ix.embedder_error}"
-        return info
+        return ModelStatus(**info, state=f"unusable: {ix.embedder_error}")
     info["state"] = "ok"
     if choice.builtin is not None and str(emb.model_path) in REPAIRS:
         info["state"] = f"ok, {REPAIRS[str(emb.model_path)]}"
@@ -149,7 +208,7 @@ def model_status(ix: Indexer) -> dict:
             )
         except db.DatabaseError:
             pass
-    return info
+    return ModelStatus(**info)
 
 
 def use_model(
@@ -158,7 +217,7 @@ def use_model(
     *,
     query_prefix: str | None = None,
     document_prefix: str | None = None,
-) -> dict:
+) -> ModelUsed:
     """Make the workspace of ``ix`` use ``target`` after checking that it loads.
 
     ``target``: None or "default" for the default model, a built-in model's name or
@@ -202,4 +261,4 @@ def use_model(
         {"model": value, "query_prefix": query_prefix, "document_prefix": document_prefix},
     )
     ix.reconfigure(load_config(ix.root))
-    return {"model": value, "identity": identity, "about": about}
+    return ModelUsed(model=value, identity=identity, about=about)

@@ -51,6 +51,39 @@ class Placement:
     created_section: bool
 
 
+@dataclass(frozen=True, slots=True)
+class Retained:
+    """What ``retain`` did: the fact as stored (or the identical one already there)."""
+
+    stored: bool  # appended now; False: an identical fact was there already
+    duplicate_of: str | None  # that fact's citation, when not stored
+    kind: str  # W, B, O or S
+    timestamp: str  # the day's date, YYYY-MM-DD
+    entities: tuple[str, ...]
+    confidence: float | None
+    content: str  # the statement, redacted
+    line_text: str  # the whole line as written in the log, redacted
+    source: str  # its citation, path#Lline-Lline
+    path: str  # the daily log, memory/YYYY-MM-DD.md
+    line: int  # 1-based
+
+    def to_dict(self) -> dict:
+        """``clawmem retain --json``'s form of it."""
+        return {
+            "stored": self.stored,
+            "duplicate_of": self.duplicate_of,
+            "kind": self.kind,
+            "timestamp": self.timestamp,
+            "entities": list(self.entities),
+            "confidence": self.confidence,
+            "content": self.content,
+            "line_text": self.line_text,
+            "source": self.source,
+            "path": self.path,
+            "line": self.line,
+        }
+
+
 def place_fact(existing: str | None, fact: Fact, day: date) -> Placement:
     """Pure: where the fact goes in the day's log and what the file becomes."""
     if existing is None:
@@ -132,7 +165,7 @@ def retain(
     day: str | date | None = None,
     allow_secret: bool = False,
     today: date | None = None,
-) -> dict:
+) -> Retained:
     """Append a fact to the day's ``## Retain`` section and index it before returning (a retained
     fact is recallable at once). An identical fact already in the workspace is not written again:
     the result names it (``duplicate_of``)."""
@@ -179,21 +212,21 @@ def retain(
         )
     line = stored.line
     citation = f"{relpath}#L{line}-L{line}"
-    return {
-        "stored": dup is None,
-        "duplicate_of": citation if dup is not None else None,
-        "kind": stored.kind,
-        "timestamp": when.isoformat(),
-        "entities": list(stored.entities),
-        "confidence": stored.confidence,
+    return Retained(
+        stored=dup is None,
+        duplicate_of=citation if dup is not None else None,
+        kind=stored.kind,
+        timestamp=when.isoformat(),
+        entities=tuple(stored.entities),
+        confidence=stored.confidence,
         # What was written is the caller's (with allow_secret, a credential too); what is shown
         # of it is redacted, like every other output.
-        "content": redact(stored.content),
-        "line_text": redact(format_fact(stored).rstrip("\r\n")),
-        "source": citation,
-        "path": relpath,
-        "line": line,
-    }
+        content=redact(stored.content),
+        line_text=redact(format_fact(stored).rstrip("\r\n")),
+        source=citation,
+        path=relpath,
+        line=line,
+    )
 
 
 def _snapshot(path: Path, relpath: str) -> Snapshot:
@@ -269,7 +302,9 @@ def _same(f: Fact, fact: Fact) -> bool:
     )
 
 
-def _duplicate_of(ix: Indexer, fact: Fact, relpath: str, existing: str | None):
+def _duplicate_of(
+    ix: Indexer, fact: Fact, relpath: str, existing: str | None
+) -> tuple[str, int] | None:
     """An identical fact (kind, statement, entities, confidence) already in the workspace: in
     the day's own log, else anywhere the index knows of. Returns (path, line) or None."""
     if existing is not None:

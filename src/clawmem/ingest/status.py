@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +21,81 @@ from clawmem.transcripts.flushlog import last_flush
 TOKENIZER = "fts5 porter+unicode61 over NFKC/casefolded/diacritic-free text; CJK as bigrams"
 
 
-def status(ix: Indexer) -> dict:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Status:
+    """What ``clawmem status`` reports. The fields from ``schema_version`` to ``vectors`` are
+    read from the index: None when there is none or it cannot be read (``state`` says why),
+    and then left out of ``to_dict()``."""
+
+    workspace: str
+    index_path: str
+    index_exists: bool
+    index_bytes: int  # on disk, its WAL and shared-memory files included
+    tokenizer: str
+    files_on_disk: int
+    sessions: dict  # folders, transcripts_on_disk, flushed, last_flush
+    skipped: list[dict]  # {path, reason}: files this scan leaves out
+    merged_sections: list[str]  # pages a git merge left as two clones' generated sections
+    scopes: list[dict] | None = None  # {name, path, state}; None without read scopes
+    watcher: str
+    resident_embedder: dict
+    schema_version: str | None = None
+    chunker_version: str | None = None
+    normalizer_version: str | None = None
+    last_sync_at: float | None = None
+    files: int | None = None
+    chunks: int | None = None
+    facts: int | None = None
+    changed_on_disk: dict | None = None  # added, modified, deleted
+    problems: list[dict] | None = None  # malformed facts the index holds
+    links: dict | None = None
+    unreadable: list[dict] | None = None  # what the last sync skipped that this scan does not
+    vectors: dict | None = None  # the vector state against the configured model
+    clean: bool
+    state: str
+
+    def to_dict(self) -> dict:
+        """``clawmem status --json``."""
+        d: dict = {
+            "workspace": self.workspace,
+            "index_path": self.index_path,
+            "index_exists": self.index_exists,
+            "index_bytes": self.index_bytes,
+            "tokenizer": self.tokenizer,
+            "files_on_disk": self.files_on_disk,
+            "sessions": self.sessions,
+            "skipped": self.skipped,
+            "merged_sections": self.merged_sections,
+        }
+        if self.scopes is not None:
+            d["scopes"] = self.scopes
+        d["watcher"] = self.watcher
+        d["resident_embedder"] = self.resident_embedder
+        if self.vectors is not None:  # the index was read
+            d.update(
+                schema_version=self.schema_version,
+                chunker_version=self.chunker_version,
+                normalizer_version=self.normalizer_version,
+                last_sync_at=self.last_sync_at,
+                files=self.files,
+                chunks=self.chunks,
+                facts=self.facts,
+                changed_on_disk=self.changed_on_disk,
+                problems=self.problems,
+                links=self.links,
+                unreadable=self.unreadable,
+                vectors=self.vectors,
+            )
+        d["clean"] = self.clean
+        d["state"] = self.state
+        return d
+
+
+def status(ix: Indexer) -> Status:
     """What the index holds and whether it is in step with the Markdown (``clawmem status``)."""
     sc = ix.scan()
-    out: dict = {
+    skipped = [{"path": s.relpath, "reason": s.reason} for s in sc.skipped]
+    out: dict[str, Any] = {
         "workspace": str(ix.root),
         "index_path": str(ix.index_path),
         "index_exists": ix.index_path.exists(),
@@ -39,7 +111,7 @@ def status(ix: Indexer) -> dict:
             "flushed": len(registry.load(ix.root)),
             "last_flush": last_flush(ix.memory_dir),
         },
-        "skipped": [{"path": s.relpath, "reason": s.reason} for s in sc.skipped],
+        "skipped": skipped,
     }
     from clawmem.markdown.merging import merged_sections
 
@@ -54,19 +126,16 @@ def status(ix: Indexer) -> dict:
 
     out["resident_embedder"] = status_of(ix.root, ix.cfg)
     if not ix.index_path.exists():
-        out.update(clean=False, state="no index yet: run `clawmem index`")
-        return out
+        return Status(**out, clean=False, state="no index yet: run `clawmem index`")
     try:
         idx = ix.open_for_read()
         meta = idx.all_meta()
     except db.DatabaseError as exc:
         if db.is_corruption(exc):
-            out.update(clean=False, state=f"index is corrupt ({exc}): `clawmem index` rebuilds it")
+            state = f"index is corrupt ({exc}): `clawmem index` rebuilds it"
         else:
-            out.update(
-                clean=False, state=f"index unreadable ({exc}): check disk space and permissions"
-            )
-        return out
+            state = f"index unreadable ({exc}): check disk space and permissions"
+        return Status(**out, clean=False, state=state)
     try:
         plan = plan_fresh(ix.root, sc, idx)
         counts = idx.counts()
@@ -87,9 +156,7 @@ def status(ix: Indexer) -> dict:
             problems=[{"path": p, **d} for p, d in idx.problems()],
             links=queries.link_counts(idx),
             # What the last sync skipped, less what this scan skips anyway (listed once).
-            unreadable=[
-                s for s in json.loads(meta.get("skipped", "[]")) if s not in out["skipped"]
-            ],
+            unreadable=[s for s in json.loads(meta.get("skipped", "[]")) if s not in skipped],
         )
         stale = len(plan.added) + len(plan.changed) + len(plan.removed)
         vec: dict = {
@@ -125,17 +192,15 @@ def status(ix: Indexer) -> dict:
             )
         else:
             vec["state"] = f"off: {ix.embedder_error}"
-        out["vectors"] = vec
-        out["clean"] = stale == 0 and compat is None
         if compat:
-            out["state"] = f"needs rebuild: {compat}"
+            state = f"needs rebuild: {compat}"
         elif stale:
-            out["state"] = f"stale: {stale} file(s) changed on disk since the last sync"
+            state = f"stale: {stale} file(s) changed on disk since the last sync"
         else:
-            out["state"] = "clean"
+            state = "clean"
+        return Status(**out, vectors=vec, clean=stale == 0 and compat is None, state=state)
     finally:
         idx.close()
-    return out
 
 
 def scope_states(ix: Indexer) -> list[dict]:

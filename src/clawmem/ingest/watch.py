@@ -42,10 +42,13 @@ from clawmem.ingest.journal import Journal
 from clawmem.markdown.workspace import TREES, is_memory_path
 
 if TYPE_CHECKING:
-    from watchdog.events import FileSystemEventHandler
+    from types import FrameType
+
+    from watchdog.events import FileSystemEvent, FileSystemEventHandler
     from watchdog.observers.api import BaseObserver, ObservedWatch
 
     from clawmem.ingest.indexing import Indexer
+    from clawmem.ingest.sync import SyncReport
 
 LOCK_NAME = "watch.lock"
 STATE_NAME = "watch.json"
@@ -247,7 +250,7 @@ class Watcher:
         self.journal: Journal | None = None
 
     # ------------------------------------------------------------------ events
-    def _rel(self, path) -> str | None:
+    def _rel(self, path: str | bytes) -> str | None:
         if isinstance(path, bytes):
             path = os.fsdecode(path)
         try:
@@ -255,7 +258,7 @@ class Watcher:
         except ValueError:
             return None
 
-    def relevant(self, event) -> bool:
+    def relevant(self, event: FileSystemEvent) -> bool:
         if event.event_type not in _RELEVANT:
             return False
         paths = [event.src_path, getattr(event, "dest_path", "") or ""]
@@ -284,7 +287,7 @@ class Watcher:
 
         return folders(self.root, self.ix.cfg)
 
-    def transcript_event(self, event) -> bool:
+    def transcript_event(self, event: FileSystemEvent) -> bool:
         """A change to a ``.jsonl`` file in a configured sessions folder."""
         if event.event_type not in _RELEVANT or not self.ix.cfg.session_paths:
             return False
@@ -312,7 +315,7 @@ class Watcher:
             self._events += 1
         self._wake.set()
 
-    def on_event(self, event) -> None:
+    def on_event(self, event: FileSystemEvent) -> None:
         """Called on the observer's thread: only note the time and wake the loop."""
         if self.transcript_event(event):
             now = time.monotonic()
@@ -401,7 +404,7 @@ class Watcher:
             pass
 
     # ------------------------------------------------------------------ state
-    def _save_state(self, **changes) -> None:
+    def _save_state(self, **changes: object) -> None:
         self.state.update(changes)
         self.state["heartbeat_at"] = time.time()
         try:
@@ -671,7 +674,7 @@ class _Handler:
     def __init__(self, watcher: Watcher) -> None:
         self.watcher = watcher
 
-    def dispatch(self, event) -> None:
+    def dispatch(self, event: FileSystemEvent) -> None:
         self.watcher.on_event(event)
 
 
@@ -691,7 +694,7 @@ def _under_extra(rel: str, extra_paths: tuple[str, ...]) -> bool:
     return False
 
 
-def _summary(report, *, vectors: bool = True) -> str:
+def _summary(report: SyncReport, *, vectors: bool = True) -> str:
     r = report
     parts = []
     if r.rebuilt:
@@ -722,7 +725,7 @@ def run_watch(
     if lock.previous is not None and lock.previous.pid is not None:
         log(f"took over the watch lock of pid {lock.previous.pid}, which is no longer running")
 
-    def on_signal(signum, frame):  # noqa: ARG001
+    def on_signal(signum: int, frame: FrameType | None) -> None:  # noqa: ARG001
         name = signal.Signals(signum).name
         if watcher.syncing and not watcher.stop_requested:
             # Let the sync reach its next commit; a second signal stops at once.

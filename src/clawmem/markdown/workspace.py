@@ -359,6 +359,29 @@ def resolve_member(root: Path, user_path: str, extra_paths: tuple[str, ...] = ()
     return relpath
 
 
+@dataclass(frozen=True, slots=True)
+class Lines:
+    """Lines of a memory file, as ``clawmem get`` reads them."""
+
+    path: str  # the workspace path (``team:path`` for a read scope's file)
+    from_line: int  # the first line, 1-based (JSON ``from``)
+    to_line: int  # the last line, inclusive (JSON ``to``)
+    total_lines: int  # how many lines the file has
+    citation: str  # path#Lfrom-Lto
+    text: str  # the lines, redacted, joined by newlines
+
+    def to_dict(self) -> dict:
+        """``clawmem get --json``'s form of them."""
+        return {
+            "path": self.path,
+            "from": self.from_line,
+            "to": self.to_line,
+            "total_lines": self.total_lines,
+            "citation": self.citation,
+            "text": self.text,
+        }
+
+
 def read_lines(
     root: Path,
     path: str,
@@ -366,7 +389,7 @@ def read_lines(
     from_line: int = 1,
     lines: int | None = None,
     extra_paths: tuple[str, ...] = (),
-) -> dict:
+) -> Lines:
     """Lines ``from_line`` .. ``from_line + lines - 1`` of a memory file, with their citation."""
     if from_line < 1:
         raise BadArgument("from_line", from_line, "lines are numbered from 1")
@@ -383,15 +406,15 @@ def read_lines(
     if from_line > max(len(all_lines), 1):
         raise BadArgument("from_line", from_line, f"{rel} has {len(all_lines)} lines")
     end = len(all_lines) if lines is None else min(len(all_lines), from_line + lines - 1)
-    return {
-        "path": rel,
-        "from": from_line,
-        "to": end,
-        "total_lines": len(all_lines),
-        "citation": f"{rel}#L{from_line}-L{end}",
+    return Lines(
+        path=rel,
+        from_line=from_line,
+        to_line=end,
+        total_lines=len(all_lines),
+        citation=f"{rel}#L{from_line}-L{end}",
         # The file is the user's; what clawmem hands on (often to an agent) is redacted.
-        "text": "\n".join(_redacted_lines(text, all_lines)[from_line - 1 : end]),
-    }
+        text="\n".join(_redacted_lines(text, all_lines)[from_line - 1 : end]),
+    )
 
 
 def _redacted_lines(text: str, lines: list[str]) -> list[str]:

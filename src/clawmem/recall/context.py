@@ -302,7 +302,7 @@ def build_context(
         # Entity names make a short message specific ("where is Peter?"); a cheap indexed query.
         from clawmem.recall.entities import list_entities
 
-        entities = {_fold(e["entity"]) for e in list_entities(ix)}
+        entities = {_fold(e.entity) for e in list_entities(ix)}
     specific = _specific_words(message, words, entities)
     res.skipped = trivial_reason(words, specific)
     if res.skipped:
@@ -429,7 +429,7 @@ def _chunk_units(ix: Indexer, hit: dict) -> list[tuple[int, int, str]]:
         return []  # the file changed or went away since it was indexed: nothing to cite
     units: list[tuple[int, int, str]] = []
     cur: list = []  # [start, end, text]
-    for i, raw in enumerate(got["text"].split("\n")):
+    for i, raw in enumerate(got.text.split("\n")):
         lineno = hit["start_line"] + i
         stripped = raw.strip()
         skip = not stripped or stripped.startswith(("#", "```", "|"))

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from clawmem.ingest.indexing import Indexer
 from clawmem.markdown.workspace import entity_page_path
@@ -14,7 +15,26 @@ from clawmem.text.textnorm import fold
 _WORD = re.compile(r"[^\W_]+")
 
 
-def list_entities(ix: Indexer) -> list[dict]:
+@dataclass(frozen=True, slots=True)
+class Entity:
+    """An entity as ``clawmem entities`` lists it."""
+
+    entity: str  # its name, as a fact mentions it or its page is named
+    facts: int  # how many facts mention it
+    last_mention: str | None  # the latest day a fact mentions it (YYYY-MM-DD)
+    page: str | None  # its page, bank/entities/<entity>.md, if there is one
+
+    def to_dict(self) -> dict:
+        """``clawmem entities --json``'s form of it."""
+        return {
+            "entity": self.entity,
+            "facts": self.facts,
+            "last_mention": self.last_mention,
+            "page": self.page,
+        }
+
+
+def list_entities(ix: Indexer) -> list[Entity]:
     """Every entity with its fact count, last mention and page (if any), most mentioned first."""
     ix.lazy_sync([])
     if not ix.index_path.exists():
@@ -27,17 +47,11 @@ def list_entities(ix: Indexer) -> list[dict]:
         idx.close()
     out = []
     for name, _folded, n, last in rows:
-        out.append(
-            {
-                "entity": name,
-                "facts": n,
-                "last_mention": last,
-                "page": pages.pop(entity_page_path(name).casefold(), None),
-            }
-        )
+        page = pages.pop(entity_page_path(name).casefold(), None)
+        out.append(Entity(entity=name, facts=n, last_mention=last, page=page))
     for _, page in sorted(pages.items()):
         out.append(
-            {"entity": page.rsplit("/", 1)[1][:-3], "facts": 0, "last_mention": None, "page": page}
+            Entity(entity=page.rsplit("/", 1)[1][:-3], facts=0, last_mention=None, page=page)
         )
     return out
 

@@ -7,7 +7,9 @@ graph is ``graphview.py``.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
 
 from clawmem.errors import WorkspaceError
 from clawmem.ingest.indexing import Indexer
@@ -23,7 +25,7 @@ from clawmem.store.index import Filters, Index
 EXPAND_SEEDS = 3
 
 
-def _link_dict(r, *, outgoing: bool) -> dict:
+def _link_dict(r: Any, *, outgoing: bool) -> dict:
     d = {
         "line": r["line"],
         "type": r["type"],
@@ -45,7 +47,7 @@ def _link_dict(r, *, outgoing: bool) -> dict:
     return d
 
 
-def resolve_note(index: Index, root, name: str, extra_paths: tuple[str, ...] = ()) -> str:
+def resolve_note(index: Index, root: Path, name: str, extra_paths: tuple[str, ...] = ()) -> str:
     """A note named on the command line: a workspace path, or anything a link may say
     ("Peter", "bank/entities/Peter", "@Peter")."""
     paths = queries.indexed_paths(index)
@@ -72,7 +74,28 @@ def resolve_note(index: Index, root, name: str, extra_paths: tuple[str, ...] = (
     )
 
 
-def links_of(ix: Indexer, note: str) -> dict:
+@dataclass(frozen=True, slots=True)
+class Links:
+    """A note's links and backlinks (``clawmem links``). Each link is its JSON object: line,
+    type, syntax, text, anchor, context, and for an outgoing link target, label, to (the path it
+    resolves to), status and candidates; for a backlink, from (the note that holds it)."""
+
+    path: str  # the note, as a workspace path
+    outgoing: list[dict]  # the links written in it, in the order written
+    backlinks: list[dict]  # the links to it from other notes
+    notes: list[str]  # what happened on the way (a sync)
+
+    def to_dict(self) -> dict:
+        """``clawmem links --json``."""
+        return {
+            "path": self.path,
+            "outgoing": self.outgoing,
+            "backlinks": self.backlinks,
+            "notes": self.notes,
+        }
+
+
+def links_of(ix: Indexer, note: str) -> Links:
     """``clawmem links``: what a note links to and what links to it, with types, lines and
     context. ``note``: a workspace path or a name a link may use ("Peter", "@Peter")."""
     notes: list[str] = []
@@ -91,12 +114,7 @@ def links_of(ix: Indexer, note: str) -> dict:
         back = [_link_dict(r, outgoing=False) for r in queries.links_to(idx, path)]
     finally:
         idx.close()
-    return {
-        "path": path,
-        "outgoing": out,
-        "backlinks": back,
-        "notes": notes,
-    }
+    return Links(path=path, outgoing=out, backlinks=back, notes=notes)
 
 
 # ------------------------------------------------------------------------------- recall
@@ -163,14 +181,34 @@ def _passes(index: Index, cid: int, where: str, args: list) -> bool:
     return index.conn.execute(sql, (cid, *args)).fetchone() is not None
 
 
-def _hit(row, via: dict, snippet_chars: int) -> Hit:
+def _hit(row: Any, via: dict, snippet_chars: int) -> Hit:
     return Hit.from_row(row, score=0.0, snippet=snippet(row["text"], None, snippet_chars), via=via)
 
 
 # ------------------------------------------------------------------------------- the graph
 
 
-def graph_data(ix: Indexer, *, mentions: bool = True) -> dict:
+@dataclass(frozen=True, slots=True)
+class Graph:
+    """The link graph (``clawmem graph``). Each node is ``{id, kind, label}`` (kind: "entity",
+    "daily" or "note"); each edge ``{source, target, type, count, line}``."""
+
+    nodes: list[dict]  # by id
+    edges: list[dict]  # by source, target and type
+    unlinked_notes: int  # indexed notes no link reaches or leaves
+    broken_links: int  # links (not mentions) that resolve to no note
+
+    def to_dict(self) -> dict:
+        """``clawmem graph --format json``, and what ``cli.graphview`` draws."""
+        return {
+            "nodes": self.nodes,
+            "edges": self.edges,
+            "unlinked_notes": self.unlinked_notes,
+            "broken_links": self.broken_links,
+        }
+
+
+def graph_data(ix: Indexer, *, mentions: bool = True) -> Graph:
     """Nodes (notes, entity pages, and entities mentioned without a page) and edges (resolved
     links, one per source, target and type, with how many times it is written)."""
     ix.lazy_sync([])
@@ -211,12 +249,12 @@ def graph_data(ix: Indexer, *, mentions: bool = True) -> dict:
     for p in paths:
         if p in linked:
             node(p, _kind(p), _label(p))
-    return {
-        "nodes": sorted(nodes.values(), key=lambda n: n["id"]),
-        "edges": sorted(edges.values(), key=lambda e: (e["source"], e["target"], e["type"])),
-        "unlinked_notes": len([p for p in paths if p not in linked]),
-        "broken_links": broken,
-    }
+    return Graph(
+        nodes=sorted(nodes.values(), key=lambda n: n["id"]),
+        edges=sorted(edges.values(), key=lambda e: (e["source"], e["target"], e["type"])),
+        unlinked_notes=len([p for p in paths if p not in linked]),
+        broken_links=broken,
+    )
 
 
 def _kind(path: str) -> str:

@@ -8,13 +8,19 @@ from that workspace with its own settings). Credentials come back ``[redacted]``
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
 from clawmem.ingest.indexing import Indexer
-from clawmem.markdown.workspace import read_lines, split_citation
+from clawmem.markdown.workspace import Lines, read_lines, split_citation
+
+if TYPE_CHECKING:
+    from clawmem.transcripts.sessions import TranscriptLines
 
 
 def get_lines(
     ix: Indexer, path: str, *, from_line: int | None = None, lines: int | None = None
-) -> dict:
+) -> Lines | TranscriptLines:
     """Lines of a memory file with their citation (``clawmem get``); for a transcript
     (``sessions/…``), what was said in those lines. Credentials come back ``[redacted]``.
     ``path`` may be a citation (``memory/2025-11-27.md#L12-L20``): it names the lines unless
@@ -38,7 +44,7 @@ def get_lines(
                 lines=lines,
                 extra_paths=load_config(root).extra_paths,
             )
-            return {**got, "path": path, "citation": f"{name}:{got['citation']}"}
+            return replace(got, path=path, citation=f"{name}:{got.citation}")
     if is_transcript_path(path):
         return read_messages(ix.root, ix.cfg, path, from_line=from_line, lines=lines)
     return read_lines(

@@ -404,9 +404,40 @@ def backlog(index: Index, root: Path, cfg: Config, scan: Scan, cap: int) -> tupl
 # ---------------------------------------------------------------------------- get
 
 
+@dataclass(frozen=True, slots=True)
+class TranscriptLines:
+    """Lines of a transcript, as ``clawmem get`` reads them: what was said in them."""
+
+    path: str  # sessions/…
+    from_line: int  # the first line, 1-based (JSON ``from``)
+    to_line: int  # the last line, inclusive (JSON ``to``)
+    total_lines: int  # how many lines the transcript has
+    citation: str  # path#Lfrom-Lto
+    session_id: str
+    format: str | None  # "openclaw", "claude-code"
+    messages: tuple[Message, ...]  # what was said on those lines, redacted
+    text: str  # the messages as "User: …" and "Assistant: …" paragraphs
+
+    def to_dict(self) -> dict:
+        """``clawmem get --json``'s form of them."""
+        return {
+            "path": self.path,
+            "from": self.from_line,
+            "to": self.to_line,
+            "total_lines": self.total_lines,
+            "citation": self.citation,
+            "session_id": self.session_id,
+            "format": self.format,
+            "messages": [
+                {"line": m.line, "role": m.role, "at": m.at, "text": m.text} for m in self.messages
+            ],
+            "text": self.text,
+        }
+
+
 def read_messages(
     root: Path, cfg: Config, relpath: str, *, from_line: int = 1, lines: int | None = None
-) -> dict:
+) -> TranscriptLines:
     """Lines ``from_line`` .. ``from_line + lines - 1`` of a transcript as what was said in them
     (redacted, like the index; tool calls and other lines shown as nothing), with the citation."""
     if from_line < 1:
@@ -426,14 +457,14 @@ def read_messages(
         raise BadArgument("from_line", from_line, f"{relpath} has {total} lines")
     end = total if lines is None else min(total, from_line + lines - 1)
     said = [m for m in parsed.messages if from_line <= m.line <= end]
-    return {
-        "path": relpath,
-        "from": from_line,
-        "to": end,
-        "total_lines": total,
-        "citation": f"{relpath}#L{from_line}-L{end}",
-        "session_id": parsed.session_id or _name_id(relpath),
-        "format": parsed.format,
-        "messages": [{"line": m.line, "role": m.role, "at": m.at, "text": m.text} for m in said],
-        "text": "\n\n".join(f"{ROLE_LABEL[m.role]}: {m.text}" for m in said),
-    }
+    return TranscriptLines(
+        path=relpath,
+        from_line=from_line,
+        to_line=end,
+        total_lines=total,
+        citation=f"{relpath}#L{from_line}-L{end}",
+        session_id=parsed.session_id or _name_id(relpath),
+        format=parsed.format,
+        messages=tuple(said),
+        text="\n\n".join(f"{ROLE_LABEL[m.role]}: {m.text}" for m in said),
+    )

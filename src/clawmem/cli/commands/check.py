@@ -27,10 +27,10 @@ def register(app: typer.Typer) -> None:
 
         problems = open_mem(workspace).check()
         if as_json:
-            print_json(problems)
+            print_json([p.to_dict() for p in problems])
         else:
             for p in problems:
-                sys.stdout.write(f"{p['path']}:{p['line']}: {p['message']}\n")
+                sys.stdout.write(f"{p.path}:{p.line}: {p.message}\n")
         if problems:
             raise CheckFailed(
                 summary(problems),

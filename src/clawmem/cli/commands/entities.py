@@ -15,11 +15,11 @@ def register(app: typer.Typer) -> None:
 
         rows = open_mem(workspace).entities()
         if as_json:
-            print_json(rows)
+            print_json([r.to_dict() for r in rows])
             return
         for r in rows:
-            page = r["page"] or "(no page)"
+            page = r.page or "(no page)"
             out.print(
-                f"@{r['entity']:<20} {r['facts']:>4} facts  last {r['last_mention'] or '—':<10}  {page}",
+                f"@{r.entity:<20} {r.facts:>4} facts  last {r.last_mention or '—':<10}  {page}",
                 markup=False,
             )

@@ -26,10 +26,11 @@ def register(app: typer.Typer) -> None:
         from clawmem.cli.render import links_human
 
         data = open_mem(workspace).links(note)
+        # The human form is drawn from the JSON one, as for recall.
         if as_json:
-            print_json(data)
+            print_json(data.to_dict())
         else:
-            links_human(data)
+            links_human(data.to_dict())
 
     @app.command()
     def graph(
@@ -65,7 +66,8 @@ def register(app: typer.Typer) -> None:
         if fmt not in FORMATS:
             raise UsageError(f"unknown format {fmt!r}", hint="use one of: " + ", ".join(FORMATS))
         mem = open_mem(workspace)
-        data = mem.graph(mentions=mentions)
+        graph = mem.graph(mentions=mentions)
+        data = graph.to_dict()
         render = {"html": to_html, "mermaid": to_mermaid, "dot": to_dot, "json": to_json}[fmt]
         text = render(data)
         if output is None and fmt != "html":
@@ -78,6 +80,6 @@ def register(app: typer.Typer) -> None:
             mem.prepare_memory_dir()
         write_atomic(target, text)
         sys.stderr.write(
-            f"clawmem graph: {len(data['nodes'])} notes, {len(data['edges'])} links → {target}\n"
+            f"clawmem graph: {len(graph.nodes)} notes, {len(graph.edges)} links → {target}\n"
         )
         sys.stdout.write(f"{target}\n")

@@ -21,7 +21,7 @@ def status(as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
     with it."""
     from clawmem.cli.render import out
 
-    info = open_mem(workspace).model_status()
+    info = open_mem(workspace).model_status().to_dict()  # both forms drawn from the JSON one
     if as_json:
         print_json(info)
         return
@@ -92,7 +92,8 @@ def import_(
     )
     result = {"path": str(path)}
     if use:
-        result.update(open_mem(workspace).use_model(path, query_prefix=None, document_prefix=None))
+        used = open_mem(workspace).use_model(path, query_prefix=None, document_prefix=None)
+        result.update(used.to_dict())
     if as_json:
         print_json(result)
     else:
@@ -130,13 +131,13 @@ def use(
         path, query_prefix=query_prefix, document_prefix=document_prefix
     )
     if as_json:
-        print_json(res)
+        print_json(res.to_dict())
     else:
-        about = res.get("about") or {}
-        name = about.get("name") or res["model"]
+        about = res.about or {}
+        name = about.get("name") or res.model
         langs = f", {about['languages']}" if about.get("languages") else ""
         out.print(
-            f"model: {name}{' (default)' if res['model'] is None else ''} "
-            f"({res['identity']['dims']} dims{langs}); run `clawmem index` to re-embed",
+            f"model: {name}{' (default)' if res.model is None else ''} "
+            f"({res.identity['dims']} dims{langs}); run `clawmem index` to re-embed",
             markup=False,
         )

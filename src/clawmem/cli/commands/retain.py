@@ -46,10 +46,8 @@ def register(app: typer.Typer) -> None:
             allow_secret=allow_secret,
         )
         if as_json:
-            print_json(res)
-        elif res["stored"]:
-            out.print(f"retained {res['source']}: {res['line_text']}", markup=False)
+            print_json(res.to_dict())
+        elif res.stored:
+            out.print(f"retained {res.source}: {res.line_text}", markup=False)
         else:
-            err.print(
-                f"already retained at {res['duplicate_of']}; not appended again", markup=False
-            )
+            err.print(f"already retained at {res.duplicate_of}; not appended again", markup=False)
