@@ -52,6 +52,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 if TYPE_CHECKING:
     import socket
 
+    from clawmem.config import Config
+
 SOCKET_NAME = "watch.sock"
 PROBE_NAME = "watch.probe"
 BEHIND = "the watcher is not caught up"
@@ -111,7 +113,7 @@ LOCAL_FS = {
 }
 
 
-def scan_key(root: Path, cfg) -> str:
+def scan_key(root: Path, cfg: Config) -> str:
     """What a stat pass would look at: a watcher vouches only for the same scan."""
     from clawmem.ingest.sync import chunking_key
 
@@ -388,7 +390,7 @@ class Journal:
         self,
         root: Path,
         memory_dir: Path,
-        cfg,
+        cfg: Config,
         *,
         wake: Callable[[], None] = lambda: None,
         log: Callable[[str], None] = lambda m: None,

@@ -26,6 +26,9 @@ from clawmem.store import db
 from clawmem.store.index import Index, make_unit
 
 if TYPE_CHECKING:
+    from types import FrameType
+
+    from clawmem.embedders.base import Embedder, EmbedderIdentity
     from clawmem.markdown.links import Link
     from clawmem.transcripts.sessions import Read
 
@@ -403,7 +406,7 @@ def _sync_transcript(
 
 def embed_pending(
     index: Index,
-    embedder,
+    embedder: Embedder,
     *,
     batch: int,
     report: SyncReport,
@@ -451,7 +454,7 @@ def _interrupt_between_batches() -> Iterator[Callable[[], None]]:
         return
     seen: list[int] = []
 
-    def on_sigint(signum, frame):
+    def on_sigint(signum: int, frame: FrameType | None) -> None:
         seen.append(signum)
         raise KeyboardInterrupt
 
@@ -494,7 +497,7 @@ def build_fresh(
     scan: Scan,
     cfg: Config,
     *,
-    identity=None,
+    identity: EmbedderIdentity | None = None,
     progress: Progress = _noop,
 ) -> tuple[Path, SyncReport]:
     """Build a complete new index beside the live one (not yet swapped in).

@@ -11,15 +11,19 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 # When chunk boundaries or texts change for the same input, bump schema.CHUNKER_VERSION: the
 # index must then be rebuilt. It lives there because every read checks it, and a read that finds
 # nothing changed never imports this module.
 
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+
 _md = None
 
 
-def _parser():
+def _parser() -> MarkdownIt:
     # Built on first use: importing markdown-it costs ~50 ms that read-only commands never need.
     global _md
     if _md is None:
@@ -120,7 +124,9 @@ def _slices(line: str, cap: int, overlap: int) -> list[str]:
     return out
 
 
-def _split_oversized(lines: list[str], start: int, end: int, cap: int, overlap: int):
+def _split_oversized(
+    lines: list[str], start: int, end: int, cap: int, overlap: int
+) -> list[tuple[int, int, str]]:
     """Cut one block that is over the cap into line windows (and an over-long line into slices)."""
     pieces: list[tuple[int, int, str]] = []
     i = start

@@ -149,7 +149,7 @@ def extract_links(text: str) -> list[Link]:
         for line in lines[start:end]:
             offsets.append(offsets[-1] + len(line) + 1)
 
-        def where(pos: int, offsets=offsets, start=start) -> tuple[int, int]:
+        def where(pos: int, offsets: list[int] = offsets, start: int = start) -> tuple[int, int]:
             i = 0
             while offsets[i + 1] <= pos:
                 i += 1

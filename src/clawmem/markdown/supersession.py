@@ -24,6 +24,7 @@ agree, and two machines with different embedding models agree too. An older fact
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from clawmem.text.textnorm import tokens
@@ -59,7 +60,7 @@ class Statement:
     conditions: frozenset[str] = frozenset()  # condition words (rule 5)
 
     @classmethod
-    def of(cls, kind: str, day: str | None, entities, content: str) -> Statement:
+    def of(cls, kind: str, day: str | None, entities: Iterable[str], content: str) -> Statement:
         names = tuple(entities)
         return cls(
             kind,

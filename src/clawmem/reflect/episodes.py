@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -253,7 +254,7 @@ def topics_said(
     return [v[2] for v in ranked], (min(v[3] for v in ranked), max(v[4] for v in ranked))
 
 
-def statements(messages, entity_names: list[str]) -> list[Statement]:
+def statements(messages: Iterable[Message], entity_names: list[str]) -> list[Statement]:
     """Decisions, preferences and facts the user stated, one line each, in order."""
     out: list[Statement] = []
     for m in messages:

@@ -25,6 +25,7 @@ import json
 import os
 import stat
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
@@ -329,7 +330,9 @@ def request_from_hook(text: str, environ: dict[str, str] | None = None) -> HookR
     )
 
 
-def _openclaw_default(event: str, session: str, key: str | None, env) -> HookRequest:
+def _openclaw_default(
+    event: str, session: str, key: str | None, env: Mapping[str, str]
+) -> HookRequest:
     agent = "main"
     if key:
         parts = key.split(":")

@@ -26,6 +26,7 @@ says the opposite. Reflect takes the author at their word, only more slowly.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date
 
 from clawmem.markdown.factlog import LoggedFact, is_negated
 from clawmem.text.topics import jaccard
@@ -114,7 +115,7 @@ class Opinion:
         return [s for s in self.steps if s.effect == "contradicts"]
 
     @property
-    def last_updated(self):
+    def last_updated(self) -> date | None:
         return self.latest.day
 
 

@@ -22,7 +22,7 @@ import difflib
 import hashlib
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -38,6 +38,7 @@ from clawmem.markdown.supersession import KINDS as SUPERSEDABLE
 from clawmem.markdown.supersession import Statement, conditions_in, supersedes
 from clawmem.markdown.workspace import (
     CORE_FILES,
+    FileEntry,
     entity_page_path,
     is_entity_page,
     writable_path,
@@ -294,7 +295,7 @@ def proposals(
     * an opinion held at c ≥ 0.8 with at least three supporting statements."""
     core = core_words(core_text)
 
-    def covered(facts) -> bool:
+    def covered(facts: list[LoggedFact]) -> bool:
         return any(_covered(topic_words(f.content), core) for f in facts)
 
     out: list[Proposal] = []
@@ -610,7 +611,9 @@ def plan_reflect(
     # Entity pages
     for rel, name, facts in _entity_pages(log, existing_pages, since):
 
-        def body_for(old_body, name=name, facts=facts):
+        def body_for(
+            old_body: str | None, name: str = name, facts: list[LoggedFact] = facts
+        ) -> list[str]:
             summary = _summary(name, facts, st, old_body, summarize, model)
             return entity_body(name, facts, st, summary)
 
@@ -686,7 +689,14 @@ class _Plan:
             )
         return p.read_bytes().decode("utf-8")  # keep a BOM if there is one
 
-    def page(self, rel: str, role: str, body_for, title: str, entity: str | None = None) -> None:
+    def page(
+        self,
+        rel: str,
+        role: str,
+        body_for: Callable[..., list[str]],  # (the old body or None) -> the new one
+        title: str,
+        entity: str | None = None,
+    ) -> None:
         """Plan ``rel``'s generated section as ``body_for(old body)`` makes it."""
         try:
             old = self.read(rel)
@@ -768,7 +778,7 @@ def _opinion_reports(
     return reports, old_section is not None or broken
 
 
-def existing_entity_pages(scan_files) -> dict[str, str]:
+def existing_entity_pages(scan_files: Iterable[FileEntry]) -> dict[str, str]:
     pages: dict[str, str] = {}
     for entry in scan_files:
         rel = entry.relpath

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,7 @@ class Summarizer:
         self.name = path.stem
         self._llm: Any = None  # a llama_cpp.Llama, loaded on first use
 
-    def _load(self):
+    def _load(self) -> Any:
         if self._llm is None:
             try:
                 from llama_cpp import Llama
@@ -92,7 +93,7 @@ class Summarizer:
 
 
 @contextmanager
-def _quiet_stderr():
+def _quiet_stderr() -> Iterator[None]:
     """llama.cpp prints notes on file descriptor 2 even with verbose=False; cron mails them."""
     try:
         saved = os.dup(2)
