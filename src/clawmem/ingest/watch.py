@@ -1,7 +1,7 @@
 """``clawmem watch``: keep the index fresh while files change.
 
 The daemon is deliberately dumb about *what* changed. File events only say "something happened,
-sync soon"; every sync is the same stat scan + ``plan_sync`` + ``Memory.index()`` that a user's
+sync soon"; every sync is the same stat scan + ``plan_sync`` + ``Indexer.index()`` that a user's
 ``clawmem index`` runs, so an editor's atomic save (temp file, then rename), a rename, a deletion
 and a ``git checkout`` touching hundreds of files all end up as the one question "what differs from
 the index?". Events are debounced (``debounce_ms``): a burst gives one sync.
@@ -501,7 +501,7 @@ class Watcher:
             self._save_state()  # a long first sync is not a hung daemon
 
     def sync(self, reason: str) -> bool:
-        """One ``Memory.index()``. True if it completed; errors are logged, never raised."""
+        """One ``Indexer.index()``. True if it completed; errors are logged, never raised."""
         self._last_progress = time.monotonic()
         self.syncing = True
         journal = self.journal
