@@ -99,12 +99,18 @@ def test_get_links_graph_entities_and_check(ws):
     links = mem.links("Peter")
     _frozen(links)
     assert links.path == "bank/entities/Peter.md" and links.outgoing and links.backlinks
+    _frozen(links.outgoing[0])
+    _frozen(links.backlinks[0])
+    assert list(links.backlinks[0].to_dict())[:2] == ["from", "line"]
     assert list(links.to_dict()) == ["path", "outgoing", "backlinks", "notes"]
     assert links.to_dict() == _json(ws, "links", "Peter", "--json")
 
     graph = mem.graph()
     _frozen(graph)
     assert list(graph.to_dict()) == ["nodes", "edges", "unlinked_notes", "broken_links"]
+    _frozen(graph.nodes[0])
+    _frozen(graph.edges[0])
+    assert list(graph.to_dict()["edges"][0]) == ["source", "target", "type", "count", "line"]
     assert graph.to_dict() == _json(ws, "graph", "--format", "json")
 
     rows = mem.entities()

@@ -25,26 +25,88 @@ from clawmem.store.index import Filters, Index
 EXPAND_SEEDS = 3
 
 
-def _link_dict(r: Any, *, outgoing: bool) -> dict:
-    d = {
-        "line": r["line"],
-        "type": r["type"],
-        "syntax": r["syntax"],
-        "text": r["text"],
-        "anchor": r["anchor"],
-        "context": r["context"],
-    }
-    if outgoing:
-        d.update(
+@dataclass(frozen=True, slots=True)
+class OutgoingLink:
+    """A link written in a note (``clawmem links``' ``outgoing``)."""
+
+    line: int  # 1-based, in the note
+    type: str  # the link's type: "mention", "link", or a typed link's ("extends", …)
+    syntax: str  # "wiki", "markdown" or "mention"
+    text: str  # the link as written
+    anchor: str | None  # the heading it names, if any
+    context: str  # the line around it
+    target: str  # what it names
+    label: str | None
+    to: str | None  # the note it resolves to
+    status: str  # "ok", "ambiguous", "missing"…
+    candidates: tuple[str, ...]  # the notes an ambiguous link could mean
+
+    @classmethod
+    def from_row(cls, r: Any) -> OutgoingLink:
+        return cls(
+            line=r["line"],
+            type=r["type"],
+            syntax=r["syntax"],
+            text=r["text"],
+            anchor=r["anchor"],
+            context=r["context"],
             target=r["target"],
             label=r["label"],
             to=r["dst"],
             status=r["status"],
-            candidates=r["candidates"].split("\n") if r["candidates"] else [],
+            candidates=tuple(r["candidates"].split("\n")) if r["candidates"] else (),
         )
-    else:
-        d = {"from": r["src"], **d}
-    return d
+
+    def to_dict(self) -> dict:
+        return {
+            "line": self.line,
+            "type": self.type,
+            "syntax": self.syntax,
+            "text": self.text,
+            "anchor": self.anchor,
+            "context": self.context,
+            "target": self.target,
+            "label": self.label,
+            "to": self.to,
+            "status": self.status,
+            "candidates": list(self.candidates),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Backlink:
+    """A link to a note from another (``clawmem links``' ``backlinks``)."""
+
+    from_path: str  # the note that holds it (JSON ``from``)
+    line: int  # 1-based, in that note
+    type: str
+    syntax: str
+    text: str
+    anchor: str | None
+    context: str
+
+    @classmethod
+    def from_row(cls, r: Any) -> Backlink:
+        return cls(
+            from_path=r["src"],
+            line=r["line"],
+            type=r["type"],
+            syntax=r["syntax"],
+            text=r["text"],
+            anchor=r["anchor"],
+            context=r["context"],
+        )
+
+    def to_dict(self) -> dict:
+        return {
+            "from": self.from_path,
+            "line": self.line,
+            "type": self.type,
+            "syntax": self.syntax,
+            "text": self.text,
+            "anchor": self.anchor,
+            "context": self.context,
+        }
 
 
 def resolve_note(index: Index, root: Path, name: str, extra_paths: tuple[str, ...] = ()) -> str:
@@ -76,21 +138,19 @@ def resolve_note(index: Index, root: Path, name: str, extra_paths: tuple[str, ..
 
 @dataclass(frozen=True, slots=True)
 class Links:
-    """A note's links and backlinks (``clawmem links``). Each link is its JSON object: line,
-    type, syntax, text, anchor, context, and for an outgoing link target, label, to (the path it
-    resolves to), status and candidates; for a backlink, from (the note that holds it)."""
+    """A note's links and backlinks (``clawmem links``)."""
 
     path: str  # the note, as a workspace path
-    outgoing: list[dict]  # the links written in it, in the order written
-    backlinks: list[dict]  # the links to it from other notes
+    outgoing: list[OutgoingLink]  # the links written in it, in the order written
+    backlinks: list[Backlink]  # the links to it from other notes
     notes: list[str]  # what happened on the way (a sync)
 
     def to_dict(self) -> dict:
         """``clawmem links --json``."""
         return {
             "path": self.path,
-            "outgoing": self.outgoing,
-            "backlinks": self.backlinks,
+            "outgoing": [lk.to_dict() for lk in self.outgoing],
+            "backlinks": [lk.to_dict() for lk in self.backlinks],
             "notes": self.notes,
         }
 
@@ -105,13 +165,14 @@ def links_of(ix: Indexer, note: str) -> Links:
     idx = ix.open_for_read()
     try:
         path = resolve_note(idx, ix.root, note, ix.cfg.extra_paths)
-        out = [_link_dict(r, outgoing=True) for r in queries.links_from(idx, path)]
         scoped = ScopeLinks(ix.root, ix.cfg)
-        for d in out:
-            res = scoped.resolve(d["syntax"], d["target"]) if d["status"] != "ok" else None
+        out = []
+        for lk in map(OutgoingLink.from_row, queries.links_from(idx, path)):
+            res = scoped.resolve(lk.syntax, lk.target) if lk.status != "ok" else None
             if res is not None:  # a link into a read scope ([[team:Peter]])
-                d.update(to=res.path, status=res.status, candidates=list(res.candidates))
-        back = [_link_dict(r, outgoing=False) for r in queries.links_to(idx, path)]
+                lk = replace(lk, to=res.path, status=res.status, candidates=tuple(res.candidates))
+            out.append(lk)
+        back = [Backlink.from_row(r) for r in queries.links_to(idx, path)]
     finally:
         idx.close()
     return Links(path=path, outgoing=out, backlinks=back, notes=notes)
@@ -189,20 +250,51 @@ def _hit(row: Any, via: dict, snippet_chars: int) -> Hit:
 
 
 @dataclass(frozen=True, slots=True)
-class Graph:
-    """The link graph (``clawmem graph``). Each node is ``{id, kind, label}`` (kind: "entity",
-    "daily" or "note"); each edge ``{source, target, type, count, line}``."""
+class Node:
+    """A note of the graph, or an entity mentioned without a page (``@name``)."""
 
-    nodes: list[dict]  # by id
-    edges: list[dict]  # by source, target and type
+    id: str  # the workspace path, or "@name"
+    kind: str  # "entity", "daily" or "note"
+    label: str
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "kind": self.kind, "label": self.label}
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """The links of one type from one note to another."""
+
+    source: str
+    target: str
+    type: str
+    count: int  # how many times it is written
+    line: int  # the first place it is written in ``source``
+
+    def to_dict(self) -> dict:
+        return {
+            "source": self.source,
+            "target": self.target,
+            "type": self.type,
+            "count": self.count,
+            "line": self.line,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Graph:
+    """The link graph (``clawmem graph``)."""
+
+    nodes: list[Node]  # by id
+    edges: list[Edge]  # by source, target and type
     unlinked_notes: int  # indexed notes no link reaches or leaves
     broken_links: int  # links (not mentions) that resolve to no note
 
     def to_dict(self) -> dict:
         """``clawmem graph --format json``, and what ``cli.graphview`` draws."""
         return {
-            "nodes": self.nodes,
-            "edges": self.edges,
+            "nodes": [n.to_dict() for n in self.nodes],
+            "edges": [e.to_dict() for e in self.edges],
             "unlinked_notes": self.unlinked_notes,
             "broken_links": self.broken_links,
         }
@@ -220,13 +312,14 @@ def graph_data(ix: Indexer, *, mentions: bool = True) -> Graph:
         paths = queries.indexed_paths(idx)
     finally:
         idx.close()
-    nodes: dict[str, dict] = {}
+    nodes: dict[str, Node] = {}
 
     def node(nid: str, kind: str, label: str) -> None:
         if nid not in nodes:
-            nodes[nid] = {"id": nid, "kind": kind, "label": label}
+            nodes[nid] = Node(nid, kind, label)
 
-    edges: dict[tuple[str, str, str], dict] = {}
+    # (source, target, type) -> [how many times written, the first line]
+    edges: dict[tuple[str, str, str], list[int]] = {}
     broken = 0
     for r in rows:
         if r["type"] == MENTION and not mentions:
@@ -241,17 +334,14 @@ def graph_data(ix: Indexer, *, mentions: bool = True) -> Graph:
         if dst == r["src"]:
             continue
         key = (r["src"], dst, r["type"])
-        if key not in edges:
-            edges[key] = {"source": r["src"], "target": dst, "type": r["type"], "count": 0}
-            edges[key]["line"] = r["line"]
-        edges[key]["count"] += 1
-    linked = {e["source"] for e in edges.values()} | {e["target"] for e in edges.values()}
+        edges.setdefault(key, [0, r["line"]])[0] += 1
+    linked = {src for src, _, _ in edges} | {dst for _, dst, _ in edges}
     for p in paths:
         if p in linked:
             node(p, _kind(p), _label(p))
     return Graph(
-        nodes=sorted(nodes.values(), key=lambda n: n["id"]),
-        edges=sorted(edges.values(), key=lambda e: (e["source"], e["target"], e["type"])),
+        nodes=sorted(nodes.values(), key=lambda n: n.id),
+        edges=[Edge(*key, *edges[key]) for key in sorted(edges)],
         unlinked_notes=len([p for p in paths if p not in linked]),
         broken_links=broken,
     )
