@@ -29,6 +29,12 @@ from clawmem.recall.pipeline import KINDS as RECALL_KINDS
 from clawmem.recall.pipeline import MODES, SOURCES
 
 if TYPE_CHECKING:
+    import mcp_types
+    from mcp.server.lowlevel import Server
+    from mcp.server.lowlevel.server import ServerRequestContext
+    from starlette.types import ASGIApp, Receive, Scope, Send
+
+    from clawmem.cli.tokens import Token, Verifier
     from clawmem.memory import Memory
 
 log = logging.getLogger("clawmem.mcp")
@@ -351,7 +357,7 @@ _TYPE_WORDS = {
 }
 
 
-def _describe(value) -> str:
+def _describe(value: object) -> str:
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= 40 else text[:37] + "..."
 
@@ -487,7 +493,7 @@ class Tools:
 GRANT: contextvars.ContextVar[str] = contextvars.ContextVar("clawmem_grant", default="write")
 
 
-def _server(mem: Memory, bound: Tools):
+def _server(mem: Memory, bound: Tools) -> Server[Any]:
     """The SDK's low-level server with clawmem's tools, for either transport."""
     import anyio
     import mcp_types as types
@@ -514,10 +520,14 @@ def _server(mem: Memory, bound: Tools):
             if may_write or not t.writes
         ]
 
-    async def list_tools(ctx, params) -> types.ListToolsResult:
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: mcp_types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tool_list(GRANT.get() == "write"))
 
-    async def call_tool(ctx, params) -> types.CallToolResult:
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
+    ) -> types.CallToolResult:
         may_write = GRANT.get() == "write"
         ok, data = await anyio.to_thread.run_sync(
             partial(bound.call, params.name, params.arguments, may_write=may_write)
@@ -609,13 +619,15 @@ class TokenGate:
     workspace is answered 401 before anything reads the workspace; a valid one sets ``GRANT``.
     The answer never repeats what was presented."""
 
-    def __init__(self, app, verifier, *, required: bool, read_only: bool) -> None:
+    def __init__(
+        self, app: ASGIApp, verifier: Verifier, *, required: bool, read_only: bool
+    ) -> None:
         self.app = app
         self.verifier = verifier
         self.required = required
         self.read_only = read_only
 
-    async def __call__(self, scope, receive, send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # lifespan
             await self.app(scope, receive, send)
             return
@@ -633,7 +645,7 @@ class TokenGate:
         finally:
             GRANT.reset(reset)
 
-    def _token(self, scope):
+    def _token(self, scope: Scope) -> Token | None:
         secret = _bearer(scope)
         if not secret:
             return None
@@ -644,7 +656,7 @@ class TokenGate:
             return None
 
 
-def _bearer(scope) -> str | None:
+def _bearer(scope: Scope) -> str | None:
     for name, value in scope.get("headers", ()):
         if name == b"authorization":
             scheme, _, secret = value.decode("latin-1").partition(" ")
@@ -652,7 +664,7 @@ def _bearer(scope) -> str | None:
     return None
 
 
-async def _refuse(send) -> None:
+async def _refuse(send: Send) -> None:
     body = json.dumps(
         {
             "error": "unauthorized",
@@ -675,8 +687,13 @@ async def _refuse(send) -> None:
 
 
 def http_app(
-    mem: Memory, *, host: str, read_only: bool = False, verifier=None, required: bool = True
-):
+    mem: Memory,
+    *,
+    host: str,
+    read_only: bool = False,
+    verifier: Verifier,
+    required: bool = True,
+) -> tuple[TokenGate, Tools]:
     """The ASGI app: the SDK's streamable HTTP transport at ``/mcp`` behind ``TokenGate``.
     Stateless: every request stands alone (no session to hijack or to run out of), and its
     answer is one JSON body."""
@@ -701,7 +718,12 @@ def http_app(
 
 
 def serve_http(
-    mem: Memory, host: str, port: int, *, read_only: bool = False, announce=None
+    mem: Memory,
+    host: str,
+    port: int,
+    *,
+    read_only: bool = False,
+    announce: Callable[[bool], None] | None = None,
 ) -> None:
     """Serve over streamable HTTP until interrupted. Tokens are required on any address but
     loopback, and on loopback too once a token names this workspace."""
