@@ -64,7 +64,8 @@ def test_a_cold_recall_gets_its_query_vector_from_the_watcher(indexed_template, 
     stop_process(d.proc.pid)
     try:
         own = recall_json(ws, env={"CLAWMEM_RESIDENT_EMBEDDER": "0"})
-        shared = recall_json(ws)
+        # (The NumPy query path off: this is about the resident embedder's vector.)
+        shared = recall_json(ws, env={"CLAWMEM_QUERY_PATH": "0"})
     finally:
         os.kill(d.proc.pid, signal.SIGCONT)
     assert own["vectors"]["query_by"].startswith("this process (the watcher did not answer")

@@ -128,7 +128,9 @@ def test_a_cold_cli_recall_starts_one_detached_embedder_and_the_next_reuses_it(
     ws = tmp_path / "ws"
     shutil.copytree(indexed_template, ws)
     args = [sys.executable, "-m", "clawmem", "-w", str(ws), "recall", QUERY, "--json"]
-    env = {**os.environ, "CLAWMEM_RUNTIME_DIR": str(rt)}
+    # The NumPy query path off: the first call then waits for the embedder it starts (with it
+    # on, the first call embeds here: tests/test_query_path.py).
+    env = {**os.environ, "CLAWMEM_RUNTIME_DIR": str(rt), "CLAWMEM_QUERY_PATH": "0"}
     # As an agent's shell runs `clawmem recall … | cat`: the pipes must reach end-of-file when
     # the recall ends, although the embedder it started runs on (idle exit: 10 minutes).
     proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -55,6 +55,9 @@ class Config:
     # (ingest/resident.py), starting it if none runs; it exits after this many idle minutes.
     resident_embedder: bool = True
     resident_idle_minutes: float = 10.0
+    # A process whose query finds no watcher and no resident embedder ready embeds it with the
+    # NumPy query path (embedders/query_path.py) instead of waiting for a model to load.
+    query_path: bool = True
     # Vectors of texts no longer in the index are kept for reuse up to this many entries.
     cache_max_entries: int = 20_000
     # Read commands sync changed files first; embedding more than this many chunks is left to `index`.

@@ -239,6 +239,8 @@ def status_human(s: dict) -> None:
         out.print(f"watcher     {escape(s['watcher'])}")
     if "resident_embedder" in s:
         out.print(f"embedder    {escape(describe_resident(s['resident_embedder']))}")
+    if "query_path" in s:
+        out.print(f"query path  {escape(s['query_path'])}")
     for sc in s.get("scopes", []):
         colour = "dim" if sc["state"] == "ok" else "yellow"
         out.print(

@@ -262,6 +262,17 @@ def record_conversion(path: Path) -> None:
         pass
 
 
+def _build_query_cache(path: Path) -> None:
+    """The NumPy query path's cache beside a model just converted (embedders/query_path.py):
+    while the conversion's seconds are being spent anyway, not on a later query's path."""
+    from clawmem.embedders.query_path import ensure
+
+    try:
+        ensure(path, _sha256(path))
+    except (OSError, ValueError, ModelError):
+        pass  # the resident embedder builds it later; until then queries take the older paths
+
+
 def _damage(path: Path, *, fresh: bool = False) -> str | None:
     """How the cached model differs from what its conversion wrote, or None (no record: a file
     converted before records were kept is trusted, and recorded now)."""
@@ -328,6 +339,7 @@ def builtin_model_path(model: BuiltinModel, cache_dir: Path | None = None) -> Pa
             if not _is_valid_gguf(target):
                 model.convert(src, target)
                 record_conversion(target)
+                _build_query_cache(target)
                 if damaged is not None:
                     REPAIRS[str(target)] = (
                         f"converted again: the cached file was damaged ({damaged})"

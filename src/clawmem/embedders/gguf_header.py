@@ -146,3 +146,86 @@ def read_header(path: Path) -> Header:
             extent = max(extent, offset + n_elements * type_size // block)
         data_start = -(-cur.pos // alignment) * alignment
         return Header(fields, tensor_count, data_start + extent if tensor_count else 0)
+
+
+@dataclass(frozen=True)
+class Tensor:
+    name: str
+    shape: tuple[int, ...]  # GGUF's order: the first dimension is the innermost (a row)
+    ggml_type: int
+    offset: int  # absolute byte offset of its data in the file
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Everything in a GGUF but the tensors' data: scalars, the arrays asked for, the tensors."""
+
+    fields: dict[str, Scalar]
+    arrays: dict[str, list]
+    tensors: dict[str, Tensor]
+
+
+def read_layout(path: Path, arrays: frozenset[str] = frozenset()) -> Layout:
+    """The GGUF's metadata with the named ``arrays`` read (strings as bytes, numbers as
+    Python numbers) and each tensor's place in the file. Slow for a 250,000-string vocabulary
+    (about a second): for building derived caches, never on a query's path."""
+    import gguf
+
+    with path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+        if buf[:4] != MAGIC:
+            raise ValueError("GGUF magic invalid")
+        (version,) = struct.unpack_from("<I", buf, 4)
+        if version not in VERSIONS:
+            raise ValueError(
+                f"GGUF version {version} is not supported (only little-endian 2 and 3)"
+            )
+        cur = _Cursor(buf, "<")
+        cur.pos = 8
+        tensor_count, kv_count = int(cur.take("Q")), int(cur.take("Q"))
+        fields: dict[str, Scalar] = {}
+        got: dict[str, list] = {}
+        alignment = DEFAULT_ALIGNMENT
+        for _ in range(kv_count):
+            key = cur.raw_string().decode("utf-8")
+            kind = int(cur.take("I"))
+            if kind == _ARRAY and key in arrays:
+                got[key] = _read_array(cur)
+                continue
+            value = cur.value(kind)
+            if key == "general.alignment" and isinstance(value, int):
+                alignment = value
+            if value is not None:
+                fields[key] = value
+        infos = []
+        for _ in range(tensor_count):
+            name = cur.raw_string().decode("utf-8")
+            n_dims = int(cur.take("I"))
+            shape = tuple(int(cur.take("Q")) for _ in range(n_dims))
+            ggml_type = int(cur.take("I"))
+            offset = int(cur.take("Q"))
+            infos.append((name, shape, ggml_type, offset))
+        data_start = -(-cur.pos // alignment) * alignment
+        tensors = {}
+        for name, shape, ggml_type, offset in infos:
+            block, type_size = gguf.GGML_QUANT_SIZES[gguf.GGMLQuantizationType(ggml_type)]
+            n = 1
+            for d in shape:
+                n *= d
+            tensors[name] = Tensor(
+                name, shape, ggml_type, data_start + offset, n * type_size // block
+            )
+        return Layout(fields, got, tensors)
+
+
+def _read_array(cur: _Cursor) -> list:
+    kind, count = int(cur.take("I")), int(cur.take("Q"))
+    if kind == _STRING:
+        return [cur.raw_string() for _ in range(count)]
+    code = _SCALARS.get(kind)
+    if code is None:
+        raise ValueError(f"unsupported array item type {kind} at byte {cur.pos}")
+    fmt = f"{cur.order}{count}{code}"
+    values = list(struct.unpack_from(fmt, cur.buf, cur.pos))
+    cur.pos += struct.calcsize(fmt)
+    return values

@@ -164,6 +164,7 @@ class Indexer:
             load=self.embedder,
             load_error=lambda: self._embedder_error,
             memo=self._borrowed_vectors,
+            quick=self.cfg.query_path,
         )
 
     def query_embedder(self):

@@ -61,6 +61,7 @@ DEFAULT_IDLE_S = 600.0
 _SUN_PATH_MAX = 107  # a Unix socket's path, in bytes
 _MEMO_MAX = 16  # query vectors a process keeps from other processes
 _TICK_S = 0.5
+_QUICK_NAME = "numpy query path"
 
 
 def runtime_dir() -> Path:
@@ -149,6 +150,7 @@ class Borrowed:
         load: Callable[[], Any],
         load_error: Callable[[], str | None],
         memo: dict[tuple[str, str], Any] | None = None,
+        quick: bool = False,
     ) -> None:
         self.identity = identity
         self.model_path = spec.model_path if spec is not None else None
@@ -165,6 +167,10 @@ class Borrowed:
         self._off = "the resident embedder is off"  # why it is not asked, once it cannot be
         self.query_by = "this process"
         self.error: str | None = None  # why there is no vector at all
+        # The NumPy query path (embedders/query_path.py), used while no watcher or resident
+        # embedder can answer at once: opened on first need, or why it cannot serve.
+        self._quick_on = quick and spec is not None
+        self._quick: Any = None
 
     def start(self) -> None:
         """Start the resident embedder if none runs, without waiting for it: a recall calls this
@@ -231,19 +237,63 @@ class Borrowed:
         self.start()
         if self._spec is None and self._wanted:
             whys.append(self._off)
+        quick = self._quick_path()
         if self._spec is not None:
             if len(text) > journal.MAX_QUERY_CHARS:
                 whys.append("the query is too long to send to the resident embedder")
             else:
-                reply, why = self._ask({"embed": text, "model": self._spec.key})
+                request = {"embed": text, "model": self._spec.key}
+                # With the query path at hand, a resident embedder that is not ready is not
+                # waited for: it keeps loading for the next calls, this one goes on at once.
+                ask = self._ask if isinstance(quick, str) else self._ask_at_once
+                reply, why = ask(request)
                 raw = _vector(reply.get("vector")) if reply else None
                 if reply is not None and raw is not None and len(raw) == 4 * self.identity.dims:
                     self.query_by = f"resident embedder (pid {reply.get('pid')})"
                     return _floats(raw)
                 whys.append(why or "the resident embedder sent a vector of another size")
+        if not isinstance(quick, str):
+            try:
+                vec = quick.embed_query(text)
+            except (OSError, ValueError) as exc:  # e.g. the model file changed under it
+                self._quick = f"the query path failed ({type(exc).__name__}: {exc})"
+                whys.append(self._quick)
+            else:
+                self.query_by = _QUICK_NAME + (f" ({'; '.join(whys)})" if whys else "")
+                return vec
+        elif self._quick_on:
+            whys.append(f"no {_QUICK_NAME}: {quick}")
         self.query_by = "this process" + (f" ({'; '.join(whys)})" if whys else "")
         emb = self._loaded()
         return None if emb is None else emb.embed_query(text)
+
+    def _quick_path(self) -> Any:
+        """The NumPy query path's embedder, or why there is none (a string)."""
+        if not self._quick_on:
+            return "off"
+        if self._quick is None:
+            from clawmem.embedders.query_path import open_or_why
+
+            assert self.model_path is not None
+            self._quick = open_or_why(self.model_path, self.identity)
+        return self._quick
+
+    def _ask_at_once(self, request: dict) -> tuple[dict | None, str]:
+        """``_ask`` without waiting for a model to load: an embedder this process starts, or one
+        still loading (it says so at once: ``ready_only``), gives no answer now."""
+        self.start()
+        if self._spec is None or self._sock is None:
+            return None, self._off
+        if self._spawned is None and not _listening(self._sock):
+            self._spawn()
+        if self._spawned is not None:
+            return None, "the resident embedder is starting"
+        line = json.dumps({**request, "ready_only": True}).encode()
+        reply, why = journal.exchange(self._sock, line, ANSWER_TIMEOUT_S, who="resident embedder")
+        if reply is not None and reply.get("model") != self._spec.key:
+            why = reply.get("why") or "the resident embedder did not embed it"
+            reply = None
+        return reply, why
 
     def embed_documents(self, texts: Sequence[str]) -> Any:
         """Documents' vectors (float32 ``array.array``s from the resident embedder, which the
@@ -468,6 +518,27 @@ def status_of(root: Path, cfg: Any) -> dict:
     return describe(spec_for(root, cfg, identity))
 
 
+def query_path_status(root: Path, cfg: Any) -> str:
+    """The NumPy query path of this workspace's model, for ``clawmem status``: what the first
+    hybrid call of a session does while no watcher or resident embedder is ready."""
+    if not cfg.query_path:
+        return f"off (query_path = false, {cfg.sources.get('query_path', 'default')})"
+    if not cfg.vectors:
+        return "not used (vectors are off)"
+    from clawmem.ingest.model_choice import configured_identity
+
+    identity = configured_identity(root, cfg)
+    spec = spec_for(root, cfg, identity) if identity is not None else None
+    if identity is None or spec is None:
+        return "not used (no model file yet, or the resident embedder is off)"
+    from clawmem.embedders.query_path import open_or_why
+
+    got = open_or_why(spec.model_path, identity)
+    if isinstance(got, str):
+        return f"not used: {got} (the first call of a session waits for the resident embedder)"
+    return "ready (the first call of a session embeds its query here, without loading llama.cpp)"
+
+
 def describe(spec: Spec | None) -> dict:
     """The embedder's state for ``clawmem status``: running (pid, memory, requests), or not."""
     if spec is None:
@@ -514,6 +585,21 @@ def _trim_heap() -> None:
     from clawmem.embedders.llama import _trim_heap as trim
 
     trim()
+
+
+def _build_query_cache(model_path: Path, sha256: str) -> None:
+    """The NumPy query path's cache for the model (embedders/query_path.py), if it is not there:
+    here, in a process that is not answering anyone yet and lives on, at a low priority (a few
+    seconds of one core, once per model file)."""
+    from clawmem.embedders.query_path import ensure, fresh
+
+    if fresh(model_path):
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)  # this thread (Linux)
+    why = ensure(model_path, sha256)
+    if why:
+        print(f"clawmem embedder: no NumPy query path: {why}", file=sys.stderr, flush=True)
 
 
 def _inode(path: Path) -> int | None:
@@ -568,6 +654,8 @@ class _Server:
             self.why = f"the model failed to load ({type(exc).__name__}: {exc})"
         finally:
             self.ready.set()
+        if self.emb is not None:
+            _build_query_cache(self.spec.model_path, self.emb.identity.model_sha256)
 
     def reply(self, request: dict) -> dict:
         if request.get("status"):
@@ -581,6 +669,8 @@ class _Server:
                 "idle_exit_s": self.spec.idle_s,
                 "rss_mb": _rss_mb(),
             }
+        if request.get("ready_only") and not self.ready.is_set():
+            return {"why": "the resident embedder is loading its model"}
         if not self.ready.wait(START_TIMEOUT_S):
             return {"why": "the resident embedder is still loading its model"}
         if self.emb is None:

@@ -122,9 +122,10 @@ def status(ix: Indexer) -> Status:
     from clawmem.ingest.watch import describe_watcher, watcher_status
 
     out["watcher"] = describe_watcher(watcher_status(ix.memory_dir))
-    from clawmem.ingest.resident import status_of
+    from clawmem.ingest.resident import query_path_status, status_of
 
     out["resident_embedder"] = status_of(ix.root, ix.cfg)
+    out["query_path"] = query_path_status(ix.root, ix.cfg)
     if not ix.index_path.exists():
         return Status(**out, clean=False, state="no index yet: run `clawmem index`")
     try:

@@ -1,0 +1,142 @@
+"""A BERT encoder's forward pass in NumPy, on weights memory-mapped from its GGUF.
+
+For one short text (a query) this is as fast as llama.cpp (a few milliseconds of matrix
+products) and needs no model load: the weights are read where they lie in the file, and of the
+token table only the rows of the text's tokens are touched (dequantised from Q4_0 on the fly).
+It computes what llama.cpp's ``bert`` graph computes, in float32:
+
+* token, position and token-type-0 embeddings summed, then LayerNorm;
+* per block, post-norm: self-attention (biases, scale 1/sqrt(head width), no mask: one
+  sequence), output projection, residual, LayerNorm; then the feed-forward (GELU), residual,
+  LayerNorm;
+* mean pooling over every token, the start and end tokens included.
+
+GELU is ggml's: the tanh approximation, looked up in a float16 table (``GGML_GELU_FP16``), so
+its input and output are rounded to float16 here too. Attention runs on float32 (llama.cpp's
+flash attention rounds Q, K and V to float16; the vectors still agree to a cosine above
+0.99999 on every evaluation text: ``benchmarks.query_path``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+GGML_F32, GGML_Q4_0, GGML_F16 = 0, 2, 1
+SUPPORTED_TYPES = frozenset({GGML_F32, GGML_F16, GGML_Q4_0})
+_Q4_BLOCK = 32
+_Q4_BYTES = 18
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+
+
+@dataclass(frozen=True)
+class Hyper:
+    layers: int
+    heads: int
+    eps: float
+    context: int
+
+
+class NumpyBert:
+    """The encoder of one GGUF; ``tensors`` maps a name to (shape in GGUF order, ggml type,
+    absolute offset), as ``query_cache`` records it."""
+
+    def __init__(self, path: Path, tensors: dict[str, tuple[list[int], int, int]], hp: Hyper):
+        self.hp = hp
+        self._file = np.memmap(path, dtype=np.uint8, mode="r")
+        self._t = tensors
+        self._embd = self._raw("token_embd.weight")
+        width = tensors["token_embd.weight"][0][0]
+        self.width = width
+        self._pos = self._f32("position_embd.weight")
+        self._type0 = self._f32("token_types.weight")[0]
+        self._ln0 = (self._f32("token_embd_norm.weight"), self._f32("token_embd_norm.bias"))
+
+    def _raw(self, name: str) -> Any:
+        shape, kind, offset = self._t[name]
+        rows = int(np.prod(shape[1:])) if len(shape) > 1 else 1
+        if kind == GGML_Q4_0:
+            row_bytes = shape[0] // _Q4_BLOCK * _Q4_BYTES
+        elif kind == GGML_F16:
+            row_bytes = shape[0] * 2
+        else:
+            row_bytes = shape[0] * 4
+        return self._file[offset : offset + rows * row_bytes].reshape(rows, row_bytes), kind
+
+    def _f32(self, name: str) -> np.ndarray:
+        (raw, kind) = self._raw(name)
+        dtype = np.float16 if kind == GGML_F16 else np.float32
+        out = raw.view(dtype)
+        shape = self._t[name][0]
+        return out.reshape(shape[::-1]) if len(shape) > 1 else out.reshape(-1)
+
+    def _rows(self, ids: list[int]) -> np.ndarray:
+        raw, kind = self._embd
+        rows = raw[np.asarray(ids, dtype=np.int64)]
+        if kind == GGML_F32:
+            return rows.view(np.float32).copy()
+        if kind == GGML_F16:
+            return rows.view(np.float16).astype(np.float32)
+        blocks = rows.reshape(len(ids), -1, _Q4_BYTES)
+        scale = blocks[:, :, :2].copy().view(np.float16).astype(np.float32)  # (n, blocks, 1)
+        qs = blocks[:, :, 2:]
+        low = (qs & 0x0F).astype(np.int8) - 8
+        high = (qs >> 4).astype(np.int8) - 8
+        values = np.concatenate([low, high], axis=2).astype(np.float32) * scale
+        return values.reshape(len(ids), self.width)
+
+    def pooled(self, ids: list[int]) -> np.ndarray:
+        """The mean-pooled output (not normalised) for one sequence of at most ``context``."""
+        n = len(ids)
+        if n > self.hp.context:
+            raise ValueError(f"{n} tokens is more than the model's context ({self.hp.context})")
+        x = self._rows(ids) + self._pos[:n] + self._type0
+        x = _layer_norm(x, *self._ln0, self.hp.eps)
+        for i in range(self.hp.layers):
+            x = self._block(x, f"blk.{i}.")
+        return x.mean(axis=0, dtype=np.float64).astype(np.float32)
+
+    def _block(self, x: np.ndarray, p: str) -> np.ndarray:
+        f = self._f32
+        n, width = x.shape
+        heads = self.hp.heads
+        d = width // heads
+        q = x @ f(p + "attn_q.weight").T + f(p + "attn_q.bias")
+        k = x @ f(p + "attn_k.weight").T + f(p + "attn_k.bias")
+        v = x @ f(p + "attn_v.weight").T + f(p + "attn_v.bias")
+        q = q.reshape(n, heads, d).transpose(1, 0, 2)
+        k = k.reshape(n, heads, d).transpose(1, 2, 0)
+        v = v.reshape(n, heads, d).transpose(1, 0, 2)
+        s = (q @ k) * np.float32(1.0 / math.sqrt(d))
+        s -= s.max(axis=2, keepdims=True)
+        np.exp(s, out=s)
+        s /= s.sum(axis=2, keepdims=True)
+        a = (s @ v).transpose(1, 0, 2).reshape(n, width)
+        a = a @ f(p + "attn_output.weight").T + f(p + "attn_output.bias")
+        x = _layer_norm(
+            x + a, f(p + "attn_output_norm.weight"), f(p + "attn_output_norm.bias"), self.hp.eps
+        )
+        h = _gelu(x @ f(p + "ffn_up.weight").T + f(p + "ffn_up.bias"))
+        h = h @ f(p + "ffn_down.weight").T + f(p + "ffn_down.bias")
+        return _layer_norm(
+            x + h, f(p + "layer_output_norm.weight"), f(p + "layer_output_norm.bias"), self.hp.eps
+        )
+
+
+def _layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:
+    mean = x.mean(axis=1, keepdims=True, dtype=np.float64).astype(np.float32)
+    c = x - mean
+    var = (c.astype(np.float64) ** 2).mean(axis=1, keepdims=True).astype(np.float32)
+    return c * (1.0 / np.sqrt(var + np.float32(eps))) * w + b
+
+
+def _gelu(x: np.ndarray) -> np.ndarray:
+    """ggml's GELU: tanh approximation through a float16 table; 0 below -10, x above 10."""
+    h = x.astype(np.float16).astype(np.float32)
+    y = 0.5 * h * (1.0 + np.tanh(np.float32(_SQRT_2_OVER_PI) * h * (1.0 + 0.044715 * h * h)))
+    y = y.astype(np.float16).astype(np.float32)
+    return np.where(x <= -10.0, np.float32(0.0), np.where(x >= 10.0, x, y)).astype(np.float32)
