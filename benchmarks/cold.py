@@ -7,9 +7,11 @@ On the synthetic workspace of ``--size`` units (``synth.py``; vectors from the r
 plus noise, as ``speed.py`` fills 10k, so the recall's query is embedded by the real model):
 
 * ``clawmem recall --json``: lexical, hybrid with the resident embedder running, hybrid as the
-  first call of a session (no embedder running: this call starts it), and hybrid with the
-  resident embedder turned off (the process loads the model). Wall time and peak RSS of each
-  process; lexical and hybrid alternate query by query, the same queries each way.
+  first call of a session (no embedder running: this call starts it and embeds its query with
+  the NumPy query path meanwhile; and the same with ``CLAWMEM_QUERY_PATH=0``, waiting for the
+  embedder), and hybrid with the resident embedder turned off (the process loads the model).
+  Wall time, CPU time (user+sys of the process and the children it waited for) and peak RSS of
+  each process; lexical and hybrid alternate query by query, the same queries each way.
 * ``clawmem context --hook`` (Claude Code's JSON on stdin), lexical and hybrid.
 * ``clawmem index`` after one edit (the edit's units embedded).
 * Resident memory: the embedder, ``clawmem watch`` (model loaded) and ``clawmem mcp`` after one
@@ -43,9 +45,11 @@ _MEASURE = (
     "t0 = time.perf_counter()\n"
     "r = subprocess.run(sys.argv[2:], input=stdin, capture_output=True)\n"
     "wall = time.perf_counter() - t0\n"
-    "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024\n"
+    "ru = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "peak = ru.ru_maxrss / 1024\n"
     "sys.stderr.buffer.write(r.stderr)\n"
     "sys.stdout.buffer.write(json.dumps({'wall': wall, 'peak_mb': peak, 'rc': r.returncode,"
+    " 'cpu': ru.ru_utime + ru.ru_stime,"
     " 'out': r.stdout.decode('utf-8', 'replace')}).encode())\n"
 )
 
@@ -256,18 +260,31 @@ def run(size: int, runs: int) -> dict:
         pass
     out["units_with_vectors"] = idx_units
 
-    # The first call of a session: no embedder runs; this recall starts one and waits for it.
+    # The first call of a session: no embedder runs; this recall starts one and embeds its query
+    # with the NumPy query path meanwhile (embedders/query_path.py) -- or, with that off, waits
+    # for the embedder to load. Alternating, each after every embedder is stopped.
     log(f"cold {size}: first hybrid calls (each starts the resident embedder)")
-    first = []
-    for q in qs[:3]:
+    no_qp = {**env, "CLAWMEM_QUERY_PATH": "0"}
+    first, first_waiting = [], []
+    for q in qs[: max(3, runs)]:
         stop_embedders(rt)
-        r = measured(clawmem(root, "recall", q, "--json"), env)
-        first.append(r)
+        first.append(measured(clawmem(root, "recall", q, "--json"), env))
+        if len(first_waiting) < 3:
+            stop_embedders(rt)
+            first_waiting.append(measured(clawmem(root, "recall", q, "--json"), no_qp))
     out["hybrid_first_call"] = _summary(first)
+    out["hybrid_first_call_waiting"] = _summary(first_waiting)
 
     log(f"cold {size}: lexical and hybrid (resident embedder running), {runs} each, alternating")
     lex, hyb = [], []
-    measured(clawmem(root, "recall", qs[0], "--json"), env)  # the embedder is up
+    # The embedder is up and loaded (the first call no longer waits for it: until it has
+    # loaded, calls take the NumPy query path).
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        r = measured(clawmem(root, "recall", qs[0], "--json"), env)
+        if str(json.loads(r["out"])["vectors"].get("query_by")).startswith("resident"):
+            break
+        time.sleep(0.5)
     for q in qs:
         lex.append(measured(clawmem(root, "recall", q, "--mode", "lexical", "--json"), env))
         hyb.append(measured(clawmem(root, "recall", q, "--json"), env))
@@ -326,6 +343,8 @@ def _summary(rs: list[dict], *, json_out: bool = True) -> dict:
     if json_out:
         bys = {json.loads(r["out"]).get("vectors", {}).get("query_by") for r in rs}
         out["query_by"] = sorted(str(b) for b in bys)
+    if all("cpu" in r for r in rs):
+        out["cpu_s"] = median([r["cpu"] for r in rs])
     return out
 
 
@@ -336,8 +355,9 @@ def render(d: dict) -> str:
         ratio = f"{part['median_s'] / base:.2f}×" if base else ""
         runs = len(part["walls"])
         spread = f"{min(part['walls']):.2f}-{max(part['walls']):.2f}"
+        cpu = f"{part['cpu_s']:.2f} s" if "cpu_s" in part else ""
         return (
-            f"| {name} | {part['median_s']:.2f} s ({spread}, {runs} runs) | {ratio} | "
+            f"| {name} | {part['median_s']:.2f} s ({spread}, {runs} runs) | {ratio} | {cpu} | "
             f"{part['peak_mb']:.0f} MB |"
         )
 
@@ -351,20 +371,30 @@ def render(d: dict) -> str:
         "Lexical and hybrid ran alternately on the same queries; the ratio is each median over "
         "the lexical recall's median.",
         "",
-        "| process | wall time (median, range) | × lexical | peak RSS |",
-        "|---|---|---|---|",
+        "| process | wall time (median, range) | × lexical | CPU (user+sys, median) | peak RSS |",
+        "|---|---|---|---|---|",
         row("`clawmem recall --json`, lexical", d["lexical"]),
         row("`clawmem recall --json`, hybrid, resident embedder running", d["hybrid_resident"]),
         row(
-            "hybrid, first call (starts the resident embedder, waits for it)",
+            "hybrid, first call (starts the resident embedder; the query by the NumPy query path)",
             d["hybrid_first_call"],
+        ),
+        *(
+            [
+                row(
+                    "hybrid, first call, query path off (starts the embedder, waits for it)",
+                    d["hybrid_first_call_waiting"],
+                )
+            ]
+            if "hybrid_first_call_waiting" in d
+            else []
         ),
         row("hybrid, resident embedder off (loads the model itself)", d["hybrid_in_process"]),
         row("`clawmem context --hook`, lexical", d["hook_lexical"]),
         row("`clawmem context --hook`, hybrid", d["hook_hybrid"], d["hook_lexical"]["median_s"]),
         f"| `clawmem index` after one edit ({', '.join(str(e) for e in d['index_one_edit']['embedded'])} "
         f"units embedded) | {d['index_one_edit']['median_s']:.2f} s "
-        f"({min(d['index_one_edit']['walls']):.2f}-{max(d['index_one_edit']['walls']):.2f}) | | "
+        f"({min(d['index_one_edit']['walls']):.2f}-{max(d['index_one_edit']['walls']):.2f}) | | | "
         f"{d['index_one_edit']['peak_mb']:.0f} MB |",
         "",
         "Resident memory (VmRSS, and the part of it that is the model file's pages, shared "

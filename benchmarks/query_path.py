@@ -30,7 +30,13 @@ import sys
 import time
 from pathlib import Path
 
-from .common import EVAL, REPO, WORK, log, median, replace_section
+# NumPy's BLAS on one thread, as in the cold process the query path serves (set before anything
+# here imports NumPy: benchmarks.common does). On a loaded machine two threads spin-waiting made
+# each forward pass 3-10x slower.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+from .common import EVAL, REPO, WORK, log, median, replace_section  # noqa: E402
 
 HEADING = "## Cold start: the NumPy query path"
 SAVED = WORK / "query_path.json"
@@ -171,15 +177,8 @@ def cold(model: Path, runs: int, query: str) -> dict:
 def run(n_docs: int, cold_runs: int) -> dict:
     from clawmem.embedders.default import default_model_path
     from clawmem.embedders.llama import LlamaEmbedder, _inspect
-    from clawmem.embedders.query_path import (
-        QueryPathEmbedder,
-        _import_numpy_single_threaded,
-        ensure,
-    )
+    from clawmem.embedders.query_path import QueryPathEmbedder, ensure
 
-    # NumPy's BLAS on one thread, as in the cold process the query path serves (it is the first
-    # to import NumPy there).
-    _import_numpy_single_threaded()
     model = default_model_path()
     _, sha = _inspect(model)
     t0 = time.perf_counter()

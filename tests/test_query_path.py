@@ -191,6 +191,11 @@ def test_a_cold_recall_embeds_its_query_here_and_starts_the_embedder_for_the_nex
     env = {**os.environ, "CLAWMEM_RUNTIME_DIR": str(rt)}
     # The run's model was converted by this clawmem: its query-path cache was built then.
     assert query_path.fresh(default_model_path(model_cache))
+    st = subprocess.run(
+        [sys.executable, "-m", "clawmem", "-w", str(ws), "status", "--json"],
+        env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert json.loads(st.stdout)["query_path"].startswith("ready"), st.stdout
     first = _recall(ws, env)
     assert first["vectors"]["state"] == "ok"
     assert first["vectors"]["query_by"].startswith("numpy query path"), first["vectors"]
@@ -216,12 +221,22 @@ def test_turned_off_or_without_its_cache_the_first_call_waits_for_the_embedder(
     env = {**os.environ, "CLAWMEM_RUNTIME_DIR": str(rt), "CLAWMEM_QUERY_PATH": "0"}
     off = _recall(ws, env)
     assert off["vectors"]["query_by"].startswith("resident embedder (pid "), off["vectors"]
+    st = subprocess.run(
+        [sys.executable, "-m", "clawmem", "-w", str(ws), "status"],
+        env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert "query path  off (query_path = false, $CLAWMEM_QUERY_PATH)" in st.stdout, st.stdout
     for sock in rt.glob("embed-*.sock"):
         sock.unlink()  # that embedder ends
     wait_until(lambda: not embedder_pids(rt), timeout=10)
 
     # The same model in a folder of its own, no cache beside it yet: said, then waited for.
     env = {**os.environ, "CLAWMEM_RUNTIME_DIR": str(rt), "CLAWMEM_MODEL": str(model_copy)}
+    st = subprocess.run(
+        [sys.executable, "-m", "clawmem", "-w", str(ws), "status", "--json"],
+        env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert "its cache is not built yet" in json.loads(st.stdout)["query_path"]
     got = _recall(ws, env)
     assert got["vectors"]["query_by"].startswith("resident embedder (pid "), got["vectors"]
     # The resident embedder builds the cache (at a low priority, after its model loaded) ...

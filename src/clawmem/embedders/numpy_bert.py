@@ -20,6 +20,7 @@ flash attention rounds Q, K and V to float16; the vectors still agree to a cosin
 from __future__ import annotations
 
 import math
+import mmap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,12 @@ SUPPORTED_TYPES = frozenset({GGML_F32, GGML_F16, GGML_Q4_0})
 _Q4_BLOCK = 32
 _Q4_BYTES = 18
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+BLOCK_TENSORS = (  # each block's, after blk.N.
+    "attn_q.weight", "attn_q.bias", "attn_k.weight", "attn_k.bias", "attn_v.weight",
+    "attn_v.bias", "attn_output.weight", "attn_output.bias", "attn_output_norm.weight",
+    "attn_output_norm.bias", "ffn_up.weight", "ffn_up.bias", "ffn_down.weight", "ffn_down.bias",
+    "layer_output_norm.weight", "layer_output_norm.bias",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -47,7 +54,12 @@ class NumpyBert:
 
     def __init__(self, path: Path, tensors: dict[str, tuple[list[int], int, int]], hp: Hyper):
         self.hp = hp
-        self._file = np.memmap(path, dtype=np.uint8, mode="r")
+        # A plain array over a read-only mapping (np.memmap's subclass costs a Python call per
+        # view and per operation): the pages are read in on first touch and shared with every
+        # other process mapping the file, llama.cpp's included.
+        with open(path, "rb") as fh:
+            self._map = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        self._file = np.frombuffer(self._map, dtype=np.uint8)
         self._t = tensors
         self._embd = self._raw("token_embd.weight")
         width = tensors["token_embd.weight"][0][0]
@@ -55,6 +67,16 @@ class NumpyBert:
         self._pos = self._f32("position_embd.weight")
         self._type0 = self._f32("token_types.weight")[0]
         self._ln0 = (self._f32("token_embd_norm.weight"), self._f32("token_embd_norm.bias"))
+        # Each block's weights as views, the matrices transposed (x @ W.T): made once.
+        self._blocks = [
+            {
+                name: self._f32(f"blk.{i}.{name}").T
+                if name.endswith(".weight") and "norm" not in name
+                else self._f32(f"blk.{i}.{name}")
+                for name in BLOCK_TENSORS
+            }
+            for i in range(hp.layers)
+        ]
 
     def _raw(self, name: str) -> Any:
         shape, kind, offset = self._t[name]
@@ -96,18 +118,17 @@ class NumpyBert:
             raise ValueError(f"{n} tokens is more than the model's context ({self.hp.context})")
         x = self._rows(ids) + self._pos[:n] + self._type0
         x = _layer_norm(x, *self._ln0, self.hp.eps)
-        for i in range(self.hp.layers):
-            x = self._block(x, f"blk.{i}.")
+        for w in self._blocks:
+            x = self._block(x, w)
         return x.mean(axis=0, dtype=np.float64).astype(np.float32)
 
-    def _block(self, x: np.ndarray, p: str) -> np.ndarray:
-        f = self._f32
+    def _block(self, x: np.ndarray, w: dict[str, np.ndarray]) -> np.ndarray:
         n, width = x.shape
         heads = self.hp.heads
         d = width // heads
-        q = x @ f(p + "attn_q.weight").T + f(p + "attn_q.bias")
-        k = x @ f(p + "attn_k.weight").T + f(p + "attn_k.bias")
-        v = x @ f(p + "attn_v.weight").T + f(p + "attn_v.bias")
+        q = x @ w["attn_q.weight"] + w["attn_q.bias"]
+        k = x @ w["attn_k.weight"] + w["attn_k.bias"]
+        v = x @ w["attn_v.weight"] + w["attn_v.bias"]
         q = q.reshape(n, heads, d).transpose(1, 0, 2)
         k = k.reshape(n, heads, d).transpose(1, 2, 0)
         v = v.reshape(n, heads, d).transpose(1, 0, 2)
@@ -116,15 +137,12 @@ class NumpyBert:
         np.exp(s, out=s)
         s /= s.sum(axis=2, keepdims=True)
         a = (s @ v).transpose(1, 0, 2).reshape(n, width)
-        a = a @ f(p + "attn_output.weight").T + f(p + "attn_output.bias")
-        x = _layer_norm(
-            x + a, f(p + "attn_output_norm.weight"), f(p + "attn_output_norm.bias"), self.hp.eps
-        )
-        h = _gelu(x @ f(p + "ffn_up.weight").T + f(p + "ffn_up.bias"))
-        h = h @ f(p + "ffn_down.weight").T + f(p + "ffn_down.bias")
-        return _layer_norm(
-            x + h, f(p + "layer_output_norm.weight"), f(p + "layer_output_norm.bias"), self.hp.eps
-        )
+        a = a @ w["attn_output.weight"] + w["attn_output.bias"]
+        eps = self.hp.eps
+        x = _layer_norm(x + a, w["attn_output_norm.weight"], w["attn_output_norm.bias"], eps)
+        h = _gelu(x @ w["ffn_up.weight"] + w["ffn_up.bias"])
+        h = h @ w["ffn_down.weight"] + w["ffn_down.bias"]
+        return _layer_norm(x + h, w["layer_output_norm.weight"], w["layer_output_norm.bias"], eps)
 
 
 def _layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:

@@ -47,12 +47,6 @@ _TOKENIZER_ARRAYS = frozenset(
         "tokenizer.ggml.precompiled_charsmap",
     }
 )
-_BLOCK_TENSORS = (
-    "attn_q.weight", "attn_q.bias", "attn_k.weight", "attn_k.bias", "attn_v.weight",
-    "attn_v.bias", "attn_output.weight", "attn_output.bias", "attn_output_norm.weight",
-    "attn_output_norm.bias", "ffn_up.weight", "ffn_up.bias", "ffn_down.weight", "ffn_down.bias",
-    "layer_output_norm.weight", "layer_output_norm.bias",
-)  # fmt: skip
 _TOP_TENSORS = (
     "token_embd.weight",
     "position_embd.weight",
@@ -141,7 +135,7 @@ def build(model_path: Path, sha256: str) -> Path:
 
 def _describe(layout: Any, ugm: Any) -> tuple[str | None, dict, list]:
     """(why unsupported or None, meta, vocabulary rows) for a GGUF's layout."""
-    from clawmem.embedders.numpy_bert import SUPPORTED_TYPES
+    from clawmem.embedders.numpy_bert import BLOCK_TENSORS, SUPPORTED_TYPES
 
     f = layout.fields
     arch = f.get("general.architecture")
@@ -160,7 +154,7 @@ def _describe(layout: Any, ugm: Any) -> tuple[str | None, dict, list]:
     if why:
         return why, {}, []
     layers = int(f["bert.block_count"])
-    names = [*_TOP_TENSORS] + [f"blk.{i}.{t}" for i in range(layers) for t in _BLOCK_TENSORS]
+    names = [*_TOP_TENSORS] + [f"blk.{i}.{t}" for i in range(layers) for t in BLOCK_TENSORS]
     tensors = {}
     for name in names:
         t = layout.tensors.get(name)
