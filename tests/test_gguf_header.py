@@ -107,3 +107,34 @@ def test_damaged_counts_and_types_are_refused(tmp_path):
     with pytest.raises(ModelError, match="not a valid GGUF"):
         bad.write_bytes(data[:4] + struct.pack("<I", 1) + data[8:])  # GGUF version 1
         LlamaEmbedder(bad)
+
+
+@pytest.mark.parametrize("alignment", [None, 64, 8])
+def test_the_layout_agrees_with_ggufs_reader(tmp_path, alignment):
+    """``read_layout`` (the query path's cache is built from it): the arrays asked for, every
+    tensor's shape, type, absolute offset and size, the scalars after the arrays."""
+    from clawmem.embedders.gguf_header import read_layout
+
+    path = _write(tmp_path / "tiny.gguf", alignment=alignment)
+    layout = read_layout(path, frozenset({"tokenizer.ggml.tokens", "tokenizer.ggml.scores"}))
+    ref = gguf.GGUFReader(path)
+    assert layout.arrays["tokenizer.ggml.tokens"] == [
+        t.encode() for t in ["[PAD]", "héllo", "", "世界"] * 5
+    ]
+    assert layout.arrays["tokenizer.ggml.scores"] == [0.5, -1.0] * 10
+    assert "test.nested" not in layout.arrays and layout.fields["test.after_arrays"] == "still read"
+    assert set(layout.tensors) == {t.name for t in ref.tensors}
+    raw = path.read_bytes()
+    for t in ref.tensors:
+        ours = layout.tensors[t.name]
+        assert ours.shape == tuple(int(d) for d in t.shape)
+        assert ours.ggml_type == int(t.tensor_type)
+        assert (ours.offset, ours.nbytes) == (t.data_offset, int(t.n_bytes))
+        assert raw[ours.offset : ours.offset + ours.nbytes] == t.data.tobytes()
+
+
+def test_the_layout_refuses_a_big_endian_file(tmp_path):
+    from clawmem.embedders.gguf_header import read_layout
+
+    with pytest.raises(ValueError, match="little-endian"):
+        read_layout(_write(tmp_path / "big.gguf", big_endian=True))
