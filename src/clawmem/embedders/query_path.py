@@ -3,9 +3,10 @@
 Loading the default model through llama.cpp costs ~1 s before the first vector (0.13 s to import
 ``llama_cpp``, ~0.85 s to build its 250,037-piece vocabulary), against ~20 ms for the embedding
 itself (issue 29). A process whose first hybrid call finds no watcher and no resident embedder
-ready embeds its query here instead, in ~0.1 s from a cold start: the unigram tokenizer
-(``ugm``) looks up only the query's substrings in a SQLite table, and the BERT forward pass
-(``numpy_bert``) runs on the GGUF's own weights, memory-mapped. Documents stay on llama.cpp.
+ready embeds its query here instead, in about 0.2 s of CPU from a cold start (docs/benchmarks.md):
+the unigram tokenizer (``ugm``) looks up only the query's substrings in a SQLite table, and the
+BERT forward pass (``numpy_bert``) runs on the GGUF's own weights, memory-mapped. Documents stay
+on llama.cpp.
 
 The cache, ``<model>.qpath.sqlite`` beside the model: the vocabulary (piece, id, score), the
 tensors' places in the GGUF and the hyper-parameters, keyed by the model file's size, mtime and
@@ -83,7 +84,7 @@ def fresh(model_path: Path) -> bool:
 def ensure(model_path: Path, sha256: str) -> str | None:
     """Build the cache for ``model_path`` unless it is fresh; returns why the model is not
     supported (recorded in the cache too), or None. Best effort: a read-only folder only leaves
-    the path unused. About two seconds for the default model: never on a query's path."""
+    the path unused. A few seconds for the default model: never on a query's path."""
     model_path = Path(model_path)
     if fresh(model_path):
         return None
