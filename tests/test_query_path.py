@@ -272,3 +272,24 @@ def test_cold_process_without_llama_cpp(pair, model_cache):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["(384,)", "False"]
+
+
+def test_a_loading_embedder_says_so_at_once_to_a_process_that_will_not_wait(model_cache, tmp_path):
+    """``ready_only``: the question of a process that has the query path at hand is answered at
+    once while the model loads (it then embeds the query itself); others still wait for it."""
+    import time
+
+    from clawmem.ingest import resident
+
+    from .test_resident import spec_of
+
+    spec = spec_of(default_model_path(model_cache))
+    server = resident._Server(spec, tmp_path / "s.sock", tmp_path / "s.lock")  # not loaded yet
+    t0 = time.monotonic()
+    reply = server.reply({"embed": "x", "model": spec.key, "ready_only": True})
+    assert time.monotonic() - t0 < 1.0
+    assert reply == {"why": "the resident embedder is loading its model"}
+    server.load()
+    reply = server.reply({"embed": "x", "model": spec.key, "ready_only": True})
+    assert reply["model"] == spec.key and reply["vector"]
+    server.emb.close()
