@@ -284,9 +284,9 @@ class Borrowed:
         self.start()
         if self._spec is None or self._sock is None:
             return None, self._off
-        if self._spawned is None and not _listening(self._sock):
-            self._spawn()
-        if self._spawned is not None:
+        if not _listening(self._sock):
+            if self._spawned is None:
+                self._spawn()
             return None, "the resident embedder is starting"
         line = json.dumps({**request, "ready_only": True}).encode()
         reply, why = journal.exchange(self._sock, line, ANSWER_TIMEOUT_S, who="resident embedder")
