@@ -39,6 +39,7 @@ class Status:
     scopes: list[dict] | None = None  # {name, path, state}; None without read scopes
     watcher: str
     resident_embedder: dict
+    query_path: str  # the NumPy query path: ready, off, or why not (ingest/resident.py)
     schema_version: str | None = None
     chunker_version: str | None = None
     normalizer_version: str | None = None
@@ -71,6 +72,7 @@ class Status:
             d["scopes"] = self.scopes
         d["watcher"] = self.watcher
         d["resident_embedder"] = self.resident_embedder
+        d["query_path"] = self.query_path
         if self.vectors is not None:  # the index was read
             d.update(
                 schema_version=self.schema_version,
