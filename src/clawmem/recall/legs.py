@@ -173,7 +173,8 @@ def _selective(f: Filters) -> bool:
 
 def held_vectors(index: Index, f: Filters) -> tuple | None:
     """The index's vectors as this process holds them in memory (vector_matrix.py), when they
-    can answer a search under ``f``; else None. (ids, matrix, rows to keep or None): with no
+    can answer a search under ``f``; else None. (ids, matrix, codes or None, rows to keep or
+    None; codes: ``vector_matrix.Codes``, from CODES_MIN_ROWS rows on): with no
     filter every row counts; under a time window only the rows vec0's KNN would search (units
     recorded in the window, `stored_leg`) and the facts whose stated validity overlaps it, read
     here through ``chunks_day`` and ``chunks_valid``, so one in-memory scan answers what vec0
@@ -206,8 +207,8 @@ def held_leg(held: tuple, qvec, limit: int) -> list[fusion.LegHit]:
 
 def held_scan(held: tuple, qvec, limit: int) -> vector_matrix.Scan:
     """A scan of ``held_vectors`` that several threads may work on (``Scan.work``)."""
-    ids, mat, keep = held
-    return vector_matrix.Scan(ids, mat, qvec, limit, keep=keep)
+    ids, mat, codes, keep = held
+    return vector_matrix.Scan(ids, mat, qvec, limit, keep=keep, codes=codes)
 
 
 def scan_hits(scan: vector_matrix.Scan) -> list[fusion.LegHit]:

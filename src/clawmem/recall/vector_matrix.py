@@ -6,6 +6,14 @@ process that recalls repeatedly (the MCP server, a long-running agent, the bench
 the same vectors as one float32 matrix and scores them in memory (``cosines``: ~13 ms at 100k on
 one core, ~9 on two). The result is the same exact cosine ranking; nothing is approximated.
 
+From ``CODES_MIN_ROWS`` held vectors on (a million units: 1.5 GB, ~120 ms a query on one core), a
+scan reads a compact copy first: one sign bit per dimension of each vector, centred on the held
+vectors' mean (``Codes``: 48 bytes a vector, ~10 ms at 1M), keeps the ``pool`` rows nearest by
+Hamming distance, and ranks those by exact cosine from the float32 matrix. The top-k is then the
+exact one whenever the exact top-k lies inside the pool (tests/test_vector_codes.py); what the
+pool may miss is measured by benchmarks/scale.py and, with the codes forced on, on each quality
+set (docs/benchmarks.md). Below the threshold nothing changes: every row is scored exactly.
+
 This is a cache of the vec0 table, not a second index: it is read from vec0's own storage (its
 chunk blobs: ~100 reads at 100k units instead of 100k row lookups) and thrown away as soon as any
 other connection commits to the database (``PRAGMA data_version`` on a connection kept for that
@@ -35,6 +43,14 @@ if TYPE_CHECKING:
 
 # The matrix is loaded at this many-th unfiltered vector search on one index in this process.
 LOAD_AT_SEARCH = 2
+# From this many held vectors on, a scan ranks binary codes first and rescores a pool exactly
+# (``Codes``). Below it the exact scan is fast enough (~13 ms at 100k on one core) and loses
+# nothing; at 1M it is ~120 ms of memory bandwidth. Read at load and at each scan, so a benchmark
+# may move it (``python -m benchmarks --codes-from 0`` measures the quality sets with codes on).
+CODES_MIN_ROWS = 250_000
+# The pool rescored exactly: at least POOL_MIN rows, and POOL_PER_HIT per hit asked for.
+POOL_MIN = 2000
+POOL_PER_HIT = 16
 # Indexes whose matrices one process keeps at most (each holds its vectors and an open file); the
 # one held longest goes first. A server has one workspace; a test run or a script has many.
 MAX_HELD = 4
@@ -47,6 +63,7 @@ class _Matrix:
     version: int
     ids: np.ndarray  # int64 chunk ids, one per row of ``mat``
     mat: np.ndarray  # float32, L2-normalised rows
+    codes: Codes | None  # the rows' binary codes, from CODES_MIN_ROWS rows on
 
 
 _lock = threading.Lock()
@@ -59,8 +76,11 @@ def _data_version(conn: db.Connection) -> int:
     return int(conn.execute("PRAGMA data_version").fetchone()[0])
 
 
-def matrix(index: Index, *, count: bool = True) -> tuple[np.ndarray, np.ndarray] | None:
-    """(chunk ids, vectors) of ``index``'s vec0 table when this process holds them fresh; else
+def matrix(
+    index: Index, *, count: bool = True
+) -> tuple[np.ndarray, np.ndarray, Codes | None] | None:
+    """(chunk ids, vectors, their codes or None) of ``index``'s vec0 table when this process holds
+    them fresh; else
     None (the caller scans with vec0), and from the second counted search on, a background load
     starts: recall never waits for it (~1 s of CPU at 100k units). ``count=False``: a search
     that uses a held matrix but does not count towards loading one (a time-filtered search: a
@@ -75,7 +95,7 @@ def matrix(index: Index, *, count: bool = True) -> tuple[np.ndarray, np.ndarray]
             except db.DatabaseError:
                 fresh = False
             if fresh:
-                return m.ids, m.mat
+                return m.ids, m.mat, m.codes
             forget(key)
         if not count:
             return None
@@ -107,6 +127,9 @@ def _load_in_background(path, ino: int) -> None:
         probe.execute(f"PRAGMA mmap_size = {db.MMAP_BYTES}")
         version = _data_version(probe)  # before reading: a commit after it forces a reload
         loaded = load(probe)
+        codes = None
+        if loaded is not None and len(loaded[0]) >= CODES_MIN_ROWS:
+            codes = Codes(loaded[1])
     except db.DatabaseError:
         pass  # a read-only folder (no -shm can be made), a swapped file: vec0 keeps answering
     with _lock:
@@ -118,7 +141,21 @@ def _load_in_background(path, ino: int) -> None:
         forget(key)
         while len(_matrices) >= MAX_HELD:
             forget(next(iter(_matrices)))
-        _matrices[key] = _Matrix(ino, probe, version, *loaded)
+        _matrices[key] = _Matrix(ino, probe, version, *loaded, codes)
+
+
+def held_summary() -> list[dict]:
+    """What this process holds, per index (benchmarks): rows, bytes, whether codes are kept."""
+    with _lock:
+        return [
+            {
+                "index": key,
+                "rows": len(m.ids),
+                "matrix_bytes": int(m.mat.nbytes),
+                "codes_bytes": int(m.codes.words.nbytes) if m.codes is not None else 0,
+            }
+            for key, m in _matrices.items()
+        ]
 
 
 def forget(key: str | None = None) -> None:
@@ -181,16 +218,72 @@ def top(ids: np.ndarray, mat: np.ndarray, qvec, limit: int) -> list[tuple[int, f
     return scan.best()
 
 
+class Codes:
+    """One sign bit per dimension of each held vector, after subtracting the vectors' mean.
+
+    A sentence model's vectors share a large common direction (every cosine of this model's
+    vectors is well above zero), so raw signs say little; centred, the Hamming distance between
+    two codes tracks the angle between the vectors. Held as 64-bit words, word-major (``words[j]``
+    is the j-th word of every row): the scan XORs and counts one contiguous column at a time."""
+
+    BLOCK = 65536  # rows encoded at a time: bounds the temporary copies of the float rows
+
+    def __init__(self, mat: np.ndarray) -> None:
+        import numpy as np
+
+        n, d = mat.shape
+        self.mean = mat.mean(axis=0, dtype=np.float64).astype(np.float32)
+        self.n_words = (d + 63) // 64
+        self.words = np.empty((self.n_words, n), dtype=np.uint64)
+        for a in range(0, n, self.BLOCK):
+            b = min(a + self.BLOCK, n)
+            self.words[:, a:b] = self._pack(mat[a:b]).T
+
+    def _pack(self, rows: np.ndarray) -> np.ndarray:
+        """(rows, n_words) uint64 codes of float rows."""
+        import numpy as np
+
+        bits = np.packbits(rows > self.mean, axis=1, bitorder="little")
+        pad = self.n_words * 8 - bits.shape[1]
+        if pad:
+            bits = np.pad(bits, ((0, 0), (0, pad)))
+        return np.ascontiguousarray(bits).view("<u8")
+
+    def query(self, q: np.ndarray) -> np.ndarray:
+        return self._pack(q.reshape(1, -1))[0]
+
+    def distances(self, qwords: np.ndarray, a: int, b: int, out: np.ndarray) -> None:
+        """Hamming distance of rows a..b to the query's code, into ``out`` (uint16)."""
+        import numpy as np
+
+        tmp = np.empty(b - a, dtype=np.uint64)
+        out[:] = 0
+        for j in range(self.n_words):
+            np.bitwise_xor(self.words[j, a:b], qwords[j], out=tmp)
+            out += np.bitwise_count(tmp)
+
+
 class Scan:
     """One query's scan of a held matrix, in blocks of rows that any thread may score: the
     thread that embedded the query starts it, and the recall's own thread, once its lexical
     leg is done, takes a share instead of waiting (two cores score 100k vectors in ~9 ms, one
-    in ~15). The scores are the same whoever computes a block."""
+    in ~15). The scores are the same whoever computes a block.
+
+    With ``codes`` (and at least CODES_MIN_ROWS rows), a block is the Hamming distances of its
+    rows' codes; ``best`` then rescores the nearest ``pool`` rows exactly (``compressed``)."""
 
     BLOCK = 8192  # rows per block: ~12 MB of vectors, ~1 ms
+    CODE_BLOCK = 131072  # rows per block of codes: 1 MB of codes, ~1 ms
 
     def __init__(
-        self, ids: np.ndarray, mat: np.ndarray, qvec, limit: int, *, keep: np.ndarray | None = None
+        self,
+        ids: np.ndarray,
+        mat: np.ndarray,
+        qvec,
+        limit: int,
+        *,
+        keep: np.ndarray | None = None,
+        codes: Codes | None = None,
     ) -> None:
         import numpy as np
 
@@ -200,7 +293,16 @@ class Scan:
         # the window's rows into a matrix of their own.
         self._keep = keep
         self._q = np.asarray(qvec, dtype=np.float32)
-        self._sims = np.empty(len(mat), dtype=np.float32)
+        self.compressed = codes is not None and len(mat) >= CODES_MIN_ROWS
+        self._codes = codes if self.compressed else None
+        if self._codes is not None:
+            self._qwords = self._codes.query(self._q)
+            self._sims = np.empty(len(mat), dtype=np.uint16)  # Hamming distances
+            self._block = self.CODE_BLOCK
+        else:
+            self._sims = np.empty(len(mat), dtype=np.float32)
+            self._block = self.BLOCK
+        self.pool_ids: np.ndarray | None = None  # the rows rescored, once ``best`` ran
         self._next = 0  # first row no thread has taken yet
         self._left = len(mat)  # rows not scored yet
         self._cv = threading.Condition()
@@ -213,12 +315,18 @@ class Scan:
                 a = self._next
                 if a >= n:
                     return
-                b = self._next = min(a + self.BLOCK, n)
-            cosines(self._mat[a:b], self._q, out=self._sims[a:b])
+                b = self._next = min(a + self._block, n)
+            if self._codes is not None:
+                self._codes.distances(self._qwords, a, b, self._sims[a:b])
+            else:
+                cosines(self._mat[a:b], self._q, out=self._sims[a:b])
             with self._cv:
                 self._left -= b - a
                 if not self._left:
                     self._cv.notify_all()
+
+    def pool_size(self) -> int:
+        return max(POOL_MIN, POOL_PER_HIT * self._limit)
 
     def best(self) -> list[tuple[int, float]]:
         """Once every block is scored (waits for a block another thread is still on)."""
@@ -226,9 +334,19 @@ class Scan:
 
         with self._cv:
             self._cv.wait_for(lambda: not self._left)
-        ids, sims = self._ids, self._sims
-        if self._keep is not None:
-            ids, sims = ids[self._keep], sims[self._keep]
+        if self._codes is not None:
+            # The pool: the rows nearest by Hamming distance, scored exactly.
+            rows = np.arange(len(self._mat)) if self._keep is None else np.flatnonzero(self._keep)
+            dist = self._sims if self._keep is None else self._sims[rows]
+            pool = self.pool_size()
+            if pool < len(rows):
+                rows = np.sort(rows[np.argpartition(dist, pool - 1)[:pool]])
+            ids, sims = self._ids[rows], cosines(self._mat[rows], self._q)
+            self.pool_ids = ids
+        else:
+            ids, sims = self._ids, self._sims
+            if self._keep is not None:
+                ids, sims = ids[self._keep], sims[self._keep]
         n = len(sims)
         if n == 0:
             return []
