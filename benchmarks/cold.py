@@ -43,9 +43,11 @@ _MEASURE = (
     "t0 = time.perf_counter()\n"
     "r = subprocess.run(sys.argv[2:], input=stdin, capture_output=True)\n"
     "wall = time.perf_counter() - t0\n"
-    "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024\n"
+    "ru = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "peak, cpu = ru.ru_maxrss / 1024, ru.ru_utime + ru.ru_stime\n"
     "sys.stderr.buffer.write(r.stderr)\n"
-    "sys.stdout.buffer.write(json.dumps({'wall': wall, 'peak_mb': peak, 'rc': r.returncode,"
+    "sys.stdout.buffer.write(json.dumps({'wall': wall, 'peak_mb': peak, 'cpu': cpu,"
+    " 'rc': r.returncode,"
     " 'out': r.stdout.decode('utf-8', 'replace')}).encode())\n"
 )
 
@@ -322,6 +324,7 @@ def _summary(rs: list[dict], *, json_out: bool = True) -> dict:
         "median_s": median(walls),
         "walls": walls,
         "peak_mb": max(r["peak_mb"] for r in rs),
+        "cpu_median_s": median([r.get("cpu", 0.0) for r in rs]),
     }
     if json_out:
         bys = {json.loads(r["out"]).get("vectors", {}).get("query_by") for r in rs}

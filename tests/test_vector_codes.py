@@ -129,3 +129,28 @@ def test_the_switch_on_both_sides_of_codes_min_rows(tmp_path, monkeypatch, above
             assert sorted(want.values(), reverse=True)[24] <= got[-1][1] + 1e-5
     finally:
         idx.close()
+
+
+def test_recall_json_says_how_the_vector_leg_ranked(tmp_path, monkeypatch):
+    """vectors.search: vec0 for a one-shot recall, then the held matrix, and the codes' first
+    pass once the matrix is at least CODES_MIN_ROWS rows (an approximation must be visible)."""
+    ws = _workspace(tmp_path)
+    mem = clawmem.open_workspace(ws, environ={}, embedder=HashEmbedder())
+    mem.index()
+    first = mem.recall("topic7 value3", mode="hybrid")
+    assert first.vectors["search"] == "sqlite-vec"
+    vector_matrix.wait()
+    mem.recall("topic8 value3", mode="hybrid")  # the second search loads the matrix
+    vector_matrix.wait()
+    held = mem.recall("topic9 value3", mode="hybrid").vectors["search"]
+    assert held.startswith("held in memory: exact scan of ")
+    vector_matrix.forget()
+    vector_matrix._searches.clear()
+    monkeypatch.setattr(vector_matrix, "CODES_MIN_ROWS", 1000)
+    for q in ("topic7 value3", "topic8 value3"):
+        mem.recall(q, mode="hybrid")
+        vector_matrix.wait()
+    coded = mem.recall("topic9 value3", mode="hybrid").vectors["search"]
+    assert coded.startswith("held in memory: binary codes, then exact cosine of the nearest 2,000")
+    assert "search" not in mem.recall("topic9", mode="lexical").vectors
+    mem.close()

@@ -200,6 +200,21 @@ def held_vectors(index: Index, f: Filters) -> tuple | None:
     return (*held, vector_matrix.rows_of(held[0], window))
 
 
+def vector_search(index: Index) -> str:
+    """How this process ranks an unfiltered vector search of ``index`` now, for ``recall --json``
+    (``vectors.search``): an approximate first pass must be visible."""
+    held = vector_matrix.held_state(index.path)
+    if held is None:
+        return "sqlite-vec" if index.vec.available else "exact scan"
+    rows, codes = held
+    if codes:
+        return (
+            f"held in memory: binary codes, then exact cosine of the nearest "
+            f"{vector_matrix.POOL_MIN:,} of {rows:,}"
+        )
+    return f"held in memory: exact scan of {rows:,}"
+
+
 def held_leg(held: tuple, qvec, limit: int) -> list[fusion.LegHit]:
     """The vector leg from ``held_vectors``: the same exact cosine ranking as vec0's."""
     return scan_hits(held_scan(held, qvec, limit))

@@ -144,6 +144,16 @@ def _load_in_background(path, ino: int) -> None:
         _matrices[key] = _Matrix(ino, probe, version, *loaded, codes)
 
 
+def held_state(path) -> tuple[int, bool] | None:
+    """(rows, whether a scan ranks codes first) of the matrix this process holds for the index
+    at ``path``, or None (vec0 answers); changes nothing (``recall --json``'s vectors.search)."""
+    with _lock:
+        m = _matrices.get(str(path))
+        if m is None:
+            return None
+        return len(m.ids), m.codes is not None and len(m.ids) >= CODES_MIN_ROWS
+
+
 def held_summary() -> list[dict]:
     """What this process holds, per index (benchmarks): rows, bytes, whether codes are kept."""
     with _lock:
