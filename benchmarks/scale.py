@@ -173,7 +173,7 @@ def in_process(root: Path, qs: list[str]) -> dict:
     from clawmem.recall import legs
     from clawmem.store.index import Filters
 
-    agree, top10 = [], []
+    agree, top10, gap10, gap80 = [], [], [], []
     emb = mem.embedder()
     idx = mem.open_index()
     for q in qs:
@@ -181,7 +181,15 @@ def in_process(root: Path, qs: list[str]) -> dict:
         lists = {}
         for name, threshold in ways.items():
             vector_matrix.CODES_MIN_ROWS = threshold
-            lists[name] = [h.chunk_id for h in legs.vector_leg(idx, qvec, Filters(), 80)]
+            lists[name] = legs.vector_leg(idx, qvec, Filters(), 80)
+        scores = {k: [h.score for h in v] for k, v in lists.items()}
+        lists = {k: [h.chunk_id for h in v] for k, v in lists.items()}
+        # How much worse the codes' lists score (mean cosine), where they differ.
+        gap10.append(sum(scores["exact"][:10]) / 10 - sum(scores["codes"][:10]) / 10)
+        gap80.append(
+            sum(scores["exact"]) / len(scores["exact"])
+            - sum(scores["codes"]) / len(scores["codes"])
+        )
         exact = lists["exact"]
         agree.append(len(set(exact) & set(lists["codes"])) / len(exact) if exact else 1.0)
         top10.append(set(exact[:10]) <= set(lists["codes"]))
@@ -191,6 +199,8 @@ def in_process(root: Path, qs: list[str]) -> dict:
         "mean": sum(agree) / len(agree),
         "min": min(agree),
         "top10_all_found": sum(top10) / len(top10),
+        "mean_cosine_lost_top10": sum(gap10) / len(gap10),
+        "mean_cosine_lost_top80": sum(gap80) / len(gap80),
         "queries": len(agree),
     }
     out["freshness"] = freshness_check(mem)
@@ -338,7 +348,9 @@ def render(d: dict) -> str:
         "",
         f"The vector leg's 80 candidates with codes hold {ov['mean'] * 100:.1f}% of the exact scan's on "
         f"average (lowest {ov['min'] * 100:.0f}%; the exact top 10 all there in "
-        f"{ov['top10_all_found'] * 100:.0f}% of queries), over {ov['queries']} queries "
+        f"{ov['top10_all_found'] * 100:.0f}% of queries; the mean cosine of its top 10 is "
+        f"{ov.get('mean_cosine_lost_top10', 0):.4f} below the exact top 10's, of all 80 "
+        f"{ov.get('mean_cosine_lost_top80', 0):.4f}), over {ov['queries']} queries "
         "(synthetic vectors: clusters of one sample vector plus noise, harder for a binary "
         "first pass than a model's).",
         "",

@@ -186,28 +186,34 @@ def load(conn: db.Connection, table: str = "chunk_vectors") -> tuple[np.ndarray,
             f"SELECT length(vectors) / (SELECT size FROM {table}_chunks LIMIT 1) / 4 "
             f"FROM {table}_vector_chunks00 LIMIT 1"
         ).fetchone()
-        rows = conn.execute(
+        (expected,) = conn.execute(f"SELECT count(*) FROM {table}_rowids").fetchone()
+        if dims is None or not dims[0] or not expected:
+            return None
+        d = int(dims[0])
+        # Filled one chunk blob at a time: at 1M units the blobs are 1.5 GB, and holding them
+        # all (fetchall) beside their filtered copies and the joined matrix peaked at ~4.5 GB.
+        ids = np.empty(expected, dtype=np.int64)
+        mat = np.empty((expected, d), dtype=np.float32)
+        n = 0
+        for size, validity, rowids, vectors in conn.execute(
             f"SELECT c.size, c.validity, c.rowids, v.vectors FROM {table}_chunks c "
             f"JOIN {table}_vector_chunks00 v ON v.rowid = c.chunk_id ORDER BY c.chunk_id"
-        ).fetchall()
-        (expected,) = conn.execute(f"SELECT count(*) FROM {table}_rowids").fetchone()
+        ):
+            if len(rowids) != size * 8 or len(vectors) != size * d * 4 or len(validity) * 8 < size:
+                return None
+            valid = np.unpackbits(np.frombuffer(validity, np.uint8), bitorder="little")[:size]
+            keep = valid.astype(bool)
+            m = int(keep.sum())
+            if n + m > expected:
+                return None
+            ids[n : n + m] = np.frombuffer(rowids, "<i8")[keep]
+            mat[n : n + m] = np.frombuffer(vectors, "<f4").reshape(size, d)[keep]
+            n += m
     except db.DatabaseError:
         return None
-    if not rows or dims is None or not dims[0]:
+    if n != expected:
         return None
-    d = int(dims[0])
-    ids_parts, mat_parts = [], []
-    for size, validity, rowids, vectors in rows:
-        if len(rowids) != size * 8 or len(vectors) != size * d * 4 or len(validity) * 8 < size:
-            return None
-        valid = np.unpackbits(np.frombuffer(validity, np.uint8), bitorder="little")[:size]
-        keep = valid.astype(bool)
-        ids_parts.append(np.frombuffer(rowids, "<i8")[keep])
-        mat_parts.append(np.frombuffer(vectors, "<f4").reshape(size, d)[keep])
-    ids = np.concatenate(ids_parts).astype(np.int64)
-    if len(ids) != expected:
-        return None
-    return ids, np.ascontiguousarray(np.concatenate(mat_parts), dtype=np.float32)
+    return ids, mat
 
 
 def rows_of(ids: np.ndarray, wanted: list[int]) -> np.ndarray:
@@ -242,7 +248,10 @@ class Codes:
         import numpy as np
 
         n, d = mat.shape
-        self.mean = mat.mean(axis=0, dtype=np.float64).astype(np.float32)
+        total = np.zeros(d, dtype=np.float64)
+        for a in range(0, n, self.BLOCK):  # in blocks: no float64 copy of the whole matrix
+            total += mat[a : a + self.BLOCK].sum(axis=0, dtype=np.float64)
+        self.mean = (total / max(n, 1)).astype(np.float32)
         self.n_words = (d + 63) // 64
         self.words = np.empty((self.n_words, n), dtype=np.uint64)
         for a in range(0, n, self.BLOCK):
