@@ -149,7 +149,8 @@ def main(argv: list[str] | None = None) -> int:
         "--codes-pool",
         metavar="MIN,PER_HIT",
         help="with --codes-from: the pool rescored exactly, at least MIN rows and PER_HIT per hit "
-        "asked for (vector_matrix.POOL_MIN, POOL_PER_HIT; default 2000,16)",
+        "asked for, and no share of the rows (vector_matrix.POOL_MIN, POOL_PER_HIT, POOL_SHARE; "
+        "default 2000,16 and 1%%)",
     )
     ap.add_argument("--no-vectors", action="store_true", help="lexical only (no embedding model)")
     ap.add_argument("--no-qmd", action="store_true", help="skip QMD even when it is installed")
@@ -222,7 +223,12 @@ def main(argv: list[str] | None = None) -> int:
             vector_matrix.POOL_MIN, vector_matrix.POOL_PER_HIT = (
                 int(x) for x in args.codes_pool.split(",")
             )
-        results["meta"]["codes_pool"] = [vector_matrix.POOL_MIN, vector_matrix.POOL_PER_HIT]
+            vector_matrix.POOL_SHARE = 0.0  # the pool as given, whatever the rows
+        results["meta"]["codes_pool"] = [
+            vector_matrix.POOL_MIN,
+            vector_matrix.POOL_PER_HIT,
+            vector_matrix.POOL_SHARE,
+        ]
     vectors = not args.no_vectors
     if vectors:
         emb, why = embedder_status()

@@ -210,7 +210,7 @@ def vector_search(index: Index) -> str:
     if codes:
         return (
             f"held in memory: binary codes, then exact cosine of the nearest "
-            f"{vector_matrix.POOL_MIN:,} of {rows:,}"
+            f"{vector_matrix.pool_for(rows, 80):,} of {rows:,}"
         )
     return f"held in memory: exact scan of {rows:,}"
 

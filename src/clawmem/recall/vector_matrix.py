@@ -9,10 +9,11 @@ one core, ~9 on two). The result is the same exact cosine ranking; nothing is ap
 From ``CODES_MIN_ROWS`` held vectors on (a million units: 1.5 GB, ~120 ms a query on one core), a
 scan reads a compact copy first: one sign bit per dimension of each vector, centred on the held
 vectors' mean (``Codes``: 48 bytes a vector, ~10 ms at 1M), keeps the ``pool`` rows nearest by
-Hamming distance, and ranks those by exact cosine from the float32 matrix. The top-k is then the
-exact one whenever the exact top-k lies inside the pool (tests/test_vector_codes.py); what the
-pool may miss is measured by benchmarks/scale.py and, with the codes forced on, on each quality
-set (docs/benchmarks.md). Below the threshold nothing changes: every row is scored exactly.
+Hamming distance (1% of them, at least 2,000), and ranks those by exact cosine from the float32
+matrix. The top-k is then the exact one whenever the exact top-k lies inside the pool
+(tests/test_vector_codes.py); what the pool may miss is measured by benchmarks/scale.py and,
+with the codes forced on, on each quality set (docs/benchmarks.md). Below the threshold nothing
+changes: every row is scored exactly.
 
 This is a cache of the vec0 table, not a second index: it is read from vec0's own storage (its
 chunk blobs: ~100 reads at 100k units instead of 100k row lookups) and thrown away as soon as any
@@ -48,9 +49,13 @@ LOAD_AT_SEARCH = 2
 # nothing; at 1M it is ~120 ms of memory bandwidth. Read at load and at each scan, so a benchmark
 # may move it (``python -m benchmarks --codes-from 0`` measures the quality sets with codes on).
 CODES_MIN_ROWS = 250_000
-# The pool rescored exactly: at least POOL_MIN rows, and POOL_PER_HIT per hit asked for.
+# The pool rescored exactly: at least POOL_MIN rows, POOL_PER_HIT per hit asked for, and
+# POOL_SHARE of the rows ranked. At 1M units (synthetic vectors, benchmarks/scale.py) a pool of
+# 2,000 kept 78% of the exact 80 candidates for a query near the data, 8,000 kept 96%, 20,000
+# 99.5%; each costs ~2 ms more per 5,000 rows rescored (a scan: ~19, 22, 31 ms of CPU).
 POOL_MIN = 2000
 POOL_PER_HIT = 16
+POOL_SHARE = 0.01
 # Indexes whose matrices one process keeps at most (each holds its vectors and an open file); the
 # one held longest goes first. A server has one workspace; a test run or a script has many.
 MAX_HELD = 4
@@ -344,8 +349,8 @@ class Scan:
                 if not self._left:
                     self._cv.notify_all()
 
-    def pool_size(self) -> int:
-        return max(POOL_MIN, POOL_PER_HIT * self._limit)
+    def pool_size(self, rows: int) -> int:
+        return pool_for(rows, self._limit)
 
     def best(self) -> list[tuple[int, float]]:
         """Once every block is scored (waits for a block another thread is still on)."""
@@ -357,7 +362,7 @@ class Scan:
             # The pool: the rows nearest by Hamming distance, scored exactly.
             rows = np.arange(len(self._mat)) if self._keep is None else np.flatnonzero(self._keep)
             dist = self._sims if self._keep is None else self._sims[rows]
-            pool = self.pool_size()
+            pool = self.pool_size(len(rows))
             if pool < len(rows):
                 rows = np.sort(rows[np.argpartition(dist, pool - 1)[:pool]])
             ids, sims = self._ids[rows], cosines(self._mat[rows], self._q)
@@ -379,6 +384,11 @@ class Scan:
             pick = np.arange(n)
         order = sorted(((int(ids[i]), float(sims[i])) for i in pick), key=lambda r: (-r[1], r[0]))
         return order[:want]
+
+
+def pool_for(rows: int, limit: int) -> int:
+    """How many of ``rows`` ranked rows the codes' first pass keeps for exact rescoring."""
+    return max(POOL_MIN, POOL_PER_HIT * limit, int(POOL_SHARE * rows))
 
 
 def cosines(mat: np.ndarray, q: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
