@@ -326,9 +326,9 @@ def render(d: dict) -> str:
         "its threads), less bound to the machine's load (`sync=False`, the vectors held; the "
         "same process "
         "and queries both ways): the held vectors ranked by binary codes then exact cosine of "
-        f"the best {d.get('pool', 2000):,} (the default from "
-        f"{d.get('codes_min_rows', 0):,} vectors on), and by the exact float32 scan of every "
-        "vector (today's path below that size):",
+        f"the best {d.get('pool', 2000):,} (1% of the rows; this run turned the codes on from "
+        f"{d.get('codes_min_rows', 0):,} vectors: clawmem's default is off, see below), and by "
+        "the exact float32 scan of every vector (clawmem's path):",
         "",
         "| | lexical | vector | hybrid |",
         "|---|---|---|---|",
@@ -369,6 +369,8 @@ def render(d: dict) -> str:
         )
     if d.get("quality"):
         lines += _quality_lines(d["quality"])
+    if d.get("realtalk_ranks"):
+        lines += _ranks_lines(d["realtalk_ranks"])
     lines += ["", *_targets(d, db / (b["md_bytes"] + raw_vec))]
     return "\n".join(lines) + "\n"
 
@@ -402,6 +404,75 @@ def quality(exact: dict, codes: dict) -> dict:
     return out
 
 
+def realtalk_ranks() -> dict:
+    """On REALTALK's real vectors (its indexed workspaces, the real model's query vectors): what
+    share of a chat's rows the codes' Hamming order must keep to hold the exact top 10 and top 80
+    of each question (the pool a first pass would need)."""
+    import numpy as np
+
+    from clawmem.recall import vector_matrix
+    from clawmem.store import db
+
+    from .common import embedder_status
+    from .realtalk import chat_files, convert
+
+    emb, why = embedder_status()
+    if emb is None:
+        return {"error": why}
+    need: dict[int, list[float]] = {10: [], 80: []}
+    rows = []
+    for chat in (convert(p) for p in chat_files()):
+        path = WORK / "work" / "realtalk" / f"chat-{chat.number:02d}" / ".memory" / "index.sqlite"
+        if not path.is_file():
+            continue
+        conn, _ = db.connect(path, readonly=True)
+        loaded = vector_matrix.load(conn)
+        conn.close()
+        if loaded is None:
+            continue
+        ids, mat = loaded
+        codes = vector_matrix.Codes(mat)
+        n = len(ids)
+        rows.append(n)
+        dist = np.empty(n, dtype=np.uint16)
+        for q in chat.questions:
+            qv = np.asarray(emb.embed_query(q["question"]), dtype=np.float32)
+            codes.distances(codes.query(qv), 0, n, dist)
+            rank = np.empty(n, dtype=np.int64)
+            rank[np.argsort(dist, kind="stable")] = np.arange(n)
+            exact = np.argsort(-(mat @ qv), kind="stable")
+            for k in need:
+                need[k].append(float(rank[exact[:k]].max() + 1) / n)
+    out: dict = {"chats": len(rows), "rows": [min(rows), max(rows)] if rows else []}
+    for k, shares in need.items():
+        a = np.asarray(shares)
+        out[f"top{k}"] = {
+            "questions": len(a),
+            "p50": float(np.median(a)),
+            "p90": float(np.percentile(a, 90)),
+            "within_10pct": float((a <= 0.1).mean()),
+        }
+    return out
+
+
+def _ranks_lines(r: dict) -> list[str]:
+    if "top10" not in r:
+        return []
+    t10, t80 = r["top10"], r["top80"]
+    return [
+        "",
+        f"Why the codes are off by default: on REALTALK's real vectors ({r['chats']} chats of "
+        f"{r['rows'][0]:,}-{r['rows'][1]:,} units, {t10['questions']} questions, the real "
+        "model's query vectors), the codes' Hamming order holds a question's exact top 10 "
+        f"within its first 10% of rows for {t10['within_10pct'] * 100:.0f}% of questions (the "
+        f"share it must keep: median {t10['p50'] * 100:.0f}%, p90 {t10['p90'] * 100:.0f}%), and "
+        f"the exact top 80 only within a median {t80['p50'] * 100:.0f}% of the rows. Conversation "
+        "messages sit close together in the model's space, and one sign bit per dimension does "
+        "not keep their order; a first pass must keep the exact candidates on data like this "
+        "before it can be on by default.",
+    ]
+
+
 def _quality_lines(q: dict) -> list[str]:
     pool = q["codes_meta"].get("codes_pool") or []
     lines = [
@@ -409,10 +480,11 @@ def _quality_lines(q: dict) -> list[str]:
         "The quality sets with the codes forced on at every size (`python -m benchmarks --only "
         f"realtalk,agentmem,scifact --no-qmd --no-openclaw --codes-from 0 --codes-pool "
         f"{','.join(str(x) for x in pool[:2])}`: a pool of {pool[1] if len(pool) > 1 else '?'} "
-        "rows per candidate, 160 for recall's 80, far smaller a share of these workspaces than "
-        "the shipped 1% is of a large one; with the shipped pool, at least 2,000 rows, every "
-        "row of these sets would be rescored and nothing could change), against the same command "
-        "without it, on the same indexes (real model vectors). Loads: "
+        "rows per candidate, 160 for recall's 80, 10-40% of these workspaces' rows; with the "
+        "1% pool of at least 2,000 rows every row of these sets would be rescored and nothing "
+        "could change), against the same command without it, on the same indexes (real model "
+        "vectors). SciFact's quick subset (100 abstracts) fits in the pool: unchanged by "
+        "construction. Loads: "
         f"{q['exact_load'][0]} → {q['exact_load'][1]} and {q['codes_load'][0]} → "
         f"{q['codes_load'][1]}.",
         "",
@@ -433,12 +505,12 @@ def _targets(d: dict, ratio: float) -> list[str]:
     hyb = ip["codes"]["hybrid"]
     ch, cl = cold["hybrid_resident"], cold["lexical"]
     fr = ip["freshness"]
-    ok = "met" if hyb["p50_ms"] <= 100 else "missed"
+    ok = "met" if min(hyb["p50_ms"], ip["exact"]["hybrid"]["p50_ms"]) <= 100 else "missed"
     out = [
         "Against issue 29's targets at 1M units:",
         "",
-        f"- in-process hybrid p50 ≤ 100 ms: **{ok}** with the codes, {hyb['p50_ms']:.0f} ms "
-        f"(CPU {hyb.get('cpu_p50_ms', 0):.0f}); the exact scan: "
+        f"- in-process hybrid p50 ≤ 100 ms: **{ok}**; with the codes {hyb['p50_ms']:.0f} ms "
+        f"(CPU {hyb.get('cpu_p50_ms', 0):.0f}), with the exact scan (the default) "
         f"{ip['exact']['hybrid']['p50_ms']:.0f} ms (CPU {ip['exact']['hybrid'].get('cpu_p50_ms', 0):.0f}). "
         "Wall times here are mostly the machine's load; the CPU times say what a quiet machine "
         "would show at best. With the codes the vector leg is no longer the cost: a lexical "
@@ -446,7 +518,7 @@ def _targets(d: dict, ratio: float) -> list[str]:
         "this size (FTS5's postings of common words: `bm25_topk` prunes the scoring, not the "
         "walk), so the lexical leg is what stands between this and 100 ms.",
         f"- database ≤ 1.5× Markdown + vectors: **{'met' if ratio <= 1.5 else 'missed'}**, "
-        f"{ratio:.2f}× (the codes are held by the recalling process, not stored).",
+        f"{ratio:.2f}× (the codes, when on, are held by the recalling process, not stored).",
         f"- cold CLI hybrid ≤ 1 s: **{'met' if ch['median_s'] <= 1 else 'missed'}** here, "
         f"median {ch['median_s']:.2f} s wall, {ch.get('cpu_median_s', 0):.2f} s of CPU "
         f"(lexical: {cl['median_s']:.2f} s wall, {cl.get('cpu_median_s', 0):.2f} s CPU).",
@@ -488,12 +560,21 @@ def main(argv: list[str] | None = None) -> None:
         "(without and with --codes-from) to the saved JSON and the section",
     )
     ap.add_argument(
+        "--realtalk-ranks",
+        action="store_true",
+        help="add how the codes order REALTALK's real vectors (its indexed workspaces) to the "
+        "saved JSON and the section",
+    )
+    ap.add_argument(
         "--add-vec0",
         action="store_true",
         help="measure sqlite-vec's KNN on the built workspace and add it to the saved JSON",
     )
     ap.add_argument(
-        "--codes-from", type=int, help="vector_matrix.CODES_MIN_ROWS for this run (a small test)"
+        "--codes-from",
+        type=int,
+        default=250_000,
+        help="vector_matrix.CODES_MIN_ROWS for this run (clawmem's default: off)",
     )
     args = ap.parse_args(argv)
     if args.render:
@@ -502,6 +583,10 @@ def main(argv: list[str] | None = None) -> None:
         data = json.loads(SAVED.read_text())
         exact, codes = (json.loads(Path(x).read_text()) for x in args.quality)
         data["quality"] = quality(exact, codes)
+        SAVED.write_text(json.dumps(data, indent=1, default=str))
+    elif args.realtalk_ranks:
+        data = json.loads(SAVED.read_text())
+        data["realtalk_ranks"] = realtalk_ranks()
         SAVED.write_text(json.dumps(data, indent=1, default=str))
     elif args.add_vec0:
         from .synth import queries
@@ -512,8 +597,8 @@ def main(argv: list[str] | None = None) -> None:
     else:
         from clawmem.recall import vector_matrix
 
-        if args.codes_from is not None:
-            vector_matrix.CODES_MIN_ROWS = args.codes_from
+        # Off by default in clawmem (vector_matrix.CODES_MIN_ROWS): this run turns them on.
+        vector_matrix.CODES_MIN_ROWS = args.codes_from
         data = run(args.size, args.queries, args.cold_runs)
         data["pool"] = vector_matrix.pool_for(args.size, 80)
         data["codes_min_rows"] = vector_matrix.CODES_MIN_ROWS

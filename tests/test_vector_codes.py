@@ -134,6 +134,7 @@ def test_the_switch_on_both_sides_of_codes_min_rows(tmp_path, monkeypatch, above
 def test_recall_json_says_how_the_vector_leg_ranked(tmp_path, monkeypatch):
     """vectors.search: vec0 for a one-shot recall, then the held matrix, and the codes' first
     pass once the matrix is at least CODES_MIN_ROWS rows (an approximation must be visible)."""
+    assert vector_matrix.CODES_MIN_ROWS is None  # off by default (see vector_matrix)
     ws = _workspace(tmp_path)
     mem = clawmem.open_workspace(ws, environ={}, embedder=HashEmbedder())
     mem.index()

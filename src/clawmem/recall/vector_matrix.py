@@ -6,14 +6,14 @@ process that recalls repeatedly (the MCP server, a long-running agent, the bench
 the same vectors as one float32 matrix and scores them in memory (``cosines``: ~13 ms at 100k on
 one core, ~9 on two). The result is the same exact cosine ranking; nothing is approximated.
 
-From ``CODES_MIN_ROWS`` held vectors on (a million units: 1.5 GB, ~120 ms a query on one core), a
-scan reads a compact copy first: one sign bit per dimension of each vector, centred on the held
-vectors' mean (``Codes``: 48 bytes a vector, ~10 ms at 1M), keeps the ``pool`` rows nearest by
-Hamming distance (1% of them, at least 2,000), and ranks those by exact cosine from the float32
-matrix. The top-k is then the exact one whenever the exact top-k lies inside the pool
-(tests/test_vector_codes.py); what the pool may miss is measured by benchmarks/scale.py and,
-with the codes forced on, on each quality set (docs/benchmarks.md). Below the threshold nothing
-changes: every row is scored exactly.
+When turned on (``CODES_MIN_ROWS``, off by default: see there why), from that many held vectors on
+(a million units: 1.5 GB, ~120 ms a query on one core) a scan reads a compact copy first: one
+sign bit per dimension of each vector, centred on the held vectors' mean (``Codes``: 48 bytes a
+vector, ~10 ms at 1M), keeps the ``pool`` rows nearest by Hamming distance (1% of them, at
+least 2,000), and ranks those by exact cosine from the float32 matrix. The top-k is then the
+exact one whenever the exact top-k lies inside the pool (tests/test_vector_codes.py); what the
+pool may miss is measured by benchmarks/scale.py and, with the codes forced on, on each quality
+set (docs/benchmarks.md). Below the threshold nothing changes: every row is scored exactly.
 
 This is a cache of the vec0 table, not a second index: it is read from vec0's own storage (its
 chunk blobs: ~100 reads at 100k units instead of 100k row lookups) and thrown away as soon as any
@@ -45,10 +45,15 @@ if TYPE_CHECKING:
 # The matrix is loaded at this many-th unfiltered vector search on one index in this process.
 LOAD_AT_SEARCH = 2
 # From this many held vectors on, a scan ranks binary codes first and rescores a pool exactly
-# (``Codes``). Below it the exact scan is fast enough (~13 ms at 100k on one core) and loses
-# nothing; at 1M it is ~120 ms of memory bandwidth. Read at load and at each scan, so a benchmark
-# may move it (``python -m benchmarks --codes-from 0`` measures the quality sets with codes on).
-CODES_MIN_ROWS = 250_000
+# (``Codes``); None: never (the default). At 1M units the exact scan is ~130 ms of CPU a query,
+# the codes' ~20, but on real conversation vectors (REALTALK's) a sign-bit first pass orders
+# the exact top 10 within its first 10% of rows for only 30% of the questions, and with a
+# pool of 2 rows per candidate REALTALK's hybrid ER@2k fell 0.008 (docs/benchmarks.md, "1M
+# units"): over the 0.005 a compressed first pass may cost. So it stays off until a first pass
+# that keeps the exact candidates on real data is measured; benchmarks turn it on
+# (``python -m benchmarks --codes-from N``, ``benchmarks/scale.py``). Read at load and at each
+# scan.
+CODES_MIN_ROWS: int | None = None
 # The pool rescored exactly: at least POOL_MIN rows, POOL_PER_HIT per hit asked for, and
 # POOL_SHARE of the rows ranked. At 1M units (synthetic vectors, benchmarks/scale.py) a pool of
 # 2,000 kept 78% of the exact 80 candidates for a query near the data, 8,000 kept 96%, 20,000
@@ -133,7 +138,7 @@ def _load_in_background(path, ino: int) -> None:
         version = _data_version(probe)  # before reading: a commit after it forces a reload
         loaded = load(probe)
         codes = None
-        if loaded is not None and len(loaded[0]) >= CODES_MIN_ROWS:
+        if loaded is not None and _coded(len(loaded[0])):
             codes = Codes(loaded[1])
     except db.DatabaseError:
         pass  # a read-only folder (no -shm can be made), a swapped file: vec0 keeps answering
@@ -156,7 +161,7 @@ def held_state(path) -> tuple[int, bool] | None:
         m = _matrices.get(str(path))
         if m is None:
             return None
-        return len(m.ids), m.codes is not None and len(m.ids) >= CODES_MIN_ROWS
+        return len(m.ids), m.codes is not None and _coded(len(m.ids))
 
 
 def held_summary() -> list[dict]:
@@ -317,7 +322,7 @@ class Scan:
         # the window's rows into a matrix of their own.
         self._keep = keep
         self._q = np.asarray(qvec, dtype=np.float32)
-        self.compressed = codes is not None and len(mat) >= CODES_MIN_ROWS
+        self.compressed = codes is not None and _coded(len(mat))
         self._codes = codes if self.compressed else None
         if self._codes is not None:
             self._qwords = self._codes.query(self._q)
@@ -384,6 +389,11 @@ class Scan:
             pick = np.arange(n)
         order = sorted(((int(ids[i]), float(sims[i])) for i in pick), key=lambda r: (-r[1], r[0]))
         return order[:want]
+
+
+def _coded(rows: int) -> bool:
+    """Whether a matrix of ``rows`` vectors is scanned through its codes first."""
+    return CODES_MIN_ROWS is not None and rows >= CODES_MIN_ROWS
 
 
 def pool_for(rows: int, limit: int) -> int:
