@@ -537,9 +537,11 @@ def _targets(d: dict, ratio: float) -> list[str]:
             f"the lexical leg and the rest of the ranking, {ip['exact']['lexical'].get('cpu_p50_ms', 0):.0f} "
             f"ms of CPU in-process; the freshness check, {fr['cpu_p50_ms']:.0f} ms; the rest "
             "is the process's start and imports. The KNN is what would have to go: a process "
-            "that already holds the vectors and their codes (the resident embedder, which "
-            "serves the query's vector already) answering the vector leg too, or a stored "
-            "copy of the codes with the float32 rows readable one by one (vec0's own point "
+            "that already holds the vectors (the resident embedder, which serves the query's "
+            f"vector already) answering the vector leg too, with the held exact scan "
+            f"({ip['exact']['vector'].get('cpu_p50_ms', 0):.0f} ms of CPU for a whole vector "
+            "recall above, against vec0's KNN alone here), or a stored compact copy with the "
+            "float32 rows readable one by one (vec0's own point "
             "lookups took ~0.13 ms of CPU a row on a 200,000-row table here, too slow to rescore a pool).",
         ]
     return out
