@@ -138,6 +138,20 @@ def main(argv: list[str] | None = None) -> int:
         help="name of the SciFact workspace under bench-results/work/ (default: the size), e.g. "
         "to keep the index of a second model (CLAWMEM_MODEL) apart",
     )
+    ap.add_argument(
+        "--codes-from",
+        type=int,
+        metavar="ROWS",
+        help="held vectors ranked by binary codes + exact rescoring from ROWS rows on "
+        "(vector_matrix.CODES_MIN_ROWS; 0: always), to measure what the codes cost in quality",
+    )
+    ap.add_argument(
+        "--codes-pool",
+        metavar="MIN,PER_HIT",
+        help="with --codes-from: the pool rescored exactly, at least MIN rows and PER_HIT per hit "
+        "asked for, and no share of the rows (vector_matrix.POOL_MIN, POOL_PER_HIT, POOL_SHARE; "
+        "default 2000,16 and 1%%)",
+    )
     ap.add_argument("--no-vectors", action="store_true", help="lexical only (no embedding model)")
     ap.add_argument("--no-qmd", action="store_true", help="skip QMD even when it is installed")
     ap.add_argument(
@@ -200,6 +214,21 @@ def main(argv: list[str] | None = None) -> int:
             "load_start": _load(),
         }
     }
+    if args.codes_from is not None:
+        from clawmem.recall import vector_matrix
+
+        vector_matrix.CODES_MIN_ROWS = args.codes_from
+        results["meta"]["codes_from"] = args.codes_from
+        if args.codes_pool:
+            vector_matrix.POOL_MIN, vector_matrix.POOL_PER_HIT = (
+                int(x) for x in args.codes_pool.split(",")
+            )
+            vector_matrix.POOL_SHARE = 0.0  # the pool as given, whatever the rows
+        results["meta"]["codes_pool"] = [
+            vector_matrix.POOL_MIN,
+            vector_matrix.POOL_PER_HIT,
+            vector_matrix.POOL_SHARE,
+        ]
     vectors = not args.no_vectors
     if vectors:
         emb, why = embedder_status()

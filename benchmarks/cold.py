@@ -339,6 +339,7 @@ def _summary(rs: list[dict], *, json_out: bool = True) -> dict:
         "median_s": median(walls),
         "walls": walls,
         "peak_mb": max(r["peak_mb"] for r in rs),
+        "cpu_median_s": median([r.get("cpu", 0.0) for r in rs]),
     }
     if json_out:
         bys = {json.loads(r["out"]).get("vectors", {}).get("query_by") for r in rs}

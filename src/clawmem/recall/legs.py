@@ -173,7 +173,8 @@ def _selective(f: Filters) -> bool:
 
 def held_vectors(index: Index, f: Filters) -> tuple | None:
     """The index's vectors as this process holds them in memory (vector_matrix.py), when they
-    can answer a search under ``f``; else None. (ids, matrix, rows to keep or None): with no
+    can answer a search under ``f``; else None. (ids, matrix, codes or None, rows to keep or
+    None; codes: ``vector_matrix.Codes``, from CODES_MIN_ROWS rows on): with no
     filter every row counts; under a time window only the rows vec0's KNN would search (units
     recorded in the window, `stored_leg`) and the facts whose stated validity overlaps it, read
     here through ``chunks_day`` and ``chunks_valid``, so one in-memory scan answers what vec0
@@ -199,6 +200,21 @@ def held_vectors(index: Index, f: Filters) -> tuple | None:
     return (*held, vector_matrix.rows_of(held[0], window))
 
 
+def vector_search(index: Index) -> str:
+    """How this process ranks an unfiltered vector search of ``index`` now, for ``recall --json``
+    (``vectors.search``): an approximate first pass must be visible."""
+    held = vector_matrix.held_state(index.path)
+    if held is None:
+        return "sqlite-vec" if index.vec.available else "exact scan"
+    rows, codes = held
+    if codes:
+        return (
+            f"held in memory: binary codes, then exact cosine of the nearest "
+            f"{vector_matrix.pool_for(rows, 80):,} of {rows:,}"
+        )
+    return f"held in memory: exact scan of {rows:,}"
+
+
 def held_leg(held: tuple, qvec, limit: int) -> list[fusion.LegHit]:
     """The vector leg from ``held_vectors``: the same exact cosine ranking as vec0's."""
     return scan_hits(held_scan(held, qvec, limit))
@@ -206,8 +222,8 @@ def held_leg(held: tuple, qvec, limit: int) -> list[fusion.LegHit]:
 
 def held_scan(held: tuple, qvec, limit: int) -> vector_matrix.Scan:
     """A scan of ``held_vectors`` that several threads may work on (``Scan.work``)."""
-    ids, mat, keep = held
-    return vector_matrix.Scan(ids, mat, qvec, limit, keep=keep)
+    ids, mat, codes, keep = held
+    return vector_matrix.Scan(ids, mat, qvec, limit, keep=keep, codes=codes)
 
 
 def scan_hits(scan: vector_matrix.Scan) -> list[fusion.LegHit]:

@@ -22,6 +22,7 @@ from clawmem.markdown.kinds import CHUNK
 from clawmem.markdown.kinds import KINDS as FACT_KINDS
 from clawmem.markdown.supersession import KINDS as SUPERSEDABLE
 from clawmem.markdown.supersession import Statement, supersedes
+from clawmem.recall import legs
 from clawmem.recall.entities import entities_in_query
 from clawmem.recall.fusion import Ranking
 from clawmem.recall.graph import linked_hits
@@ -209,6 +210,7 @@ def recall(
             ) from None
         if emb is not None and mode != "lexical":
             vectors["query_by"] = getattr(emb, "query_by", "this process")
+            vectors["search"] = legs.vector_search(idx)
             if getattr(emb, "error", None):
                 vectors.update(state="off", reason=emb.error)
                 ranked.degraded.append(f"vector search off: {emb.error}")

@@ -6,6 +6,15 @@ process that recalls repeatedly (the MCP server, a long-running agent, the bench
 the same vectors as one float32 matrix and scores them in memory (``cosines``: ~13 ms at 100k on
 one core, ~9 on two). The result is the same exact cosine ranking; nothing is approximated.
 
+When turned on (``CODES_MIN_ROWS``, off by default: see there why), from that many held vectors on
+(a million units: 1.5 GB, ~120 ms a query on one core) a scan reads a compact copy first: one
+sign bit per dimension of each vector, centred on the held vectors' mean (``Codes``: 48 bytes a
+vector, ~10 ms at 1M), keeps the ``pool`` rows nearest by Hamming distance (1% of them, at
+least 2,000), and ranks those by exact cosine from the float32 matrix. The top-k is then the
+exact one whenever the exact top-k lies inside the pool (tests/test_vector_codes.py); what the
+pool may miss is measured by benchmarks/scale.py and, with the codes forced on, on each quality
+set (docs/benchmarks.md). Below the threshold nothing changes: every row is scored exactly.
+
 This is a cache of the vec0 table, not a second index: it is read from vec0's own storage (its
 chunk blobs: ~100 reads at 100k units instead of 100k row lookups) and thrown away as soon as any
 other connection commits to the database (``PRAGMA data_version`` on a connection kept for that
@@ -35,6 +44,23 @@ if TYPE_CHECKING:
 
 # The matrix is loaded at this many-th unfiltered vector search on one index in this process.
 LOAD_AT_SEARCH = 2
+# From this many held vectors on, a scan ranks binary codes first and rescores a pool exactly
+# (``Codes``); None: never (the default). At 1M units the exact scan is ~130 ms of CPU a query,
+# the codes' ~20, but on real conversation vectors (REALTALK's) a sign-bit first pass orders
+# the exact top 10 within its first 10% of rows for only 30% of the questions, and with a
+# pool of 2 rows per candidate REALTALK's hybrid ER@2k fell 0.008 (docs/benchmarks.md, "1M
+# units"): over the 0.005 a compressed first pass may cost. So it stays off until a first pass
+# that keeps the exact candidates on real data is measured; benchmarks turn it on
+# (``python -m benchmarks --codes-from N``, ``benchmarks/scale.py``). Read at load and at each
+# scan.
+CODES_MIN_ROWS: int | None = None
+# The pool rescored exactly: at least POOL_MIN rows, POOL_PER_HIT per hit asked for, and
+# POOL_SHARE of the rows ranked. At 1M units (synthetic vectors, benchmarks/scale.py) a pool of
+# 2,000 kept 78% of the exact 80 candidates for a query near the data, 8,000 kept 96%, 20,000
+# 99.5%; each costs ~2 ms more per 5,000 rows rescored (a scan: ~19, 22, 31 ms of CPU).
+POOL_MIN = 2000
+POOL_PER_HIT = 16
+POOL_SHARE = 0.01
 # Indexes whose matrices one process keeps at most (each holds its vectors and an open file); the
 # one held longest goes first. A server has one workspace; a test run or a script has many.
 MAX_HELD = 4
@@ -47,6 +73,7 @@ class _Matrix:
     version: int
     ids: np.ndarray  # int64 chunk ids, one per row of ``mat``
     mat: np.ndarray  # float32, L2-normalised rows
+    codes: Codes | None  # the rows' binary codes, from CODES_MIN_ROWS rows on
 
 
 _lock = threading.Lock()
@@ -59,8 +86,11 @@ def _data_version(conn: db.Connection) -> int:
     return int(conn.execute("PRAGMA data_version").fetchone()[0])
 
 
-def matrix(index: Index, *, count: bool = True) -> tuple[np.ndarray, np.ndarray] | None:
-    """(chunk ids, vectors) of ``index``'s vec0 table when this process holds them fresh; else
+def matrix(
+    index: Index, *, count: bool = True
+) -> tuple[np.ndarray, np.ndarray, Codes | None] | None:
+    """(chunk ids, vectors, their codes or None) of ``index``'s vec0 table when this process holds
+    them fresh; else
     None (the caller scans with vec0), and from the second counted search on, a background load
     starts: recall never waits for it (~1 s of CPU at 100k units). ``count=False``: a search
     that uses a held matrix but does not count towards loading one (a time-filtered search: a
@@ -75,7 +105,7 @@ def matrix(index: Index, *, count: bool = True) -> tuple[np.ndarray, np.ndarray]
             except db.DatabaseError:
                 fresh = False
             if fresh:
-                return m.ids, m.mat
+                return m.ids, m.mat, m.codes
             forget(key)
         if not count:
             return None
@@ -107,6 +137,9 @@ def _load_in_background(path, ino: int) -> None:
         probe.execute(f"PRAGMA mmap_size = {db.MMAP_BYTES}")
         version = _data_version(probe)  # before reading: a commit after it forces a reload
         loaded = load(probe)
+        codes = None
+        if loaded is not None and _coded(len(loaded[0])):
+            codes = Codes(loaded[1])
     except db.DatabaseError:
         pass  # a read-only folder (no -shm can be made), a swapped file: vec0 keeps answering
     with _lock:
@@ -118,7 +151,31 @@ def _load_in_background(path, ino: int) -> None:
         forget(key)
         while len(_matrices) >= MAX_HELD:
             forget(next(iter(_matrices)))
-        _matrices[key] = _Matrix(ino, probe, version, *loaded)
+        _matrices[key] = _Matrix(ino, probe, version, *loaded, codes)
+
+
+def held_state(path) -> tuple[int, bool] | None:
+    """(rows, whether a scan ranks codes first) of the matrix this process holds for the index
+    at ``path``, or None (vec0 answers); changes nothing (``recall --json``'s vectors.search)."""
+    with _lock:
+        m = _matrices.get(str(path))
+        if m is None:
+            return None
+        return len(m.ids), m.codes is not None and _coded(len(m.ids))
+
+
+def held_summary() -> list[dict]:
+    """What this process holds, per index (benchmarks): rows, bytes, whether codes are kept."""
+    with _lock:
+        return [
+            {
+                "index": key,
+                "rows": len(m.ids),
+                "matrix_bytes": int(m.mat.nbytes),
+                "codes_bytes": int(m.codes.words.nbytes) if m.codes is not None else 0,
+            }
+            for key, m in _matrices.items()
+        ]
 
 
 def forget(key: str | None = None) -> None:
@@ -139,28 +196,34 @@ def load(conn: db.Connection, table: str = "chunk_vectors") -> tuple[np.ndarray,
             f"SELECT length(vectors) / (SELECT size FROM {table}_chunks LIMIT 1) / 4 "
             f"FROM {table}_vector_chunks00 LIMIT 1"
         ).fetchone()
-        rows = conn.execute(
+        (expected,) = conn.execute(f"SELECT count(*) FROM {table}_rowids").fetchone()
+        if dims is None or not dims[0] or not expected:
+            return None
+        d = int(dims[0])
+        # Filled one chunk blob at a time: at 1M units the blobs are 1.5 GB, and holding them
+        # all (fetchall) beside their filtered copies and the joined matrix peaked at ~4.5 GB.
+        ids = np.empty(expected, dtype=np.int64)
+        mat = np.empty((expected, d), dtype=np.float32)
+        n = 0
+        for size, validity, rowids, vectors in conn.execute(
             f"SELECT c.size, c.validity, c.rowids, v.vectors FROM {table}_chunks c "
             f"JOIN {table}_vector_chunks00 v ON v.rowid = c.chunk_id ORDER BY c.chunk_id"
-        ).fetchall()
-        (expected,) = conn.execute(f"SELECT count(*) FROM {table}_rowids").fetchone()
+        ):
+            if len(rowids) != size * 8 or len(vectors) != size * d * 4 or len(validity) * 8 < size:
+                return None
+            valid = np.unpackbits(np.frombuffer(validity, np.uint8), bitorder="little")[:size]
+            keep = valid.astype(bool)
+            m = int(keep.sum())
+            if n + m > expected:
+                return None
+            ids[n : n + m] = np.frombuffer(rowids, "<i8")[keep]
+            mat[n : n + m] = np.frombuffer(vectors, "<f4").reshape(size, d)[keep]
+            n += m
     except db.DatabaseError:
         return None
-    if not rows or dims is None or not dims[0]:
+    if n != expected:
         return None
-    d = int(dims[0])
-    ids_parts, mat_parts = [], []
-    for size, validity, rowids, vectors in rows:
-        if len(rowids) != size * 8 or len(vectors) != size * d * 4 or len(validity) * 8 < size:
-            return None
-        valid = np.unpackbits(np.frombuffer(validity, np.uint8), bitorder="little")[:size]
-        keep = valid.astype(bool)
-        ids_parts.append(np.frombuffer(rowids, "<i8")[keep])
-        mat_parts.append(np.frombuffer(vectors, "<f4").reshape(size, d)[keep])
-    ids = np.concatenate(ids_parts).astype(np.int64)
-    if len(ids) != expected:
-        return None
-    return ids, np.ascontiguousarray(np.concatenate(mat_parts), dtype=np.float32)
+    return ids, mat
 
 
 def rows_of(ids: np.ndarray, wanted: list[int]) -> np.ndarray:
@@ -181,16 +244,75 @@ def top(ids: np.ndarray, mat: np.ndarray, qvec, limit: int) -> list[tuple[int, f
     return scan.best()
 
 
+class Codes:
+    """One sign bit per dimension of each held vector, after subtracting the vectors' mean.
+
+    A sentence model's vectors share a large common direction (every cosine of this model's
+    vectors is well above zero), so raw signs say little; centred, the Hamming distance between
+    two codes tracks the angle between the vectors. Held as 64-bit words, word-major (``words[j]``
+    is the j-th word of every row): the scan XORs and counts one contiguous column at a time."""
+
+    BLOCK = 65536  # rows encoded at a time: bounds the temporary copies of the float rows
+
+    def __init__(self, mat: np.ndarray) -> None:
+        import numpy as np
+
+        n, d = mat.shape
+        total = np.zeros(d, dtype=np.float64)
+        for a in range(0, n, self.BLOCK):  # in blocks: no float64 copy of the whole matrix
+            total += mat[a : a + self.BLOCK].sum(axis=0, dtype=np.float64)
+        self.mean = (total / max(n, 1)).astype(np.float32)
+        self.n_words = (d + 63) // 64
+        self.words = np.empty((self.n_words, n), dtype=np.uint64)
+        for a in range(0, n, self.BLOCK):
+            b = min(a + self.BLOCK, n)
+            self.words[:, a:b] = self._pack(mat[a:b]).T
+
+    def _pack(self, rows: np.ndarray) -> np.ndarray:
+        """(rows, n_words) uint64 codes of float rows."""
+        import numpy as np
+
+        bits = np.packbits(rows > self.mean, axis=1, bitorder="little")
+        pad = self.n_words * 8 - bits.shape[1]
+        if pad:
+            bits = np.pad(bits, ((0, 0), (0, pad)))
+        return np.ascontiguousarray(bits).view("<u8")
+
+    def query(self, q: np.ndarray) -> np.ndarray:
+        return self._pack(q.reshape(1, -1))[0]
+
+    def distances(self, qwords: np.ndarray, a: int, b: int, out: np.ndarray) -> None:
+        """Hamming distance of rows a..b to the query's code, into ``out`` (uint16)."""
+        import numpy as np
+
+        tmp = np.empty(b - a, dtype=np.uint64)
+        out[:] = 0
+        for j in range(self.n_words):
+            np.bitwise_xor(self.words[j, a:b], qwords[j], out=tmp)
+            out += np.bitwise_count(tmp)
+
+
 class Scan:
     """One query's scan of a held matrix, in blocks of rows that any thread may score: the
     thread that embedded the query starts it, and the recall's own thread, once its lexical
     leg is done, takes a share instead of waiting (two cores score 100k vectors in ~9 ms, one
-    in ~15). The scores are the same whoever computes a block."""
+    in ~15). The scores are the same whoever computes a block.
+
+    With ``codes`` (and at least CODES_MIN_ROWS rows), a block is the Hamming distances of its
+    rows' codes; ``best`` then rescores the nearest ``pool`` rows exactly (``compressed``)."""
 
     BLOCK = 8192  # rows per block: ~12 MB of vectors, ~1 ms
+    CODE_BLOCK = 131072  # rows per block of codes: 1 MB of codes, ~1 ms
 
     def __init__(
-        self, ids: np.ndarray, mat: np.ndarray, qvec, limit: int, *, keep: np.ndarray | None = None
+        self,
+        ids: np.ndarray,
+        mat: np.ndarray,
+        qvec,
+        limit: int,
+        *,
+        keep: np.ndarray | None = None,
+        codes: Codes | None = None,
     ) -> None:
         import numpy as np
 
@@ -200,7 +322,16 @@ class Scan:
         # the window's rows into a matrix of their own.
         self._keep = keep
         self._q = np.asarray(qvec, dtype=np.float32)
-        self._sims = np.empty(len(mat), dtype=np.float32)
+        self.compressed = codes is not None and _coded(len(mat))
+        self._codes = codes if self.compressed else None
+        if self._codes is not None:
+            self._qwords = self._codes.query(self._q)
+            self._sims = np.empty(len(mat), dtype=np.uint16)  # Hamming distances
+            self._block = self.CODE_BLOCK
+        else:
+            self._sims = np.empty(len(mat), dtype=np.float32)
+            self._block = self.BLOCK
+        self.pool_ids: np.ndarray | None = None  # the rows rescored, once ``best`` ran
         self._next = 0  # first row no thread has taken yet
         self._left = len(mat)  # rows not scored yet
         self._cv = threading.Condition()
@@ -213,12 +344,18 @@ class Scan:
                 a = self._next
                 if a >= n:
                     return
-                b = self._next = min(a + self.BLOCK, n)
-            cosines(self._mat[a:b], self._q, out=self._sims[a:b])
+                b = self._next = min(a + self._block, n)
+            if self._codes is not None:
+                self._codes.distances(self._qwords, a, b, self._sims[a:b])
+            else:
+                cosines(self._mat[a:b], self._q, out=self._sims[a:b])
             with self._cv:
                 self._left -= b - a
                 if not self._left:
                     self._cv.notify_all()
+
+    def pool_size(self, rows: int) -> int:
+        return pool_for(rows, self._limit)
 
     def best(self) -> list[tuple[int, float]]:
         """Once every block is scored (waits for a block another thread is still on)."""
@@ -226,9 +363,19 @@ class Scan:
 
         with self._cv:
             self._cv.wait_for(lambda: not self._left)
-        ids, sims = self._ids, self._sims
-        if self._keep is not None:
-            ids, sims = ids[self._keep], sims[self._keep]
+        if self._codes is not None:
+            # The pool: the rows nearest by Hamming distance, scored exactly.
+            rows = np.arange(len(self._mat)) if self._keep is None else np.flatnonzero(self._keep)
+            dist = self._sims if self._keep is None else self._sims[rows]
+            pool = self.pool_size(len(rows))
+            if pool < len(rows):
+                rows = np.sort(rows[np.argpartition(dist, pool - 1)[:pool]])
+            ids, sims = self._ids[rows], cosines(self._mat[rows], self._q)
+            self.pool_ids = ids
+        else:
+            ids, sims = self._ids, self._sims
+            if self._keep is not None:
+                ids, sims = ids[self._keep], sims[self._keep]
         n = len(sims)
         if n == 0:
             return []
@@ -242,6 +389,16 @@ class Scan:
             pick = np.arange(n)
         order = sorted(((int(ids[i]), float(sims[i])) for i in pick), key=lambda r: (-r[1], r[0]))
         return order[:want]
+
+
+def _coded(rows: int) -> bool:
+    """Whether a matrix of ``rows`` vectors is scanned through its codes first."""
+    return CODES_MIN_ROWS is not None and rows >= CODES_MIN_ROWS
+
+
+def pool_for(rows: int, limit: int) -> int:
+    """How many of ``rows`` ranked rows the codes' first pass keeps for exact rescoring."""
+    return max(POOL_MIN, POOL_PER_HIT * limit, int(POOL_SHARE * rows))
 
 
 def cosines(mat: np.ndarray, q: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
