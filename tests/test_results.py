@@ -25,6 +25,7 @@ STATUS_KEYS = [
     "merged_sections",
     "watcher",
     "resident_embedder",
+    "query_path",
 ]
 STATUS_INDEX_KEYS = [
     "schema_version",
