@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from clawmem import open_workspace
-from clawmem.recall.aggregate import asks_for_all, speaker
+from clawmem.recall.aggregate import speaker
+from clawmem.text.query import asks_for_all
 
 
 @pytest.mark.parametrize(

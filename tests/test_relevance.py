@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from clawmem import open_workspace
 from clawmem.recall import relevance, vector_matrix
+from clawmem.text.query import names
 from tests.conftest import cli
 
 FACTS = Path(__file__).resolve().parents[1] / "fixtures" / "FACTS.md"
@@ -123,13 +124,13 @@ def test_every_hit_has_a_relevance_from_the_fitted_model(mem):
 
 
 def test_a_name_the_memory_never_saw_lowers_every_hit():
-    assert relevance.names("What did Kevin cook on 3 Jan 2024?") == ['"kevin"']
-    assert relevance.names("Where is Peter's desk? Ask @Linh about DEC-0054.") == [
+    assert names("What did Kevin cook on 3 Jan 2024?") == ['"kevin"']
+    assert names("Where is Peter's desk? Ask @Linh about DEC-0054.") == [
         '"peter"',
         '"linh"',
         '"dec 0054"',
     ]
-    assert relevance.names("When did we meet in December?") == []
+    assert names("When did we meet in December?") == []
     base = relevance.Features(0.5, 0.3, 0.85, 1, 0.0, 0.0, 0.85)
     unknown = relevance.Features(0.5, 0.3, 0.85, 1, 0.0, 1.0, 0.85)
     for model in (relevance.HYBRID_E5, relevance.LEXICAL):

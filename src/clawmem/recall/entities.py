@@ -3,16 +3,13 @@
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from clawmem.ingest.indexing import Indexer
 from clawmem.markdown.workspace import entity_page_path
 from clawmem.store import queries
 from clawmem.store.index import Index
-from clawmem.text.textnorm import fold
-
-_WORD = re.compile(r"[^\W_]+")
+from clawmem.text.query import Query, words_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,15 +64,14 @@ def known_entities(index: Index) -> dict[str, str]:
     return names
 
 
-def entities_in_query(index: Index, query: str) -> list[str]:
-    """Entities named in a question ("tell me about Peter", "what about @The-Castle?")."""
-    words = " " + " ".join(_WORD.findall(fold(query))) + " "
+def resolve(index: Index, query: Query) -> Query:
+    """``query`` with the known entities it names (``Query.entities``, longest name first):
+    "tell me about Peter", "what about @The-Castle?". Each name is matched word for word
+    against the question's folded words."""
+    words = " " + " ".join(query.words) + " "
     memo = index.memo("entities_spoken")  # every recall asks; the names change only on writes
     if None not in memo:
-        spoken = (
-            (" " + " ".join(_WORD.findall(fold(n))) + " ", n)
-            for n in known_entities(index).values()
-        )
+        spoken = ((" " + " ".join(words_of(n)) + " ", n) for n in known_entities(index).values())
         memo[None] = [(s, n) for s, n in spoken if s.strip()]
     found = [name for spoken, name in memo[None] if spoken in words]
-    return sorted(found, key=lambda n: -len(n))
+    return replace(query, entities=tuple(sorted(found, key=lambda n: -len(n))))

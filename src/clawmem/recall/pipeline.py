@@ -22,16 +22,16 @@ from clawmem.markdown.kinds import CHUNK
 from clawmem.markdown.kinds import KINDS as FACT_KINDS
 from clawmem.markdown.supersession import KINDS as SUPERSEDABLE
 from clawmem.markdown.supersession import Statement, supersedes
-from clawmem.recall import legs
-from clawmem.recall.entities import entities_in_query
+from clawmem.recall import entities, legs
 from clawmem.recall.fusion import Ranking
 from clawmem.recall.graph import linked_hits
 from clawmem.recall.ranking import Ranked, rank, snippet
 from clawmem.recall.results import Hit, RecallResult
 from clawmem.store import db, queries
 from clawmem.store.index import Filters, Index
+from clawmem.text.query import Query
 from clawmem.text.textnorm import require_text
-from clawmem.text.timeexpr import TimeRange, parse_date, parse_since, parse_until, query_time_hint
+from clawmem.text.timeexpr import TimeRange, parse_date, parse_since, parse_until
 
 MODES = ("hybrid", "lexical", "vector")
 KINDS = (*FACT_KINDS, CHUNK)
@@ -49,9 +49,12 @@ SLACK = 8
 ALL = 1_000_000  # every hit the candidates make (with --as-of)
 
 
-def _check_text(mode: str, **texts: str | None) -> None:
+def _check_mode(mode: str) -> None:
     if mode not in MODES:
         raise UsageError(f"unknown mode {mode!r}", hint="use one of: " + ", ".join(MODES))
+
+
+def _check_text(**texts: str | None) -> None:
     for param, value in texts.items():
         require_text(value, param)
 
@@ -96,14 +99,18 @@ def recall(
     ``empty_reason`` says so and names the best relevance, and ``weak_hits`` holds what was
     found. The hits of ``k=n`` are always the first n hits of ``k=m`` for n < m <= the
     ``candidates`` setting (80); a larger ``k`` ranks a deeper pool."""
-    _check_text(mode, query=query, entity=entity, path=path)
+    _check_mode(mode)
+    today = today or date.today()
+    # The question, read once (text/query.py): everything below reads ``q``'s fields. A time it
+    # names is looked for only when no time filter was given (a filter fixes the time).
+    q = Query.parse(query, None if since or until or as_of else today)
+    _check_text(entity=entity, path=path)
     k_given = k is not None
     k, threshold = _checked_numbers(
         ix.cfg.k if k is None else k,
         budget,
         ix.cfg.min_relevance if min_relevance is None else min_relevance,
     )
-    today = today or date.today()
     filters = replace(
         _filters(today, since, until, kind, entity, path, as_of), source=_source(source)
     )
@@ -112,7 +119,7 @@ def recall(
     scan, idx = ix.sync_for_read(notes) if sync else (None, None)
     if idx is None:
         if not ix.index_path.exists():
-            res = RecallResult(query, mode, "none", [])
+            res = RecallResult(q.text, mode, "none", [])
             res.empty_reason = "no index yet: run `clawmem index` (the workspace may be read-only)"
             return res
         try:
@@ -133,7 +140,7 @@ def recall(
         def search_with(f: Filters) -> Ranked:
             return rank(
                 idx,
-                query,
+                q,
                 mode=mode,
                 filters=f,
                 embedder=emb,
@@ -148,16 +155,15 @@ def recall(
                 degraded=degraded,
             )
 
-        hint = None
-        if not (filters.since or filters.until or filters.as_of):
-            hint = query_time_hint(query, today)
         weak: list[Hit] = []
         best: float | None = None
         try:
+            if _page_may_lead(filters) and not filters.entity:
+                q = entities.resolve(idx, q)  # the known entities it names, for the page
             ranked = (
                 search_with(filters)
-                if hint is None
-                else _time_hinted(search_with, filters, hint, rk)
+                if q.time_hint is None
+                else _time_hinted(search_with, filters, q.time_hint, rk)
             )
             # Every step below is computed on the same k-independent list and only then cut
             # to ``want``: the first hits never depend on how many were asked for. The page
@@ -165,7 +171,7 @@ def recall(
             # moves superseded facts after every other hit, so it needs all of them.
             depth = ALL if filters.as_of else max(want, ABSTAIN_DEPTH) + SLACK
             hits = ranked.take(depth)
-            page = _entity_page(idx, query, filters, ix.cfg.snippet_chars)
+            page = _entity_page(idx, q, filters, ix.cfg.snippet_chars)
             if page is not None:
                 if ranked.features_of is not None:
                     page = replace(page, features=ranked.features_of(_page_unit(idx, page)))
@@ -224,7 +230,7 @@ def recall(
     finally:
         ix.release(idx)
     return RecallResult(
-        query,
+        q.text,
         mode,
         ranked.ranking,
         hits,
@@ -450,15 +456,22 @@ def _page_unit(idx: Index, page: Hit) -> int:
 # ---------------------------------------------------------------------------- entity first
 
 
-def _entity_page(idx: Index, query: str, filters: Filters, snippet_chars: int) -> Hit | None:
-    """ "Tell me about Peter": the entity's own page leads, then the facts about it."""
+def _page_may_lead(filters: Filters) -> bool:
+    """Whether an entity's page may lead the hits under ``filters``."""
     if filters.since or filters.until or filters.facts_only:
-        return None  # a time window was asked for; an undated page is not in it
+        return False  # a time window was asked for; an undated page is not in it
     if filters.source == "sessions":
-        return None  # only what was said in conversations was asked for
+        return False  # only what was said in conversations was asked for
     if filters.kinds and "chunk" not in filters.kinds:
-        return None  # only facts were asked for
-    names = [filters.entity] if filters.entity else entities_in_query(idx, query)
+        return False  # only facts were asked for
+    return True
+
+
+def _entity_page(idx: Index, q: Query, filters: Filters, snippet_chars: int) -> Hit | None:
+    """ "Tell me about Peter": the entity's own page leads, then the facts about it."""
+    if not _page_may_lead(filters):
+        return None
+    names = [filters.entity] if filters.entity else q.entities
     for name in names[:1]:
         return entity_page_hit(idx, name, snippet_chars)
     return None

@@ -22,7 +22,8 @@ from clawmem.recall import aggregate, fusion, legs, relevance
 from clawmem.recall.results import Hit
 from clawmem.store import db, queries
 from clawmem.store.index import Filters, Index
-from clawmem.text.textnorm import LexQuery, build_query, fold
+from clawmem.text.query import Query
+from clawmem.text.textnorm import LexQuery, fold
 
 # How many units each leg brings to fusion, whatever the number of hits asked for: ranking a
 # depth that grew with k made the first hits of ``-k 2`` and ``-k 10`` differ (a unit found deep
@@ -143,7 +144,7 @@ def overlaps(a: Hit, kept: list[Hit]) -> bool:
 
 def rank(
     index: Index,
-    query: str,
+    query: Query,
     *,
     mode: str,
     filters: Filters,
@@ -158,7 +159,8 @@ def rank(
 ) -> Ranked:
     """Every hit for ``query`` under ``filters``, best first, made as they are read
     (``Ranked.take``): each leg's best ``candidates`` units, fused, boosted by their neighbours,
-    decayed by age, diversified, grown to a readable size, each with its relevance.
+    decayed by age, diversified, grown to a readable size, each with its relevance. ``query`` is
+    read only through its parsed fields (``text.query.Query``): nothing here parses it again.
 
     Nothing here depends on how many hits the caller wants: the legs always bring the same
     ``candidates`` units, so the first n hits are the same whether n or m > n are read."""
@@ -169,10 +171,10 @@ def rank(
         name += "+custom"
     result = Ranked(name, degraded=degraded)
     n_cand = max(1, candidates)
-    q = build_query(query)
+    q = query.lex
 
     lex, vec, cover, vector_used = _run_legs(
-        index, query, q, mode, filters, embedder, n_cand, rk, result
+        index, query, mode, filters, embedder, n_cand, rk, result
     )
     scores = _fused(lex, vec, cover, q, mode, vector_used, fusion_name, rk)
     if not scores:
@@ -206,7 +208,7 @@ def rank(
     _boost_people(final, ids, rows, query, rk)
     # A question asking for all of something may spread its hits and keep them short.
     section_factor, min_chars = rk.same_section_factor, rk.hit_min_chars
-    if aggregate.asks_for_all(query):
+    if query.asks_for_all:
         section_factor, min_chars = rk.aggregate_section_factor, rk.aggregate_min_chars
 
     ordered = sorted(ids, key=order_key)
@@ -219,7 +221,7 @@ def rank(
         ordered = [c for c in ordered if c in exact] + [c for c in ordered if c not in exact]
 
     # What relevance knows about the question as a whole, and which fitted model reads it.
-    asked = relevance.question(index, q, query)
+    asked = relevance.question(index, query)
     top_cosine = max((h.score for h in vec), default=0.0)
     # No model was fitted on the vector leg alone: vector mode's hits have no relevance, and it
     # never abstains (the hybrid model, reading no BM25, refused good answers there).
@@ -282,8 +284,7 @@ def rank(
 
 def _run_legs(
     index: Index,
-    query: str,
-    q: LexQuery,
+    query: Query,
     mode: str,
     filters: Filters,
     embedder,
@@ -294,11 +295,12 @@ def _run_legs(
     """Each leg's candidates (the vector leg on a thread while the lexical one ranks), the
     lexical hits' coverage of the question, and whether the vector leg ran; what went wrong and
     which ranking the hits have are noted on ``result``."""
+    q = query.lex
     lex: list[fusion.LegHit] = []
     vec: list[fusion.LegHit] = []
     vector = None
     if mode in ("hybrid", "vector") and embedder is not None:
-        vector = _VectorLeg(index, embedder, query, filters, n_cand, threaded=mode == "hybrid")
+        vector = _VectorLeg(index, embedder, query.text, filters, n_cand, threaded=mode == "hybrid")
     if mode in ("hybrid", "lexical"):
         lex, result.relaxed = legs.lexical_leg(index, q, filters, n_cand, rk)
         if result.relaxed:
@@ -405,11 +407,11 @@ def _final_scores(
 
 
 def _boost_people(
-    final: dict[int, float], ids: list[int], rows: dict, query: str, rk: fusion.Ranking
+    final: dict[int, float], ids: list[int], rows: dict, query: Query, rk: fusion.Ranking
 ) -> None:
     """A question naming a person: their own lines and the facts about them count more."""
     if rk.person_boost:
-        people = {p.strip('"') for p in relevance.names(query)}
+        people = {p.strip('"') for p in query.names}
         for cid in ids if people else ():
             about = {fold(e) for e in (rows[cid]["entities"] or "").split()}
             if aggregate.speaker(rows[cid]["text"]) in people or about & people:

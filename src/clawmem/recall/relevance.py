@@ -16,24 +16,13 @@ docs/benchmarks.md reports their calibration on the other chats and on the agent
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
 from clawmem.recall import bm25_topk
 from clawmem.store.index import Index
-from clawmem.text.textnorm import STOPWORDS, LexQuery, fold, tokens
+from clawmem.text.query import Query
 
 RELEVANCE = "relevance-v1"
-
-# Capitalised words that are not names: the calendar's, in the languages the fixture speaks.
-_CALENDAR = frozenset(
-    """january february march april may june july august september october november december
-    jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday
-    saturday sunday mon tue tues wed thu thur thurs fri sat sun today yesterday tomorrow""".split()
-)
-_WORD = re.compile(r"[^\s\"“”(),;:!?]+")
-_SENTENCE_END = (".", "!", "?", "。", "！", "？")
-_IDENT = re.compile(r"\w+(?:[_./:]\w+)+|(?=[\w-]*\d)\w+(?:-\w+)+|(?=\w*\d)(?=\w*[^\W\d])\w+")
 
 
 @dataclass(frozen=True)
@@ -118,8 +107,9 @@ class Question:
     unknown_names: float  # share of its names and identifiers no unit holds
 
 
-def question(index: Index, q: LexQuery, query: str) -> Question:
+def question(index: Index, query: Query) -> Question:
     """How much of ``query`` the memory has never seen: its terms (IDF-weighted) and its names."""
+    q = query.lex
     if not q.terms:
         return Question(0.0, 0.0)
     total = index.conn.execute("SELECT count(*) FROM chunks").fetchone()[0] or 1
@@ -130,29 +120,6 @@ def question(index: Index, q: LexQuery, query: str) -> Question:
         whole += weight
         if df == 0:
             unseen += weight
-    named = names(query)
+    named = query.names
     unknown = sum(1 for n in named if bm25_topk.phrase_rows(index, n) == 0)
     return Question(unseen / whole if whole else 0.0, unknown / len(named) if named else 0.0)
-
-
-def names(query: str) -> list[str]:
-    """The FTS phrases of the question's names and identifiers: words written with a capital
-    that do not start a sentence (not a month or a weekday), @mentions, and identifiers
-    (DEC-0054, v2.3.1). "What did Kevin cook on 3 Jan?" -> ['"kevin"']."""
-    out: list[str] = []
-    for m in _WORD.finditer(query):
-        raw = m.group(0).strip(".,'’`´")
-        word = re.sub(r"[’'`´](?:s|d|ll|re|ve|m)$", "", raw, flags=re.IGNORECASE)
-        before = query[: m.start()].rstrip()
-        starts = not before or before.endswith(_SENTENCE_END)
-        toks = tokens(word.lstrip("@"))
-        if not toks:
-            continue
-        named = word.startswith("@") or bool(_IDENT.fullmatch(word))
-        if not named and word[:1].isupper() and not starts:
-            named = fold(word) not in _CALENDAR and not (len(toks) == 1 and toks[0] in STOPWORDS)
-        if named:
-            phrase = '"' + " ".join(toks) + '"'
-            if phrase not in out:
-                out.append(phrase)
-    return out

@@ -139,16 +139,23 @@ _CLITIC = re.compile(f"[{_APOSTROPHES}](?:s|d|ll|re|ve|m)(?=[^\\w{_APOSTROPHES}]
 # the language, and forcing every unit that holds it above the rest cost SciFact's training claims
 # 0.013 nDCG@10 (0.707 -> 0.720): 211 of its 809 claims had such a compound. Such a compound
 # still matches as a phrase of adjacent tokens; quote it ("payments-service") to require it first.
-_IDENT = re.compile(r"\w+(?:[_./:]\w+)+|(?=[\w-]*\d)\w+(?:-\w+)+|(?=\w*\d)(?=\w*[^\W\d])\w+")
+IDENTIFIER = re.compile(r"\w+(?:[_./:]\w+)+|(?=[\w-]*\d)\w+(?:-\w+)+|(?=\w*\d)(?=\w*[^\W\d])\w+")
+
+
+def quoted_parts(query: str) -> list[str]:
+    """The parts of ``query`` written in double quotes, as written."""
+    return [m.group(1) for m in _QUOTED.finditer(query)]
 
 
 def build_query(query: str) -> LexQuery:
+    """The FTS5 expressions of ``query`` (a step of ``text.query.Query.parse``, which calls it
+    once per recall)."""
     phrases: list[str] = []
     strong: list[str] = []
     loose: list[str] = []  # extra terms: the bigrams of long CJK runs, each on its own
     stop: list[str] = []
     seen: set[str] = set()
-    quoted = [m.group(1) for m in _QUOTED.finditer(query)]
+    quoted = quoted_parts(query)
     rest = _QUOTED.sub(" ", query)
     raws = [(q, True) for q in quoted] + [(r, False) for r in rest.split()]
     for raw, is_quoted in raws:
@@ -173,7 +180,7 @@ def build_query(query: str) -> LexQuery:
             stop.append(phrase)
             continue
         phrases.append(phrase)
-        if is_quoted or _IDENT.fullmatch(raw.strip(".,;:!?()[]{}'\"")):
+        if is_quoted or IDENTIFIER.fullmatch(raw.strip(".,;:!?()[]{}'\"")):
             strong.append(phrase)
     if not phrases:
         # A query made only of stopwords ("who are you") still deserves a lexical try.

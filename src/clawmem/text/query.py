@@ -1,0 +1,148 @@
+"""The question, read once: everything recall needs to know from the text of a query.
+
+A search engine parses its query once, at the entrance, and hands the parsed query down; so does
+clawmem. ``Query.parse`` is the only place a recall reads its question's text: its steps are the
+lexical query (``textnorm.build_query``: FTS5 terms and phrases), the quoted parts, the time it
+names (``timeexpr.query_time_hint``), its names and identifiers (``names``), and whether it asks
+for all of something (``asks_for_all``). The legs, the fusion, relevance and the entity page read
+the fields; none of them folds, splits or matches the question again.
+
+What needs the index (the known entities the question names) is resolved once by the recall
+pipeline (``recall.entities.resolve``) into ``Query.entities``: this module does no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+
+from clawmem.text.textnorm import (
+    IDENTIFIER,
+    STOPWORDS,
+    LexQuery,
+    build_query,
+    fold,
+    quoted_parts,
+    require_text,
+    tokens,
+)
+from clawmem.text.timeexpr import TimeRange, query_time_hint
+
+# Words as entity names are matched: runs of letters and digits of the folded text.
+_WORD = re.compile(r"[^\W_]+")
+
+
+@dataclass(frozen=True)
+class Query:
+    """One recall's question, parsed. Build it with ``Query.parse``."""
+
+    text: str  # as asked (the vector leg embeds it as it is)
+    folded: str  # case- and accent-folded (textnorm.fold)
+    words: tuple[str, ...]  # the folded words, as entity names are matched against them
+    lex: LexQuery  # the FTS5 terms and phrases of the lexical leg
+    quoted: tuple[str, ...]  # the parts written in double quotes, as written
+    time_hint: TimeRange | None  # the time the question names ("last week"), if looked for
+    names: tuple[str, ...]  # FTS phrases of its names and identifiers (``names``)
+    asks_for_all: bool  # whether it asks for every item of something (``asks_for_all``)
+    # The known entities it names, longest first: set by the recall pipeline from its index
+    # (recall/entities.py), when an entity's page may lead the hits.
+    entities: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, text: str, today: date | None, *, param: str = "query") -> Query:
+        """``text`` read once. ``today`` is the day a time named in the question is read
+        against; None when the recall's own filters fix the time (no hint is looked for).
+        Text that is not Unicode (a lone surrogate) is refused, naming ``param``."""
+        require_text(text, param)
+        folded = fold(text)
+        return cls(
+            text=text,
+            folded=folded,
+            words=tuple(_WORD.findall(folded)),
+            lex=build_query(text),
+            quoted=tuple(quoted_parts(text)),
+            time_hint=query_time_hint(text, today) if today is not None else None,
+            names=tuple(names(text)),
+            asks_for_all=asks_for_all(text),
+        )
+
+
+def words_of(text: str) -> tuple[str, ...]:
+    """``text``'s folded words, as ``Query.words`` holds a question's (an entity's name is
+    matched word for word against them)."""
+    return tuple(_WORD.findall(fold(text)))
+
+
+# ---------------------------------------------------------------------------- names
+
+# Capitalised words that are not names: the calendar's, in the languages the fixture speaks.
+_CALENDAR = frozenset(
+    """january february march april may june july august september october november december
+    jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday
+    saturday sunday mon tue tues wed thu thur thurs fri sat sun today yesterday tomorrow""".split()
+)
+_NAME_WORD = re.compile(r"[^\s\"“”(),;:!?]+")
+_SENTENCE_END = (".", "!", "?", "。", "！", "？")
+
+
+def names(query: str) -> list[str]:
+    """The FTS phrases of the question's names and identifiers: words written with a capital
+    that do not start a sentence (not a month or a weekday), @mentions, and identifiers
+    (DEC-0054, v2.3.1). "What did Kevin cook on 3 Jan?" -> ['"kevin"']."""
+    out: list[str] = []
+    for m in _NAME_WORD.finditer(query):
+        raw = m.group(0).strip(".,'’`´")
+        word = re.sub(r"[’'`´](?:s|d|ll|re|ve|m)$", "", raw, flags=re.IGNORECASE)
+        before = query[: m.start()].rstrip()
+        starts = not before or before.endswith(_SENTENCE_END)
+        toks = tokens(word.lstrip("@"))
+        if not toks:
+            continue
+        named = word.startswith("@") or bool(IDENTIFIER.fullmatch(word))
+        if not named and word[:1].isupper() and not starts:
+            named = fold(word) not in _CALENDAR and not (len(toks) == 1 and toks[0] in STOPWORDS)
+        if named:
+            phrase = '"' + " ".join(toks) + '"'
+            if phrase not in out:
+                out.append(phrase)
+    return out
+
+
+# ---------------------------------------------------------------------------- asks for all
+
+# Questions that ask for all of something, told apart by their form alone: "What authors has Tim
+# read?", "Which beauty treatments has Emi done?", "What are Kate's hobbies?", "How many times did
+# Nicolas call?", "Tell me about Peter". The answer is a list whose items were said on many days;
+# recall/aggregate.py says what the ranking does with such a question.
+#
+# "what/which (kind|types|sorts) of ... " and "what/which <plural noun>": the thing asked for is
+# plural. A plural here is a word of four or more letters ending in s (not -ss, -us, -is: "boss",
+# "bus", "this") or an irregular plural people ask about.
+_WH = r"(?:what|which|where|who)"
+_PLURAL = r"(?:[a-z]{2,}[^su\W]s|[a-z]+ies|people|children|men|women|friends)"
+_FORMS = (
+    re.compile(rf"^\s*{_WH}\s+(?:kinds?|types?|sorts?)\s+of\b", re.IGNORECASE),
+    re.compile(rf"^\s*{_WH}(?:\s+[a-z]+)?\s+{_PLURAL}\b", re.IGNORECASE),
+    re.compile(r"^\s*how\s+many\b", re.IGNORECASE),
+    re.compile(
+        r"^\s*(?:tell\s+me|what\s+do\s+(?:you|we)\s+know)\s+(?:\w+\s+)?about\b", re.IGNORECASE
+    ),
+    re.compile(r"\b(?:all|every|everything|list)\b.*\b(?:about|of|that|which)\b", re.IGNORECASE),
+    re.compile(r"\b(?:hobbies|interests|favou?rites?)\b", re.IGNORECASE),
+)
+# "What is ..." / "What does ..." with a plural later on ("What does Kate think of cats?") asks for
+# one thing: only the words right after the question word count, which the patterns above anchor.
+_SINGLE = re.compile(
+    rf"^\s*{_WH}\s+(?:is|was|does|did|do)\b(?!.*\b(?:hobbies|interests)\b)", re.IGNORECASE
+)
+
+
+def asks_for_all(question: str) -> bool:
+    """Whether ``question`` asks for every item of something (see the comment above)."""
+    text = question.strip()
+    if not text:
+        return False
+    if _SINGLE.match(text) and not re.search(r"\b(?:hobbies|interests|favou?rites?)\b", text, re.I):
+        return False
+    return any(p.search(text) for p in _FORMS)
