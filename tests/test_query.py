@@ -4,6 +4,7 @@ parses its question; the legs, the fusion, relevance and the entity page read it
 from __future__ import annotations
 
 import ast
+import json
 import sys
 import threading
 from datetime import date
@@ -19,6 +20,7 @@ from clawmem.text import textnorm, timeexpr
 from clawmem.text.query import Query, asks_for_all, names
 from clawmem.text.textnorm import build_query, fold
 from clawmem.text.timeexpr import TimeRange, query_time_hint
+from tests.conftest import cli
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "clawmem"
 TODAY = date(2025, 12, 1)
@@ -156,6 +158,21 @@ def test_a_recall_reads_its_question_once(hash_indexed: Path, text: str, kwargs:
     assert res is not None and res.hits, "the question must find something for the test to mean it"
     assert reads.parses == 1, f"Query.parse ran {reads.parses} times"
     assert reads.inside, "the profiler saw the parse's own steps (else it sees nothing)"
+    assert reads.outside == [], "parsed again outside Query.parse:\n" + "\n".join(reads.outside)
+
+
+def test_a_cli_recall_reads_its_question_once(hash_indexed: Path):
+    text = "what did Peter decide about the payments-service last week?"
+    runs = []
+    reads = _watched(
+        text,
+        lambda: runs.append(
+            cli("-w", str(hash_indexed), "recall", text, "--mode", "lexical", "--json")
+        ),
+    )
+    assert runs[0].code == 0, runs[0].err
+    assert json.loads(runs[0].out)["results"]
+    assert reads.parses == 1 and reads.inside
     assert reads.outside == [], "parsed again outside Query.parse:\n" + "\n".join(reads.outside)
 
 
