@@ -50,11 +50,11 @@ class Query:
     entities: tuple[str, ...] = ()
 
     @classmethod
-    def parse(cls, text: str, today: date | None, *, param: str = "query") -> Query:
+    def parse(cls, text: str, today: date | None) -> Query:
         """``text`` read once. ``today`` is the day a time named in the question is read
         against; None when the recall's own filters fix the time (no hint is looked for).
-        Text that is not Unicode (a lone surrogate) is refused, naming ``param``."""
-        require_text(text, param)
+        Text that is not Unicode (a lone surrogate) is refused (``BadArgument``, ``query``)."""
+        require_text(text, "query")
         folded = fold(text)
         return cls(
             text=text,
