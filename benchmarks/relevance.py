@@ -228,10 +228,9 @@ def abstention(rows: list[dict], threshold: float) -> dict:
 
 
 def _names_unknown(row: dict) -> bool:
-    """Whether the question names something no unit of the chat holds (its hits' feature)."""
-    return any(
-        h["features"] is not None and h["features"]["unknown_names"] > 0 for h in row["hits"][:1]
-    )
+    """Whether the question names something no unit of the chat holds (its first hit's feature;
+    rows without features, such as the agent-memory set's, count as naming nothing unknown)."""
+    return any((h.get("features") or {}).get("unknown_names", 0) > 0 for h in row["hits"][:1])
 
 
 def auroc(pos: list[float], neg: list[float]) -> float | None:
