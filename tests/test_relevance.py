@@ -133,6 +133,7 @@ def test_a_name_the_memory_never_saw_lowers_every_hit():
     # A date written with digits is a time (the logs' file names hold it), not a name; words
     # joined by a slash are alternatives, not an identifier; a version number still is one.
     assert relevance.names("What did Paola cook on 22.01.2024?") == ['"paola"']
+    assert relevance.names("What did Leo cook on April 29th or May 2nd?") == ['"leo"']
     assert relevance.names("Where do Elise's friends study/work?") == ['"elise"']
     assert relevance.names("Did v2.3.1 ship on 2025-11-27 or 2025/11/28?") == ['"v2 3 1"']
     base = relevance.Features(0.5, 0.3, 0.85, 1, 0.0, 0.0, 0.85)

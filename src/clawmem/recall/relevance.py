@@ -43,6 +43,8 @@ _DATE = re.compile(
     r"(?![\w/-]|\.\d)"
 )
 _ALTERNATIVES = re.compile(r"[^\W\d_]+(?:/[^\W\d_]+)+")
+# A day of the month written as an ordinal ("on April 29th", "May 2nd") is a time too.
+_ORDINAL = re.compile(r"\d{1,2}(?:st|nd|rd|th)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -157,7 +159,8 @@ def _date_phrases(query: str) -> set[str]:
 def names(query: str) -> list[str]:
     """The FTS phrases of the question's names and identifiers: words written with a capital
     that do not start a sentence (not a month or a weekday), @mentions, and identifiers
-    (DEC-0054, v2.3.1), but not dates (22.01.2024) nor words joined by a slash (study/work).
+    (DEC-0054, v2.3.1), but not dates (22.01.2024, the 29th) nor words joined by a slash
+    (study/work).
     "What did Kevin cook on 3 Jan?" -> ['"kevin"']."""
     out: list[str] = []
     for m in _WORD.finditer(query):
@@ -168,7 +171,7 @@ def names(query: str) -> list[str]:
         toks = tokens(word.lstrip("@"))
         if not toks:
             continue
-        if _DATE.fullmatch(word) or _ALTERNATIVES.fullmatch(word):
+        if _DATE.fullmatch(word) or _ORDINAL.fullmatch(word) or _ALTERNATIVES.fullmatch(word):
             continue
         named = word.startswith("@") or bool(_IDENT.fullmatch(word))
         if not named and word[:1].isupper() and not starts:
