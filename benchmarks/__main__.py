@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from .common import REPO, WORK, embedder_status, log, machine
+from .common import REPO, WORK, embedder_status, log, machine, replace_section
 
 QUICK = {
     "scifact": {"n_queries": 30, "n_docs": 100},
@@ -81,16 +81,19 @@ def _write_report(out: Path, report: str) -> None:
     """Write the report. The embedding-model comparison (``python -m benchmarks.embedders``, a
     separate run: it embeds everything with two models) keeps its section: rendered from its saved
     results when they are here, else carried over as it was. So does the flush benchmark's
-    (``python -m benchmarks.flush``)."""
-    from . import cold, embedders, flush
+    (``python -m benchmarks.flush``); the cold start, the query path's check and the 1M units
+    are carried over as they were."""
+    from . import cold, embedders, flush, query_path, scale
 
     old = _old_section(out)
-    old_cold = _old_section(out, cold.HEADING)
+    # Sections of runs of their own kept as they were: the cold start (``benchmarks.cold``), the
+    # NumPy query path's check (``benchmarks.query_path``) and the 1M units (``benchmarks.scale``).
+    kept = [(h, _old_section(out, h)) for h in (cold.HEADING, query_path.HEADING, scale.HEADING)]
     old_flush = _old_section(out, flush.HEADING)
     out.write_text(report, encoding="utf-8")
-    # The cold-start section (``python -m benchmarks.cold``, a run of its own) is kept as it was.
-    if old_cold:
-        cold.write_section(old_cold, out)
+    for heading, section in kept:
+        if section:
+            replace_section(out, heading, section)
     _section_from_run(out, flush, WORK / "flush.json", old_flush)
     _section_from_run(out, embedders, WORK / "embedders.json", old)
 
