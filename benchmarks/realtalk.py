@@ -270,9 +270,7 @@ def run_realtalk(
         trust[split] = {
             "abstention": abstention(rows, threshold),
             "calibration": calibration([r for r in rows if r["kind"] == "own"]),
-            # Own and foreign hits together: the foreign ones are never evidence (rows_of).
             "calibration_with_foreign": calibration(rows),
-            "calibration_foreign": calibration([r for r in rows if r["kind"] == "foreign"]),
         }
     return {
         "vectors": emb is not None,

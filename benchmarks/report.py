@@ -505,11 +505,8 @@ def _realtalk_trust(r: dict, s: dict) -> tuple[list[str], list[dict]]:
         "`python -m benchmarks.relevance` on chats 1-5 only). Recall returns nothing when none "
         f"of its first ten hits reaches `min_relevance` = {t['threshold']:g}. *Own* questions are "
         "each chat's; *foreign* questions are the next chat's of the same split (1→2, …, 5→1; "
-        "6→7, …, 10→6): about other people's lives, so an agent should get nothing. Six of the "
-        "ten pairs share a speaker, though (one person talking to two others), and a foreign "
-        "question about that person may find its answer in both chats: the last two columns "
-        "part the foreign questions by whether they name someone or something the chat never "
-        "mentions.",
+        "6→7, …, 10→6): about other people's lives, so the answer is not there, and an agent "
+        "should get nothing.",
         "",
     ]
     rows = []
@@ -528,12 +525,6 @@ def _realtalk_trust(r: dict, s: dict) -> tuple[list[str], list[dict]]:
                 f(a["foreign_answered"]),
                 f(a["auroc"]),
                 f"{a['own_n']} / {a['foreign_n']}",
-                *(
-                    f"{f(a[f'foreign_{p}_answered'])} ({a[f'foreign_{p}_n']})"
-                    if a.get(f"foreign_{p}_n")
-                    else "-"
-                    for p in ("unknown", "known")
-                ),
             ]
         )
     lines += [
@@ -544,8 +535,6 @@ def _realtalk_trust(r: dict, s: dict) -> tuple[list[str], list[dict]]:
                 "foreign answered",
                 "AUROC own vs foreign",
                 "n own / foreign",
-                "foreign naming the unknown: answered (n)",
-                "foreign about the known: answered (n)",
             ],
             rows,
         ),
@@ -560,23 +549,12 @@ def _realtalk_trust(r: dict, s: dict) -> tuple[list[str], list[dict]]:
                 "",
             ]
     if "held_out" in t:
-        # A run saved before the foreign hits had a table of their own has only the mixed one.
-        held = t["held_out"]
         lines += [
-            "Own and foreign questions' hits together (a foreign question's hits are never "
-            "evidence), chats 6-10:",
+            "The same with the foreign questions' hits (none of them evidence), chats 6-10:",
             "",
-            calibration_table(held["calibration_with_foreign"]),
+            calibration_table(t["held_out"]["calibration_with_foreign"]),
             "",
         ]
-        if "calibration_foreign" in held:
-            lines += [
-                "The foreign questions' hits alone, chats 6-10 (observed is 0 by construction: "
-                "what matters is how few reach the threshold):",
-                "",
-                calibration_table(held["calibration_foreign"]),
-                "",
-            ]
     lines += [
         f"k-stability: for {t['k_checked']} questions the hits of `k=3` were compared with the "
         f"first three of `k=20` (citations and scores): {t['k_broken']} differed.",

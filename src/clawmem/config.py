@@ -30,10 +30,10 @@ class Config:
     # Units each search leg brings to fusion, whatever k (so -k 3 is the first 3 of -k 10).
     candidates: int = 80
     # recall returns no hits when none of the first ten reaches this relevance (the estimated
-    # probability that a hit is evidence; recall/relevance.py); 0 turns abstention off. 0.06 keeps
-    # 99% of REALTALK's tuning questions answered and 24% of other chats' questions; chosen by
-    # leaving one tuning chat out (python -m benchmarks.relevance; docs/benchmarks.md).
-    min_relevance: float = 0.06
+    # probability that a hit is evidence; recall/relevance.py); 0 turns abstention off. 0.05 kept
+    # 97.8% of REALTALK's tuning questions answered and 28% of other chats' questions
+    # (python -m benchmarks.relevance; docs/benchmarks.md).
+    min_relevance: float = 0.05
     fusion: str = "rrf"  # "rrf" | "weighted" (OpenClaw's 0.7 vector + 0.3 text)
     rrf_k: int = 20  # = fusion.Ranking().rrf_k, chosen on the REALTALK tuning split
     # Half-life in days for the age decay of dated notes; 0 turns decay off. Evergreen files never decay.
@@ -334,7 +334,7 @@ def load_config(root: Path, environ: dict[str, str] | None = None) -> Config:
         raise ConfigError(
             f"{sources.get('min_relevance')}: min_relevance = {values['min_relevance']!r} is not a "
             "probability",
-            hint="set min_relevance between 0 (show every hit) and 1, or remove it for 0.06",
+            hint="set min_relevance between 0 (show every hit) and 1, or remove it for 0.05",
         )
     if values.get("candidates", defaults.candidates) < 1:
         raise ConfigError(

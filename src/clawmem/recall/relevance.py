@@ -22,7 +22,7 @@ from clawmem.recall import bm25_topk
 from clawmem.store.index import Index
 from clawmem.text.query import Query
 
-RELEVANCE = "relevance-v2"
+RELEVANCE = "relevance-v1"
 
 
 @dataclass(frozen=True)
@@ -60,30 +60,29 @@ class Model:
 # cosine means something else for every model, so the models that read it are fitted per
 # embedding model (its identity key); any other model's hits are scored by the lexical model,
 # which reads no cosine.
-# Fitted on REALTALK chats 1-5 (own and next-chat questions, the first 10 hits of each). v2: a
-# date written with digits no longer counts as an unknown name or an unseen term.
+# Fitted on REALTALK chats 1-5 (own and next-chat questions, the first 10 hits of each).
 LEXICAL = Model(
-    "lexical-v2",
-    -4.1251,
+    "lexical-v1",
+    -4.1950,
     {
-        "coverage": 1.5061,
-        "bm25": 2.6664,
-        "log_rank": -1.0318,
-        "unseen": -0.1732,
-        "unknown_names": -3.5194,
+        "coverage": 1.5989,
+        "bm25": 2.6460,
+        "log_rank": -1.0203,
+        "unseen": 0.1326,
+        "unknown_names": -2.5957,
     },
 )
 HYBRID_E5 = Model(
-    "hybrid-e5-v2",
-    -3.6662,
+    "hybrid-e5-v1",
+    -4.0735,
     {
-        "coverage": 1.7217,
-        "bm25": 1.1627,
-        "cosine": 1.0472,
-        "log_rank": -0.9104,
-        "unseen": 0.2386,
-        "unknown_names": -3.6000,
-        "top_cosine": -0.1252,
+        "coverage": 1.7958,
+        "bm25": 1.1791,
+        "cosine": 1.1028,
+        "log_rank": -0.8954,
+        "unseen": 0.4910,
+        "unknown_names": -2.7140,
+        "top_cosine": 0.1978,
     },
 )
 BY_EMBEDDER: dict[str, Model] = {
@@ -109,17 +108,13 @@ class Question:
 
 
 def question(index: Index, query: Query) -> Question:
-    """How much of ``query`` the memory has never seen: its terms (IDF-weighted, a date written
-    with digits left out) and its names."""
+    """How much of ``query`` the memory has never seen: its terms (IDF-weighted) and its names."""
     q = query.lex
     if not q.terms:
         return Question(0.0, 0.0)
     total = index.conn.execute("SELECT count(*) FROM chunks").fetchone()[0] or 1
     unseen = whole = 0.0
-    dates = query.dates
     for term in q.terms:
-        if term in dates:
-            continue
         df = bm25_topk.phrase_rows(index, term)
         weight = math.log(1.0 + (total - df + 0.5) / (df + 0.5))
         whole += weight
