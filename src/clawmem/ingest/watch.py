@@ -540,8 +540,10 @@ class Watcher:
             self._vectors_off_logged = True
             self.log(f"note: {self.ix.embedder_error}; syncing the lexical index only")
         summary = _summary(report, vectors=self.embed and not self.ix.embedder_error)
-        self.log(f"synced ({reason}): {summary}")
+        # The state first: whoever reads the log line (a person, a test) then finds the sync in
+        # `clawmem status` too.
         self._save_state(last_sync_at=time.time(), last_sync=summary, last_error=None)
+        self.log(f"synced ({reason}): {summary}")
         return True
 
     # ------------------------------------------------------------------ loop
