@@ -32,6 +32,7 @@ import contextlib
 import hashlib
 import json
 import os
+import sqlite3
 import stat
 import sys
 import tempfile
@@ -255,7 +256,7 @@ class Borrowed:
         if not isinstance(quick, str):
             try:
                 vec = quick.embed_query(text)
-            except (OSError, ValueError) as exc:  # e.g. the model file changed under it
+            except (OSError, ValueError, sqlite3.Error) as exc:  # the model or cache changed
                 self._quick = f"the query path failed ({type(exc).__name__}: {exc})"
                 whys.append(self._quick)
             else:
