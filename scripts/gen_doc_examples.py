@@ -27,6 +27,7 @@ import re
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -75,11 +76,24 @@ def render(workspace: Path, document: str) -> str:
     return MARKER.sub(one, document)
 
 
+def _steady(workspace: Path, timeout: float = 60.0) -> None:
+    """Wait until the user's resident embedder answers: the examples show what every call but
+    a session's first prints (a first call embeds its query with the NumPy query path, whose
+    cosines differ from the model's in the sixth decimal, and says so in ``query_by``)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        out = run(workspace, "recall warm --json")
+        if '"resident embedder (pid' in out or '"query_by"' not in out:
+            return
+        time.sleep(0.5)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="gen_doc_examples")
     ap.add_argument("workspace", type=Path)
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args(argv)
+    _steady(args.workspace.resolve())
     stale = []
     for doc in DOCS:
         text = doc.read_text(encoding="utf-8")

@@ -78,6 +78,7 @@ _PARSERS = {
         timeexpr.query_time_hint,
         timeexpr.match_time_hint,
         query_module.names,
+        query_module.date_phrases,
         query_module.asks_for_all,
         query_module.words_of,
     )
@@ -192,6 +193,7 @@ _QUESTION_PARSERS = {
     "match_time_hint",
     "asks_for_all",
     "names",
+    "date_phrases",
     "quoted_parts",
 }
 
@@ -218,3 +220,9 @@ def test_recall_calls_no_question_parser():
     assert offenders == {}
     # ... and the check sees such a call where there is one.
     assert _calls_in(SRC / "text" / "query.py") >= {"build_query", "names", "asks_for_all"}
+
+
+def test_a_date_written_with_digits_is_read_as_a_date_not_a_name():
+    q = Query.parse("What did Paola cook on 22.01.2024?", TODAY)
+    assert q.dates == ('"22 01 2024"',)
+    assert q.names == ('"paola"',)

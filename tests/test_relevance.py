@@ -131,10 +131,25 @@ def test_a_name_the_memory_never_saw_lowers_every_hit():
         '"dec 0054"',
     ]
     assert names("When did we meet in December?") == []
+    # A date written with digits is a time (the logs' file names hold it), not a name; words
+    # joined by a slash are alternatives, not an identifier; a version number still is one.
+    assert names("What did Paola cook on 22.01.2024?") == ['"paola"']
+    assert names("What did Leo cook on April 29th or May 2nd?") == ['"leo"']
+    assert names("Where do Elise's friends study/work?") == ['"elise"']
+    assert names("Did v2.3.1 ship on 2025-11-27 or 2025/11/28?") == ['"v2 3 1"']
     base = relevance.Features(0.5, 0.3, 0.85, 1, 0.0, 0.0, 0.85)
     unknown = relevance.Features(0.5, 0.3, 0.85, 1, 0.0, 1.0, 0.85)
     for model in (relevance.HYBRID_E5, relevance.LEXICAL):
         assert model.probability(unknown) < model.probability(base) / 5
+
+
+def test_a_date_in_the_question_is_neither_unseen_nor_an_unknown_name(mem):
+    """The cutover's log is memory/2025-11-20.md; its text never writes "20.11.2025"."""
+    plain = mem.recall("Who was at The Castle for the cutover?", today=TODAY).hits[0].features
+    dated = mem.recall("Who was at The Castle for the cutover on 20.11.2025?", today=TODAY)
+    f = dated.hits[0].features
+    assert f.unknown_names == plain.unknown_names == 0.0
+    assert f.unseen == pytest.approx(plain.unseen)
 
 
 # ---------------------------------------------------------------------------- abstention

@@ -108,13 +108,17 @@ class Question:
 
 
 def question(index: Index, query: Query) -> Question:
-    """How much of ``query`` the memory has never seen: its terms (IDF-weighted) and its names."""
+    """How much of ``query`` the memory has never seen: its terms (IDF-weighted, a date written
+    with digits left out) and its names."""
     q = query.lex
     if not q.terms:
         return Question(0.0, 0.0)
     total = index.conn.execute("SELECT count(*) FROM chunks").fetchone()[0] or 1
     unseen = whole = 0.0
+    dates = query.dates
     for term in q.terms:
+        if term in dates:
+            continue
         df = bm25_topk.phrase_rows(index, term)
         weight = math.log(1.0 + (total - df + 0.5) / (df + 0.5))
         whole += weight

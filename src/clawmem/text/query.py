@@ -44,6 +44,7 @@ class Query:
     quoted: tuple[str, ...]  # the parts written in double quotes, as written
     time_hint: TimeRange | None  # the time the question names ("last week"), if looked for
     names: tuple[str, ...]  # FTS phrases of its names and identifiers (``names``)
+    dates: tuple[str, ...]  # FTS phrases of the dates it writes with digits (``date_phrases``)
     asks_for_all: bool  # whether it asks for every item of something (``asks_for_all``)
     # The known entities it names, longest first: set by the recall pipeline from its index
     # (recall/entities.py), when an entity's page may lead the hits.
@@ -64,6 +65,7 @@ class Query:
             quoted=tuple(quoted_parts(text)),
             time_hint=query_time_hint(text, today) if today is not None else None,
             names=tuple(names(text)),
+            dates=tuple(date_phrases(text)),
             asks_for_all=asks_for_all(text),
         )
 
@@ -84,12 +86,24 @@ _CALENDAR = frozenset(
 )
 _NAME_WORD = re.compile(r"[^\s\"“”(),;:!?]+")
 _SENTENCE_END = (".", "!", "?", "。", "！", "？")
+# A date written with digits (27.11.2025, 2025-11-27, 2025/11, 10.01): the time it names is in
+# the logs' file names and headings (recall's time hint reads it), rarely in their text, so it is
+# neither a name the memory lacks nor an unseen term. "study/work" (letters on both sides of a
+# slash) offers alternatives; it is no identifier.
+_DATE = re.compile(
+    r"(?<![\w./-])(?:\d{4}[./-]\d{1,2}(?:[./-]\d{1,2})?|\d{1,2}[./-]\d{1,2}(?:[./-]\d{2,4})?)"
+    r"(?![\w/-]|\.\d)"
+)
+_ALTERNATIVES = re.compile(r"[^\W\d_]+(?:/[^\W\d_]+)+")
+# A day of the month written as an ordinal ("on April 29th", "May 2nd") is a time too.
+_ORDINAL = re.compile(r"\d{1,2}(?:st|nd|rd|th)", re.IGNORECASE)
 
 
 def names(query: str) -> list[str]:
     """The FTS phrases of the question's names and identifiers: words written with a capital
     that do not start a sentence (not a month or a weekday), @mentions, and identifiers
-    (DEC-0054, v2.3.1). "What did Kevin cook on 3 Jan?" -> ['"kevin"']."""
+    (DEC-0054, v2.3.1), but not dates (22.01.2024, the 29th) nor words joined by a slash
+    (study/work). "What did Kevin cook on 3 Jan?" -> ['"kevin"']."""
     out: list[str] = []
     for m in _NAME_WORD.finditer(query):
         raw = m.group(0).strip(".,'’`´")
@@ -99,6 +113,8 @@ def names(query: str) -> list[str]:
         toks = tokens(word.lstrip("@"))
         if not toks:
             continue
+        if _DATE.fullmatch(word) or _ORDINAL.fullmatch(word) or _ALTERNATIVES.fullmatch(word):
+            continue
         named = word.startswith("@") or bool(IDENTIFIER.fullmatch(word))
         if not named and word[:1].isupper() and not starts:
             named = fold(word) not in _CALENDAR and not (len(toks) == 1 and toks[0] in STOPWORDS)
@@ -107,6 +123,14 @@ def names(query: str) -> list[str]:
             if phrase not in out:
                 out.append(phrase)
     return out
+
+
+def date_phrases(query: str) -> list[str]:
+    """The FTS phrases of the dates written with digits in ``query``: "10.01.2024" ->
+    ['"10 01 2024"']."""
+    return list(
+        dict.fromkeys('"' + " ".join(tokens(m.group(0))) + '"' for m in _DATE.finditer(query))
+    )
 
 
 # ---------------------------------------------------------------------------- asks for all
