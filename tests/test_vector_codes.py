@@ -11,6 +11,8 @@ from clawmem.embedders.testing import HashEmbedder
 from clawmem.recall import legs, vector_matrix
 from clawmem.store.index import Filters, Index
 
+from .test_vector_matrix import _workspace
+
 
 @pytest.fixture(autouse=True)
 def _fresh_cache():
@@ -78,17 +80,6 @@ def test_rescored_top_k_is_the_exact_top_k_whenever_the_pool_holds_it(monkeypatc
             assert got == sorted(got, key=lambda r: (-r[1], r[0]))
     # Both cases occur on this corpus: the property was checked, not skipped.
     assert covered >= 15 and missed >= 1, (covered, missed)
-
-
-def _workspace(tmp_path, n_files=30, lines=45):
-    ws = tmp_path / "ws"
-    (ws / "memory").mkdir(parents=True)
-    for d in range(n_files):
-        body = "\n\n".join(
-            f"- note {d}-{i}: topic{(d * 7 + i) % 53} value{i}" for i in range(lines)
-        )
-        (ws / "memory" / f"2025-01-{d + 1:02d}.md").write_text(f"# Day {d}\n\n{body}\n")
-    return ws
 
 
 def _held(idx: Index, f: Filters):
