@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from dataclasses import replace as replace_hit
 from datetime import date
@@ -22,6 +22,7 @@ from clawmem.recall import aggregate, fusion, legs, relevance
 from clawmem.recall.results import Hit
 from clawmem.store import db, queries
 from clawmem.store.index import Filters, Index
+from clawmem.text import spelling
 from clawmem.text.query import Query
 from clawmem.text.textnorm import LexQuery, fold
 
@@ -205,7 +206,10 @@ def rank(
         lr = lex_by[c].rank if c in lex_by else 10**9
         return (-final[c], lr, rows[c]["path"], rows[c]["start_line"], c)
 
-    _boost_people(final, ids, rows, query, rk)
+    # What relevance knows about the question as a whole (how much of it the memory has never
+    # seen; a name the candidates spell another way is known), and which fitted model reads it.
+    asked = relevance.question(index, query, lambda: _names_written(rows[c] for c in ids))
+    _boost_people(final, ids, rows, query, asked.spelled, rk)
     # A question asking for all of something may spread its hits and keep them short.
     section_factor, min_chars = rk.same_section_factor, rk.hit_min_chars
     if query.asks_for_all:
@@ -220,8 +224,6 @@ def rank(
     if exact:
         ordered = [c for c in ordered if c in exact] + [c for c in ordered if c not in exact]
 
-    # What relevance knows about the question as a whole, and which fitted model reads it.
-    asked = relevance.question(index, query)
     top_cosine = max((h.score for h in vec), default=0.0)
     # No model was fitted on the vector leg alone: vector mode's hits have no relevance, and it
     # never abstains (the hybrid model, reading no BM25, refused good answers there).
@@ -406,12 +408,28 @@ def _final_scores(
     return final
 
 
+def _names_written(rows: Iterable) -> Iterator[str]:
+    """The names the given units use: who said them, the names in their text
+    (text/spelling.py) and their @mentions."""
+    for r in rows:
+        if (said_by := aggregate.speaker(r["text"])) is not None:
+            yield said_by
+        yield from spelling.names_in(r["text"])
+        yield from (fold(e) for e in (r["entities"] or "").split())
+
+
 def _boost_people(
-    final: dict[int, float], ids: list[int], rows: dict, query: Query, rk: fusion.Ranking
+    final: dict[int, float],
+    ids: list[int],
+    rows: dict,
+    query: Query,
+    spelled: dict[str, str],
+    rk: fusion.Ranking,
 ) -> None:
-    """A question naming a person: their own lines and the facts about them count more."""
+    """A question naming a person: their own lines and the facts about them count more (under
+    the name as the notes spell it, when the question spells it another way)."""
     if rk.person_boost:
-        people = {p.strip('"') for p in query.names}
+        people = {p.strip('"') for p in query.names} | set(spelled.values())
         for cid in ids if people else ():
             about = {fold(e) for e in (rows[cid]["entities"] or "").split()}
             if aggregate.speaker(rows[cid]["text"]) in people or about & people:

@@ -16,10 +16,12 @@ docs/benchmarks.md reports their calibration on the other chats and on the agent
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 
 from clawmem.recall import bm25_topk
 from clawmem.store.index import Index
+from clawmem.text import spelling
 from clawmem.text.query import Query
 
 RELEVANCE = "relevance-v1"
@@ -105,25 +107,40 @@ class Question:
 
     unseen: float  # IDF-weighted share of its terms no unit holds
     unknown_names: float  # share of its names and identifiers no unit holds
+    # A name no unit holds that the candidates write another way (text/spelling.py): its FTS
+    # phrase -> the name as the notes write it, folded ('"muhammad"' -> "muhhamed").
+    spelled: dict[str, str] = field(default_factory=dict)
 
 
-def question(index: Index, query: Query) -> Question:
+def question(index: Index, query: Query, written: Callable[[], Iterable[str]] = tuple) -> Question:
     """How much of ``query`` the memory has never seen: its terms (IDF-weighted, a date written
-    with digits left out) and its names."""
+    with digits left out) and its names. A name no unit holds but that ``written()`` (the names
+    the candidate units use) spells another way counts as known, and is reported in ``spelled``."""
     q = query.lex
     if not q.terms:
         return Question(0.0, 0.0)
+    named = query.names
+    missing = [n for n in named if bm25_topk.phrase_rows(index, n) == 0]
+    spelled: dict[str, str] = {}
+    if missing:
+        notes_write = set(written())
+        for n in missing:
+            word = n.strip('"')
+            if " " not in word and (same := spelling.spelled_as(word, notes_write)) is not None:
+                spelled[n] = same
     total = index.conn.execute("SELECT count(*) FROM chunks").fetchone()[0] or 1
     unseen = whole = 0.0
     dates = query.dates
     for term in q.terms:
         if term in dates:
             continue
-        df = bm25_topk.phrase_rows(index, term)
+        # a name written another way counts as the notes' spelling of it
+        df = bm25_topk.phrase_rows(index, f'"{spelled[term]}"' if term in spelled else term)
         weight = math.log(1.0 + (total - df + 0.5) / (df + 0.5))
         whole += weight
         if df == 0:
             unseen += weight
-    named = query.names
-    unknown = sum(1 for n in named if bm25_topk.phrase_rows(index, n) == 0)
-    return Question(unseen / whole if whole else 0.0, unknown / len(named) if named else 0.0)
+    unknown = len(missing) - len(spelled)
+    return Question(
+        unseen / whole if whole else 0.0, unknown / len(named) if named else 0.0, spelled
+    )

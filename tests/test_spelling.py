@@ -1,0 +1,115 @@
+"""A name written another way is a name the memory knows (text/spelling.py), in relevance and in
+the ranking's person boost; a name it never saw still is not."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from clawmem import open_workspace
+from clawmem.text.spelling import names_in, same_name, spelled_as
+
+TODAY = date(2025, 3, 1)
+
+
+@pytest.mark.parametrize(
+    ("asked", "written"),
+    [
+        ("muhammad", "mohammed"),  # sounds alike (Metaphone MHMT)
+        ("mohamad", "muhammad"),
+        ("steven", "stephen"),
+        ("nikolas", "nicolas"),
+        ("petr", "peter"),  # one slip
+        ("sara", "sarah"),
+        ("katrina", "katarina"),
+        ("nerlaa", "nelraa"),  # two letters swapped
+    ],
+)
+def test_another_spelling_of_a_known_name_matches(asked, written):
+    assert same_name(asked, written)
+
+
+@pytest.mark.parametrize(
+    ("asked", "written"),
+    [
+        ("mohammed", "monday"),  # Soundex would say M530 for both
+        ("christopher", "christmas"),
+        ("galveston", "globes"),
+        ("moon", "money"),  # a sound key of two sounds says too little
+        ("paola", "pool"),
+        ("kevin", "keeping"),
+        ("catherine", "katherine"),  # another first letter: left out on purpose
+        ("leo", "lea"),  # under four letters
+        ("dec0054", "dec0055"),  # identifiers are exact
+    ],
+)
+def test_other_names_and_words_do_not(asked, written):
+    assert not same_name(asked, written)
+
+
+def test_the_names_a_note_writes_are_inner_capitals_and_mentions():
+    text = "Met Akib and @Sarah at the Louvre. Then we left with Élodie, NASA and Bob"
+    assert names_in(text) == {"akib", "sarah", "louvre", "elodie"}  # not "Met", "Then", NASA, Bob
+    assert spelled_as("muhammad", {"mohammed", "mark", "mohamad"}) == "mohamad"  # fewest edits
+    assert spelled_as("kevin", {"kate", "keeping"}) is None
+
+
+@pytest.fixture
+def chat(tmp_path, lexical, abstaining):
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    days = {
+        "2025-02-18": [
+            "- Lena: How was the first week at the new job?",
+            "- Mohammed: Tiring. The warehouse opens at seven so the alarm rings at six.",
+            "- Lena: Ouch. I start at nine and I still complain.",
+            "- Mohammed: The bus takes forty minutes, I read on the way.",
+            "- Lena: What are you reading?",
+            "- Mohammed: A history of the Silk Road, slowly.",
+        ],
+        "2025-02-20": [
+            "- Mohammed: I wake up at six every weekday now, even my cat gave up on me.",
+            "- Lena: Do you sleep in on Sundays at least?",
+            "- Mohammed: Until nine, then football with my cousins in the park.",
+            "- Lena: My alarm is at eight and I still wake up tired.",
+            "- Lena: I baked bread yesterday, it came out flat again.",
+            "- Mohammed: Maybe the yeast was old?",
+        ],
+        "2025-02-24": [
+            "- Lena: The concert on Friday was amazing, the violinist was nineteen!",
+            "- Mohammed: I missed it, my shift ran late.",
+            "- Lena: Next time. They play again in April.",
+            "- Mohammed: Put me down for April then.",
+        ],
+    }
+    for day, lines in days.items():
+        (ws / "memory" / f"{day}.md").write_text(f"# {day}\n\n" + "\n".join(lines) + "\n")
+    mem = open_workspace(ws)
+    mem.index()
+    yield mem
+    mem.close()
+
+
+def test_a_question_spelling_a_speaker_another_way_is_answered_with_their_lines(chat):
+    res = chat.recall("When does Muhammad wake up?", today=TODAY)
+    assert res.hits, res.empty_reason
+    assert res.hits[0].features.unknown_names == 0.0
+    assert "- Mohammed: I wake up at six" in res.hits[0].text
+
+    # The person boost follows the notes' spelling: Mohammed's line scores twice what it scores
+    # when the question names a stranger (fusion.Ranking.person_boost = 1), Lena's the same.
+    def score(question: str, line: str) -> float:
+        hits = chat.recall(question, today=TODAY, min_relevance=0, k=20).hits
+        return next(h.score for h in hits if line in h.text)
+
+    mo, lena = "- Mohammed: Until nine", "- Lena: Do you sleep in"
+    known, stranger = "Does Muhammad sleep in on Sundays?", "Does Kevin sleep in on Sundays?"
+    assert score(known, mo) == pytest.approx(2 * score(stranger, mo))
+    assert score(known, lena) == pytest.approx(score(stranger, lena))
+
+
+def test_a_name_the_memory_never_saw_is_still_refused(chat):
+    res = chat.recall("When does Kevin wake up?", today=TODAY)
+    assert res.hits == [] and res.empty_reason
+    assert res.weak_hits[0].features.unknown_names == 1.0
