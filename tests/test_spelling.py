@@ -8,6 +8,7 @@ from datetime import date
 import pytest
 
 from clawmem import open_workspace
+from clawmem.text.query import names
 from clawmem.text.spelling import names_in, same_name, spelled_as
 
 TODAY = date(2025, 3, 1)
@@ -53,6 +54,20 @@ def test_the_names_a_note_writes_are_inner_capitals_and_mentions():
     assert names_in(text) == {"akib", "sarah", "louvre", "elodie"}  # not "Met", "Then", NASA, Bob
     assert spelled_as("muhammad", {"mohammed", "mark", "mohamad"}) == "mohamad"  # fewest edits
     assert spelled_as("kevin", {"kate", "keeping"}) is None
+
+
+def test_the_proper_names_of_a_question_are_its_people_and_places():
+    q = "Did Kevin fly to Crete with @Linh on the A380 via the USA, for IL-10 or Africa-based work?"
+    assert names(q) == [
+        '"kevin"',
+        '"crete"',
+        '"linh"',
+        '"a380"',
+        '"usa"',
+        '"il 10"',
+        '"africa based"',
+    ]
+    assert names(q, proper_only=True) == ['"kevin"', '"crete"', '"linh"']
 
 
 @pytest.fixture
@@ -113,3 +128,16 @@ def test_a_name_the_memory_never_saw_is_still_refused(chat):
     res = chat.recall("When does Kevin wake up?", today=TODAY)
     assert res.hits == [] and res.empty_reason
     assert res.weak_hits[0].features.unknown_names == 1.0
+
+
+def test_a_person_or_place_the_memory_never_heard_of_refuses_the_question(chat):
+    """A question that also names a stranger or an unknown place cannot be answered by notes that
+    know only the rest; an acronym or a code the notes do not write is a weaker sign (a claim may
+    write a gene's name otherwise than its answer does)."""
+    known = chat.recall("What is Mohammed reading on the bus?", today=TODAY)
+    assert known.hits and known.hits[0].features.unknown_proper == 0.0
+    place = chat.recall("What is Mohammed reading on the bus in Tashkent?", today=TODAY)
+    assert place.hits == [] and place.weak_hits[0].features.unknown_proper == 1.0
+    acronym = chat.recall("What is Mohammed reading on the BRT?", today=TODAY, min_relevance=0)
+    assert acronym.hits[0].features.unknown_proper == 0.0
+    assert acronym.hits[0].features.unknown_names > 0.0

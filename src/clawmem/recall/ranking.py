@@ -244,6 +244,7 @@ def rank(
             unseen=asked.unseen,
             unknown_names=asked.unknown_names,
             top_cosine=top_cosine,
+            unknown_proper=asked.unknown_proper,
         )
 
     def hits() -> Iterator[Hit]:

@@ -24,7 +24,7 @@ from clawmem.store.index import Index
 from clawmem.text import spelling
 from clawmem.text.query import Query
 
-RELEVANCE = "relevance-v1"
+RELEVANCE = "relevance-v3"
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,10 @@ class Features:
     unseen: float  # IDF-weighted share of the question's terms that no unit holds
     unknown_names: float  # share of the question's names and identifiers that no unit holds
     top_cosine: float  # the best cosine of the vector leg for this question (0 without vectors)
+    # 1 when the question names a person or place (a proper name, text.query.names) no unit holds
+    # in any spelling (text/spelling.py), else 0: "When did Kevin and Elise visit Crete?" over notes
+    # that know Elise and nothing of Kevin or Crete cannot be answered by them.
+    unknown_proper: float = 0.0
 
     def to_dict(self) -> dict:
         return {k: round(v, 6) if isinstance(v, float) else v for k, v in self.__dict__.items()}
@@ -64,27 +68,29 @@ class Model:
 # which reads no cosine.
 # Fitted on REALTALK chats 1-5 (own and next-chat questions, the first 10 hits of each).
 LEXICAL = Model(
-    "lexical-v1",
-    -4.1950,
+    "lexical-v3",
+    -4.1103,
     {
-        "coverage": 1.5989,
-        "bm25": 2.6460,
-        "log_rank": -1.0203,
-        "unseen": 0.1326,
-        "unknown_names": -2.5957,
+        "coverage": 1.4814,
+        "bm25": 2.6771,
+        "log_rank": -1.0352,
+        "unseen": -0.0676,
+        "unknown_names": -2.0530,
+        "unknown_proper": -2.2691,
     },
 )
 HYBRID_E5 = Model(
-    "hybrid-e5-v1",
-    -4.0735,
+    "hybrid-e5-v3",
+    -3.5235,
     {
-        "coverage": 1.7958,
-        "bm25": 1.1791,
-        "cosine": 1.1028,
-        "log_rank": -0.8954,
-        "unseen": 0.4910,
-        "unknown_names": -2.7140,
-        "top_cosine": 0.1978,
+        "coverage": 1.6952,
+        "bm25": 1.1682,
+        "cosine": 1.0290,
+        "log_rank": -0.9145,
+        "unseen": 0.3190,
+        "unknown_names": -2.0857,
+        "top_cosine": -0.2513,
+        "unknown_proper": -2.3053,
     },
 )
 BY_EMBEDDER: dict[str, Model] = {
@@ -110,6 +116,7 @@ class Question:
     # A name no unit holds that the candidates write another way (text/spelling.py): its FTS
     # phrase -> the name as the notes write it, folded ('"muhammad"' -> "muhhamed").
     spelled: dict[str, str] = field(default_factory=dict)
+    unknown_proper: float = 0.0  # 1 when a proper name of it is unknown in every spelling
 
 
 def question(index: Index, query: Query, written: Callable[[], Iterable[str]] = tuple) -> Question:
@@ -141,6 +148,10 @@ def question(index: Index, query: Query, written: Callable[[], Iterable[str]] = 
         if df == 0:
             unseen += weight
     unknown = len(missing) - len(spelled)
+    proper = any(n in missing and n not in spelled for n in query.proper)
     return Question(
-        unseen / whole if whole else 0.0, unknown / len(named) if named else 0.0, spelled
+        unseen / whole if whole else 0.0,
+        unknown / len(named) if named else 0.0,
+        spelled,
+        1.0 if proper else 0.0,
     )

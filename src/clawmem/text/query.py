@@ -44,6 +44,7 @@ class Query:
     quoted: tuple[str, ...]  # the parts written in double quotes, as written
     time_hint: TimeRange | None  # the time the question names ("last week"), if looked for
     names: tuple[str, ...]  # FTS phrases of its names and identifiers (``names``)
+    proper: tuple[str, ...]  # those of them written as a proper name: "Kevin", "Crete" (``proper``)
     dates: tuple[str, ...]  # FTS phrases of the dates it writes with digits (``date_phrases``)
     asks_for_all: bool  # whether it asks for every item of something (``asks_for_all``)
     # The known entities it names, longest first: set by the recall pipeline from its index
@@ -65,6 +66,7 @@ class Query:
             quoted=tuple(quoted_parts(text)),
             time_hint=query_time_hint(text, today) if today is not None else None,
             names=tuple(names(text)),
+            proper=tuple(names(text, proper_only=True)),
             dates=tuple(date_phrases(text)),
             asks_for_all=asks_for_all(text),
         )
@@ -99,11 +101,18 @@ _ALTERNATIVES = re.compile(r"[^\W\d_]+(?:/[^\W\d_]+)+")
 _ORDINAL = re.compile(r"\d{1,2}(?:st|nd|rd|th)", re.IGNORECASE)
 
 
-def names(query: str) -> list[str]:
+def names(query: str, *, proper_only: bool = False) -> list[str]:
     """The FTS phrases of the question's names and identifiers: words written with a capital
     that do not start a sentence (not a month or a weekday), @mentions, and identifiers
     (DEC-0054, v2.3.1), but not dates (22.01.2024, the 29th) nor words joined by a slash
-    (study/work). "What did Kevin cook on 3 Jan?" -> ['"kevin"']."""
+    (study/work). "What did Kevin cook on 3 Jan?" -> ['"kevin"'].
+
+    ``proper_only`` keeps the proper names: a word of letters written with a capital and then
+    small letters ("Kevin", "Crete", "@Linh"), the way people and places are written. An
+    acronym, a name with inner capitals or digits and a hyphenated compound ("USA", "ComYMV",
+    "IL-10", "Africa-trained") are kept out: a claim that names a gene or a measure may write it
+    otherwise than the text that answers it, a question about someone the memory never heard of
+    rarely can be answered by it (recall/relevance.py reads both)."""
     out: list[str] = []
     for m in _NAME_WORD.finditer(query):
         raw = m.group(0).strip(".,'’`´")
@@ -118,6 +127,9 @@ def names(query: str) -> list[str]:
         named = word.startswith("@") or bool(IDENTIFIER.fullmatch(word))
         if not named and word[:1].isupper() and not starts:
             named = fold(word) not in _CALENDAR and not (len(toks) == 1 and toks[0] in STOPWORDS)
+        if named and proper_only:
+            bare = word.lstrip("@")
+            named = bare.isalpha() and bare[:1].isupper() and bare[1:].islower()
         if named:
             phrase = '"' + " ".join(toks) + '"'
             if phrase not in out:
