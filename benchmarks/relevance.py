@@ -1,13 +1,17 @@
-"""Fitting and checking recall's relevance (``clawmem.recall.relevance``) on REALTALK.
+"""Fitting and checking recall's relevance (``clawmem.recall.relevance``) on tuning data.
 
-``python -m benchmarks.relevance`` indexes the tuning chats (1-5), asks each its own questions and
-the questions of the next tuning chat (``foreign``: about other people's lives, so no hit is
-evidence), and fits a logistic model of "this hit is evidence" on the features of the first
-``relevance.ABSTAIN_DEPTH`` hits of every question, once with the vector leg (per embedding
-model) and once lexical only. It prints the coefficients as the Python to paste into
-``clawmem/recall/relevance.py`` and the threshold that keeps about 97.5% of the tuning chats' own
-questions answered. The held-out chats 6-10 are never read here; ``benchmarks.realtalk`` reports
-calibration and abstention on them (``calibration``, ``abstention``) with the fitted numbers.
+``python -m benchmarks.relevance`` indexes REALTALK's tuning chats (1-5), asks each its own
+questions and the questions of the next tuning chat (``foreign``: about other people's lives, so
+no hit is evidence), and SciFact's training claims over its whole corpus (every claim has its
+evidence there: a second kind of memory, where a claim often writes a gene or a measure otherwise
+than its abstract). It fits a logistic model of "this hit is evidence" on the features of the
+first ``DEPTH`` hits of every question, once with the vector leg (per embedding model) and once
+lexical only, and prints the coefficients as the Python to paste into
+``clawmem/recall/relevance.py`` and the threshold that keeps ``OWN_ANSWERED`` of each tuning set's
+answerable questions answered. REALTALK's chats 6-10 and SciFact's test claims are never read
+here; ``benchmarks.realtalk`` and ``benchmarks.quality`` report on them with the fitted numbers.
+SciFact's whole corpus is indexed once into bench-results/work/scifact-full (the same index
+``python -m benchmarks --full`` uses; embedding it takes about 40 minutes on two idle cores).
 """
 
 from __future__ import annotations
@@ -40,6 +44,39 @@ DEPTH = 10  # = clawmem.recall.pipeline.ABSTAIN_DEPTH: the hits abstention looks
 OWN_ANSWERED = 0.995
 VERSION = "v3"  # of the models printed (v2 was tried and not kept: benchmarks/analysis.md)
 BINS = (0.0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0)
+
+
+def collect_scifact(emb, mode: str = "hybrid") -> list[dict]:
+    """One row per SciFact training claim over the whole corpus: its first DEPTH hits' features,
+    a hit being evidence when its abstract is one of the claim's."""
+    from .common import WORK
+    from .quality import index_clawmem, open_clawmem
+    from .workspaces import build_scifact, load_scifact
+
+    corpus, queries, qrels = load_scifact("train")
+    root = build_scifact(WORK / "work" / "scifact-full", corpus, sorted(corpus))
+    mem = open_clawmem(root, vectors=True, embedder=emb)
+    index_clawmem(mem, "scifact-full")
+    out = []
+    for qid in sorted(qrels, key=int):
+        res = mem.recall(queries[qid], k=DEPTH, mode=mode, sync=False, min_relevance=0.0)
+        out.append(
+            {
+                "chat": "scifact",
+                "kind": "own",
+                "category": None,
+                "hits": [
+                    {
+                        "features": h.features.to_dict() if h.features is not None else None,
+                        "relevance": h.relevance,
+                        "evidence": h.path.rsplit("/", 1)[-1].removesuffix(".md") in qrels[qid],
+                    }
+                    for h in res.hits
+                ],
+            }
+        )
+    log(f"relevance: SciFact's {len(out)} training claims ({mode}) collected")
+    return out
 
 
 def foreign_of(number: int) -> int:
@@ -208,22 +245,26 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"no embedder: {why}")
     hybrid = collect(TUNE, emb)
     lexical = collect(TUNE, emb, mode="lexical")
-    b0, w = fit(hybrid, FEATURES, args.l2)
-    l0, lw = fit(lexical, LEXICAL_FEATURES, args.l2)
+    sci_hybrid = collect_scifact(emb)
+    sci_lexical = collect_scifact(emb, mode="lexical")
+    b0, w = fit(hybrid + sci_hybrid, FEATURES, args.l2)
+    l0, lw = fit(lexical + sci_lexical, LEXICAL_FEATURES, args.l2)
     print(
-        "# fitted on REALTALK chats", ",".join(map(str, TUNE)), "by python -m benchmarks.relevance"
+        "# fitted on REALTALK chats",
+        ",".join(map(str, TUNE)),
+        "and SciFact's training claims by python -m benchmarks.relevance",
     )
     lexical_code = _code("lexical-" + VERSION, l0, lw)
     hybrid_code = _code("hybrid-e5-" + VERSION, b0, w)
     print(f"LEXICAL = {lexical_code}")
     print(f'BY_EMBEDDER = {{"{emb.identity.key()}": {hybrid_code}}}')
-    print(
-        "# with the models above in place, rerun to see the threshold and calibration on chats 1-5"
-    )
-    for label, rows in (("hybrid", hybrid), ("lexical", lexical)):
-        t = threshold_for(rows)
-        print(f"{label}: threshold for {OWN_ANSWERED:.1%} own answered: {t}", abstention(rows, t))
-        for b in calibration(rows):
+    print("# with the models above in place, rerun to see the threshold and calibration")
+    for label, rows, sci in (("hybrid", hybrid, sci_hybrid), ("lexical", lexical, sci_lexical)):
+        t = min(threshold_for(rows), threshold_for(sci))
+        print(f"{label}: threshold for {OWN_ANSWERED:.1%} of each set answered: {t}")
+        print("    REALTALK", abstention(rows, t))
+        print("    SciFact", abstention(sci, t))
+        for b in calibration(rows + sci):
             print("   ", b)
     return 0
 

@@ -107,10 +107,12 @@ def chat(tmp_path, lexical, abstaining):
 
 
 def test_a_question_spelling_a_speaker_another_way_is_answered_with_their_lines(chat):
-    res = chat.recall("When does Muhammad wake up?", today=TODAY)
-    assert res.hits, res.empty_reason
-    assert res.hits[0].features.unknown_names == 0.0
+    res = chat.recall("When does Muhammad wake up?", today=TODAY, min_relevance=0)
+    assert res.hits[0].features.unknown_names == res.hits[0].features.unknown_proper == 0.0
     assert "- Mohammed: I wake up at six" in res.hits[0].text
+    stranger = chat.recall("When does Kevin wake up?", today=TODAY, min_relevance=0)
+    assert stranger.hits[0].features.unknown_proper == 1.0
+    assert res.relevance["best"] > 5 * stranger.relevance["best"]
 
     # The person boost follows the notes' spelling: Mohammed's line scores twice what it scores
     # when the question names a stranger (fusion.Ranking.person_boost = 1), Lena's the same.
@@ -138,6 +140,7 @@ def test_a_person_or_place_the_memory_never_heard_of_refuses_the_question(chat):
     assert known.hits and known.hits[0].features.unknown_proper == 0.0
     place = chat.recall("What is Mohammed reading on the bus in Tashkent?", today=TODAY)
     assert place.hits == [] and place.weak_hits[0].features.unknown_proper == 1.0
+    assert place.relevance["best"] < known.relevance["best"] / 5
     acronym = chat.recall("What is Mohammed reading on the BRT?", today=TODAY, min_relevance=0)
     assert acronym.hits[0].features.unknown_proper == 0.0
     assert acronym.hits[0].features.unknown_names > 0.0

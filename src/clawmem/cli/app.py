@@ -247,7 +247,7 @@ def recall(
         typer.Option(
             "--min-relevance",
             help="Show no hits unless one reaches this relevance, 0-1 (default: config "
-            "min_relevance = 0.05; 0 shows every hit).",
+            "min_relevance = 0.06; 0 shows every hit).",
         ),
     ] = None,
     as_json: JsonOpt = False,

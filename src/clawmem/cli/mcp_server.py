@@ -206,7 +206,7 @@ TOOLS: tuple[ToolSpec, ...] = (
                     "minimum": 0,
                     "maximum": 1,
                     "description": (
-                        "Return no results unless one reaches this relevance (default 0.05, the "
+                        "Return no results unless one reaches this relevance (default 0.06, the "
                         "workspace's min_relevance setting); 0 returns every result however weak."
                     ),
                 },
