@@ -2,10 +2,12 @@
 
 "What authors has Tim read?", "Which beauty treatments has Emi done?", "What are Kate's hobbies?",
 "How many times did Nicolas call?", "Tell me about Peter": the answer is a list whose items were
-said on many days, each in a line or two. Ranking such a question like any other spends the
-reader's budget on one session's long context; ``fusion.Ranking``'s ``aggregate_*`` numbers make
-it instead spread the hits over sessions and keep each short. Such a question is told apart by its
-form alone, when it is parsed (``text.query.asks_for_all``, read as ``Query.asks_for_all``).
+said on many days, each in a line or two. ``fusion.Ranking``'s ``aggregate_*`` numbers rank such
+a question another way: when it names someone, the question without the names is embedded too
+and ranked as a third leg (``without_names``; ranking.py's ``_content_leg``), so the items asked
+for rank above the lines that merely greet or mention the person. Such a question is told apart
+by its form alone, when it is parsed (``text.query.asks_for_all``, read as
+``Query.asks_for_all``).
 """
 
 from __future__ import annotations
@@ -21,3 +23,21 @@ def speaker(text: str) -> str | None:
 
     m = _SPEAKER.match(text)
     return fold(m.group(1)).strip() if m else None
+
+
+# A possessive ending, however the apostrophe was typed (as text/query.py reads names).
+_POSSESSIVE = re.compile(r"[’'`´ʼ‘]s$", re.IGNORECASE)
+
+
+def without_names(text: str, names: tuple[str, ...]) -> str:
+    """``text`` with the words of its names (``Query.names``, FTS phrases such as '"kate"') and
+    their possessive ending left out: "What are Kate's hobbies?" -> "What are hobbies?"."""
+    from clawmem.text.textnorm import fold
+
+    drop = {w for n in names for w in n.strip('"').split()}
+    kept = []
+    for word in text.split():
+        core = _POSSESSIVE.sub("", word.strip('.,;:!?"()“”')).strip("’'`´ʼ‘")
+        if fold(core).strip() not in drop:
+            kept.append(word)
+    return " ".join(kept)

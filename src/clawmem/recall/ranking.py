@@ -23,7 +23,7 @@ from clawmem.recall.results import Hit
 from clawmem.store import db, queries
 from clawmem.store.index import Filters, Index
 from clawmem.text.query import Query
-from clawmem.text.textnorm import LexQuery, fold
+from clawmem.text.textnorm import STOPWORDS, LexQuery, fold, tokens
 
 # How many units each leg brings to fusion, whatever the number of hits asked for: ranking a
 # depth that grew with k made the first hits of ``-k 2`` and ``-k 10`` differ (a unit found deep
@@ -177,6 +177,10 @@ def rank(
         index, query, mode, filters, embedder, n_cand, rk, result
     )
     scores = _fused(lex, vec, cover, q, mode, vector_used, fusion_name, rk)
+    if scores and mode == "hybrid" and vector_used and fusion_name != "weighted":
+        content = _content_leg(index, query, filters, embedder, n_cand, rk, scores)
+        if content is not None:
+            result.notes.append(f"asks for all of something: also ranked as {content!r}")
     if not scores:
         if result.empty_reason is None:
             result.empty_reason = _why_empty(index, q, filters, mode)
@@ -360,6 +364,35 @@ def _fused(
         leg = lex if mode != "vector" else vec
         scores = {h.chunk_id: h.score for h in leg}
     return scores
+
+
+def _content_leg(
+    index: Index,
+    query: Query,
+    filters: Filters,
+    embedder,
+    n_cand: int,
+    rk: fusion.Ranking,
+    scores: dict[int, float],
+) -> str | None:
+    """A question asking for all of something about someone: the vector leg again, against the
+    question without its names (``aggregate.without_names``), added to ``scores`` as a third RRF
+    leg of weight ``rk.aggregate_content_weight``; returns the text it ranked by, or None. It
+    ranks the same fixed number of candidates, so the order stays independent of k. A question
+    that names no one has no such leg (it would only count the vector leg twice)."""
+    if not (query.asks_for_all and query.names and rk.aggregate_content_weight):
+        return None
+    text = aggregate.without_names(query.text, query.names)
+    if text == query.text or not any(t not in STOPWORDS for t in tokens(text)):
+        return None  # nothing left out, or nothing but the names asked ("Tell me about Peter")
+    qvec = embedder.embed_query(text)
+    if qvec is None:
+        return None
+    # One recall, one counted search: this one never starts loading the vectors into memory.
+    for h in legs.vector_leg(index, qvec, filters, n_cand, count=False):
+        w = rk.aggregate_content_weight / (rk.rrf_k + h.rank)
+        scores[h.chunk_id] = scores.get(h.chunk_id, 0.0) + w
+    return text
 
 
 def _final_scores(
