@@ -84,6 +84,10 @@ def test_a_question_asking_for_all_about_someone_is_also_ranked_without_the_name
     res = mem.recall("Which trips has Peter taken?", k=6)
     assert "asks for all of something: also ranked as 'Which trips has taken?'" in res.notes
     assert res.ranking == "rrf-v5"
+    # Both texts are embedded on the vector leg's thread: the NumPy query path's vocabulary is
+    # a SQLite connection of the thread that opened it (a second thread once broke it, and the
+    # process then embedded with llama.cpp, whose last bits differ: -k 1 and -k 2 disagreed).
+    assert "failed" not in res.vectors["query_by"], res.vectors["query_by"]
     for question, mode in (
         ("Which trips has Peter taken?", "lexical"),  # no vectors, no vector leg to add
         ("tell me about Peter", "hybrid"),  # nothing but the name was asked

@@ -13,6 +13,10 @@ by its form alone, when it is parsed (``text.query.asks_for_all``, read as
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from clawmem.text.query import Query
 
 _SPEAKER = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*)?([^\W\d_][\w .'-]{0,40}?)(?:\*\*)?:\s")
 
@@ -41,3 +45,18 @@ def without_names(text: str, names: tuple[str, ...]) -> str:
         if fold(core).strip() not in drop:
             kept.append(word)
     return " ".join(kept)
+
+
+def without_names_if_asked(query: Query) -> str | None:
+    """The text ranking's third leg embeds (ranking.py's ``_content_leg``): ``query`` without its
+    names, when it asks for all of something and names someone; None when it does not, or when
+    nothing but the names was asked ("Tell me about Peter": the third leg would embed "Tell me
+    about"). A question naming no one has none: it would only count the vector leg twice."""
+    from clawmem.text.textnorm import STOPWORDS, tokens
+
+    if not (query.asks_for_all and query.names):
+        return None
+    text = without_names(query.text, query.names)
+    if text == query.text or not any(t not in STOPWORDS for t in tokens(text)):
+        return None
+    return text
