@@ -40,6 +40,7 @@ QUESTIONS = [q for _, q in _fact_questions()] + [
     "dat lich hop Ha Noi",
     "決済サービス",
     "tell me about Peter",
+    "Which trips has Peter taken?",  # asks for all: ranked by a third leg too (rrf-v5)
     "where is Peter?",
     "how should I reply to Peter?",
     "what is the capital of Australia?",

@@ -171,7 +171,7 @@ def _selective(f: Filters) -> bool:
     )
 
 
-def held_vectors(index: Index, f: Filters) -> tuple | None:
+def held_vectors(index: Index, f: Filters, *, count: bool = True) -> tuple | None:
     """The index's vectors as this process holds them in memory (vector_matrix.py), when they
     can answer a search under ``f``; else None. (ids, matrix, codes or None, rows to keep or
     None; codes: ``vector_matrix.Codes``, from CODES_MIN_ROWS rows on): with no
@@ -180,12 +180,13 @@ def held_vectors(index: Index, f: Filters) -> tuple | None:
     here through ``chunks_day`` and ``chunks_valid``, so one in-memory scan answers what vec0
     and an exact scan answered (at 100k units, ~27 ms of vec0 for a 30-day window). The scan
     itself touches no connection of ``index``, so a thread may run it while the lexical leg
-    uses it."""
+    uses it. ``count=False``: this search does not count towards loading the matrix (a second
+    search within one recall: a one-shot CLI must not start a load)."""
     if not index.vec.available or _selective(f) or f.kinds:
         return None
     windowed = bool(f.since or f.until)
     # Only unfiltered searches count towards loading the matrix (``vector_matrix.matrix``).
-    held = vector_matrix.matrix(index, count=not windowed)
+    held = vector_matrix.matrix(index, count=count and not windowed)
     if held is None or not windowed:
         return None if held is None else (*held, None)
     (recorded, a1), (valid, a2) = time_window(f)
@@ -232,9 +233,12 @@ def scan_hits(scan: vector_matrix.Scan) -> list[fusion.LegHit]:
     return [fusion.LegHit(cid, i, s) for i, (cid, s) in enumerate(scan.best(), 1)]
 
 
-def vector_leg(index: Index, qvec: np.ndarray, f: Filters, limit: int) -> list[fusion.LegHit]:
-    """The ``limit`` units closest to ``qvec`` under ``f``, by cosine."""
-    held = held_vectors(index, f)
+def vector_leg(
+    index: Index, qvec: np.ndarray, f: Filters, limit: int, *, count: bool = True
+) -> list[fusion.LegHit]:
+    """The ``limit`` units closest to ``qvec`` under ``f``, by cosine (``count``: as for
+    ``held_vectors``)."""
+    held = held_vectors(index, f, count=count)
     if held is not None:
         return held_leg(held, qvec, limit)
     return stored_leg(index, qvec, f, limit)

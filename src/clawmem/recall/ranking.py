@@ -67,10 +67,23 @@ class _VectorLeg:
     question of ~15 tokens takes ~25 ms to embed and the scan ~15 ms; the lexical leg about
     25). The caller's thread, its lexical work done, takes a share of the scan (``help``)
     instead of waiting. A scan through the index's connection (sqlite-vec, filters) runs after
-    the lexical leg, on the caller's thread: one connection serves one thread at a time."""
+    the lexical leg, on the caller's thread: one connection serves one thread at a time.
+    ``also``: a second text to embed on the same thread (``_content_leg``'s), while the caller
+    scans: an embedder's query path keeps per-thread state, so a recall embeds on one thread."""
 
-    def __init__(self, index: Index, embedder, query: str, f: Filters, limit: int, *, threaded):
+    def __init__(
+        self,
+        index: Index,
+        embedder,
+        query: str,
+        f: Filters,
+        limit: int,
+        *,
+        threaded,
+        also: str | None = None,
+    ):
         self._box: list = []
+        self.also_vec = None  # ``also``'s vector, once ``wait`` returned
         self._scan = None
         self._embedded = threading.Event()  # the query's vector exists (or never will)
         held = legs.held_vectors(index, f)
@@ -82,6 +95,9 @@ class _VectorLeg:
                 if qvec is not None and held is not None:
                     self._scan = legs.held_scan(held, qvec, limit)
                     self._embedded.set()
+                # The second text while the caller's thread scans (``help``).
+                self.also_vec = embedder.embed_query(also) if also and qvec is not None else None
+                if self._scan is not None:
                     hits = legs.scan_hits(self._scan)
                 self._box.append((True, (qvec, hits)))
             except BaseException as exc:  # noqa: BLE001 - raised again on the caller's thread
@@ -174,10 +190,18 @@ def rank(
     n_cand = max(1, candidates)
     q = query.lex
 
-    lex, vec, cover, vector_used = _run_legs(
-        index, query, mode, filters, embedder, n_cand, rk, result
+    # A question asking for all of something about someone: its text without the names, for a
+    # third leg (``_content_leg``; rank fusion only).
+    content = None
+    if mode == "hybrid" and fusion_name != "weighted" and rk.aggregate_content_weight:
+        content = aggregate.without_names_if_asked(query)
+    lex, vec, cover, vector_used, content_vec = _run_legs(
+        index, query, mode, filters, embedder, n_cand, rk, result, also=content
     )
     scores = _fused(lex, vec, cover, q, mode, vector_used, fusion_name, rk)
+    if scores and vector_used and content_vec is not None:
+        _content_leg(index, content_vec, filters, n_cand, rk, scores)
+        result.notes.append(f"asks for all of something: also ranked as {content!r}")
     if not scores:
         if result.empty_reason is None:
             result.empty_reason = _why_empty(index, q, filters, mode)
@@ -294,16 +318,20 @@ def _run_legs(
     n_cand: int,
     rk: fusion.Ranking,
     result: Ranked,
-) -> tuple[list[fusion.LegHit], list[fusion.LegHit], dict[int, float], bool]:
+    also: str | None = None,
+) -> tuple[list[fusion.LegHit], list[fusion.LegHit], dict[int, float], bool, object | None]:
     """Each leg's candidates (the vector leg on a thread while the lexical one ranks), the
-    lexical hits' coverage of the question, and whether the vector leg ran; what went wrong and
-    which ranking the hits have are noted on ``result``."""
+    lexical hits' coverage of the question, whether the vector leg ran, and the vector of
+    ``also`` (embedded on the vector leg's thread) or None; what went wrong and which ranking
+    the hits have are noted on ``result``."""
     q = query.lex
     lex: list[fusion.LegHit] = []
     vec: list[fusion.LegHit] = []
     vector = None
     if mode in ("hybrid", "vector") and embedder is not None:
-        vector = _VectorLeg(index, embedder, query.text, filters, n_cand, threaded=mode == "hybrid")
+        vector = _VectorLeg(
+            index, embedder, query.text, filters, n_cand, threaded=mode == "hybrid", also=also
+        )
     if mode in ("hybrid", "lexical"):
         lex, result.relaxed = legs.lexical_leg(index, q, filters, n_cand, rk)
         if result.relaxed:
@@ -333,7 +361,8 @@ def _run_legs(
     elif mode == "vector":
         result.ranking = "vector-cosine"
 
-    return lex, vec, cover, vector_used
+    also_vec = vector.also_vec if vector is not None and vector_used else None
+    return lex, vec, cover, vector_used, also_vec
 
 
 def _fused(
@@ -363,6 +392,24 @@ def _fused(
         leg = lex if mode != "vector" else vec
         scores = {h.chunk_id: h.score for h in leg}
     return scores
+
+
+def _content_leg(
+    index: Index,
+    qvec,
+    filters: Filters,
+    n_cand: int,
+    rk: fusion.Ranking,
+    scores: dict[int, float],
+) -> None:
+    """A question asking for all of something about someone: the vector leg again, against
+    ``qvec``, the question without its names (``aggregate.without_names_if_asked``), added to
+    ``scores`` as a third RRF leg of weight ``rk.aggregate_content_weight``. It ranks the same
+    fixed number of candidates, so the order stays independent of k."""
+    # One recall, one counted search: this one never starts loading the vectors into memory.
+    for h in legs.vector_leg(index, qvec, filters, n_cand, count=False):
+        w = rk.aggregate_content_weight / (rk.rrf_k + h.rank)
+        scores[h.chunk_id] = scores.get(h.chunk_id, 0.0) + w
 
 
 def _final_scores(
