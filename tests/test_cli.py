@@ -197,7 +197,7 @@ def test_config_shows_values_and_sources(ws, monkeypatch, abstaining):
     assert cfg["snippet_chars"] == {"value": 500, "source": "$CLAWMEM_SNIPPET_CHARS"}
     assert cfg["chunk_overlap"] == {"value": 80, "source": "default"}
     assert cfg["candidates"]["value"] == 80
-    assert cfg["min_relevance"]["value"] == 0.06
+    assert cfg["min_relevance"]["value"] is None  # unset: each fitted model's threshold
     human = cli("-w", str(ws), "config").out
     assert "clawmem.toml" in human and "default" in human
 

@@ -30,11 +30,12 @@ class Config:
     # Units each search leg brings to fusion, whatever k (so -k 3 is the first 3 of -k 10).
     candidates: int = 80
     # recall returns no hits when none of the first ten reaches this relevance (the estimated
-    # probability that a hit is evidence; recall/relevance.py); 0 turns abstention off. 0.06 is
-    # the largest that keeps 99.5% of each tuning set's answerable questions answered (REALTALK's
-    # chats 1-5: all of them, and 23% of other chats' questions; SciFact's training claims:
-    # 99.6%); python -m benchmarks.relevance, docs/benchmarks.md.
-    min_relevance: float = 0.06
+    # probability that a hit is evidence; recall/relevance.py); 0 turns abstention off. Unset,
+    # each fitted model's own threshold (relevance.Model.threshold): the largest that keeps 99.5%
+    # of each tuning set's answerable questions answered, 0.07 for the default model's hybrid
+    # recall, 0.01 for lexical recall, whose probabilities run lower (python -m
+    # benchmarks.relevance, docs/benchmarks.md).
+    min_relevance: float | None = None
     fusion: str = "rrf"  # "rrf" | "weighted" (OpenClaw's 0.7 vector + 0.3 text)
     rrf_k: int = 20  # = fusion.Ranking().rrf_k, chosen on the REALTALK tuning split
     # Half-life in days for the age decay of dated notes; 0 turns decay off. Evergreen files never decay.
@@ -129,6 +130,9 @@ def _coerce(name: str, raw: Any, default: Any, origin: str, *, typed: bool = Fal
     ``typed``: the value comes from TOML, which has types: it must already be of the setting's
     type (``k = "6"`` or ``vectors = "no"`` is a mistake to point out, not to guess at);
     environment variables are text and are parsed."""
+    shown_default = _shown(default)
+    if default is None and name in FLOAT_OR_UNSET:
+        default, shown_default = 0.0, "unset"  # parsed as a number
     expected = type(default) if default is not None else str
     kind = "list of strings" if isinstance(default, tuple) else expected.__name__
     try:
@@ -165,7 +169,7 @@ def _coerce(name: str, raw: Any, default: Any, origin: str, *, typed: bool = Fal
         shown = "a" if kind in ("str", "list of strings", "bool") else least
         raise ConfigError(
             f"{origin}: {name} = {_shown(raw)} is not a valid {kind}",
-            hint=f"set {name} to {shown} {kind} (default {_shown(default)}), or remove it to use "
+            hint=f"set {name} to {shown} {kind} (default {shown_default}), or remove it to use "
             "the default",
         ) from None
 
@@ -176,6 +180,10 @@ def _shown(value: Any) -> str:
     if isinstance(value, tuple):
         value = list(value)
     return repr(value)
+
+
+# Settings whose default is None (unset: decided elsewhere) but whose value is a number.
+FLOAT_OR_UNSET = frozenset({"min_relevance"})
 
 
 def _toml_type_fits(raw: Any, default: Any) -> bool:
@@ -331,11 +339,12 @@ def load_config(root: Path, environ: dict[str, str] | None = None) -> Config:
             f"{sources.get('fusion')}: fusion = {values['fusion']!r} is not known",
             hint='use "rrf" (default) or "weighted"',
         )
-    if values.get("min_relevance", defaults.min_relevance) > 1.0:
+    if (values.get("min_relevance") or 0.0) > 1.0:
         raise ConfigError(
             f"{sources.get('min_relevance')}: min_relevance = {values['min_relevance']!r} is not a "
             "probability",
-            hint="set min_relevance between 0 (show every hit) and 1, or remove it for 0.06",
+            hint="set min_relevance between 0 (show every hit) and 1, or remove it for the "
+            "fitted model's threshold",
         )
     if values.get("candidates", defaults.candidates) < 1:
         raise ConfigError(

@@ -247,7 +247,8 @@ def recall(
         typer.Option(
             "--min-relevance",
             help="Show no hits unless one reaches this relevance, 0-1 (default: config "
-            "min_relevance = 0.06; 0 shows every hit).",
+            "min_relevance, else the fitted model's threshold: 0.07 hybrid, 0.01 lexical; 0 "
+            "shows every hit).",
         ),
     ] = None,
     as_json: JsonOpt = False,

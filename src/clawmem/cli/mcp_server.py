@@ -206,8 +206,10 @@ TOOLS: tuple[ToolSpec, ...] = (
                     "minimum": 0,
                     "maximum": 1,
                     "description": (
-                        "Return no results unless one reaches this relevance (default 0.06, the "
-                        "workspace's min_relevance setting); 0 returns every result however weak."
+                        "Return no results unless one reaches this relevance (default: the "
+                        "workspace's min_relevance setting, else the fitted model's threshold, "
+                        "0.07 for hybrid recall with the default model, 0.01 lexical); 0 returns "
+                        "every result however weak."
                     ),
                 },
             },

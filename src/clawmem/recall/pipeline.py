@@ -59,12 +59,14 @@ def _check_text(**texts: str | None) -> None:
         require_text(value, param)
 
 
-def _checked_numbers(k: int, budget: int | None, threshold: float) -> tuple[int, float]:
+def _checked_numbers(
+    k: int, budget: int | None, threshold: float | None
+) -> tuple[int, float | None]:
     if k < 1:
         raise BadArgument("k", k, "must be at least 1")
     if budget is not None and budget < 1:
         raise BadArgument("budget", budget, "must be a positive number of tokens")
-    if not 0.0 <= threshold <= 1.0:
+    if threshold is not None and not 0.0 <= threshold <= 1.0:
         raise BadArgument("min_relevance", threshold, "must be between 0 and 1")
     return k, threshold
 
@@ -192,6 +194,9 @@ def recall(
                     h for h in hits if h.superseded_by is not None
                 ]
             hits = _scored(hits, ranked.relevance_model)
+            if threshold is None:  # unset: the fitted model's own (vector mode has none)
+                model = ranked.relevance_model
+                threshold = model.threshold if model is not None else 0.0
             best = max(
                 (h.relevance for h in hits[:ABSTAIN_DEPTH] if h.relevance is not None),
                 default=None,

@@ -52,7 +52,8 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 "--min-relevance",
                 help="Inject nothing unless a recalled hit reaches this relevance, 0-1 "
-                "(default: config min_relevance = 0.06; 0 turns it off).",
+                "(default: config min_relevance, else the fitted model's threshold: 0.07 "
+                "hybrid, 0.01 lexical; 0 turns it off).",
             ),
         ] = None,
         mode: Annotated[
