@@ -241,9 +241,7 @@ def run_agentmem(*, vectors: bool, with_qmd: bool, limit: int | None = None) -> 
 def _agentmem_trust(mem, questions: list[dict]) -> dict:
     """Relevance on this set (benchmarks/relevance.py): calibration of the first ten hits of the
     answerable questions, and how many answerable and no-answer questions get hits by default."""
-    from clawmem.config import Config
-
-    from .relevance import DEPTH, abstention, calibration
+    from .relevance import DEPTH, abstention, calibration, default_threshold
 
     rows = []
     for q in questions:
@@ -259,7 +257,7 @@ def _agentmem_trust(mem, questions: list[dict]) -> dict:
             )
             hits.append({"relevance": h.relevance, "evidence": evidence})
         rows.append({"kind": "own" if q["gold"] else "foreign", "hits": hits})
-    threshold = Config().min_relevance
+    threshold = default_threshold(mem)
     return {
         "threshold": threshold,
         "abstention": abstention(rows, threshold),

@@ -22,8 +22,6 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
-from clawmem.config import Config
-
 from . import metrics as M
 from .common import EVAL, WORK, VectorCache, embedder_status, log, median, percentile
 from .systems import BM25Searcher, Chunk, ClawmemSearcher, Searcher, VectorSearcher, cite
@@ -152,7 +150,13 @@ def _open(root: Path, emb):
 def run_realtalk(
     *, vectors: bool, chats: tuple[int, ...] | None = None, folder: str = "realtalk"
 ) -> dict:
-    from .relevance import abstention, calibration, foreign_of, rows_of  # it imports this module
+    from .relevance import (  # it imports this module
+        abstention,
+        calibration,
+        default_threshold,
+        foreign_of,
+        rows_of,
+    )
 
     emb, why = embedder_status() if vectors else (None, "vectors disabled (--no-vectors)")
     cache = VectorCache()
@@ -261,7 +265,7 @@ def run_realtalk(
                 "p95_ms": percentile(latencies[name], 95) * 1000,
             }
         )
-    threshold = Config().min_relevance
+    threshold = default_threshold(mem)
     trust: dict = {"threshold": threshold, "k_checked": k_checked, "k_broken": k_broken}
     for split, keep in (("tune", TUNE), ("held_out", HELD_OUT), ("all", TUNE + HELD_OUT)):
         rows = [r for r in trust_rows if r["chat"] in keep]

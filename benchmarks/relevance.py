@@ -164,6 +164,12 @@ def fit(rows: list[dict], names: tuple[str, ...], l2: float = 1.0) -> tuple[floa
     return float(w[0]), {n: float(v) for n, v in zip(names, w[1:], strict=True)}
 
 
+def default_threshold(mem) -> float:
+    """The threshold a recall with the workspace's defaults applies: ``min_relevance`` when it is
+    set, else the fitted model's own (what a user of this workspace gets)."""
+    return mem.recall("a question about a trip", k=1, sync=False).relevance["threshold"]
+
+
 def best_relevance(row: dict) -> float | None:
     vals = [h["relevance"] for h in row["hits"] if h["relevance"] is not None]
     return max(vals) if vals else None
@@ -231,9 +237,22 @@ def auroc(pos: list[float], neg: list[float]) -> float | None:
     return float((ranks[: len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
 
 
-def _code(name: str, intercept: float, weights: dict) -> str:
+def _code(name: str, intercept: float, weights: dict, threshold: float) -> str:
     body = ", ".join(f'"{k}": {v:.4f}' for k, v in weights.items())
-    return f'Model("{name}", {intercept:.4f}, {{{body}}})'
+    return f'Model("{name}", {intercept:.4f}, {{{body}}}, threshold={threshold:g})'
+
+
+def _rescored(rows: list[dict], intercept: float, weights: dict) -> list[dict]:
+    """``rows`` with every hit's relevance under the given coefficients (as recall would score
+    them once they are pasted in), so the threshold is chosen on the fitted model itself."""
+    from clawmem.recall.relevance import Features, Model
+
+    model = Model("fit", intercept, weights)
+    for r in rows:
+        for h in r["hits"]:
+            if h["features"] is not None:
+                h["relevance"] = model.probability(Features(**h["features"]))
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -249,23 +268,27 @@ def main(argv: list[str] | None = None) -> int:
     sci_lexical = collect_scifact(emb, mode="lexical")
     b0, w = fit(hybrid + sci_hybrid, FEATURES, args.l2)
     l0, lw = fit(lexical + sci_lexical, LEXICAL_FEATURES, args.l2)
+    thresholds = {}
+    for label, rows, sci, (i, ws) in (
+        ("hybrid", hybrid, sci_hybrid, (b0, w)),
+        ("lexical", lexical, sci_lexical, (l0, lw)),
+    ):
+        _rescored(rows + sci, i, ws)
+        thresholds[label] = t = min(threshold_for(rows), threshold_for(sci))
+        print(f"# {label}: threshold for {OWN_ANSWERED:.1%} of each set answered: {t}")
+        print("#    REALTALK", abstention(rows, t))
+        print("#    SciFact", abstention(sci, t))
+        for b in calibration(rows + sci):
+            print("#   ", b)
     print(
         "# fitted on REALTALK chats",
         ",".join(map(str, TUNE)),
         "and SciFact's training claims by python -m benchmarks.relevance",
     )
-    lexical_code = _code("lexical-" + VERSION, l0, lw)
-    hybrid_code = _code("hybrid-e5-" + VERSION, b0, w)
+    lexical_code = _code("lexical-" + VERSION, l0, lw, thresholds["lexical"])
+    hybrid_code = _code("hybrid-e5-" + VERSION, b0, w, thresholds["hybrid"])
     print(f"LEXICAL = {lexical_code}")
     print(f'BY_EMBEDDER = {{"{emb.identity.key()}": {hybrid_code}}}')
-    print("# with the models above in place, rerun to see the threshold and calibration")
-    for label, rows, sci in (("hybrid", hybrid, sci_hybrid), ("lexical", lexical, sci_lexical)):
-        t = min(threshold_for(rows), threshold_for(sci))
-        print(f"{label}: threshold for {OWN_ANSWERED:.1%} of each set answered: {t}")
-        print("    REALTALK", abstention(rows, t))
-        print("    SciFact", abstention(sci, t))
-        for b in calibration(rows + sci):
-            print("   ", b)
     return 0
 
 
