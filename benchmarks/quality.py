@@ -292,6 +292,9 @@ def run_scifact(
         uncapped=True,
         with_openclaw=with_openclaw,
     )
+    if emb is not None and any(s.name == "clawmem-hybrid" for s in searchers):
+        # The default ranking without abstention: what the relevance threshold costs here.
+        searchers.insert(1, ClawmemSearcher(mem, "hybrid", min_relevance=0.0))
     log(
         f"scifact-{tag}: {len(qids)} queries × {len(searchers)} systems "
         f"over {len(doc_ids)} abstracts"
