@@ -123,7 +123,7 @@ class Question:
     unseen: float  # IDF-weighted share of its terms no unit holds
     unknown_names: float  # share of its names and identifiers no unit holds
     # A name no unit holds that the candidates write another way (text/spelling.py): its FTS
-    # phrase -> the name as the notes write it, folded ('"muhammad"' -> "muhhamed").
+    # phrase -> the name as the notes write it, folded ('"muhammad"' -> "mohammed").
     spelled: dict[str, str] = field(default_factory=dict)
     unknown_proper: float = 0.0  # 1 when a proper name of it is unknown in every spelling
 
