@@ -1,6 +1,7 @@
 """The CLI as users and agents run it: output contracts, errors and exit codes."""
 
 import json
+import re
 
 import pytest
 
@@ -200,6 +201,7 @@ def test_config_shows_values_and_sources(ws, monkeypatch, abstaining):
     assert cfg["min_relevance"]["value"] is None  # unset: each fitted model's threshold
     human = cli("-w", str(ws), "config").out
     assert "clawmem.toml" in human and "default" in human
+    assert re.search(r"^min_relevance\s+unset\s", human, re.M)
 
 
 def test_bad_config_is_one_clear_line(ws):

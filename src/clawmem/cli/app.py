@@ -444,7 +444,8 @@ def config(as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
         return
     out.print(f"[dim]workspace {escape(str(mem.root))}[/dim]")
     for name, value, src in items:
-        out.print(f"{name:<22} {escape(repr(value)):<28} [dim]{escape(src)}[/dim]")
+        shown = "unset" if value is None else repr(value)  # decided elsewhere (docs/workspace.md)
+        out.print(f"{name:<22} {escape(shown):<28} [dim]{escape(src)}[/dim]")
 
 
 # The command modules (clawmem/commands/), in the order `clawmem --help` lists them.
