@@ -44,7 +44,8 @@ class Query:
     quoted: tuple[str, ...]  # the parts written in double quotes, as written
     time_hint: TimeRange | None  # the time the question names ("last week"), if looked for
     names: tuple[str, ...]  # FTS phrases of its names and identifiers (``names``)
-    proper: tuple[str, ...]  # those of them written as a proper name: "Kevin", "Crete" (``proper``)
+    # those of them written as a proper name: "Kevin", "Crete" (``names``, ``proper_only``)
+    proper: tuple[str, ...]
     dates: tuple[str, ...]  # FTS phrases of the dates it writes with digits (``date_phrases``)
     asks_for_all: bool  # whether it asks for every item of something (``asks_for_all``)
     # The known entities it names, longest first: set by the recall pipeline from its index
@@ -108,7 +109,7 @@ def names(query: str, *, proper_only: bool = False) -> list[str]:
     (study/work). "What did Kevin cook on 3 Jan?" -> ['"kevin"'].
 
     ``proper_only`` keeps the proper names: a word of letters written with a capital and then
-    small letters ("Kevin", "Crete", "@Linh"), the way people and places are written. An
+    small letters ("Kevin", "Crete"), the way people and places are written, or an @mention. An
     acronym, a name with inner capitals or digits and a hyphenated compound ("USA", "ComYMV",
     "IL-10", "Africa-trained") are kept out: a claim that names a gene or a measure may write it
     otherwise than the text that answers it, a question about someone the memory never heard of
@@ -129,7 +130,9 @@ def names(query: str, *, proper_only: bool = False) -> list[str]:
             named = fold(word) not in _CALENDAR and not (len(toks) == 1 and toks[0] in STOPWORDS)
         if named and proper_only:
             bare = word.lstrip("@")
-            named = bare.isalpha() and bare[:1].isupper() and bare[1:].islower()
+            named = bare.isalpha() and (
+                word.startswith("@") or (bare[:1].isupper() and bare[1:].islower())
+            )
         if named:
             phrase = '"' + " ".join(toks) + '"'
             if phrase not in out:
