@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from benchmarks.soak.secrets import NOT_SECRETS, planted, run_secrets
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from clawmem import open_workspace
@@ -242,6 +242,8 @@ _PIECES = st.sampled_from(
 
 
 @given(st.one_of(st.text(max_size=200), st.lists(_PIECES, max_size=40).map(" ".join)))
+# Found by this test in CI: the second pass read "is [redacted]" as the cue's modifier.
+@example("mật khẩu is PIN - 1234-5678")
 def test_redaction_keeps_lines_and_is_idempotent(text):
     out = redact(text)
     assert out.count("\n") == text.count("\n")

@@ -175,7 +175,10 @@ _TIGHT_QUALIFIER = re.compile(
     re.IGNORECASE | re.VERBOSE,
 )
 _LOOSE_QUALIFIER = re.compile(
-    r"""[^\n.,;:=?!。、，：？！「」"']{1,30}?(?=""" + _CONNECTORS + ")", re.IGNORECASE | re.VERBOSE
+    # Never across brackets: "mật khẩu is [redacted] - 1234" is a value already redacted, not
+    # the modifier of a cue whose value comes after the dash (redacting twice changes nothing).
+    r"""[^\n.,;:=?!。、，：？！「」"'\[\]]{1,30}?(?=""" + _CONNECTORS + ")",
+    re.IGNORECASE | re.VERBOSE,
 )
 _CHANGED = re.compile(
     r"(?i)\b(?:chang|set|reset|updat|switch|rotat|mak|đổi|doi)\w*\b|đổi|改成|改为|改為|変更"
