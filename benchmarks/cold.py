@@ -32,7 +32,7 @@ import sys
 import time
 from pathlib import Path
 
-from .common import REPO, WORK, log, median, replace_section
+from .common import REPO, WORK, log, median, replace_section, save_results, show_section
 
 HEADING = "## Cold start"
 SAVED = WORK / "cold.json"
@@ -436,15 +436,8 @@ def main(argv: list[str] | None = None) -> None:
         data = json.loads(Path(args.render).read_text())
     else:
         data = run(args.size, args.runs)
-        SAVED.parent.mkdir(parents=True, exist_ok=True)
-        SAVED.write_text(json.dumps(data, indent=1))
-        log(f"cold: results in {SAVED}")
-    section = render(data)
-    if args.out == "-":
-        print(section)
-    else:
-        write_section(section, Path(args.out))
-        log(f"cold: section written to {args.out}")
+        save_results("cold", SAVED, data)
+    show_section("cold", render(data), args.out, HEADING)
 
 
 if __name__ == "__main__":

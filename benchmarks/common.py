@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import platform
 import sqlite3
@@ -167,6 +168,22 @@ class VectorCache:
 
     def close(self) -> None:
         self.conn.close()
+
+
+def save_results(label: str, path: Path, data: dict) -> None:
+    """A benchmark's raw results as JSON at ``path`` (its section is rendered from them)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1, default=str), encoding="utf-8")
+    log(f"{label}: results in {path}")
+
+
+def show_section(label: str, section: str, out: str, heading: str) -> None:
+    """A benchmark's section printed (``out`` "-") or written into the report ``out``."""
+    if out == "-":
+        print(section)
+    else:
+        replace_section(Path(out), heading, section)
+        log(f"{label}: section written to {out}")
 
 
 def replace_section(path: Path, heading: str, section: str) -> None:

@@ -36,7 +36,7 @@ from pathlib import Path
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-from .common import EVAL, REPO, WORK, log, median, replace_section  # noqa: E402
+from .common import EVAL, REPO, WORK, log, median, save_results, show_section  # noqa: E402
 
 HEADING = "## Cold start: the NumPy query path"
 SAVED = WORK / "query_path.json"
@@ -276,15 +276,8 @@ def main(argv: list[str] | None = None) -> int:
         SAVED.write_text(json.dumps(data, indent=1))
     else:
         data = run(args.docs, args.cold_runs)
-        SAVED.parent.mkdir(parents=True, exist_ok=True)
-        SAVED.write_text(json.dumps(data, indent=1))
-        log(f"query_path: results in {SAVED}")
-    section = render(data)
-    if args.out == "-":
-        print(section)
-    else:
-        replace_section(Path(args.out), HEADING, section)
-        log(f"query_path: section written to {args.out}")
+        save_results("query_path", SAVED, data)
+    show_section("query_path", render(data), args.out, HEADING)
     bad = failures(data)
     if bad:
         log(f"query_path: {bad} text(s) differ from llama.cpp")

@@ -30,7 +30,7 @@ import shutil
 import time
 from pathlib import Path
 
-from .common import REPO, WORK, log, median, percentile, replace_section
+from .common import REPO, WORK, log, median, percentile, save_results, show_section
 
 HEADING = "## 1M units"
 SAVED = WORK / "scale.json"
@@ -604,15 +604,8 @@ def main(argv: list[str] | None = None) -> None:
         data = run(args.size, args.queries, args.cold_runs)
         data["pool"] = vector_matrix.pool_for(args.size, 80)
         data["codes_min_rows"] = vector_matrix.CODES_MIN_ROWS
-        SAVED.parent.mkdir(parents=True, exist_ok=True)
-        SAVED.write_text(json.dumps(data, indent=1, default=str))
-        log(f"scale: results in {SAVED}")
-    section = render(data)
-    if args.out == "-":
-        print(section)
-    else:
-        replace_section(Path(args.out), HEADING, section)
-        log(f"scale: section written to {args.out}")
+        save_results("scale", SAVED, data)
+    show_section("scale", render(data), args.out, HEADING)
 
 
 if __name__ == "__main__":

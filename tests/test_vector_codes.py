@@ -11,17 +11,8 @@ from clawmem.embedders.testing import HashEmbedder
 from clawmem.recall import legs, vector_matrix
 from clawmem.store.index import Filters, Index
 
-from .test_vector_matrix import _workspace
-
-
-@pytest.fixture(autouse=True)
-def _fresh_cache():
-    vector_matrix.wait()
-    vector_matrix.forget()
-    vector_matrix._searches.clear()
-    yield
-    vector_matrix.wait()
-    vector_matrix.forget()
+# _fresh_cache: test_vector_matrix's autouse fixture (each test starts with no held vectors).
+from .test_vector_matrix import _fresh_cache, _workspace  # noqa: F401
 
 
 def _corpus(n: int, d: int, seed: int = 3) -> tuple[np.ndarray, np.ndarray]:

@@ -131,8 +131,9 @@ def _coerce(name: str, raw: Any, default: Any, origin: str, *, typed: bool = Fal
     type (``k = "6"`` or ``vectors = "no"`` is a mistake to point out, not to guess at);
     environment variables are text and are parsed."""
     shown_default = _shown(default)
-    if default is None and name in FLOAT_OR_UNSET:
-        default, shown_default = 0.0, "unset"  # parsed as a number
+    if default is None and _NUMBER_OR_UNSET.get(name) is not None:
+        # unset by default (decided elsewhere), a number when set: parsed as that number
+        default, shown_default = _NUMBER_OR_UNSET[name](), "unset"
     expected = type(default) if default is not None else str
     kind = "list of strings" if isinstance(default, tuple) else expected.__name__
     try:
@@ -182,8 +183,14 @@ def _shown(value: Any) -> str:
     return repr(value)
 
 
-# Settings whose default is None (unset: decided elsewhere) but whose value is a number.
-FLOAT_OR_UNSET = frozenset({"min_relevance"})
+# Settings whose default is None (unset: decided elsewhere) but whose value is a number when
+# set, read from their annotations ("float | None" -> float), so a new one needs no list here.
+_NUMBER_OR_UNSET: dict[str, type] = {
+    f.name: kind
+    for f in fields(Config)
+    for kind in (int, float)
+    if str(f.type).replace(" ", "") in (f"{kind.__name__}|None", f"None|{kind.__name__}")
+}
 
 
 def _toml_type_fits(raw: Any, default: Any) -> bool:

@@ -135,8 +135,15 @@ def question(index: Index, query: Query, written: Callable[[], Iterable[str]] = 
     q = query.lex
     if not q.terms:
         return Question(0.0, 0.0)
+    rows: dict[str, int] = {}  # a phrase's units, looked up once (a name is a term too)
+
+    def df_of(phrase: str) -> int:
+        if phrase not in rows:
+            rows[phrase] = bm25_topk.phrase_rows(index, phrase)
+        return rows[phrase]
+
     named = query.names
-    missing = [n for n in named if bm25_topk.phrase_rows(index, n) == 0]
+    missing = [n for n in named if df_of(n) == 0]
     spelled: dict[str, str] = {}
     if missing:
         notes_write = set(written())
@@ -151,7 +158,7 @@ def question(index: Index, query: Query, written: Callable[[], Iterable[str]] = 
         if term in dates:
             continue
         # a name written another way counts as the notes' spelling of it
-        df = bm25_topk.phrase_rows(index, f'"{spelled[term]}"' if term in spelled else term)
+        df = df_of(f'"{spelled[term]}"' if term in spelled else term)
         weight = math.log(1.0 + (total - df + 0.5) / (df + 0.5))
         whole += weight
         if df == 0:
