@@ -365,15 +365,21 @@ def scifact_section(r: dict) -> tuple[str, list[dict]]:
     if "clawmem-hybrid" in by and r["full"]:
         v = by["clawmem-hybrid"]["ndcg@10"]
         plain = by.get("clawmem-hybrid-min0")
+        missed = v < HYBRID_SCIFACT_TARGET
+        # A miss that three decimals would round up to the target is shown with five.
+        nd = 5 if missed and f(v) == f(HYBRID_SCIFACT_TARGET) else 3
+        why = ""
+        if missed and plain and plain["ndcg@10"] > v:
+            why = "abstention refuses claims naming a term no abstract writes (see the Analysis section)"
+        elif missed:
+            why = "the ranking itself: abstention refuses no claim"
         targets.append(
             {
                 "target": f"SciFact hybrid nDCG@10 ≥ {HYBRID_SCIFACT_TARGET}",
-                "value": f(v) + (f" ({f(plain['ndcg@10'])} without a threshold)" if plain else ""),
-                "met": v >= HYBRID_SCIFACT_TARGET,
-                "why": "abstention refuses claims naming a term no abstract writes "
-                "(see the Analysis section)"
-                if plain and plain["ndcg@10"] > v and v < HYBRID_SCIFACT_TARGET
-                else "",
+                "value": f(v, nd)
+                + (f" ({f(plain['ndcg@10'], nd)} without a threshold)" if plain else ""),
+                "met": not missed,
+                "why": why,
             }
         )
     best = by.get("clawmem-hybrid") or by.get("clawmem-lexical")

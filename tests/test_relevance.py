@@ -233,8 +233,8 @@ def test_unset_the_threshold_is_each_fitted_model_s_own(indexed, abstaining):
     m = open_workspace(indexed, environ={})
     lexical = m.recall(question, mode="lexical", today=TODAY).relevance
     hybrid = m.recall(question, today=TODAY).relevance
-    assert (lexical["model"], lexical["threshold"]) == ("lexical-v3", relevance.LEXICAL.threshold)
-    assert (hybrid["model"], hybrid["threshold"]) == ("hybrid-e5-v3", relevance.HYBRID_E5.threshold)
+    assert (lexical["model"], lexical["threshold"]) == ("lexical-v4", relevance.LEXICAL.threshold)
+    assert (hybrid["model"], hybrid["threshold"]) == ("hybrid-e5-v4", relevance.HYBRID_E5.threshold)
     assert relevance.LEXICAL.threshold < relevance.HYBRID_E5.threshold
     assert m.recall(question, mode="vector", today=TODAY).relevance["threshold"] == 0.0
     m.close()

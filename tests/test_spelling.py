@@ -144,3 +144,39 @@ def test_a_person_or_place_the_memory_never_heard_of_refuses_the_question(chat):
     acronym = chat.recall("What is Mohammed reading on the BRT?", today=TODAY, min_relevance=0)
     assert acronym.hits[0].features.unknown_proper == 0.0
     assert acronym.hits[0].features.unknown_names > 0.0
+
+
+def test_over_notes_that_speak_of_no_one_an_unknown_capitalised_term_is_no_stranger(tmp_path):
+    """Paper abstracts have no chat lines and no @mentions: a claim's "Passeriformes" that no
+    abstract writes is a term they write another way ("passerine birds"), not a stranger's name.
+    A structured abstract's "Background: ..." is no one speaking."""
+    ws = tmp_path / "ws"
+    (ws / "bank").mkdir(parents=True)
+    (ws / "bank" / "birds.md").write_text(
+        "# Song learning\n\n"
+        "Background: passerine birds learn their songs from adult tutors during a sensitive"
+        " period, and zebra finches raised without a tutor sing abnormal songs.\n"
+    )
+    (ws / "bank" / "mice.md").write_text(
+        "# Maze\n\nMice trained in the water maze remembered the platform for weeks.\n"
+    )
+    mem = open_workspace(ws)
+    mem.index()
+    try:
+        claim = "Young Passeriformes learn their songs from adult tutors."
+        res = mem.recall(claim, min_relevance=0)
+        assert "passerine birds" in res.hits[0].text
+        assert res.hits[0].features.unknown_names > 0.0  # still a name no note writes
+        assert res.hits[0].features.unknown_proper == 0.0
+        assert mem.recall(claim).hits  # answered by default
+
+        # The same notes with someone speaking in them: the unknown name may be a stranger.
+        (ws / "memory").mkdir()
+        (ws / "memory" / "2025-03-01.md").write_text(
+            "# 2025-03-01\n\n- Lena: the finches in the lab sing every morning.\n"
+        )
+        mem.index()
+        res = mem.recall(claim, min_relevance=0)
+        assert res.hits[0].features.unknown_proper == 1.0
+    finally:
+        mem.close()

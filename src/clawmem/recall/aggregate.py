@@ -29,6 +29,16 @@ def speaker(text: str) -> str | None:
     return fold(m.group(1)).strip() if m else None
 
 
+# A chat line as a daily log writes it, a list item "- Name: text": a structured abstract's
+# "Background: ..." or a note's "Objective: ..." is no one speaking.
+_CHAT_LINE = re.compile(r"^\s*[-*+]\s+(?:\*\*)?[^\W\d_][\w .'-]{0,40}?(?:\*\*)?:\s")
+
+
+def is_chat_line(text: str) -> bool:
+    """Whether ``text`` is someone's message in a chat log ("- Name: text")."""
+    return _CHAT_LINE.match(text) is not None
+
+
 # A possessive ending, however the apostrophe was typed (as text/query.py reads names).
 _POSSESSIVE = re.compile(r"[’'`´ʼ‘]s$", re.IGNORECASE)
 

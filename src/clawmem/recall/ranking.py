@@ -232,7 +232,12 @@ def rank(
 
     # What relevance knows about the question as a whole (how much of it the memory has never
     # seen; a name the candidates spell another way is known), and which fitted model reads it.
-    asked = relevance.question(index, query, lambda: _names_written(rows[c] for c in ids))
+    asked = relevance.question(
+        index,
+        query,
+        lambda: _names_written(rows[c] for c in ids),
+        lambda: _speaks_of_people(rows[c] for c in ids),
+    )
     _boost_people(final, ids, rows, query, asked.spelled, rk)
     # A question asking for all of something may spread its hits and keep them short.
     section_factor, min_chars = rk.same_section_factor, rk.hit_min_chars
@@ -464,6 +469,11 @@ def _names_written(rows: Iterable) -> Iterator[str]:
             yield said_by
         yield from spelling.names_in(r["text"])
         yield from (fold(e) for e in (r["entities"] or "").split())
+
+
+def _speaks_of_people(rows: Iterable) -> bool:
+    """Whether any of the given units is about people: someone's chat line or an @mention."""
+    return any(r["entities"] or aggregate.is_chat_line(r["text"]) for r in rows)
 
 
 def _boost_people(

@@ -27,7 +27,7 @@ from clawmem.store.index import Index
 from clawmem.text import spelling
 from clawmem.text.query import Query
 
-RELEVANCE = "relevance-v3"
+RELEVANCE = "relevance-v4"
 
 
 @dataclass(frozen=True)
@@ -42,8 +42,11 @@ class Features:
     unknown_names: float  # share of the question's names and identifiers that no unit holds
     top_cosine: float  # the best cosine of the vector leg for this question (0 without vectors)
     # 1 when the question names a person or place (a proper name, text.query.names) no unit holds
-    # in any spelling (text/spelling.py), else 0: "When did Kevin and Elise visit Crete?" over notes
-    # that know Elise and nothing of Kevin or Crete cannot be answered by them.
+    # in any spelling (text/spelling.py) and the notes it searched speak of people, else 0: "When
+    # did Kevin and Elise visit Crete?" over notes that know Elise and nothing of Kevin or Crete
+    # cannot be answered by them. Over notes that speak of no one (no chat line, no @mention among
+    # the candidates: paper abstracts, say) a capitalised word no note writes is more often a term
+    # the notes write another way (a taxon, a protein alias) than a stranger.
     unknown_proper: float = 0.0
 
     def to_dict(self) -> dict:
@@ -75,30 +78,30 @@ class Model:
 # Fitted on REALTALK chats 1-5 (own and next-chat questions) and SciFact's training claims over
 # its whole corpus, the first 10 hits of each.
 LEXICAL = Model(
-    "lexical-v3",
-    -5.3819,
+    "lexical-v4",
+    -5.3516,
     {
-        "coverage": 2.7215,
-        "bm25": 3.5916,
-        "log_rank": -1.4967,
-        "unseen": 0.8389,
-        "unknown_names": -0.1041,
-        "unknown_proper": -3.2065,
+        "coverage": 2.7251,
+        "bm25": 3.5551,
+        "log_rank": -1.4974,
+        "unseen": 0.8393,
+        "unknown_names": -0.0783,
+        "unknown_proper": -3.5904,
     },
     threshold=0.01,
 )
 HYBRID_E5 = Model(
-    "hybrid-e5-v3",
-    -4.0879,
+    "hybrid-e5-v4",
+    -4.0345,
     {
-        "coverage": 2.6932,
-        "bm25": 0.8389,
-        "cosine": 1.1923,
-        "log_rank": -1.3882,
-        "unseen": 1.0217,
-        "unknown_names": -0.1285,
-        "top_cosine": 0.4674,
-        "unknown_proper": -3.3922,
+        "coverage": 2.6980,
+        "bm25": 0.8332,
+        "cosine": 1.1869,
+        "log_rank": -1.3878,
+        "unseen": 1.0236,
+        "unknown_names": -0.1048,
+        "top_cosine": 0.4126,
+        "unknown_proper": -3.7658,
     },
     threshold=0.07,
 )
@@ -128,10 +131,17 @@ class Question:
     unknown_proper: float = 0.0  # 1 when a proper name of it is unknown in every spelling
 
 
-def question(index: Index, query: Query, written: Callable[[], Iterable[str]] = tuple) -> Question:
+def question(
+    index: Index,
+    query: Query,
+    written: Callable[[], Iterable[str]] = tuple,
+    about_people: Callable[[], bool] = lambda: True,
+) -> Question:
     """How much of ``query`` the memory has never seen: its terms (IDF-weighted, a date written
     with digits left out) and its names. A name no unit holds but that ``written()`` (the names
-    the candidate units use) spells another way counts as known, and is reported in ``spelled``."""
+    the candidate units use) spells another way counts as known, and is reported in ``spelled``;
+    a proper name known in no spelling is a stranger only if ``about_people()`` (the candidates
+    speak of people: ``Features.unknown_proper``)."""
     q = query.lex
     if not q.terms:
         return Question(0.0, 0.0)
@@ -164,7 +174,7 @@ def question(index: Index, query: Query, written: Callable[[], Iterable[str]] = 
         if df == 0:
             unseen += weight
     unknown = len(missing) - len(spelled)
-    proper = any(n in missing and n not in spelled for n in query.proper)
+    proper = any(n in missing and n not in spelled for n in query.proper) and about_people()
     return Question(
         unseen / whole if whole else 0.0,
         unknown / len(named) if named else 0.0,
