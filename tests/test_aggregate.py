@@ -22,6 +22,8 @@ from clawmem.text.query import Query, asks_for_all
         "How many times did Nicolas call?",
         "tell me about Peter",
         "Tell me everything about the payments service",
+        "In which countries did Kate relax on the beach?",  # a preposition leads
+        "What are some tips that Kate gave Elise?",
     ],
 )
 def test_a_question_asking_for_all_of_something(question):
@@ -37,6 +39,8 @@ def test_a_question_asking_for_all_of_something(question):
         "How long should messages to Peter be?",
         "What did Kate make on 29 Dec 2023?",
         "Where is Peter?",
+        "What time does the bus leave?",  # "does" is a verb, not a plural
+        "In what year did Kate move?",
         "",
     ],
 )

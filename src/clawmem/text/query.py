@@ -155,14 +155,22 @@ def date_phrases(query: str) -> list[str]:
 # Nicolas call?", "Tell me about Peter". The answer is a list whose items were said on many days;
 # recall/aggregate.py says what the ranking does with such a question.
 #
-# "what/which (kind|types|sorts) of ... " and "what/which <plural noun>": the thing asked for is
+# "what/which (kind|types|sorts) of ... " and "what/which <plural noun>", maybe after a
+# preposition ("In which countries ..."), and "what are some <plural noun>": the thing asked for is
 # plural. A plural here is a word of four or more letters ending in s (not -ss, -us, -is: "boss",
-# "bus", "this") or an irregular plural people ask about.
+# "bus", "this"; not "does" or "goes": "What time does the bus leave?") or an irregular plural
+# people ask about. A verb in the same place still reads as one ("What shop serves sushi?").
 _WH = r"(?:what|which|where|who)"
-_PLURAL = r"(?:[a-z]{2,}[^su\W]s|[a-z]+ies|people|children|men|women|friends)"
+_PLURAL = (
+    r"(?!(?:does|goes|has|was|is)\b)"  # a verb after the question word: "What time does ..."
+    r"(?:[a-z]{2,}[^su\W]s|[a-z]+ies|people|children|men|women|friends)"
+)
+# A preposition may lead: "In which countries did Kate relax?", "From what stores ...".
+_LEAD = r"(?:(?:in|from|at|on|to|for|with|by|of|under|about)\s+)?"
 _FORMS = (
-    re.compile(rf"^\s*{_WH}\s+(?:kinds?|types?|sorts?)\s+of\b", re.IGNORECASE),
-    re.compile(rf"^\s*{_WH}(?:\s+[a-z]+)?\s+{_PLURAL}\b", re.IGNORECASE),
+    re.compile(rf"^\s*{_LEAD}{_WH}\s+(?:kinds?|types?|sorts?)\s+of\b", re.IGNORECASE),
+    re.compile(rf"^\s*{_LEAD}{_WH}(?:\s+[a-z]+)?\s+{_PLURAL}\b", re.IGNORECASE),
+    re.compile(rf"^\s*{_WH}\s+(?:are|were)\s+some\s+(?:[a-z]+\s+)?{_PLURAL}\b", re.IGNORECASE),
     re.compile(r"^\s*how\s+many\b", re.IGNORECASE),
     re.compile(
         r"^\s*(?:tell\s+me|what\s+do\s+(?:you|we)\s+know)\s+(?:\w+\s+)?about\b", re.IGNORECASE
