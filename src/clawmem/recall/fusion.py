@@ -71,7 +71,7 @@ class Ranking:
     # w = aggregate_spread_weight (0 = off), so a fifth line on the chess club gives way to the
     # one line on tennis. On the tuning chats "facts spread over messages" rose from 0.461 to
     # 0.494 ER@2k with both (weights 0.6-0.7 x factors 0.4-0.6: 0.487-0.494; either alone
-    # 0.476-0.481).
+    # 0.470-0.481).
     aggregate_spread_weight: float = 0.65
     aggregate_spread_depth: int = 60
 
