@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from clawmem import open_workspace
-from clawmem.recall.aggregate import speaker, without_names
+from clawmem.recall import fusion, legs
+from clawmem.recall.aggregate import only_asks, speaker, spread_out, without_names
 from clawmem.text.query import Query, asks_for_all
 
 
@@ -83,11 +84,11 @@ def test_a_question_without_its_names(question, content):
 
 
 def test_a_question_asking_for_all_about_someone_is_also_ranked_without_the_name(indexed):
-    """The third leg (rrf-v5): it runs for such a question only, on the vector leg, and says so."""
+    """The third leg (since rrf-v5): it runs for such a question only, on the vector leg, and says so."""
     mem = open_workspace(indexed, environ={"CLAWMEM_MIN_RELEVANCE": "0"})
     res = mem.recall("Which trips has Peter taken?", k=6)
     assert "asks for all of something: also ranked as 'Which trips has taken?'" in res.notes
-    assert res.ranking == "rrf-v5"
+    assert res.ranking == "rrf-v6"
     # Both texts are embedded on the vector leg's thread: the NumPy query path's vocabulary is
     # a SQLite connection of the thread that opened it (a second thread once broke it, and the
     # process then embedded with llama.cpp, whose last bits differ: -k 1 and -k 2 disagreed).
@@ -100,4 +101,83 @@ def test_a_question_asking_for_all_about_someone_is_also_ranked_without_the_name
     ):
         notes = mem.recall(question, k=6, mode=mode).notes
         assert not any(n.startswith("asks for all") for n in notes), (question, notes)
+    mem.close()
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        ("- elise: How are you doing today Kate?", True),
+        ("- elise: Hello Kate. How are you?", True),  # a greeting states nothing
+        ("- a: Do you come to Miami often? [photo: a bar. with stools]", True),
+        ("- 田中: 会議はいつですか？", True),
+        ("Should we move the NAS to The Castle?", False),  # a note's open question: no one said it
+        ("- [ ] reproduce the crash locally (kill wifi during reconnect?)", False),
+        ("- Kate: I love skiing, it's my favourite sport! What about you?", False),
+        ("- Kate: I went hiking in Zion last week.", False),
+        ("- Kate: Why? Because I like it.", False),
+    ],
+)
+def test_a_line_that_only_asks(text, asks):
+    assert only_asks(text) is asks
+
+
+def _unit(*xs: float):
+    import numpy as np
+
+    v = np.asarray(xs, dtype=np.float32)
+    return v / np.linalg.norm(v)
+
+
+def test_maximal_marginal_relevance_lets_a_distinct_item_up():
+    """Three near-identical lines on chess and one on tennis: the tennis line, fourth by score,
+    comes second; with no weight the order is the scores'."""
+    ordered = [1, 2, 3, 4]
+    score = {1: 1.0, 2: 0.95, 3: 0.9, 4: 0.85}
+    chess, tennis = _unit(1, 0.05, 0), _unit(0.2, 1, 0)
+    vectors = {1: chess, 2: _unit(1, 0.06, 0.01), 3: _unit(1, 0.04, 0.02), 4: tennis}
+    assert spread_out(ordered, score, vectors, 0.65) == [1, 4, 2, 3]
+    assert spread_out(ordered, score, vectors, 0.0) == ordered
+    # A unit without a vector is like no other: never held back, never holding others back.
+    assert spread_out(ordered, score, {1: chess, 2: chess, 4: tennis}, 0.65) == [1, 3, 4, 2]
+    assert spread_out([], {}, {}, 0.65) == [] and spread_out([7], {7: 1.0}, {}, 0.65) == [7]
+
+
+ASKING_FOR_ALL = (
+    "Which trips has Peter taken?",
+    "What decisions were made about payments-service?",
+    "Which releases of payments-service were deployed?",
+    "What are Peter's preferences?",
+)
+
+
+def test_a_question_asking_for_all_is_spread_out_on_the_real_index(indexed):
+    """rrf-v6 on real SQLite files: the pool's stored vectors are read back (vec0 or the plain
+    table), the order is spread out, and -k n is still the first n of -k 20."""
+    from datetime import date
+
+    today = date(2025, 11, 28)
+    mem = open_workspace(indexed, environ={"CLAWMEM_MIN_RELEVANCE": "0"})
+    off = fusion.Ranking(aggregate_question_factor=1.0, aggregate_spread_weight=0.0)
+    moved = 0
+    for question in ASKING_FOR_ALL:
+        res = mem.recall(question, k=20, today=today, sync=False)
+        assert res.ranking == "rrf-v6"
+        plain = mem.recall(question, k=20, today=today, sync=False, ranking=off)
+        # The same pool (cut by k, it may keep other units), another order.
+        moved += [h.citation for h in res.hits] != [h.citation for h in plain.hits]
+        for n in (1, 3, 7):
+            small = mem.recall(question, k=n, today=today, sync=False)
+            assert [h.citation for h in small.hits] == [h.citation for h in res.hits[:n]]
+            assert [h.score for h in small.hits] == [h.score for h in res.hits[:n]]
+    assert moved, "the spread changed no order on the fixture"
+    ix = mem.indexer
+    idx = ix.open_for_read()
+    try:
+        ids = [r[0] for r in idx.conn.execute("SELECT id FROM chunks WHERE embedded = 1 LIMIT 5")]
+        got = legs.vectors_of(idx, [*ids, -1])
+        assert sorted(got) == sorted(ids)  # a unit with no vector is left out
+        assert all(len(v) == len(next(iter(got.values()))) > 0 for v in got.values())
+    finally:
+        ix.release(idx)
     mem.close()

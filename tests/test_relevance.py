@@ -41,6 +41,10 @@ QUESTIONS = [q for _, q in _fact_questions()] + [
     "決済サービス",
     "tell me about Peter",
     "Which trips has Peter taken?",  # asks for all: ranked by a third leg too (rrf-v5)
+    # Asking for all, and spread out over distinct items (rrf-v6, aggregate.spread_out).
+    "What decisions were made about payments-service?",
+    "Which releases of payments-service were deployed?",
+    "What are Peter's preferences?",
     "where is Peter?",
     "how should I reply to Peter?",
     "what is the capital of Australia?",

@@ -5,17 +5,22 @@
 said on many days, each in a line or two. ``fusion.Ranking``'s ``aggregate_*`` numbers rank such
 a question another way: when it names someone, the question without the names is embedded too
 and ranked as a third leg (``without_names``; ranking.py's ``_content_leg``), so the items asked
-for rank above the lines that merely greet or mention the person. Such a question is told apart
-by its form alone, when it is parsed (``text.query.asks_for_all``, read as
-``Query.asks_for_all``).
+for rank above the lines that merely greet or mention the person; a line that only asks
+(``only_asks``) counts less; and the fused order is spread out by maximal marginal relevance
+(``spread_out``), so near-duplicate lines on the topic (a fifth line on the chess club) give way
+to distinct items (the one line on tennis). Such a question is told apart by its form alone,
+when it is parsed (``text.query.asks_for_all``, read as ``Query.asks_for_all``).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from clawmem.text.query import Query
 
 _SPEAKER = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*)?([^\W\d_][\w .'-]{0,40}?)(?:\*\*)?:\s")
@@ -70,3 +75,67 @@ def without_names_if_asked(query: Query) -> str | None:
     if text == query.text or not any(t not in STOPWORDS for t in tokens(text)):
         return None
     return text
+
+
+# Ends with a question mark (ASCII or full-width), perhaps after closing quotes or a bracketed
+# note ("[photo: …]").
+_ASKING_END = re.compile(r"[?？][\s\"'”’)]*(?:\[[^\]]*\]\s*)?$")
+_BRACKETED = re.compile(r"\[[^\]]*\]")
+_SENTENCE = re.compile(r"[^.!?…。！？]+[.!?…。！？]*")
+# A sentence of this many words or more that is not a question states something.
+_STATEMENT_WORDS = 4
+
+
+def only_asks(text: str) -> bool:
+    """Whether a unit is a message that only asks: someone said it ("- Kate: ...", a
+    transcript's "User: ..."), it ends with a question, and says nothing else of four words or
+    more that is not a question ("Hello Kate. How are you?" asks; "I love skiing! What about
+    you?" does not: it says what its writer loves). A note's own open question ("- Should we
+    move the NAS?", a to-do ending "(reconnect?)") is no message: it may be what is looked for."""
+    if not _ASKING_END.search(text) or speaker(text) is None:
+        return False
+    text = text.split(":", 1)[1]
+    for sentence in _SENTENCE.findall(_BRACKETED.sub(" ", text)):
+        sentence = sentence.strip()
+        if sentence and not sentence.endswith(("?", "？")):
+            if len(sentence.split()) >= _STATEMENT_WORDS:
+                return False
+    return True
+
+
+def spread_out(
+    ordered: Sequence[int], score: dict[int, float], vectors: dict[int, np.ndarray], weight: float
+) -> list[int]:
+    """Maximal marginal relevance (Carbonell & Goldstein, 1998) over ``ordered`` (best first):
+    each next unit is the one with the highest ``(1 - weight) * score / best score - weight *``
+    its highest cosine to a unit already picked. A unit without a vector (``vectors`` lacks it)
+    is like no other. The result depends only on ``ordered``, ``score`` and ``vectors``, never
+    on how many hits are read, so cutting it keeps the order of every longer cut (k-stability)."""
+    import numpy as np
+
+    n = len(ordered)
+    best = score[ordered[0]] if n else 0.0
+    if n < 2 or best <= 0 or not weight:
+        return list(ordered)
+    dims = len(next(iter(vectors.values()))) if vectors else 0
+    mat = np.zeros((n, dims), dtype=np.float32)
+    for i, cid in enumerate(ordered):
+        v = vectors.get(cid)
+        if v is not None:
+            norm = float(np.sqrt(np.einsum("i,i->", v, v)))
+            if norm > 0:
+                mat[i] = v / norm
+    # numpy's own loop, not BLAS (vector_matrix.cosines says why).
+    sim = np.einsum("ij,kj->ik", mat, mat)
+    rel = (1.0 - weight) * np.array([score[c] / best for c in ordered])
+    closest = np.full(n, -np.inf)
+    left = np.ones(n, dtype=bool)
+    picked: list[int] = []
+    for _ in range(n):
+        value = rel - weight * (closest if picked else 0.0)
+        value[~left] = -np.inf
+        i = int(np.argmax(value))  # ties: the earlier unit
+        picked.append(i)
+        left[i] = False
+        closest = np.maximum(closest, sim[i])
+    return [ordered[i] for i in picked]

@@ -244,6 +244,21 @@ def vector_leg(
     return stored_leg(index, qvec, f, limit)
 
 
+def vectors_of(index: Index, ids: list[int]) -> dict[int, np.ndarray]:
+    """The stored vectors of the units ``ids`` (float32, as embedded), of those that have one:
+    one lookup by id, whatever the index's size."""
+    import numpy as np
+
+    table = index.vector_table()
+    if table is None or not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    rows = index.conn.execute(
+        f"SELECT chunk_id, embedding FROM {table} WHERE chunk_id IN ({marks})", ids
+    ).fetchall()
+    return {r[0]: np.frombuffer(bytes(r[1]), dtype="<f4") for r in rows}
+
+
 VEC0_MAX_K = 4096  # sqlite-vec's limit on a KNN query's k
 
 

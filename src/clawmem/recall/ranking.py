@@ -247,6 +247,10 @@ def rank(
     ordered = sorted(ids, key=order_key)
     if section_factor < 1.0:
         ordered = _diversify(ordered, final, section, section_factor)
+    # A question asking for all of something: lines that only ask count less, and the order
+    # is spread over distinct items (aggregate.py).
+    if query.asks_for_all and mode == "hybrid" and vector_used:
+        ordered = _spread_out(index, ordered, final, rows, rk)
     # Units holding every identifier and quoted phrase of the query ("DEC-0054", "v2.3.1") come
     # first, in their fused order: a close vector never outranks the exact thing asked for.
     exact = {h.chunk_id for h in lex if h.exact}
@@ -415,6 +419,29 @@ def _content_leg(
     for h in legs.vector_leg(index, qvec, filters, n_cand, count=False):
         w = rk.aggregate_content_weight / (rk.rrf_k + h.rank)
         scores[h.chunk_id] = scores.get(h.chunk_id, 0.0) + w
+
+
+def _spread_out(
+    index: Index, ordered: list[int], final: dict[int, float], rows: dict, rk: fusion.Ranking
+) -> list[int]:
+    """``ordered`` (best first) for a question asking for all of something: a unit that only
+    asks has its score multiplied by ``rk.aggregate_question_factor`` and the order follows the
+    new scores (ties as they were), then the first ``rk.aggregate_spread_depth`` units are
+    re-ordered by maximal marginal relevance over their stored vectors
+    (``aggregate.spread_out``). Computed on the whole fixed pool, so the order never depends
+    on k."""
+    if rk.aggregate_question_factor != 1.0:
+        asking = [cid for cid in ordered if aggregate.only_asks(rows[cid]["text"])]
+        for cid in asking:
+            final[cid] *= rk.aggregate_question_factor
+        if asking:
+            ordered = sorted(ordered, key=lambda c: -final[c])  # stable: ties keep their order
+    if not rk.aggregate_spread_weight:
+        return ordered
+    depth = rk.aggregate_spread_depth
+    head = ordered[:depth]
+    vectors = legs.vectors_of(index, head)
+    return aggregate.spread_out(head, final, vectors, rk.aggregate_spread_weight) + ordered[depth:]
 
 
 def _final_scores(
