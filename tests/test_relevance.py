@@ -41,7 +41,7 @@ QUESTIONS = [q for _, q in _fact_questions()] + [
     "決済サービス",
     "tell me about Peter",
     "Which trips has Peter taken?",  # asks for all: ranked by a third leg too (rrf-v5)
-    # Asking for all, and spread out over distinct items (rrf-v6, aggregate.spread_out).
+    # Asking for all, and spread out over distinct items (since rrf-v6, aggregate.spread_out).
     "What decisions were made about payments-service?",
     "Which releases of payments-service were deployed?",
     "What are Peter's preferences?",

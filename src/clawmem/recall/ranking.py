@@ -252,9 +252,11 @@ def rank(
     if query.asks_for_all and mode == "hybrid" and vector_used:
         ordered = _spread_out(index, ordered, final, rows, rk)
     # Units holding every identifier and quoted phrase of the query ("DEC-0054", "v2.3.1") come
-    # first, in their fused order: a close vector never outranks the exact thing asked for.
+    # first, in their fused order: a close vector never outranks the exact thing asked for. A
+    # long question that names an identifier in passing is ranked as it is fused
+    # (``Ranking.exact_first_max_terms``); a quoted phrase always comes first.
     exact = {h.chunk_id for h in lex if h.exact}
-    if exact:
+    if exact and (query.quoted or len(q.terms) <= rk.exact_first_max_terms):
         ordered = [c for c in ordered if c in exact] + [c for c in ordered if c not in exact]
 
     top_cosine = max((h.score for h in vec), default=0.0)
