@@ -41,8 +41,8 @@ class Ranking:
     # deployed?") when it has at most this many terms; in a longer question an identifier is
     # named in passing ("IL-6 signalling in T cells is required for ... in mice"), and its units
     # rank as fused (rrf-v7). A quoted phrase always comes first. On SciFact's training claims
-    # (289 of 809 name an identifier) nDCG@10 went from 0.7185 to 0.7243, 0.7228-0.7243 for 3 to
-    # 7 terms; never first, 0.7224.
+    # (289 of 809 name an identifier) nDCG@10 went from 0.7185 to 0.7242 (limits of 3 to 7 terms:
+    # 0.7228-0.7243; never first: 0.7224).
     exact_first_max_terms: int = 6
     # A time named in the question: its window, widened by this many days each side, is searched
     # too, and that ranking is fused (with this weight) with the unrestricted one.
