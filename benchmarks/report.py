@@ -10,6 +10,12 @@ SPREAD_TARGET = 0.48  # issue #30: REALTALK category 1 ("facts spread over messa
 BM25_SCIFACT_REFERENCE = 0.666
 
 
+def _digits(value: float, target: float) -> int:
+    """Decimals to show a value checked against a "≥ target": five for a miss that three would
+    round up to the target (0.70995 is not 0.710), else three."""
+    return 5 if value < target and f(value) == f(target) else 3
+
+
 def f(x, nd: int = 3) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "–"
@@ -367,8 +373,7 @@ def scifact_section(r: dict) -> tuple[str, list[dict]]:
         v = by["clawmem-hybrid"]["ndcg@10"]
         plain = by.get("clawmem-hybrid-min0")
         missed = v < HYBRID_SCIFACT_TARGET
-        # A miss that three decimals would round up to the target is shown with five.
-        nd = 5 if missed and f(v) == f(HYBRID_SCIFACT_TARGET) else 3
+        nd = _digits(v, HYBRID_SCIFACT_TARGET)
         why = ""
         if missed and plain and plain["ndcg@10"] > v:
             why = "abstention refuses claims naming a term no abstract writes (see the Analysis section)"
@@ -611,8 +616,7 @@ def _realtalk_trust(r: dict, s: dict) -> tuple[list[str], list[dict]]:
         targets.append(
             {
                 "target": f"REALTALK facts spread over messages ER@2k ≥ {SPREAD_TARGET} (all ten)",
-                # a miss that three decimals would round up to the target is shown with five
-                "value": f(v, 5 if missed and f(v) == f(SPREAD_TARGET) else 3),
+                "value": f(v, _digits(v, SPREAD_TARGET)),
                 "met": not missed,
                 "why": "see benchmarks/analysis.md (spread questions)" if missed else "",
             }

@@ -23,7 +23,10 @@ if TYPE_CHECKING:
 
     from clawmem.text.query import Query
 
-_SPEAKER = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*)?([^\W\d_][\w .'-]{0,40}?)(?:\*\*)?:\s")
+# "- Name: text", "**Name**: text", "Name: text", with the list marker if there is one.
+_SPEAKER = re.compile(
+    r"^\s*(?P<item>[-*+]\s+)?(?:\*\*)?(?P<name>[^\W\d_][\w .'-]{0,40}?)(?:\*\*)?:\s"
+)
 
 
 def speaker(text: str) -> str | None:
@@ -31,17 +34,14 @@ def speaker(text: str) -> str | None:
     from clawmem.text.textnorm import fold
 
     m = _SPEAKER.match(text)
-    return fold(m.group(1)).strip() if m else None
-
-
-# A chat line as a daily log writes it, a list item "- Name: text": a structured abstract's
-# "Background: ..." or a note's "Objective: ..." is no one speaking.
-_CHAT_LINE = re.compile(r"^\s*[-*+]\s+(?:\*\*)?[^\W\d_][\w .'-]{0,40}?(?:\*\*)?:\s")
+    return fold(m.group("name")).strip() if m else None
 
 
 def is_chat_line(text: str) -> bool:
-    """Whether ``text`` is someone's message in a chat log ("- Name: text")."""
-    return _CHAT_LINE.match(text) is not None
+    """Whether ``text`` is someone's message in a chat log, a list item "- Name: text" as a daily
+    log writes it: a structured abstract's "Background: ..." is no one speaking."""
+    m = _SPEAKER.match(text)
+    return m is not None and m.group("item") is not None
 
 
 # A possessive ending, however the apostrophe was typed (as text/query.py reads names).
@@ -92,9 +92,10 @@ def only_asks(text: str) -> bool:
     more that is not a question ("Hello Kate. How are you?" asks; "I love skiing! What about
     you?" does not: it says what its writer loves). A note's own open question ("- Should we
     move the NAS?", a to-do ending "(reconnect?)") is no message: it may be what is looked for."""
-    if not _ASKING_END.search(text) or speaker(text) is None:
+    said = _SPEAKER.match(text)
+    if said is None or not _ASKING_END.search(text):
         return False
-    text = text.split(":", 1)[1]
+    text = text[said.end() :]
     for sentence in _SENTENCE.findall(_BRACKETED.sub(" ", text)):
         sentence = sentence.strip()
         if sentence and not sentence.endswith(("?", "？")):
