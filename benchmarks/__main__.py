@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from .common import REPO, WORK, embedder_status, log, machine, replace_section
+from benchmarks.common import REPO, WORK, embedder_status, log, machine, replace_section
 
 QUICK = {
     "scifact": {"n_queries": 30, "n_docs": 100},
@@ -62,7 +62,7 @@ def _load() -> str:
 
 def _old_section(out: Path, heading: str | None = None) -> str | None:
     """The report's ``heading`` section (``## Embedding models`` by default) as it stands."""
-    from . import embedders
+    from benchmarks.suites import embedders
 
     heading = heading or embedders.HEADING
     text = out.read_text(encoding="utf-8") if out.is_file() else ""
@@ -78,16 +78,20 @@ ANALYSIS = REPO / "benchmarks" / "analysis.md"
 
 
 def _write_report(out: Path, report: str) -> None:
-    """Write the report. The embedding-model comparison (``python -m benchmarks.embedders``, a
+    """Write the report. The embedding-model comparison (``python -m benchmarks.suites.embedders``, a
     separate run: it embeds everything with two models) keeps its section: rendered from its saved
     results when they are here, else carried over as it was. So does the flush benchmark's
-    (``python -m benchmarks.flush``); the cold start, the query path's check and the 1M units
+    (``python -m benchmarks.suites.flush``); the cold start, the query path's check and the 1M units
     are carried over as they were."""
-    from . import cold, embedders, flush, query_path, scale
+    from benchmarks.suites import cold
+    from benchmarks.suites import embedders
+    from benchmarks.suites import flush
+    from benchmarks.suites import query_path
+    from benchmarks.suites import scale
 
     old = _old_section(out)
-    # Sections of runs of their own kept as they were: the cold start (``benchmarks.cold``), the
-    # NumPy query path's check (``benchmarks.query_path``) and the 1M units (``benchmarks.scale``).
+    # Sections of runs of their own kept as they were: the cold start (``benchmarks.suites.cold``), the
+    # NumPy query path's check (``benchmarks.suites.query_path``) and the 1M units (``benchmarks.scale``).
     kept = [(h, _old_section(out, h)) for h in (cold.HEADING, query_path.HEADING, scale.HEADING)]
     old_flush = _old_section(out, flush.HEADING)
     out.write_text(report, encoding="utf-8")
@@ -179,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
     if args.render:
-        from .report import merge, render
+        from benchmarks.report import merge, render
 
         results = merge([json.loads(Path(p).read_text()) for p in args.render])
         if ANALYSIS.is_file():
@@ -239,7 +243,9 @@ def main(argv: list[str] | None = None) -> int:
             log(f"embedding model unavailable ({why}): lexical systems only")
         else:
             results["meta"]["embedder"] = emb.identity.key()
-    from . import quality, realtalk, speed
+    from benchmarks.suites import quality
+    from benchmarks.suites import realtalk
+    from benchmarks.suites import speed
 
     if "realtalk" in only:
         log("== REALTALK")
@@ -280,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     out_json.write_text(json.dumps(results, indent=1, default=str))
     log(f"raw results: {out_json}")
     if args.out != "-":
-        from .report import render
+        from benchmarks.report import render
 
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         if ANALYSIS.is_file():

@@ -452,7 +452,7 @@ REALTALK_CATEGORIES = {
 
 def _chats(split: str) -> tuple[int, ...]:
     """The REALTALK chats of a split ("tune", "held_out", "all"), as realtalk.py defines them."""
-    from .realtalk import HELD_OUT, TUNE
+    from benchmarks.suites.realtalk import HELD_OUT, TUNE
 
     return {"tune": TUNE, "held_out": HELD_OUT, "all": TUNE + HELD_OUT}[split]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from benchmarks import metrics as M
-from benchmarks.openclaw import (
+from benchmarks.systems.openclaw import (
     OpenClawIndex,
     bm25_rank_to_score,
     build_fts_query,
@@ -80,7 +80,7 @@ def test_openclaw_keyword_only_hits_never_pass_min_score(tmp_path):
 
 
 def test_synthetic_workspace_is_deterministic(tmp_path):
-    from benchmarks.synth import generate, queries
+    from benchmarks.datasets.synth import generate, queries
 
     a = generate(tmp_path / "a", 40, seed=3)
     b = generate(tmp_path / "b", 40, seed=3)
@@ -98,7 +98,7 @@ def test_synthetic_workspace_is_deterministic(tmp_path):
 )
 def test_committed_question_set_verifies():
     from benchmarks.questions.build import load, verify
-    from benchmarks.workspaces import agentmem_files
+    from benchmarks.datasets.workspaces import agentmem_files
 
     qs = load()
     assert len(qs) >= 150
@@ -117,9 +117,9 @@ def test_committed_question_set_verifies():
 
 
 def test_tiny_lexical_end_to_end(tmp_path, monkeypatch):
-    from benchmarks.quality import open_clawmem
-    from benchmarks.synth import generate
-    from benchmarks.systems import BM25Searcher, ClawmemSearcher, OpenClawSearcher, clawmem_chunks
+    from benchmarks.suites.quality import open_clawmem
+    from benchmarks.datasets.synth import generate
+    from benchmarks.systems.searchers import BM25Searcher, ClawmemSearcher, OpenClawSearcher, clawmem_chunks
 
     monkeypatch.delenv("CLAWMEM_WORKSPACE", raising=False)
     root = tmp_path / "ws"
@@ -151,7 +151,7 @@ def test_realtalk_conversion_points_gold_at_the_evidence_messages():
     (a wrong line would score a system on the wrong text)."""
     import json
 
-    from benchmarks.realtalk import chat_files, convert
+    from benchmarks.suites.realtalk import chat_files, convert
 
     for path in chat_files():
         data = json.loads(path.read_text(encoding="utf-8"))

@@ -1,5 +1,5 @@
 """Measurements that need a fresh process (cold start, peak memory): run as
-``python -m benchmarks.child '{"op": "index", ...}'``; prints one JSON line.
+``python -m benchmarks.suites.child '{"op": "index", ...}'``; prints one JSON line.
 
 ops:
 * ``index``: delete ``.memory``, then ``Memory.index()`` with ``embed`` = ``none`` (lexical only),

@@ -7,10 +7,10 @@ import time
 from datetime import date
 from pathlib import Path
 
-from . import metrics as M
-from .common import WORK, VectorCache, embedder_status, log, median, percentile
-from .questions.build import load as load_questions
-from .systems import (
+from benchmarks import metrics as M
+from benchmarks.common import WORK, VectorCache, embedder_status, log, median, percentile
+from benchmarks.questions.build import load as load_questions
+from benchmarks.systems.searchers import (
     QMD,
     BM25Searcher,
     ClawmemSearcher,
@@ -20,7 +20,7 @@ from .systems import (
     clawmem_chunks,
     find_qmd,
 )
-from .workspaces import build_agentmem, build_scifact, load_scifact, scifact_subset
+from benchmarks.datasets.workspaces import build_agentmem, build_scifact, load_scifact, scifact_subset
 
 BUDGETS = (1000, 2000, 4000)
 EVAL_K = 20  # results asked for when scoring; evidence recall reads them best first
@@ -241,7 +241,7 @@ def run_agentmem(*, vectors: bool, with_qmd: bool, limit: int | None = None) -> 
 def _agentmem_trust(mem, questions: list[dict]) -> dict:
     """Relevance on this set (benchmarks/relevance.py): calibration of the first ten hits of the
     answerable questions, and how many answerable and no-answer questions get hits by default."""
-    from .relevance import DEPTH, abstention, calibration, default_threshold
+    from benchmarks.fitting.relevance import DEPTH, abstention, calibration, default_threshold
 
     rows = []
     for q in questions:

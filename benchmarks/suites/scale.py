@@ -30,7 +30,7 @@ import shutil
 import time
 from pathlib import Path
 
-from .common import REPO, WORK, log, median, percentile, save_results, show_section
+from benchmarks.common import REPO, WORK, log, median, percentile, save_results, show_section
 
 HEADING = "## 1M units"
 SAVED = WORK / "scale.json"
@@ -65,9 +65,9 @@ def prepare(size: int) -> tuple[Path, dict]:
 
     from clawmem.memory import open_workspace
 
-    from .common import embedder_status
-    from .speed import child, md_bytes, raw_embed
-    from .synth import generate
+    from benchmarks.common import embedder_status
+    from benchmarks.suites.speed import child, md_bytes, raw_embed
+    from benchmarks.datasets.synth import generate
 
     root = WORK / "work" / f"synth-{size}"
     built = WORK / "work" / f"synth-{size}.build.json"
@@ -146,8 +146,8 @@ def in_process(root: Path, qs: list[str]) -> dict:
     same queries), and how the two vector legs' lists compare."""
     from clawmem.recall import vector_matrix
 
-    from .quality import open_clawmem
-    from .speed import freshness_check, rss_mb
+    from benchmarks.suites.quality import open_clawmem
+    from benchmarks.suites.speed import freshness_check, rss_mb
 
     mem = open_clawmem(root, vectors=True)
     mem.reconfigure(mem.cfg)
@@ -215,7 +215,7 @@ def vec0_knn(root: Path, qs: list[str]) -> dict:
     from clawmem.recall import legs
     from clawmem.store.index import Filters, Index
 
-    from .quality import open_clawmem
+    from benchmarks.suites.quality import open_clawmem
 
     emb = open_clawmem(root, vectors=True).embedder()
     vecs = [emb.embed_query(q) for q in qs]
@@ -235,7 +235,7 @@ def vec0_knn(root: Path, qs: list[str]) -> dict:
 def cold(root: Path, qs: list[str]) -> dict:
     """Cold `clawmem recall --json`, lexical and hybrid (the resident embedder running),
     alternating on the same queries."""
-    from .cold import _summary, clawmem, measured, stop_embedders
+    from benchmarks.suites.cold import _summary, clawmem, measured, stop_embedders
 
     rt = WORK / "rt-scale"
     shutil.rmtree(rt, ignore_errors=True)
@@ -253,8 +253,8 @@ def cold(root: Path, qs: list[str]) -> dict:
 
 
 def run(size: int, n_queries: int, cold_runs: int) -> dict:
-    from .speed import byte_compile_clawmem
-    from .synth import queries
+    from benchmarks.suites.speed import byte_compile_clawmem
+    from benchmarks.datasets.synth import queries
 
     byte_compile_clawmem()
     out: dict = {"size": size, "load_before": os.getloadavg()}
@@ -294,7 +294,7 @@ def render(d: dict) -> str:
         f"The seeded synthetic workspace of {units:,} units ({b['manifest']['files']:,} daily logs, "
         f"{_mb(b['md_bytes'])} of Markdown; `python -m benchmarks.scale`, issue 29). "
         "**The vectors are synthetic**: the real model's vectors of a seeded 200-unit sample, "
-        "each unit given one of them plus noise (`benchmarks/child.py`'s stub embedder), so "
+        "each unit given one of them plus noise (`benchmarks/suites/child.py`'s stub embedder), so "
         "queries are embedded by the real model but rank against synthetic neighbours; the "
         "model's own indexing throughput is `speed.py`'s (measured at 100k, ~28 ms a unit "
         "here: 1M units would take ~8 hours of one core). "
@@ -413,8 +413,8 @@ def realtalk_ranks() -> dict:
     from clawmem.recall import vector_matrix
     from clawmem.store import db
 
-    from .common import embedder_status
-    from .realtalk import chat_files, convert
+    from benchmarks.common import embedder_status
+    from benchmarks.suites.realtalk import chat_files, convert
 
     emb, why = embedder_status()
     if emb is None:
@@ -591,7 +591,7 @@ def main(argv: list[str] | None = None) -> None:
         data["realtalk_ranks"] = realtalk_ranks()
         SAVED.write_text(json.dumps(data, indent=1, default=str))
     elif args.add_vec0:
-        from .synth import queries
+        from benchmarks.datasets.synth import queries
 
         data = json.loads(SAVED.read_text())
         data["vec0_knn"] = vec0_knn(WORK / "work" / f"synth-{data['size']}", queries(5, seed=7))

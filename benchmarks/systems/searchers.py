@@ -24,8 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .common import WORK, VectorCache, log
-from .openclaw import OpenClawIndex
+from benchmarks.common import WORK, VectorCache, log
+from benchmarks.systems.openclaw import OpenClawIndex
 
 try:
     import sqlean as sqlite

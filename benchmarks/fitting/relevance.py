@@ -21,9 +21,9 @@ import math
 
 import numpy as np
 
-from . import metrics as M
-from .common import embedder_status, log
-from .realtalk import HELD_OUT, TUNE, _open, build, chat_files, convert
+from benchmarks import metrics as M
+from benchmarks.common import embedder_status, log
+from benchmarks.suites.realtalk import HELD_OUT, TUNE, _open, build, chat_files, convert
 
 # The features in the order of the fitted weights (log_rank stands for log of the hit's place).
 FEATURES = (
@@ -49,9 +49,9 @@ BINS = (0.0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0)
 def collect_scifact(emb, mode: str = "hybrid") -> list[dict]:
     """One row per SciFact training claim over the whole corpus: its first DEPTH hits' features,
     a hit being evidence when its abstract is one of the claim's."""
-    from .common import WORK
-    from .quality import index_clawmem, open_clawmem
-    from .workspaces import build_scifact, load_scifact
+    from benchmarks.common import WORK
+    from benchmarks.suites.quality import index_clawmem, open_clawmem
+    from benchmarks.datasets.workspaces import build_scifact, load_scifact
 
     corpus, queries, qrels = load_scifact("train")
     root = build_scifact(WORK / "work" / "scifact-full", corpus, sorted(corpus))

@@ -14,7 +14,7 @@ import shutil
 import textwrap
 from pathlib import Path
 
-from .common import EVAL, REPO
+from benchmarks.common import EVAL, REPO
 
 FIXTURE = REPO / "fixtures" / "workspace"
 MEMORYBANK = EVAL / "memorybank" / "memory_bank_en.json"

@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
-from . import metrics as M
-from .common import EVAL, WORK, VectorCache, embedder_status, log, median, percentile
-from .systems import BM25Searcher, Chunk, ClawmemSearcher, Searcher, VectorSearcher, cite
-from .workspaces import _remove_strays, write_files
+from benchmarks import metrics as M
+from benchmarks.common import EVAL, WORK, VectorCache, embedder_status, log, median, percentile
+from benchmarks.systems.searchers import BM25Searcher, Chunk, ClawmemSearcher, Searcher, VectorSearcher, cite
+from benchmarks.datasets.workspaces import _remove_strays, write_files
 
 REALTALK = EVAL / "realtalk"
 BUDGETS = (1000, 2000, 4000)
@@ -142,7 +142,7 @@ class MessageRRF(Searcher):
 
 # --------------------------------------------------------------------------- the run
 def _open(root: Path, emb):
-    from .quality import open_clawmem
+    from benchmarks.suites.quality import open_clawmem
 
     return open_clawmem(root, vectors=emb is not None, embedder=emb)
 
@@ -150,7 +150,7 @@ def _open(root: Path, emb):
 def run_realtalk(
     *, vectors: bool, chats: tuple[int, ...] | None = None, folder: str = "realtalk"
 ) -> dict:
-    from .relevance import (  # it imports this module
+    from benchmarks.fitting.relevance import (  # it imports this module
         abstention,
         calibration,
         default_threshold,
@@ -173,7 +173,7 @@ def run_realtalk(
             continue
         root = build(chat, folder)
         mem = _open(root, emb)
-        from .quality import index_clawmem
+        from benchmarks.suites.quality import index_clawmem
 
         idx = index_clawmem(mem, f"realtalk-{chat.number}")
         searchers: list[Searcher] = []

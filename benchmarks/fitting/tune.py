@@ -14,10 +14,10 @@ from dataclasses import replace
 
 from clawmem.recall.fusion import Ranking
 
-from . import metrics as M
-from .common import embedder_status, log
-from .realtalk import TUNE, _open, build, chat_files, convert
-from .report import interval, paired_interval
+from benchmarks import metrics as M
+from benchmarks.common import embedder_status, log
+from benchmarks.suites.realtalk import TUNE, _open, build, chat_files, convert
+from benchmarks.report import interval, paired_interval
 
 
 class QueryCache:

@@ -32,8 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .common import REPO, WORK, embedder_status, log, median, percentile
-from .synth import generate, queries
+from benchmarks.common import REPO, WORK, embedder_status, log, median, percentile
+from benchmarks.datasets.synth import generate, queries
 
 CLI_REPEATS = 5
 N_QUERIES = 40
@@ -43,7 +43,7 @@ def child(args: dict, timeout: float = 6 * 3600) -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     res = subprocess.run(
-        [sys.executable, "-m", "benchmarks.child", json.dumps(args)],
+        [sys.executable, "-m", "benchmarks.suites.child", json.dumps(args)],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -166,7 +166,7 @@ def live_watcher(root: Path, timeout: float = 300.0, *, with_model: bool = False
 def many_files(root: Path, n_files: int, units_per_file: int, seed: int = 3) -> dict:
     """A workspace of ``n_files`` small daily logs (``units_per_file`` bullets each): the shape
     where the per-file cost of the freshness check shows (issue #16: 100k units in 18k files)."""
-    from .synth import PEOPLE, PROJECTS, TOPICS, VERBS
+    from benchmarks.datasets.synth import PEOPLE, PROJECTS, TOPICS, VERBS
 
     marker = root / "files.json"
     want = {"n_files": n_files, "units_per_file": units_per_file, "seed": seed}
@@ -387,7 +387,7 @@ def append_section(root: Path) -> Path:
 def run_size(
     n_chunks: int, *, real_embed: bool, sample: int, with_qmd: bool, seed: int = 1
 ) -> dict:
-    from .quality import open_clawmem
+    from benchmarks.suites.quality import open_clawmem
 
     root = WORK / "work" / f"synth-{n_chunks}"
     log(f"speed {n_chunks}: generating workspace")
@@ -523,7 +523,7 @@ def run_size(
     r0 = mem.index()
     out["sync_nochange_s"] = time.perf_counter() - t0
     target = append_section(root)
-    from .child import TimedEmbedder
+    from benchmarks.suites.child import TimedEmbedder
 
     timed = TimedEmbedder(mem.embedder())
     mem.reconfigure(mem.cfg, embedder=timed)
@@ -581,7 +581,7 @@ def run_size(
 
 
 def qmd_speed(root: Path, qs: list[str], n: int) -> dict:
-    from .systems import QMD, find_qmd
+    from benchmarks.systems.searchers import QMD, find_qmd
 
     exe = find_qmd()
     if exe is None:
@@ -612,7 +612,7 @@ _SIZES_SEEN: list[int] = []
 def run_many_files(n_files: int = 18_000, units_per_file: int = 6) -> dict:
     """The freshness check on 100k units spread over 18k files (lexical index: the check
     compares files, not vectors)."""
-    from .quality import open_clawmem
+    from benchmarks.suites.quality import open_clawmem
 
     root = WORK / "work" / f"files-{n_files}"
     log(f"speed: {n_files} small files ({units_per_file} units each)")
