@@ -83,11 +83,7 @@ def _write_report(out: Path, report: str) -> None:
     results when they are here, else carried over as it was. So does the flush benchmark's
     (``python -m benchmarks.suites.flush``); the cold start, the query path's check and the 1M units
     are carried over as they were."""
-    from benchmarks.suites import cold
-    from benchmarks.suites import embedders
-    from benchmarks.suites import flush
-    from benchmarks.suites import query_path
-    from benchmarks.suites import scale
+    from benchmarks.suites import cold, embedders, flush, query_path, scale
 
     old = _old_section(out)
     # Sections of runs of their own kept as they were: the cold start (``benchmarks.suites.cold``), the
@@ -243,9 +239,7 @@ def main(argv: list[str] | None = None) -> int:
             log(f"embedding model unavailable ({why}): lexical systems only")
         else:
             results["meta"]["embedder"] = emb.identity.key()
-    from benchmarks.suites import quality
-    from benchmarks.suites import realtalk
-    from benchmarks.suites import speed
+    from benchmarks.suites import quality, realtalk, speed
 
     if "realtalk" in only:
         log("== REALTALK")

@@ -97,8 +97,8 @@ def test_synthetic_workspace_is_deterministic(tmp_path):
     reason="evaluation data not present",
 )
 def test_committed_question_set_verifies():
-    from benchmarks.questions.build import load, verify
     from benchmarks.datasets.workspaces import agentmem_files
+    from benchmarks.questions.build import load, verify
 
     qs = load()
     assert len(qs) >= 150
@@ -117,9 +117,14 @@ def test_committed_question_set_verifies():
 
 
 def test_tiny_lexical_end_to_end(tmp_path, monkeypatch):
-    from benchmarks.suites.quality import open_clawmem
     from benchmarks.datasets.synth import generate
-    from benchmarks.systems.searchers import BM25Searcher, ClawmemSearcher, OpenClawSearcher, clawmem_chunks
+    from benchmarks.suites.quality import open_clawmem
+    from benchmarks.systems.searchers import (
+        BM25Searcher,
+        ClawmemSearcher,
+        OpenClawSearcher,
+        clawmem_chunks,
+    )
 
     monkeypatch.delenv("CLAWMEM_WORKSPACE", raising=False)
     root = tmp_path / "ws"

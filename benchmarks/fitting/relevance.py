@@ -50,8 +50,8 @@ def collect_scifact(emb, mode: str = "hybrid") -> list[dict]:
     """One row per SciFact training claim over the whole corpus: its first DEPTH hits' features,
     a hit being evidence when its abstract is one of the claim's."""
     from benchmarks.common import WORK
-    from benchmarks.suites.quality import index_clawmem, open_clawmem
     from benchmarks.datasets.workspaces import build_scifact, load_scifact
+    from benchmarks.suites.quality import index_clawmem, open_clawmem
 
     corpus, queries, qrels = load_scifact("train")
     root = build_scifact(WORK / "work" / "scifact-full", corpus, sorted(corpus))

@@ -12,12 +12,11 @@ import argparse
 import itertools
 from dataclasses import replace
 
-from clawmem.recall.fusion import Ranking
-
 from benchmarks import metrics as M
 from benchmarks.common import embedder_status, log
-from benchmarks.suites.realtalk import TUNE, _open, build, chat_files, convert
 from benchmarks.report import interval, paired_interval
+from benchmarks.suites.realtalk import TUNE, _open, build, chat_files, convert
+from clawmem.recall.fusion import Ranking
 
 
 class QueryCache:

@@ -115,10 +115,9 @@ def embedder_pid(rt: Path) -> int | None:
 def prepare(size: int) -> Path:
     """The synthetic workspace of ``size`` units with every vector in place (``speed.py``'s stub
     vectors: the real model's vectors of a sample, with noise), built once and reused."""
-    from clawmem.memory import open_workspace
-
-    from benchmarks.suites.speed import child, pending_texts, raw_embed
     from benchmarks.datasets.synth import generate
+    from benchmarks.suites.speed import child, pending_texts, raw_embed
+    from clawmem.memory import open_workspace
 
     root = WORK / "work" / f"cold-{size}"
     generate(root, size, seed=1)
@@ -235,8 +234,8 @@ def mcp_rss(root: Path, env: dict, query: str) -> dict:
 
 
 def run(size: int, runs: int) -> dict:
-    from benchmarks.suites.speed import append_section, byte_compile_clawmem, live_watcher
     from benchmarks.datasets.synth import queries
+    from benchmarks.suites.speed import append_section, byte_compile_clawmem, live_watcher
 
     byte_compile_clawmem()
     root = prepare(size)

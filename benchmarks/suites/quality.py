@@ -9,6 +9,12 @@ from pathlib import Path
 
 from benchmarks import metrics as M
 from benchmarks.common import WORK, VectorCache, embedder_status, log, median, percentile
+from benchmarks.datasets.workspaces import (
+    build_agentmem,
+    build_scifact,
+    load_scifact,
+    scifact_subset,
+)
 from benchmarks.questions.build import load as load_questions
 from benchmarks.systems.searchers import (
     QMD,
@@ -20,7 +26,6 @@ from benchmarks.systems.searchers import (
     clawmem_chunks,
     find_qmd,
 )
-from benchmarks.datasets.workspaces import build_agentmem, build_scifact, load_scifact, scifact_subset
 
 BUDGETS = (1000, 2000, 4000)
 EVAL_K = 20  # results asked for when scoring; evidence recall reads them best first

@@ -24,8 +24,15 @@ from pathlib import Path
 
 from benchmarks import metrics as M
 from benchmarks.common import EVAL, WORK, VectorCache, embedder_status, log, median, percentile
-from benchmarks.systems.searchers import BM25Searcher, Chunk, ClawmemSearcher, Searcher, VectorSearcher, cite
 from benchmarks.datasets.workspaces import _remove_strays, write_files
+from benchmarks.systems.searchers import (
+    BM25Searcher,
+    Chunk,
+    ClawmemSearcher,
+    Searcher,
+    VectorSearcher,
+    cite,
+)
 
 REALTALK = EVAL / "realtalk"
 BUDGETS = (1000, 2000, 4000)

@@ -63,11 +63,10 @@ def prepare(size: int) -> tuple[Path, dict]:
     """The workspace of ``size`` units with every vector in place, and its build figures."""
     import numpy as np
 
-    from clawmem.memory import open_workspace
-
     from benchmarks.common import embedder_status
-    from benchmarks.suites.speed import child, md_bytes, raw_embed
     from benchmarks.datasets.synth import generate
+    from benchmarks.suites.speed import child, md_bytes, raw_embed
+    from clawmem.memory import open_workspace
 
     root = WORK / "work" / f"synth-{size}"
     built = WORK / "work" / f"synth-{size}.build.json"
@@ -144,10 +143,9 @@ def _latency(mem, qs: list[str], mode: str) -> dict:
 def in_process(root: Path, qs: list[str]) -> dict:
     """Recall latency with the held vectors' compressed first pass on and off (same process,
     same queries), and how the two vector legs' lists compare."""
-    from clawmem.recall import vector_matrix
-
     from benchmarks.suites.quality import open_clawmem
     from benchmarks.suites.speed import freshness_check, rss_mb
+    from clawmem.recall import vector_matrix
 
     mem = open_clawmem(root, vectors=True)
     mem.reconfigure(mem.cfg)
@@ -212,10 +210,9 @@ def in_process(root: Path, qs: list[str]) -> dict:
 def vec0_knn(root: Path, qs: list[str]) -> dict:
     """What a one-shot process's vector leg costs: sqlite-vec's exact KNN of the 80 candidates
     over every vector (``legs.stored_leg``, as a cold recall runs it), wall and CPU p50."""
+    from benchmarks.suites.quality import open_clawmem
     from clawmem.recall import legs
     from clawmem.store.index import Filters, Index
-
-    from benchmarks.suites.quality import open_clawmem
 
     emb = open_clawmem(root, vectors=True).embedder()
     vecs = [emb.embed_query(q) for q in qs]
@@ -253,8 +250,8 @@ def cold(root: Path, qs: list[str]) -> dict:
 
 
 def run(size: int, n_queries: int, cold_runs: int) -> dict:
-    from benchmarks.suites.speed import byte_compile_clawmem
     from benchmarks.datasets.synth import queries
+    from benchmarks.suites.speed import byte_compile_clawmem
 
     byte_compile_clawmem()
     out: dict = {"size": size, "load_before": os.getloadavg()}
@@ -410,11 +407,10 @@ def realtalk_ranks() -> dict:
     of each question (the pool a first pass would need)."""
     import numpy as np
 
-    from clawmem.recall import vector_matrix
-    from clawmem.store import db
-
     from benchmarks.common import embedder_status
     from benchmarks.suites.realtalk import chat_files, convert
+    from clawmem.recall import vector_matrix
+    from clawmem.store import db
 
     emb, why = embedder_status()
     if emb is None:
