@@ -118,7 +118,7 @@ def test_committed_question_set_verifies():
 
 def test_tiny_lexical_end_to_end(tmp_path, monkeypatch):
     from benchmarks.datasets.synth import generate
-    from benchmarks.suites.quality import open_clawmem
+    from benchmarks.systems.clawmem import open_clawmem
     from benchmarks.systems.searchers import (
         BM25Searcher,
         ClawmemSearcher,
@@ -216,7 +216,7 @@ def test_report_merge_takes_each_part_from_its_last_run_and_keeps_other_models_b
 
 
 def test_paired_interval_resamples_the_same_questions_for_both_systems():
-    from benchmarks.report import interval, paired_interval
+    from benchmarks.metrics import interval, paired_interval
 
     a = [0.0, 0.5, 1.0, 1.0, 0.25, 0.0, 0.75, 1.0]
     mean, lo, hi = paired_interval(a)
@@ -231,3 +231,44 @@ def test_paired_interval_resamples_the_same_questions_for_both_systems():
     assert paired_interval([float("nan"), 1.0, 1.0])[0] == 1.0
     assert interval((0.1, -0.02, 0.2), signed=True) == "+0.100 (-0.020 to +0.200)"
     assert interval((0.627, 0.596, 0.658)) == "0.627 (0.596-0.658)"
+
+
+SUITE = '''"""A suite written by a newcomer: one module, nothing else edited."""
+PART = "tiny"
+TITLE = "a tiny suite"
+
+
+def run(settings):
+    return {"mode": settings.mode, "vectors": settings.vectors}
+
+
+def section(results):
+    target = {"target": "tiny ran", "value": results["mode"], "met": True}
+    return f"## Tiny\\n\\nran in {results['mode']} mode, vectors {results['vectors']}", [target]
+'''
+
+
+def test_a_suite_is_one_module(tmp_path, monkeypatch):
+    """A module in benchmarks/suites/ with PART, TITLE, run and section is offered by --only, run
+    by `python -m benchmarks` and rendered into the report (here from a folder added to the
+    suites package's path, so the test writes nothing into the repository)."""
+    import json
+
+    import benchmarks.suites as suites
+    from benchmarks.__main__ import main
+
+    folder = tmp_path / "suites"
+    folder.mkdir()
+    (folder / "tiny_suite.py").write_text(SUITE, encoding="utf-8")
+    monkeypatch.setattr(suites, "__path__", [*suites.__path__, str(folder)])
+    assert list(suites.registered()) == ["tiny"]
+    out, raw = tmp_path / "report.md", tmp_path / "results.json"
+    assert main(["--only", "tiny", "--no-vectors", "--json", str(raw), "--out", str(out)]) == 0
+    assert json.loads(raw.read_text())["tiny"] == {"mode": "quick", "vectors": False}
+    report = out.read_text(encoding="utf-8")
+    assert "## Tiny\n\nran in quick mode, vectors False" in report
+    assert "| tiny ran | quick | met |" in report
+    # Two suites cannot claim one part.
+    (folder / "tiny_again.py").write_text(SUITE, encoding="utf-8")
+    with pytest.raises(ValueError, match="PART 'tiny' is taken"):
+        suites.registered()

@@ -9,7 +9,7 @@ first ``DEPTH`` hits of every question, once with the vector leg (per embedding 
 lexical only, and prints the coefficients as the Python to paste into
 ``clawmem/recall/relevance.py`` and the threshold that keeps ``OWN_ANSWERED`` of each tuning set's
 answerable questions answered. REALTALK's chats 6-10 and SciFact's test claims are never read
-here; ``benchmarks.realtalk`` and ``benchmarks.quality`` report on them with the fitted numbers.
+here; the suites ``realtalk`` and ``quality`` report on them with the fitted numbers.
 SciFact's whole corpus is indexed once into bench-results/work/scifact-full (the same index
 ``python -m benchmarks --full`` uses; embedding it takes about 40 minutes on two idle cores).
 """
@@ -21,9 +21,10 @@ import math
 
 import numpy as np
 
-from benchmarks import metrics as M
 from benchmarks.common import embedder_status, log
-from benchmarks.suites.realtalk import HELD_OUT, TUNE, _open, build, chat_files, convert
+from benchmarks.datasets.realtalk import TUNE, build, chat_files, convert, foreign_of
+from benchmarks.metrics import abstention, best_relevance, calibration
+from benchmarks.systems.clawmem import DEPTH, index_clawmem, open_clawmem, open_with, rows_of
 
 # The features in the order of the fitted weights (log_rank stands for log of the hit's place).
 FEATURES = (
@@ -37,13 +38,11 @@ FEATURES = (
     "unknown_proper",
 )
 LEXICAL_FEATURES = ("coverage", "bm25", "log_rank", "unseen", "unknown_names", "unknown_proper")
-DEPTH = 10  # = clawmem.recall.pipeline.ABSTAIN_DEPTH: the hits abstention looks at
 # The threshold keeps this share of the tuning chats' own questions answered (one in 200 refused:
 # the held-out chats refuse more than the tuning chats, which the fit has seen), rounded down to
 # two decimals, a number a person can read and set.
 OWN_ANSWERED = 0.995
 VERSION = "v4"  # of the models printed (v2 was tried and not kept: benchmarks/analysis.md)
-BINS = (0.0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0)
 
 
 def collect_scifact(emb, mode: str = "hybrid") -> list[dict]:
@@ -51,7 +50,6 @@ def collect_scifact(emb, mode: str = "hybrid") -> list[dict]:
     a hit being evidence when its abstract is one of the claim's."""
     from benchmarks.common import WORK
     from benchmarks.datasets.workspaces import build_scifact, load_scifact
-    from benchmarks.suites.quality import index_clawmem, open_clawmem
 
     corpus, queries, qrels = load_scifact("train")
     root = build_scifact(WORK / "work" / "scifact-full", corpus, sorted(corpus))
@@ -79,54 +77,12 @@ def collect_scifact(emb, mode: str = "hybrid") -> list[dict]:
     return out
 
 
-def foreign_of(number: int) -> int:
-    """The chat whose questions ``number`` is asked as foreign ones: the next in its split."""
-    split = TUNE if number in TUNE else HELD_OUT
-    return split[(split.index(number) + 1) % len(split)]
-
-
-def gold_lines(q: dict) -> set[tuple[str, int]]:
-    return {
-        (g["path"], n) for alts in q["gold"] for g in alts for n in range(g["start"], g["end"] + 1)
-    }
-
-
-def is_evidence(hit, gold: set[tuple[str, int]]) -> bool:
-    return any((hit.path, n) in gold for n in range(hit.start_line, hit.end_line + 1))
-
-
-def rows_of(mem, chat, questions, kind: str, mode: str = "hybrid") -> list[dict]:
-    """One row per question: its kind (own/foreign) and its first DEPTH hits' features and labels."""
-    out = []
-    for q in questions:
-        res = mem.recall(
-            q["question"], k=DEPTH, mode=mode, today=chat.today, sync=False, min_relevance=0.0
-        )
-        gold = gold_lines(q) if kind == "own" else set()
-        out.append(
-            {
-                "chat": chat.number,
-                "kind": kind,
-                "category": q.get("category"),
-                "hits": [
-                    {
-                        "features": h.features.to_dict() if h.features is not None else None,
-                        "relevance": h.relevance,
-                        "evidence": is_evidence(h, gold),
-                    }
-                    for h in res.hits
-                ],
-            }
-        )
-    return out
-
-
 def collect(chats: tuple[int, ...], emb, mode: str = "hybrid") -> list[dict]:
     every = {c.number: c for c in (convert(p) for p in chat_files())}
     rows: list[dict] = []
     for n in chats:
         chat = every[n]
-        mem = _open(build(chat), emb)
+        mem = open_with(build(chat), emb)
         mem.index()
         rows += rows_of(mem, chat, chat.questions, "own", mode)
         rows += rows_of(mem, chat, every[foreign_of(n)].questions, "foreign", mode)
@@ -164,17 +120,6 @@ def fit(rows: list[dict], names: tuple[str, ...], l2: float = 1.0) -> tuple[floa
     return float(w[0]), {n: float(v) for n, v in zip(names, w[1:], strict=True)}
 
 
-def default_threshold(mem) -> float:
-    """The threshold a recall with the workspace's defaults applies: ``min_relevance`` when it is
-    set, else the fitted model's own (what a user of this workspace gets)."""
-    return mem.recall("a question about a trip", k=1, sync=False).relevance["threshold"]
-
-
-def best_relevance(row: dict) -> float | None:
-    vals = [h["relevance"] for h in row["hits"] if h["relevance"] is not None]
-    return max(vals) if vals else None
-
-
 def threshold_for(rows: list[dict], share: float = OWN_ANSWERED) -> float:
     """The largest threshold (rounded down to 2 decimals) that keeps ``share`` of the own
     questions answered."""
@@ -183,58 +128,6 @@ def threshold_for(rows: list[dict], share: float = OWN_ANSWERED) -> float:
         return 0.0
     cut = best[int(math.floor((1.0 - share) * len(best)))]
     return math.floor(cut * 100) / 100
-
-
-def calibration(rows: list[dict], bins=BINS) -> list[dict]:
-    """Predicted against observed: per relevance bin, the hits in it, their mean relevance and
-    the share that are evidence."""
-    out = []
-    pairs = [
-        (h["relevance"], h["evidence"])
-        for r in rows
-        for h in r["hits"]
-        if h["relevance"] is not None
-    ]
-    for lo, hi in zip(bins[:-1], bins[1:], strict=True):
-        inside = [(p, e) for p, e in pairs if lo <= p < hi or (hi == bins[-1] and p == hi)]
-        out.append(
-            {
-                "bin": [lo, hi],
-                "n": len(inside),
-                "predicted": M.mean(p for p, _ in inside) if inside else None,
-                "observed": M.mean(1.0 if e else 0.0 for _, e in inside) if inside else None,
-            }
-        )
-    return out
-
-
-def abstention(rows: list[dict], threshold: float) -> dict:
-    """Share of own and foreign questions answered (a best relevance at or above the threshold)
-    and how well the best relevance tells them apart (AUROC)."""
-    own = [best_relevance(r) or 0.0 for r in rows if r["kind"] == "own"]
-    foreign = [best_relevance(r) or 0.0 for r in rows if r["kind"] == "foreign"]
-    return {
-        "threshold": threshold,
-        "own_n": len(own),
-        "foreign_n": len(foreign),
-        "own_answered": M.mean(1.0 if b >= threshold else 0.0 for b in own) if own else None,
-        "foreign_answered": M.mean(1.0 if b >= threshold else 0.0 for b in foreign)
-        if foreign
-        else None,
-        "auroc": auroc(own, foreign),
-    }
-
-
-def auroc(pos: list[float], neg: list[float]) -> float | None:
-    if not pos or not neg:
-        return None
-    values = np.array(pos + neg)
-    ranks = values.argsort(kind="mergesort").argsort() + 1.0
-    # ties share their mean rank
-    for v in np.unique(values):
-        same = values == v
-        ranks[same] = ranks[same].mean()
-    return float((ranks[: len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
 
 
 def _code(name: str, intercept: float, weights: dict, threshold: float) -> str:

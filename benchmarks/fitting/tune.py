@@ -11,11 +11,13 @@ from __future__ import annotations
 import argparse
 import itertools
 from dataclasses import replace
+from typing import Any
 
 from benchmarks import metrics as M
 from benchmarks.common import embedder_status, log
-from benchmarks.report import interval, paired_interval
-from benchmarks.suites.realtalk import TUNE, _open, build, chat_files, convert
+from benchmarks.datasets.realtalk import TUNE, build, chat_files, convert
+from benchmarks.metrics import interval, paired_interval
+from benchmarks.systems.clawmem import open_with
 from clawmem.recall.fusion import Ranking
 
 
@@ -46,7 +48,7 @@ def load_split(emb):
         if chat.number not in TUNE:
             continue
         root = build(chat)
-        mem = _open(root, emb)
+        mem = open_with(root, emb)
         mem.index()
         lens = {rel: [len(x) for x in text.split("\n")] for rel, text in chat.files.items()}
         out.append((chat, mem, lens))
@@ -71,7 +73,7 @@ def score(split, ranking: Ranking, mode: str = "hybrid", budget: int = 2000) -> 
     return {"er": M.mean(ers), "r10": M.mean(r10), "per_question": ers}
 
 
-GRID = {
+GRID: dict[str, list[float]] = {
     "lexical_weight": [0.6, 0.8, 1.0],
     "vector_weight": [1.0],
     "rrf_k": [20, 60],
@@ -106,7 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     keys = list(grid)
     for values in itertools.product(*(grid[k] for k in keys)):
-        r = replace(base, **dict(zip(keys, values, strict=True)))
+        # Ranking's fields are ints and floats; the grid (JSON) gives either: Ranking checks them.
+        setting: dict[str, Any] = dict(zip(keys, values, strict=True))
+        r = replace(base, **setting)
         s = score(split, r)
         # The gain over the defaults on the same questions, with its 95% bootstrap interval: a
         # gain whose interval takes in zero is this split's noise, not a finding.

@@ -264,7 +264,8 @@ def run(size: int, runs: int) -> dict:
     # for the embedder to load. Alternating, each after every embedder is stopped.
     log(f"cold {size}: first hybrid calls (each starts the resident embedder)")
     no_qp = {**env, "CLAWMEM_QUERY_PATH": "0"}
-    first, first_waiting = [], []
+    first: list[dict] = []
+    first_waiting: list[dict] = []
     for q in qs[: max(3, runs)]:
         stop_embedders(rt)
         first.append(measured(clawmem(root, "recall", q, "--json"), env))

@@ -206,7 +206,8 @@ def run(messages: int, runs: int) -> dict:
     t.write()
     lines = len(t._lines)
     size = t.path.stat().st_size
-    first, again, grown, inproc = [], [], [], {"first": [], "again": [], "grown": []}
+    first, again, grown = [], [], []
+    inproc: dict[str, list[float]] = {"first": [], "again": [], "grown": []}
     pages = set()
     for i in range(runs):
         ws = _copy(template, folder / "ws")

@@ -119,7 +119,8 @@ def check(groups: dict[str, list[str]], llama, fast, *, query: bool) -> dict:
     prefix = llama._query_prefix if query else llama._document_prefix
     out = {}
     for name, items in groups.items():
-        worst, bad, t_llama, t_fast, windowed = 1.0, [], 0.0, 0.0, 0
+        worst, t_llama, t_fast, windowed = 1.0, 0.0, 0.0, 0
+        bad: list[str] = []
         for n, text in enumerate(items):
             if n and n % 250 == 0:
                 log(f"query_path: {name}: {n}/{len(items)}, {len(bad)} bad, min {worst:.7f}")

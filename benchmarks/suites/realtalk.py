@@ -1,12 +1,5 @@
-"""REALTALK: real 21-day conversations that no one on this project wrote, as daily logs.
-
-The conversion follows ``../shared/eval/realtalk``'s README: one daily log a day
-(``memory/YYYY-MM-DD.md``), one ``## Session N`` section per session (a session that runs past
-midnight continues under the same heading in the next day's log), one ``- Speaker: text`` bullet
-per message (whitespace collapsed to one line; a photo's caption appended as ``[photo: …]``). A
-question's gold lines are the bullets of its evidence messages; questions without evidence ids are
-left out. Nothing from the data is written into the repository: workspaces are built under
-``bench-results/``.
+"""The REALTALK suite: clawmem and baselines on real 21-day conversations (the data and its
+conversion into daily logs: ``benchmarks/datasets/realtalk.py``).
 
 Baselines, on the same workspaces and the same embedder as clawmem, over *single messages*:
 BM25 (FTS5 ``bm25()``, any term, ``unicode61 remove_diacritics 2``), dense (exact cosine of each
@@ -16,15 +9,19 @@ the held-out split; results are reported for both and for all ten.
 
 from __future__ import annotations
 
-import json
-import re
-from dataclasses import dataclass
-from datetime import date, datetime, timedelta
-from pathlib import Path
-
 from benchmarks import metrics as M
-from benchmarks.common import EVAL, WORK, VectorCache, embedder_status, log, median, percentile
-from benchmarks.datasets.workspaces import _remove_strays, write_files
+from benchmarks.common import VectorCache, embedder_status, log, median, percentile
+from benchmarks.datasets.realtalk import (
+    HELD_OUT,
+    TUNE,
+    Chat,
+    build,
+    chat_files,
+    convert,
+    foreign_of,
+)
+from benchmarks.metrics import abstention, calibration
+from benchmarks.systems.clawmem import default_threshold, index_clawmem, open_with, rows_of
 from benchmarks.systems.searchers import (
     BM25Searcher,
     Chunk,
@@ -34,97 +31,9 @@ from benchmarks.systems.searchers import (
     cite,
 )
 
-REALTALK = EVAL / "realtalk"
 BUDGETS = (1000, 2000, 4000)
 EVAL_K = 20
 K_SMALL = 3  # the k-stability check compares the hits of k=3 with the first 3 of k=EVAL_K
-TUNE = (1, 2, 3, 4, 5)
-HELD_OUT = (6, 7, 8, 9, 10)
-
-
-@dataclass(frozen=True)
-class Message:
-    path: str
-    line: int
-    text: str  # the bullet's text without "- "
-
-
-@dataclass
-class Chat:
-    number: int
-    name: str
-    files: dict[str, str]
-    messages: list[Message]
-    questions: list[dict]  # {question, answer, category, gold: [[{path, start, end}]]}
-    today: date  # the day after the last message: when an agent would ask
-
-
-def chat_files() -> list[Path]:
-    files = sorted(REALTALK.glob("Chat_*.json"), key=lambda p: int(p.name.split("_")[1]))
-    if not files:
-        raise FileNotFoundError(f"{REALTALK}: no Chat_*.json (set CLAWMEM_BENCH_EVAL)")
-    return files
-
-
-def _when(stamp: str) -> datetime:
-    return datetime.strptime(stamp.strip(), "%d.%m.%Y, %H:%M:%S")
-
-
-def convert(path: Path) -> Chat:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    number = int(path.name.split("_")[1])
-    sessions = sorted(
-        (int(k.split("_")[1]), v)
-        for k, v in data.items()
-        if re.fullmatch(r"session_\d+", k) and isinstance(v, list)
-    )
-    by_day: dict[str, list[tuple[int, dict]]] = {}
-    for n, msgs in sessions:
-        for m in msgs:
-            by_day.setdefault(_when(m["date_time"]).date().isoformat(), []).append((n, m))
-    files: dict[str, str] = {}
-    where: dict[str, tuple[str, int]] = {}
-    messages: list[Message] = []
-    for day in sorted(by_day):
-        rel = f"memory/{day}.md"
-        lines = [f"# {day}"]
-        current = None
-        for n, m in by_day[day]:
-            if n != current:
-                lines += ["", f"## Session {n}", ""]
-                current = n
-            text = " ".join(m["clean_text"].split())
-            if m.get("blip_caption"):
-                text = f"{text} [photo: {' '.join(m['blip_caption'].split())}]".strip()
-            body = f"{m['speaker']}: {text}"
-            lines.append(f"- {body}")
-            where[m["dia_id"]] = (rel, len(lines))
-            messages.append(Message(rel, len(lines), body))
-        files[rel] = "\n".join(lines) + "\n"
-    questions = []
-    for q in data["qa"]:
-        ev = [e for e in q.get("evidence") or [] if e in where]
-        if not ev:
-            continue
-        gold = [[{"path": where[e][0], "start": where[e][1], "end": where[e][1]}] for e in ev]
-        questions.append(
-            {
-                "question": q["question"],
-                "answer": q.get("answer"),
-                "category": q.get("category"),
-                "gold": gold,
-            }
-        )
-    last = max(date.fromisoformat(d) for d in by_day)
-    return Chat(number, path.stem, files, messages, questions, last + timedelta(days=1))
-
-
-def build(chat: Chat, folder: str = "realtalk") -> Path:
-    root = WORK / "work" / folder / f"chat-{chat.number:02d}"
-    root.mkdir(parents=True, exist_ok=True)
-    _remove_strays(root, chat.files)
-    write_files(root, chat.files)
-    return root
 
 
 # --------------------------------------------------------------------------- baselines
@@ -148,23 +57,9 @@ class MessageRRF(Searcher):
 
 
 # --------------------------------------------------------------------------- the run
-def _open(root: Path, emb):
-    from benchmarks.suites.quality import open_clawmem
-
-    return open_clawmem(root, vectors=emb is not None, embedder=emb)
-
-
 def run_realtalk(
     *, vectors: bool, chats: tuple[int, ...] | None = None, folder: str = "realtalk"
 ) -> dict:
-    from benchmarks.fitting.relevance import (  # it imports this module
-        abstention,
-        calibration,
-        default_threshold,
-        foreign_of,
-        rows_of,
-    )
-
     emb, why = embedder_status() if vectors else (None, "vectors disabled (--no-vectors)")
     cache = VectorCache()
     per_q: dict[str, list[dict]] = {}
@@ -172,16 +67,14 @@ def run_realtalk(
     latencies: dict[str, list[float]] = {}
     setup = []
     every = {c.number: c for c in (convert(p) for p in chat_files())}
-    trust_rows: list[dict] = []  # relevance and abstention (benchmarks/relevance.py)
+    trust_rows: list[dict] = []  # relevance and abstention (metrics: trust)
     k_checked = k_broken = 0
     for number in sorted(every):
         chat = every[number]
         if chats and chat.number not in chats:
             continue
         root = build(chat, folder)
-        mem = _open(root, emb)
-        from benchmarks.suites.quality import index_clawmem
-
+        mem = open_with(root, emb)
         idx = index_clawmem(mem, f"realtalk-{chat.number}")
         searchers: list[Searcher] = []
         modes = ["hybrid", "lexical", "vector"] if emb is not None else ["lexical"]

@@ -143,8 +143,8 @@ def _latency(mem, qs: list[str], mode: str) -> dict:
 def in_process(root: Path, qs: list[str]) -> dict:
     """Recall latency with the held vectors' compressed first pass on and off (same process,
     same queries), and how the two vector legs' lists compare."""
-    from benchmarks.suites.quality import open_clawmem
     from benchmarks.suites.speed import freshness_check, rss_mb
+    from benchmarks.systems.clawmem import open_clawmem
     from clawmem.recall import vector_matrix
 
     mem = open_clawmem(root, vectors=True)
@@ -181,16 +181,16 @@ def in_process(root: Path, qs: list[str]) -> dict:
             vector_matrix.CODES_MIN_ROWS = threshold
             lists[name] = legs.vector_leg(idx, qvec, Filters(), 80)
         scores = {k: [h.score for h in v] for k, v in lists.items()}
-        lists = {k: [h.chunk_id for h in v] for k, v in lists.items()}
+        ids = {k: [h.chunk_id for h in v] for k, v in lists.items()}
         # How much worse the codes' lists score (mean cosine), where they differ.
         gap10.append(sum(scores["exact"][:10]) / 10 - sum(scores["codes"][:10]) / 10)
         gap80.append(
             sum(scores["exact"]) / len(scores["exact"])
             - sum(scores["codes"]) / len(scores["codes"])
         )
-        exact = lists["exact"]
-        agree.append(len(set(exact) & set(lists["codes"])) / len(exact) if exact else 1.0)
-        top10.append(set(exact[:10]) <= set(lists["codes"]))
+        exact = ids["exact"]
+        agree.append(len(set(exact) & set(ids["codes"])) / len(exact) if exact else 1.0)
+        top10.append(set(exact[:10]) <= set(ids["codes"]))
     idx.close()
     vector_matrix.CODES_MIN_ROWS = default_min
     out["vector_topk_overlap"] = {
@@ -210,7 +210,7 @@ def in_process(root: Path, qs: list[str]) -> dict:
 def vec0_knn(root: Path, qs: list[str]) -> dict:
     """What a one-shot process's vector leg costs: sqlite-vec's exact KNN of the 80 candidates
     over every vector (``legs.stored_leg``, as a cold recall runs it), wall and CPU p50."""
-    from benchmarks.suites.quality import open_clawmem
+    from benchmarks.systems.clawmem import open_clawmem
     from clawmem.recall import legs
     from clawmem.store.index import Filters, Index
 

@@ -69,7 +69,7 @@ def pending_texts(root: Path) -> list[str]:
 
 def raw_embed(emb, texts: list[str], batch: int) -> tuple[float, np.ndarray]:
     """Seconds for the model alone to embed ``texts`` in clawmem's batch size, and the vectors."""
-    vecs = []
+    vecs: list[np.ndarray] = []
     t0 = time.perf_counter()
     for i in range(0, len(texts), batch):
         res = emb.embed_documents(texts[i : i + batch])
@@ -347,7 +347,9 @@ def profile_recall(mem, q: str, mode: str, *, sync: bool, n: int = 5) -> tuple[s
     pr.disable()
     st = pstats.Stats(pr)
     parts: dict[str, float] = {}
-    for (fname, _line, func), (_cc, _nc, _tt, ct, _callers) in st.stats.items():
+    # pstats.Stats keeps its table in .stats, which typeshed does not declare.
+    table = st.stats  # type: ignore[attr-defined]
+    for (fname, _line, func), (_cc, _nc, _tt, ct, _callers) in table.items():
         for (suffix, name), label in PARTS.items():
             if func == name and fname.replace("\\", "/").endswith(suffix):
                 parts[label] = parts.get(label, 0.0) + ct * 1000 / n
@@ -364,7 +366,7 @@ def cold_index(root: Path) -> dict:
     res = subprocess.run(
         [*cli_cmd(), "-w", str(root), "index", "--json"], capture_output=True, text=True
     )
-    out = {"wall_s": time.perf_counter() - t0, "rc": res.returncode}
+    out: dict[str, object] = {"wall_s": time.perf_counter() - t0, "rc": res.returncode}
     try:
         rep = json.loads(res.stdout.strip().splitlines()[-1])
         out.update(embedded=rep.get("vectors_embedded"), files_indexed=rep.get("files_indexed"))
@@ -387,7 +389,7 @@ def append_section(root: Path) -> Path:
 def run_size(
     n_chunks: int, *, real_embed: bool, sample: int, with_qmd: bool, seed: int = 1
 ) -> dict:
-    from benchmarks.suites.quality import open_clawmem
+    from benchmarks.systems.clawmem import open_clawmem
 
     root = WORK / "work" / f"synth-{n_chunks}"
     log(f"speed {n_chunks}: generating workspace")
@@ -612,7 +614,7 @@ _SIZES_SEEN: list[int] = []
 def run_many_files(n_files: int = 18_000, units_per_file: int = 6) -> dict:
     """The freshness check on 100k units spread over 18k files (lexical index: the check
     compares files, not vectors)."""
-    from benchmarks.suites.quality import open_clawmem
+    from benchmarks.systems.clawmem import open_clawmem
 
     root = WORK / "work" / f"files-{n_files}"
     log(f"speed: {n_files} small files ({units_per_file} units each)")
