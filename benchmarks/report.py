@@ -486,7 +486,7 @@ def calibration_table(bins: list[dict]) -> str:
 
 
 def _realtalk_trust(r: dict, s: dict) -> tuple[list[str], list[dict]]:
-    """Relevance, abstention and k-stability (issue 30): benchmarks/relevance.py's measures."""
+    """Relevance, abstention and k-stability (issue 30): benchmarks/metrics.py's trust measures."""
     t = r["trust"]
     targets: list[dict] = []
     lines = [
@@ -614,7 +614,7 @@ def realtalk_section(r: dict) -> tuple[str, list[dict]]:
         "## REALTALK (real conversations, held-out split)",
         "",
         f"{r['questions']} questions with gold evidence over {len(r['setup'])} real 21-day chats "
-        "(`../shared/eval/realtalk`), each converted by `benchmarks/realtalk.py` into daily logs "
+        "(`../shared/eval/realtalk`), each converted by `benchmarks/datasets/realtalk.py` into daily logs "
         "(`memory/YYYY-MM-DD.md`, `## Session N`, one `- Speaker: text` bullet per message). "
         "Every system answers with 20 results; evidence recall (ER) reads them best first, line by "
         "line, until the budget in characters is spent. The ranking's numbers were chosen on chats "
@@ -835,7 +835,7 @@ def speed_section(r: dict) -> tuple[str, list[dict]]:
     lines = [
         "## Speed, size and memory (synthetic daily logs)",
         "",
-        "Seeded synthetic workspaces (`benchmarks/synth.py`): `memory/<project>/YYYY-MM-DD.md` logs "
+        "Seeded synthetic workspaces (`benchmarks/datasets/synth.py`): `memory/<project>/YYYY-MM-DD.md` logs "
         "with headed sections, bullets, code, tables, Vietnamese and Japanese lines and Retain facts. "
         "*Units* are what clawmem indexes and embeds: structural chunks plus Retain facts. "
         "Index runs are fresh processes; **measured** and **estimated** are labelled. Estimated "
