@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from benchmarks import metrics as M
+from benchmarks.common import EVAL
 from benchmarks.systems.openclaw import (
     OpenClawIndex,
     bm25_rank_to_score,
@@ -93,7 +94,7 @@ def test_synthetic_workspace_is_deterministic(tmp_path):
 
 
 @pytest.mark.skipif(
-    not (REPO.parent / "shared" / "eval" / "memorybank").is_dir(),
+    not (EVAL / "memorybank").is_dir(),
     reason="evaluation data not present",
 )
 def test_committed_question_set_verifies():
@@ -148,7 +149,7 @@ def test_tiny_lexical_end_to_end(tmp_path, monkeypatch):
 
 
 @pytest.mark.skipif(
-    not (REPO.parent / "shared" / "eval" / "realtalk").is_dir(),
+    not (EVAL / "realtalk").is_dir(),
     reason="evaluation data not present",
 )
 def test_realtalk_conversion_points_gold_at_the_evidence_messages():
@@ -156,7 +157,7 @@ def test_realtalk_conversion_points_gold_at_the_evidence_messages():
     (a wrong line would score a system on the wrong text)."""
     import json
 
-    from benchmarks.suites.realtalk import chat_files, convert
+    from benchmarks.datasets.realtalk import chat_files, convert
 
     for path in chat_files():
         data = json.loads(path.read_text(encoding="utf-8"))
