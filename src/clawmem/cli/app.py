@@ -458,6 +458,7 @@ COMMAND_MODULES = (
     "check",
     "git_hooks",
     "mcp",
+    "trust",
     "model",
     "reflect",
     "flush",

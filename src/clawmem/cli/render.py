@@ -177,6 +177,9 @@ def status_human(s: dict) -> None:
     out.print(f"workspace   {escape(s['workspace'])}")
     out.print(f"index       {escape(s['index_path'])} ({s['index_bytes']:,} bytes)")
     out.print(f"state       [{colour}]{escape(state)}[/{colour}]")
+    held = s.get("config_not_approved")
+    if held:
+        out.print(f"config      [yellow]{escape(held['note'])}[/yellow]")
     if "files" in s:
         out.print(f"files       {s['files']} indexed, {s['files_on_disk']} on disk")
         ses = s.get("sessions") or {}

@@ -15,7 +15,7 @@ from functools import wraps
 from pathlib import Path
 from typing import Any
 
-from clawmem.config import load_config, parse_scopes
+from clawmem.config import load_config, parse_scopes, trust
 from clawmem.errors import ClawmemError
 from clawmem.ingest.indexing import Indexer
 from clawmem.recall.pipeline import pack_budget, recall
@@ -38,6 +38,8 @@ def split_scope(path: str, scopes: dict[str, Path]) -> tuple[str | None, str]:
 def recall_with_scopes(ix: Indexer, query: str, **kwargs: Any) -> RecallResult:
     # ``recall`` over this workspace and its read scopes, fused.
     own = recall(ix, query, **kwargs)
+    if ix.cfg.held_back:  # scopes or transcripts the user has not approved (config/trust.py)
+        own.degraded.append(trust.note(ix.cfg.held_back))
     scopes = parse_scopes(ix.cfg, ix.root)
     if not scopes:
         return own
