@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 OK, WARN, FAIL, OFF = "ok", "warn", "fail", "off"
 STATES = (OK, WARN, FAIL, OFF)
-# The git hooks `clawmem hook install` writes (cli/hook.py owns them; these are their names and
+# The git hooks `clawmem hook install` writes (cli/git_hooks.py owns them; these are their names and
 # the line that marks clawmem's block, which that module writes).
 HOOKS = ("pre-commit", "post-merge", "post-checkout", "post-rewrite")
 HOOK_MARK = "# >>> clawmem hook ("
