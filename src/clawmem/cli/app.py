@@ -504,11 +504,16 @@ def _register_command_modules() -> None:
     _help_from_docstrings(app)
 
 
-def _help_from_docstrings(typer_app: typer.Typer) -> None:
+def _help_from_docstrings(typer_app: typer.Typer, prefix: str = "") -> None:
     """Each command's help from its docstring, its paragraphs each one line: typer's rich help
-    keeps a docstring's line breaks, which cut descriptions mid-sentence in `clawmem --help`."""
+    keeps a docstring's line breaks, which cut descriptions mid-sentence in `clawmem --help`.
+    Its examples (``cli/examples.py``) end it."""
     import inspect
     import re
+
+    from typer.main import get_command_name
+
+    from clawmem.cli.examples import epilog
 
     def flowed(doc: str) -> str:
         return re.sub(r"(?<!\n)\n(?!\n)", " ", inspect.cleandoc(doc))
@@ -516,9 +521,13 @@ def _help_from_docstrings(typer_app: typer.Typer) -> None:
     for info in typer_app.registered_commands:
         if info.help is None and info.callback is not None and info.callback.__doc__:
             info.help = flowed(info.callback.__doc__)
+        if info.callback is not None:
+            name = info.name or get_command_name(info.callback.__name__)
+            info.epilog = info.epilog or epilog(prefix + name)
     for group in typer_app.registered_groups:
         if group.typer_instance is not None:
-            _help_from_docstrings(group.typer_instance)
+            group.epilog = epilog(prefix + str(group.name))
+            _help_from_docstrings(group.typer_instance, f"{prefix}{group.name} ")
 
 
 _register_command_modules()
