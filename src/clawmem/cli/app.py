@@ -673,8 +673,23 @@ def _say_waiting(text: str) -> None:
     err.print(f"clawmem: {text}", markup=False, highlight=False)
 
 
+def _plain_completion_help() -> None:
+    """zsh and fish show each command's help beside its name: typer renders it with rich first
+    (to strip markup, which clawmem's help has none of), importing rich's Markdown and
+    markdown-it on every Tab, about 0.2 s of CPU. Plain text is what those shells show anyway."""
+    try:
+        from typer import _completion_classes
+    except ImportError:  # pragma: no cover - another typer: its own completion
+        return
+    if hasattr(_completion_classes, "_sanitize_help_text"):
+        _completion_classes._sanitize_help_text = str
+
+
 def _main(argv: list[str] | None) -> None:
     from clawmem.files import locking
+
+    if os.environ.get("_CLAWMEM_COMPLETE"):  # a shell asks for completions (--install-completion)
+        _plain_completion_help()
 
     locking.on_wait = _say_waiting
     try:
