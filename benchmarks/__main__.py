@@ -123,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--only",
         default="realtalk,agentmem,scifact,speed",
-        help="comma-separated: realtalk, agentmem, scifact, speed",
+        help="comma-separated: realtalk, agentmem, scifact, speed, mixed (the mixed workspaces "
+        "and near misses, benchmarks/mixed.py; add it to the default list to run it)",
     )
     ap.add_argument("--sizes", help="speed sizes, e.g. 1000,10000 (overrides the mode)")
     ap.add_argument(
@@ -191,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     mode = "full" if args.full else "quick"
     cfg = FULL if args.full else QUICK
     only = {x.strip() for x in args.only.split(",") if x.strip()}
-    bad = only - {"realtalk", "agentmem", "scifact", "speed"}
+    bad = only - {"realtalk", "agentmem", "scifact", "speed", "mixed"}
     if bad:
         ap.error(f"--only: unknown part(s) {sorted(bad)}")
     sizes = [int(x) for x in args.sizes.split(",")] if args.sizes else cfg["sizes"]
@@ -247,6 +248,11 @@ def main(argv: list[str] | None = None) -> int:
             vectors=vectors,
             folder=f"realtalk-{args.realtalk_tag}" if args.realtalk_tag else "realtalk",
         )
+    if "mixed" in only:
+        from . import mixed
+
+        log("== mixed workspaces and near misses")
+        results["mixed"] = mixed.run_mixed(vectors=vectors)
     if "agentmem" in only:
         log("== agent-memory question set")
         results["agentmem"] = quality.run_agentmem(vectors=vectors, with_qmd=not args.no_qmd)

@@ -1188,7 +1188,7 @@ def speed_section(r: dict) -> tuple[str, list[dict]]:
     return "\n".join(lines), targets
 
 
-PARTS = ("realtalk", "agentmem", "scifact", "speed")
+PARTS = ("realtalk", "mixed", "agentmem", "scifact", "speed")
 
 
 def merge(runs: list[dict]) -> dict:
@@ -1241,6 +1241,7 @@ def render(results: dict) -> str:
     runs = results.get("runs") or [{**results["meta"], "parts": [p for p in PARTS if p in results]}]
     names = {
         "realtalk": "REALTALK",
+        "mixed": "mixed workspaces",
         "agentmem": "agent memory",
         "scifact": "SciFact",
         "speed": "speed",
@@ -1296,6 +1297,12 @@ def render(results: dict) -> str:
             targets += t
         if key == "realtalk" and results.get("realtalk_models") and "realtalk" in results:
             body += [realtalk_models_section(results["realtalk"], results["realtalk_models"]), ""]
+        if key == "realtalk" and "mixed" in results:
+            from .mixed import render as mixed_section
+
+            text, t = mixed_section(results["mixed"], results.get("realtalk"))
+            body += [text, ""]
+            targets += t
     if targets:
         rows = [
             [

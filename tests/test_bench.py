@@ -226,3 +226,52 @@ def test_paired_interval_resamples_the_same_questions_for_both_systems():
     assert paired_interval([float("nan"), 1.0, 1.0])[0] == 1.0
     assert interval((0.1, -0.02, 0.2), signed=True) == "+0.100 (-0.020 to +0.200)"
     assert interval((0.627, 0.596, 0.658)) == "0.627 (0.596-0.658)"
+
+
+def _eval_dir() -> Path:
+    from benchmarks.common import EVAL
+
+    return EVAL
+
+
+@pytest.mark.skipif(not (_eval_dir() / "realtalk").is_dir(), reason="evaluation data not present")
+def test_mixed_workspace_places_every_message_on_a_known_line_of_its_kind(tmp_path):
+    """The mixed workspace (issue 45) puts each REALTALK message on a line of the unit kind its
+    session was dealt, so a question's gold is that line; its near misses name this workspace's
+    people and none of the source chat's."""
+    import json
+
+    from benchmarks.mixed_data import KINDS, build_layout, load_chat, question_names, swap_names
+
+    ws = build_layout(1, tmp_path)
+    data = load_chat(1)
+    by_id = {
+        m["dia_id"]: m
+        for key, msgs in data.items()
+        if key.startswith("session_") and isinstance(msgs, list)
+        for m in msgs
+    }
+    kinds = {p.kind for p in ws.placed.values()}
+    assert set(KINDS) - {"fact"} <= kinds and kinds & {"fact", "opinion"}
+    files = {**ws.files, **{f"team:{k}": v for k, v in ws.scope_files.items()}}
+    for dia, p in ws.placed.items():
+        words = " ".join(by_id[dia]["clean_text"].split())
+        if p.kind == "transcript":
+            rel = p.path.removeprefix("sessions/")
+            entry = json.loads(ws.transcript_files[rel].split("\n")[p.line - 1])
+            content = entry["message"]["content"]
+            said = content if isinstance(content, str) else content[0]["text"]
+            assert words in said and ws.transcript_text[(p.path, p.line)] == said
+            continue
+        line = files[p.path].split("\n")[p.line - 1]
+        assert words in line, (dia, p, line)
+        if p.kind == "task":
+            assert line.startswith(("- [ ] ", "- [x] "))
+        if p.kind in ("fact", "opinion"):
+            assert line.startswith(("- W @", "- O(c=0.7) @"))
+        if p.kind == "link":
+            assert line.startswith("- [[")
+    assert sorted(question_names(data)) == ["Elise", "Kate"]  # the persona names, not "Emi"
+    assert (
+        swap_names("Did Kevin meet Elise's dog?", {"Kevin": "Kate"}) == "Did Kate meet Elise's dog?"
+    )
