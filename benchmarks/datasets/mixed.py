@@ -57,8 +57,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
-from .common import EVAL, WORK
-from .workspaces import write_files
+from benchmarks.common import EVAL, WORK
+from benchmarks.datasets.workspaces import write_files
 
 REALTALK = EVAL / "realtalk"
 MEMORYBANK = EVAL / "memorybank" / "memory_bank_en.json"

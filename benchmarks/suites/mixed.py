@@ -1,7 +1,7 @@
 """Recall where users live (issue 45): mixed workspaces, near misses, calibration by kind.
 
-``python -m benchmarks.mixed`` (or ``python -m benchmarks --only mixed``) builds the mixed
-workspaces of ``mixed_data.py`` (one REALTALK chat spread over daily logs, narrative notes,
+``python -m benchmarks.suites.mixed`` (or ``python -m benchmarks --only mixed``) builds the mixed
+workspaces of ``datasets/mixed.py`` (one REALTALK chat spread over daily logs, narrative notes,
 ``## Retain`` facts, task lists, links, a Claude Code transcript folder and a read scope, plus
 MemoryBank notes), runs the real ``clawmem reflect`` on each (entity and opinion pages, episode
 pages), indexes them and asks each its answerable, unanswerable and near-miss questions. It
@@ -27,9 +27,9 @@ import math
 import re
 from pathlib import Path
 
-from . import metrics as M
-from .common import VectorCache, embedder_status, log
-from .mixed_data import (
+from benchmarks import metrics as M
+from benchmarks.common import VectorCache, embedder_status, log
+from benchmarks.datasets.mixed import (
     HELD_OUT,
     SCOPE,
     TUNE,
@@ -40,11 +40,12 @@ from .mixed_data import (
     realtalk_near_miss,
     write,
 )
-from .quality import index_clawmem, open_clawmem
-from .realtalk import MessageRRF
-from .relevance import auroc, gold_lines, is_evidence
-from .systems import BM25Searcher, Chunk, VectorSearcher
+from benchmarks.metrics import auroc, gold_lines, is_evidence
+from benchmarks.systems.clawmem import default_threshold, index_clawmem, open_clawmem
+from benchmarks.systems.searchers import BM25Searcher, Chunk, Searcher, VectorSearcher, cite
 
+PART = "mixed"
+TITLE = "mixed workspaces and near misses"
 HEADING = "## Mixed workspaces and near misses"
 EVAL_K = 20
 DEPTH = 10  # the hits abstention looks at (= clawmem.recall.pipeline.ABSTAIN_DEPTH)
@@ -147,6 +148,22 @@ def unit_kind(path: str, text: str, fact_kind: str | None, heading: str = "") ->
     return "log"
 
 
+class LineRRF(Searcher):
+    """Reciprocal rank fusion (k = 60) of the two single-line baselines."""
+
+    def __init__(self, bm25: BM25Searcher, dense: VectorSearcher, rrf_k: int = 60) -> None:
+        super().__init__("line-rrf", "RRF of those two (k = 60)")
+        self.bm25, self.dense, self.rrf_k = bm25, dense, rrf_k
+
+    def _search(self, query, *, k, today):
+        scores: dict[int, float] = {}
+        for leg in (self.bm25.ranked(query, 100), self.dense.ranked(query, 100)):
+            for rank, i in enumerate(leg, 1):
+                scores[i] = scores.get(i, 0.0) + 1.0 / (self.rrf_k + rank)
+        best = sorted(scores, key=lambda i: (-scores[i], i))[:k]
+        return [cite(self.bm25.chunks[i]) for i in best]
+
+
 # --------------------------------------------------------------------------- scoring
 def _overlaps(cite: tuple[str, int, int], gold: list[list[dict]]) -> bool:
     return any(
@@ -219,8 +236,7 @@ def run_workspace(number: int, emb, cache: VectorCache) -> dict:
     if emb is not None:
         vecs = cache.embed(emb, [u.text for u in units])
         dense = VectorSearcher(units, vecs, emb, "line-dense", "dense over single lines (cosine)")
-        rrf = MessageRRF(bm25, dense)
-        rrf.name, rrf.label = "line-rrf", "RRF of those two (k = 60)"
+        rrf = LineRRF(bm25, dense)
     per_system: dict[str, list[dict]] = {}
     trust: list[dict] = []
     log(f"mixed {number}: {len(questions)} questions, {len(units)} line units")
@@ -236,7 +252,7 @@ def run_workspace(number: int, emb, cache: VectorCache) -> dict:
                 cites = s.search(q["question"], k=EVAL_K, today=ws.today)
                 per_system.setdefault(s.name, []).append(score_row(cites, q, line_len))
         trust.append(_trust_row(number, q, full))
-    threshold = mem.recall("a question about a trip", k=1, sync=False).relevance["threshold"]
+    threshold = default_threshold(mem)
     status = mem.status()
     mem.close()
     return {
@@ -326,8 +342,7 @@ def trust_summary(rows: list[dict], threshold: float) -> dict:
 # --------------------------------------------------------------------------- REALTALK probe
 def realtalk_probe(emb, chats: tuple[int, ...] = tuple(range(1, 11)), mode: str = "hybrid") -> dict:
     """Each REALTALK chat's own questions and the next chat's with the names swapped."""
-    from .realtalk import build, chat_files, convert
-    from .relevance import foreign_of
+    from benchmarks.datasets.realtalk import build, chat_files, convert, foreign_of
 
     rows: list[dict] = []
     thresholds = {}
@@ -338,36 +353,44 @@ def realtalk_probe(emb, chats: tuple[int, ...] = tuple(range(1, 11)), mode: str 
         mem = open_clawmem(build(chat), vectors=emb is not None, embedder=emb)
         index_clawmem(mem, f"realtalk-{chat.number}")
         near = realtalk_near_miss(load_chat(chat.number), load_chat(foreign_of(chat.number)))
+        lens = {rel: [len(x) for x in text.split("\n")] for rel, text in chat.files.items()}
+
+        def line_len(p: str, n: int, lens=lens) -> int:
+            ls = lens.get(p, [])
+            return ls[n - 1] if 0 < n <= len(ls) else 0
+
         for kind, qs in (("own", chat.questions), ("near_miss", near)):
             for q in qs:
                 res = mem.recall(
                     q["question"],
-                    k=DEPTH,
+                    k=EVAL_K,
                     mode=mode,
                     today=chat.today,
                     sync=False,
                     min_relevance=0.0,
                 )
                 gold = gold_lines(q) if kind == "own" else set()
-                rows.append(
-                    {
-                        "chat": chat.number,
-                        "kind": kind,
-                        "category": q.get("category"),
-                        "question": q["question"] if kind == "near_miss" else None,
-                        "hits": [
-                            {
-                                "features": h.features.to_dict() if h.features else None,
-                                "relevance": h.relevance,
-                                "evidence": is_evidence(h, gold),
-                            }
-                            for h in res.hits
-                        ],
-                    }
-                )
-        thresholds[chat.number] = mem.recall("a question about a trip", k=1, sync=False).relevance[
-            "threshold"
-        ]
+                row = {
+                    "chat": chat.number,
+                    "kind": kind,
+                    "category": q.get("category"),
+                    "question": q["question"] if kind == "near_miss" else None,
+                    "hits": [
+                        {
+                            "features": h.features.to_dict() if h.features else None,
+                            "relevance": h.relevance,
+                            "evidence": is_evidence(h, gold),
+                        }
+                        for h in res.hits[:DEPTH]
+                    ],
+                }
+                if kind == "own":
+                    cites = _cites(res)
+                    row["r1"] = 1.0 if cites and _overlaps(cites[0], q["gold"]) else 0.0
+                    row["mrr"] = M.reciprocal_rank(cites, q["gold"])
+                    row["er@2000"] = M.evidence_recall(cites, q["gold"], line_len, 2000)
+                rows.append(row)
+        thresholds[chat.number] = default_threshold(mem)
         mem.close()
         log(f"realtalk near-miss probe: chat {chat.number} ({len(near)} near misses)")
     return {"rows": rows, "thresholds": thresholds}
@@ -377,8 +400,11 @@ def probe_summary(rows: list[dict], threshold: float) -> dict:
     own = [best(r) for r in rows if r["kind"] == "own"]
     near = [best(r) for r in rows if r["kind"] == "near_miss"]
     own3 = [best(r) for r in rows if r["kind"] == "own" and r["category"] == 3]
-    share = lambda xs: M.mean(1.0 if b >= threshold else 0.0 for b in xs) if xs else None  # noqa: E731
-    return {
+
+    def share(xs: list[float]) -> float | None:
+        return M.mean(1.0 if b >= threshold else 0.0 for b in xs) if xs else None
+
+    out: dict = {
         "own_n": len(own),
         "near_n": len(near),
         "own_answered": share(own),
@@ -386,6 +412,12 @@ def probe_summary(rows: list[dict], threshold: float) -> dict:
         "own_answered_cat3": share(own3),
         "auroc": auroc(own, near),
     }
+    for label, keep in (("own", lambda r: True), ("cat3", lambda r: r["category"] == 3)):
+        these = [r for r in rows if r["kind"] == "own" and keep(r) and "r1" in r]
+        out[f"{label}_n"] = len(these)
+        for m in ("r1", "mrr", "er@2000"):
+            out[f"{label}_{m}"] = M.mean(r[m] for r in these) if these else None
+    return out
 
 
 # --------------------------------------------------------------------------- the run
@@ -454,28 +486,8 @@ LABELS = {
 }
 
 
-def realtalk_category3(realtalk: dict | None) -> list[list[str]]:
-    """REALTALK's inference questions (category 3), from the REALTALK run's per-question rows."""
-    if not realtalk or "per_question" not in realtalk:
-        return []
-    rows = []
-    for name, qs in realtalk["per_question"].items():
-        for split, keep in (("held out", range(6, 11)), ("all", range(1, 11))):
-            cat = [q for q in qs if q["category"] == 3 and q["chat"] in keep]
-            if cat:
-                rows.append(
-                    [
-                        name,
-                        split,
-                        str(len(cat)),
-                        _f(M.mean(q["er@2000"] for q in cat)),
-                        _f(M.mean(q["mrr"] for q in cat)),
-                    ]
-                )
-    return rows
-
-
-def render(r: dict, realtalk: dict | None = None) -> tuple[str, list[dict]]:
+def section(r: dict) -> tuple[str, list[dict]]:
+    """The report's section for a run's results, and its targets."""
     lines = [
         HEADING,
         "",
@@ -648,6 +660,21 @@ def render(r: dict, realtalk: dict | None = None) -> tuple[str, list[dict]]:
         rows = []
         for split, title in (("held_out", "held out (chats 6-10)"), ("tune", "tuning (1-5)")):
             m = p[split]
+            for label, name in (("own", "all own questions"), ("cat3", "category 3 (inference)")):
+                rows.append(
+                    [
+                        title,
+                        name,
+                        str(m[f"{label}_n"]),
+                        _f(m[f"{label}_r1"]),
+                        _f(m[f"{label}_mrr"]),
+                        _f(m[f"{label}_er@2000"]),
+                    ]
+                )
+        cat3 = _table(["chats", "questions", "n", "R@1", "MRR", "ER@2k"], rows)
+        rows = []
+        for split, title in (("held_out", "held out (chats 6-10)"), ("tune", "tuning (1-5)")):
+            m = p[split]
             rows.append(
                 [
                     title,
@@ -674,6 +701,14 @@ def render(r: dict, realtalk: dict | None = None) -> tuple[str, list[dict]]:
             ),
             "",
         ]
+        lines += [
+            "clawmem hybrid (no abstention) on the chats' own questions, the inference questions "
+            "(REALTALK's category 3: “Does Nicolas have a humanities or technical background?”) "
+            "apart; the baselines' figures by category are in the REALTALK section.",
+            "",
+            cat3,
+            "",
+        ]
         h = p["held_out"]
         targets += [
             {
@@ -695,27 +730,21 @@ def render(r: dict, realtalk: dict | None = None) -> tuple[str, list[dict]]:
                 "why": "see benchmarks/analysis.md (near misses)",
             },
         ]
-    cat3 = realtalk_category3(realtalk)
-    if cat3:
-        lines += [
-            "### REALTALK inference questions (category 3)",
-            "",
-            "From the REALTALK run's per-question results: the questions that need inference "
-            "(“Does Nicolas have a humanities or technical background?”).",
-            "",
-            _table(["system", "chats", "questions", "ER@2k", "MRR"], cat3),
-            "",
-        ]
     return "\n".join(lines).rstrip() + "\n", targets
+
+
+def run(settings) -> dict:
+    """``python -m benchmarks --only mixed``: every workspace and the REALTALK probe, whatever
+    the mode (about 2,000 questions; the workspaces' indexes are kept between runs)."""
+    return run_mixed(vectors=settings.vectors)
 
 
 def main(argv: list[str] | None = None) -> int:
     import argparse
-    import json
 
-    from .common import WORK, save_results
+    from benchmarks.common import WORK, save_results
 
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.mixed")
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.suites.mixed")
     ap.add_argument("--chats", help="comma-separated workspace chats (default 1,3,7,8)")
     ap.add_argument("--no-probe", action="store_true", help="skip the REALTALK near-miss probe")
     ap.add_argument("--no-vectors", action="store_true")
@@ -724,9 +753,7 @@ def main(argv: list[str] | None = None) -> int:
     chats = tuple(int(x) for x in args.chats.split(",")) if args.chats else TUNE + HELD_OUT
     res = run_mixed(vectors=not args.no_vectors, chats=chats, probe=not args.no_probe)
     save_results("mixed", Path(args.json), res)
-    text, _ = render(res)
-    print(text)
-    del json
+    print(section(res)[0])
     return 0
 
 
