@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from benchmarks import metrics as M
 from benchmarks.common import VectorCache, embedder_status, log
@@ -44,6 +45,9 @@ from benchmarks.metrics import auroc, gold_lines, is_evidence
 from benchmarks.systems.clawmem import default_threshold, index_clawmem, open_clawmem
 from benchmarks.systems.searchers import BM25Searcher, Chunk, Searcher, VectorSearcher, cite
 
+if TYPE_CHECKING:
+    from clawmem import Memory
+
 PART = "mixed"
 TITLE = "mixed workspaces and near misses"
 HEADING = "## Mixed workspaces and near misses"
@@ -55,7 +59,7 @@ PAIRS = {1: 3, 3: 1, 7: 8, 8: 7}  # each workspace's partner in its part (unansw
 
 
 # --------------------------------------------------------------------------- building
-def prepare(number: int, emb) -> tuple[MixedWorkspace, object]:
+def prepare(number: int, emb) -> tuple[MixedWorkspace, Memory]:
     """Write the workspace of chat ``number``, index its scope, index it, reflect, index again.
     Returns the layout and the open ``Memory``."""
     ws = build_layout(number)
@@ -305,10 +309,12 @@ def calibration(pairs: list[tuple[float, bool]], bins=CAL_BINS) -> dict:
     out, gap = [], 0.0
     for lo, hi in zip(bins[:-1], bins[1:], strict=True):
         inside = [(p, e) for p, e in pairs if lo <= p < hi or (hi == bins[-1] and p == hi)]
-        pred = M.mean(p for p, _ in inside) if inside else None
-        obs = M.mean(1.0 if e else 0.0 for _, e in inside) if inside else None
-        if inside:
-            gap += len(inside) * abs(pred - obs)
+        if not inside:
+            out.append({"bin": [lo, hi], "n": 0, "predicted": None, "observed": None})
+            continue
+        pred = M.mean(p for p, _ in inside)
+        obs = M.mean(1.0 if e else 0.0 for _, e in inside)
+        gap += len(inside) * abs(pred - obs)
         out.append({"bin": [lo, hi], "n": len(inside), "predicted": pred, "observed": obs})
     return {"bins": out, "ece": gap / len(pairs) if pairs else None, "n": len(pairs)}
 
@@ -491,7 +497,7 @@ def section(r: dict) -> tuple[str, list[dict]]:
     lines = [
         HEADING,
         "",
-        "Where users live (issue 45): `benchmarks/mixed.py` and `benchmarks/mixed_data.py` build four "
+        "Where users live (issue 45): `benchmarks/suites/mixed.py` and `benchmarks/datasets/mixed.py` build four "
         "workspaces by code from data no one here wrote, each one REALTALK chat whose sessions are "
         "dealt in turn to daily-log bullets, a narrative note with headings, `## Retain` facts "
         "(W, or O for a liking), a task list, wikilinked bullets, a Claude Code transcript in a "
