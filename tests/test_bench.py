@@ -275,6 +275,8 @@ def test_mixed_workspace_places_every_message_on_a_known_line_of_its_kind(tmp_pa
     assert (
         swap_names("Did Kevin meet Elise's dog?", {"Kevin": "Kate"}) == "Did Kate meet Elise's dog?"
     )
+
+
 SUITE = '''"""A suite written by a newcomer: one module, nothing else edited."""
 PART = "tiny"
 TITLE = "a tiny suite"
