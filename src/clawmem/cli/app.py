@@ -683,7 +683,7 @@ def _plain_completion_help() -> None:
     except ImportError:  # pragma: no cover - another typer: its own completion
         return
     if hasattr(_completion_classes, "_sanitize_help_text"):
-        _completion_classes._sanitize_help_text = str
+        _completion_classes._sanitize_help_text = lambda text: text
 
 
 def _main(argv: list[str] | None) -> None:

@@ -47,6 +47,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "clawmem mcp --read-only  # on stdio, started by the agent",
         "clawmem mcp --http 127.0.0.1:8765  # for remote agents, with tokens",
     ),
+    "trust": (
+        "clawmem trust --show  # what this clawmem.toml reaches outside the workspace",
+        "clawmem trust  # approve it as it is now",
+    ),
     "reflect": ("clawmem reflect --dry-run", "clawmem reflect --explain"),
     "flush": (
         "clawmem flush ~/.claude/projects/-home-peter-code-payments-service/"
