@@ -81,6 +81,9 @@ class Config:
     # each as "NAME=PATH": recall searches them too, `get NAME:path` reads them, nothing writes
     # to them (docs/workspace.md).
     read_scopes: tuple[str, ...] = ()
+    # ``[git] autocommit = true``: each fact retained is committed at once (files/gitcommit.py),
+    # for a clone written by agents that hold none of their own (docs/operations.md).
+    git_autocommit: bool = False
     sources: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -222,6 +225,8 @@ def _key_lines(text: str) -> dict[str, int]:
             name = key.group(1)
             if table == "sessions":
                 name = SESSION_KEYS.get(name, name)
+            elif table == "git":
+                name = GIT_KEYS.get(name, name)
             lines.setdefault(name, n)
     return lines
 
@@ -253,6 +258,29 @@ def _flatten_sessions(table: dict) -> dict:
                 hint="known: " + ", ".join(sorted(SESSION_KEYS)),
             )
         out[SESSION_KEYS[key]] = raw
+    return out
+
+
+# ``[git] autocommit = true`` is ``git_autocommit`` everywhere else ($CLAWMEM_GIT_AUTOCOMMIT).
+GIT_KEYS = {"autocommit": "git_autocommit"}
+
+
+def _flatten_git(table: dict) -> dict:
+    section = table.get("git")
+    if section is None:
+        return table
+    if not isinstance(section, dict):
+        raise ConfigError(
+            f"{CONFIG_FILE}: git must be a table", hint="write [git] with autocommit = true"
+        )
+    out = {k: v for k, v in table.items() if k != "git"}
+    for key, raw in section.items():
+        if key not in GIT_KEYS:
+            raise ConfigError(
+                f"{CONFIG_FILE}: unknown setting {key!r} in [git]",
+                hint="known: " + ", ".join(sorted(GIT_KEYS)),
+            )
+        out[GIT_KEYS[key]] = raw
     return out
 
 
@@ -322,7 +350,7 @@ def load_config(root: Path, environ: dict[str, str] | None = None) -> Config:
             ) from None
         # Settings may live at the top level or under [clawmem].
         table = data.get("clawmem", data) if isinstance(data.get("clawmem"), dict) else data
-        table = _flatten_scopes(_flatten_sessions(table))
+        table = _flatten_git(_flatten_scopes(_flatten_sessions(table)))
         for key, raw in table.items():
             if key not in allowed:
                 line = where.get(key)

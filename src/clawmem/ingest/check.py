@@ -24,7 +24,7 @@ class Problem:
     line: int  # 1-based; 0 for a whole file (not UTF-8)
     text: str  # the line as written (redacted)
     message: str  # what is wrong and how to fix it
-    problem: str  # "fact", "link" or "encoding"
+    problem: str  # "fact", "link", "encoding" or "merged" (a generated section git merged)
 
     def to_dict(self) -> dict:
         """``clawmem check --json``'s form of it."""
@@ -39,7 +39,8 @@ class Problem:
 
 def check(ix: Indexer) -> list[Problem]:
     """Every malformed fact line, broken or ambiguous link (and every file that is not UTF-8):
-    path, line, text, message and problem ("fact", "link" or "encoding"), by path and line."""
+    path, line, text, message and problem ("fact", "link", "encoding" or "merged"), by path and
+    line."""
     problems: list[Problem] = []
     sc = ix.scan()
     # Links resolve against every indexed file, as in the index; only Markdown is checked.
@@ -87,17 +88,47 @@ def check(ix: Indexer) -> list[Problem]:
                         problem="link",
                     )
                 )
+        merged = _merged_section(entry.relpath, text)
+        if merged is not None:
+            mine.append(merged)
         problems.extend(sorted(mine, key=lambda p: p.line))
     return problems
 
 
+def _merged_section(relpath: str, text: str) -> Problem | None:
+    """A generated section that a git merge left as two clones' union (markdown/merging.py):
+    stale until rewritten (the hook after the merge does it where no model is needed)."""
+    from clawmem.markdown.markers import MarkerError, find_section
+    from clawmem.markdown.merging import MERGED_FLAG, is_merged
+
+    if f" {MERGED_FLAG} (" not in text:
+        return None
+    try:
+        section = find_section(text)
+    except MarkerError:
+        return None
+    if section is None or not is_merged(section):
+        return None
+    return Problem(
+        path=relpath,
+        line=section.before.count("\n") + 1,
+        text=section.begin.rstrip("\r\n"),
+        message="generated section merged from two clones (both sides' lines, stale citations); "
+        "run `clawmem reflect` to rewrite it",
+        problem="merged",
+    )
+
+
 def summary(problems: list[Problem]) -> str:
     """ "2 malformed fact(s) and 1 broken link(s) in the workspace"."""
-    facts = sum(1 for p in problems if p.problem != "link")
-    links = len(problems) - facts
+    links = sum(1 for p in problems if p.problem == "link")
+    merged = sum(1 for p in problems if p.problem == "merged")
+    facts = len(problems) - links - merged
     parts = []
     if facts:
         parts.append(f"{facts} malformed fact(s)")
     if links:
         parts.append(f"{links} broken link(s)")
+    if merged:
+        parts.append(f"{merged} generated section(s) merged from two clones")
     return " and ".join(parts) + " in the workspace"
