@@ -173,6 +173,19 @@ def index_dump(root: Path) -> list[tuple]:
         conn.close()
 
 
+def catch_up(agents: list[Agent]) -> None:
+    """Each commits what it has (the sections the hooks rewrote after a merge included), pulls
+    and pushes, until all stand on the same head with nothing left to commit."""
+    for _ in range(4):
+        for agent in agents:
+            agent.commit("catch up")
+            agent.sync("no-rebase")
+        heads = {git(a.clone, "rev-parse", "HEAD").stdout for a in agents}
+        dirty = [a for a in agents if git(a.clone, "status", "--porcelain").stdout]
+        if len(heads) == 1 and not dirty:
+            return
+
+
 def test_three_clones_pull_and_push_in_random_orders_without_conflicts(tmp_path, gitenv):
     rng = random.Random(SEED)
     agents = [Agent(n, c, rng) for n, c in enumerate(start(tmp_path))]
@@ -201,23 +214,11 @@ def test_three_clones_pull_and_push_in_random_orders_without_conflicts(tmp_path,
             if rng.random() < 0.8:  # some clones stay behind for a round or more
                 agent.sync(rng.choice(("rebase", "no-rebase")))
 
-    def catch_up() -> None:
-        """Each commits what it has (the sections the hooks rewrote after a merge included),
-        pulls and pushes, until all stand on the same head with nothing left to commit."""
-        for _ in range(4):
-            for agent in agents:
-                agent.commit("catch up")
-                agent.sync("no-rebase")
-            heads = {git(a.clone, "rev-parse", "HEAD").stdout for a in agents}
-            dirty = [a for a in agents if git(a.clone, "status", "--porcelain").stdout]
-            if len(heads) == 1 and not dirty:
-                return
-
-    catch_up()
+    catch_up(agents)
     agents[0].reflect()
     agents[0].commit("reflect")
     agents[0].sync("no-rebase")
-    catch_up()
+    catch_up(agents)
     heads = {git(a.clone, "rev-parse", "HEAD").stdout for a in agents}
     assert len(heads) == 1
     for agent in agents:
