@@ -1,4 +1,4 @@
-"""clawmem's git hooks and merge driver.
+"""clawmem's git hooks and merge driver (the agents' hooks are `flush --hook` and `context --hook`).
 
 - ``pre-commit``: refresh the index, then ``clawmem check``;
 - ``post-merge``, ``post-checkout``, ``post-rewrite`` (after a pull, a checkout, a rebase): bring
@@ -278,7 +278,7 @@ def _uninstall_one(name: str, target: HookTarget) -> str:
 # The driver's exit status when it wrote the merge with conflict markers in it. Not 1: Python
 # exits 1 when it cannot import clawmem, and the command below must tell "merged, with conflicts"
 # from "did not run" (which leaves our side in place, the other side's lines nowhere).
-DRIVER_CONFLICT = 11
+DRIVER_CONFLICT = 12
 
 
 def driver_command(python: str) -> str:
