@@ -124,3 +124,27 @@ def test_a_socket_left_by_a_killed_embedder_is_named(indexed, tmp_path, monkeypa
     assert resident["state"] == "warn" and "no embedder behind it" in resident["detail"]
     assert resident["fix"] == f"rm {sock_path}"
     assert r.code == 0  # a warning: the next recall replaces it
+
+
+@pytest.mark.usefixtures("lexical")
+def test_a_driver_whose_python_is_gone_is_named_with_what_it_falls_back_on(ws, tmp_path):
+    from clawmem.cli.git_hooks import register_driver
+
+    _git_init(ws)
+    register_driver(ws, str(tmp_path / "gone" / "python3"))
+    git_dir = os.path.dirname(subprocess.check_output(["which", "git"], text=True).strip())
+    bin_dir = tmp_path / "bin"  # no `clawmem` on this PATH
+    bin_dir.mkdir()
+    _, data = _doctor(ws, env={"PATH": f"{bin_dir}:{git_dir}"})
+    driver = _find(data, "git", "merge driver")
+    assert driver["state"] == "warn" and "git's own merge" in driver["detail"], driver
+    assert driver["fix"].startswith("clawmem hook install")
+    # An older registration, without the fallbacks: named, to re-register.
+    subprocess.run(
+        ["git", "config", "merge.clawmem.driver", "python3 -m clawmem merge-driver %O %A %B %P"],
+        cwd=ws,
+        check=True,
+    )
+    _, data = _doctor(ws)
+    driver = _find(data, "git", "merge driver")
+    assert driver["state"] == "warn" and "older clawmem" in driver["detail"], driver

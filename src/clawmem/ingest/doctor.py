@@ -698,4 +698,10 @@ def _driver(root: Path, wanted: bool) -> Finding:
             "Python moves",
             "clawmem hook install",
         )
-    return Finding("git", "merge driver", OK, command)
+    return Finding(
+        "git",
+        "merge driver",
+        OK,
+        f"runs {program} -m clawmem merge-driver; falls back on `clawmem` on the PATH, then on "
+        "git's own merge (conflict markers, never our side alone)",
+    )
