@@ -488,6 +488,7 @@ COMMAND_MODULES = (
     "check",
     "git_hooks",
     "mcp",
+    "trust",
     "model",
     "reflect",
     "flush",
