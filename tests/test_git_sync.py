@@ -361,7 +361,7 @@ def pull(clone: Path, env: dict | None = None) -> subprocess.CompletedProcess:
 
 
 def test_the_driver_survives_a_moved_environment_and_never_hides_the_other_side(tmp_path, gitenv):
-    from clawmem.cli import hook
+    from clawmem.cli import git_hooks
 
     a, b = two_clones(tmp_path)
     a.retain("The heron survey moved to March.", "Ann", DAYS[0])
@@ -379,7 +379,7 @@ def test_the_driver_survives_a_moved_environment_and_never_hides_the_other_side(
     broken.write_text("#!/bin/sh\necho 'No module named clawmem' >&2\nexit 1\n")
     broken.chmod(0o755)
     for python in (broken, tmp_path / "gone" / "bin" / "python"):
-        hook.register_driver(b.clone, str(python))
+        git_hooks.register_driver(b.clone, str(python))
         p = pull(b.clone, alone)
         assert p.returncode != 0 and "CONFLICT" in p.stdout, p.stdout + p.stderr
         assert "merge driver did not run" in p.stderr
