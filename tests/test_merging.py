@@ -323,3 +323,66 @@ def test_any_concurrent_appends_keep_every_fact_once_and_every_line(
         assert m.text.count("Our note.") == int(ours_note)
         assert m.text.count("Their note.") == int(theirs_note)
         assert m.text.startswith("# 2025-12-01\n") or not base  # the header stays on top
+
+
+# ------------------------------------------------------------------ unions of generated sections
+
+_KINDS = {"World": "W", "Experience": "B", "Opinions": "O", "Observations": "S"}
+
+
+def _entity_body(blocks: dict[str, list[str]]) -> str:
+    """An entity page's section as reflect writes it: a heading per kind, its facts below."""
+    out = ["## Facts from the log", ""]
+    for kind in _KINDS:
+        if blocks.get(kind):
+            out += [f"### {kind}", *(f"- {_KINDS[kind]} {x}" for x in blocks[kind]), ""]
+    while out and not out[-1]:
+        out.pop()
+    return "\n".join(out) + "\n"
+
+
+def _misplaced(text: str) -> str | None:
+    heads = [line for line in text.splitlines() if line.startswith("### ")]
+    if len(heads) != len(set(heads)):
+        return "a heading twice"
+    under = None
+    for line in text.splitlines():
+        if line.startswith("### "):
+            under = _KINDS[line[4:]]
+        elif line.startswith("- ") and line[2] != under:
+            return f"{line!r} under {under!r}"
+    return None
+
+
+def test_unions_of_rewritten_sections_never_put_a_fact_under_another_heading():
+    """Both clones rewrote an entity page (new facts on top of a kind, a fact struck through):
+    the union keeps every line of both, each under its kind's heading, each heading once. A
+    line-by-line union of the same sections does not (counted, so this test can fail)."""
+    import random
+
+    rng = random.Random(5)
+    flat_wrong = 0
+    for _ in range(200):
+        base = {k: [str(j) for j in range(rng.randint(0, 2))] for k in _KINDS}
+
+        def side(tag: str, base: dict = base) -> dict[str, list[str]]:
+            d = {k: list(v) for k, v in base.items()}
+            for k in _KINDS:
+                if rng.random() < 0.5:
+                    d[k] = [f"{tag}{j}" for j in range(rng.randint(1, 2))] + d[k]
+                if d[k] and rng.random() < 0.2:
+                    d[k][-1] = f"~~{d[k][-1]}~~"
+            return d
+
+        b, o, t = _entity_body(base), _entity_body(side("o")), _entity_body(side("t"))
+        merged = union_by_heading(b, o, t, merge_file)
+        assert _misplaced(merged) is None, (b, o, t, merged)
+        lines = set(merged.splitlines())
+        changed = (set(o.splitlines()) ^ set(b.splitlines())) | (
+            set(t.splitlines()) ^ set(b.splitlines())
+        )
+        kept = set(o.splitlines()) & set(t.splitlines())
+        assert {x for x in changed if x.startswith("- ") and x not in b.splitlines()} <= lines
+        assert {x for x in kept if x.startswith("- ")} <= lines
+        flat_wrong += _misplaced(merge_file(b, o, t, union=True)[0]) is not None
+    assert flat_wrong > 20
