@@ -582,3 +582,44 @@ def test_autocommit_commits_each_fact_retained_and_only_its_log(tmp_path, gitenv
     # a duplicate writes nothing, so commits nothing
     r = cli_subprocess("-w", str(a.clone), "retain", "The heron survey moved to March.")
     assert r.code == 0 and git(a.clone, "status", "--porcelain").stdout == ""
+
+
+@pytest.mark.parametrize("how", ["no-rebase", "rebase"])
+def test_with_autocommit_the_rewritten_sections_are_committed_after_the_pull(tmp_path, gitenv, how):
+    a, b = two_clones(tmp_path)
+    (a.clone / "clawmem.toml").write_text("[git]\nautocommit = true\n", encoding="utf-8")
+    a.commit("autocommit")
+    a.sync("no-rebase")
+    no_conflicts(b.clone, pull(b.clone))
+    for agent, n in ((a, 1), (b, 2)):
+        agent.retain(f"Peter moved office, step {n}.", "Peter", DAYS[0])  # committed by retain
+        agent.reflect()
+        agent.commit(f"clone {n} reflects")
+    a.sync("no-rebase")
+    p = git(b.clone, "pull", "-q", f"--{how}", "origin", "main", check=False)
+    no_conflicts(b.clone, p)
+    assert "committed ([git] autocommit)" in p.stderr, p.stderr
+    assert git(b.clone, "status", "--porcelain").stdout == ""
+    last = git(b.clone, "log", "-1", "--format=%s").stdout.strip()
+    assert last == "clawmem: rewrite generated sections merged from two clones"
+    assert merged_sections(b.clone) == []
+    with open_workspace(b.clone) as mem:
+        assert mem.reflect(today=TODAY, dry_run=True).written() == []
+
+
+def test_what_a_remote_agent_retains_over_mcp_is_committed(tmp_path, gitenv):
+    pytest.importorskip("mcp")
+    from .test_mcp import _ok, run_session
+
+    a, _ = two_clones(tmp_path)
+    (a.clone / "clawmem.toml").write_text("[git]\nautocommit = true\n", encoding="utf-8")
+    a.commit("autocommit")
+
+    async def scenario(session, _init):
+        return await session.call_tool("memory_retain", {"text": "The egret left on Sunday."})
+
+    out = _ok(run_session(tmp_path, a.clone, scenario))
+    assert out["stored"] is True and out["git"] == "committed"
+    assert git(a.clone, "status", "--porcelain").stdout == ""
+    subject = git(a.clone, "log", "-1", "--format=%s").stdout.strip()
+    assert subject == "clawmem retain: The egret left on Sunday."
