@@ -26,7 +26,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from datetime import date
 
-from clawmem.errors import BadArgument
+from clawmem.errors import BadArgument, ClawmemError
+from clawmem.files import safe_open
 from clawmem.files.atomic import write_atomic
 from clawmem.ingest.indexing import Indexer
 
@@ -242,9 +243,9 @@ def _load_probes(ix: Indexer, emb, key: str) -> list[list[float]] | None:
     digest = hashlib.sha256("\n".join([key, *NULL_PROBES]).encode()).hexdigest()[:16]
     path = ix.memory_dir / f"context-probes-{digest}.json"
     try:
-        cached = json.loads(path.read_text(encoding="utf-8"))
+        cached = json.loads(safe_open.read_bytes(path) or b"")
         return [[float(x) for x in row] for row in cached]
-    except (OSError, ValueError, TypeError):
+    except (OSError, ValueError, TypeError, ClawmemError):
         pass
     vecs = [
         [round(float(x), 6) for x in v]
