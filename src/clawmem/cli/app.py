@@ -456,7 +456,7 @@ COMMAND_MODULES = (
     "entities",
     "links",
     "check",
-    "hook",
+    "git_hooks",
     "mcp",
     "model",
     "reflect",
