@@ -120,9 +120,16 @@ def register(app: typer.Typer) -> None:
             return
         if not rows:
             print("no tokens")
+            return
+        # Columns padded to their widest cell (a name may be any length), under a header.
+        table = [("ID", "NAME", "ACCESS", "CREATED", "WORKSPACES")]
         for r in rows:
             access = "write" if r["write"] else "read"
-            print(f"{r['id']}  {r['name']}  {access}  {r['created']}  {', '.join(r['workspaces'])}")
+            table.append((r["id"], r["name"], access, r["created"], ", ".join(r["workspaces"])))
+        widths = [max(len(row[i]) for row in table) for i in range(4)]
+        for row in table:
+            cells = [cell.ljust(w) for cell, w in zip(row, widths, strict=False)]
+            print("  ".join([*cells, row[4]]))
 
     @token_app.command("revoke")
     def revoke(
