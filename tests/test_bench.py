@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 from benchmarks import metrics as M
-from benchmarks.openclaw import (
+from benchmarks.common import EVAL
+from benchmarks.systems.openclaw import (
     OpenClawIndex,
     bm25_rank_to_score,
     build_fts_query,
@@ -80,7 +81,7 @@ def test_openclaw_keyword_only_hits_never_pass_min_score(tmp_path):
 
 
 def test_synthetic_workspace_is_deterministic(tmp_path):
-    from benchmarks.synth import generate, queries
+    from benchmarks.datasets.synth import generate, queries
 
     a = generate(tmp_path / "a", 40, seed=3)
     b = generate(tmp_path / "b", 40, seed=3)
@@ -93,12 +94,12 @@ def test_synthetic_workspace_is_deterministic(tmp_path):
 
 
 @pytest.mark.skipif(
-    not (REPO.parent / "shared" / "eval" / "memorybank").is_dir(),
+    not (EVAL / "memorybank").is_dir(),
     reason="evaluation data not present",
 )
 def test_committed_question_set_verifies():
+    from benchmarks.datasets.workspaces import agentmem_files
     from benchmarks.questions.build import load, verify
-    from benchmarks.workspaces import agentmem_files
 
     qs = load()
     assert len(qs) >= 150
@@ -117,9 +118,14 @@ def test_committed_question_set_verifies():
 
 
 def test_tiny_lexical_end_to_end(tmp_path, monkeypatch):
-    from benchmarks.quality import open_clawmem
-    from benchmarks.synth import generate
-    from benchmarks.systems import BM25Searcher, ClawmemSearcher, OpenClawSearcher, clawmem_chunks
+    from benchmarks.datasets.synth import generate
+    from benchmarks.systems.clawmem import open_clawmem
+    from benchmarks.systems.searchers import (
+        BM25Searcher,
+        ClawmemSearcher,
+        OpenClawSearcher,
+        clawmem_chunks,
+    )
 
     monkeypatch.delenv("CLAWMEM_WORKSPACE", raising=False)
     root = tmp_path / "ws"
@@ -143,7 +149,7 @@ def test_tiny_lexical_end_to_end(tmp_path, monkeypatch):
 
 
 @pytest.mark.skipif(
-    not (REPO.parent / "shared" / "eval" / "realtalk").is_dir(),
+    not (EVAL / "realtalk").is_dir(),
     reason="evaluation data not present",
 )
 def test_realtalk_conversion_points_gold_at_the_evidence_messages():
@@ -151,7 +157,7 @@ def test_realtalk_conversion_points_gold_at_the_evidence_messages():
     (a wrong line would score a system on the wrong text)."""
     import json
 
-    from benchmarks.realtalk import chat_files, convert
+    from benchmarks.datasets.realtalk import chat_files, convert
 
     for path in chat_files():
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -211,7 +217,7 @@ def test_report_merge_takes_each_part_from_its_last_run_and_keeps_other_models_b
 
 
 def test_paired_interval_resamples_the_same_questions_for_both_systems():
-    from benchmarks.report import interval, paired_interval
+    from benchmarks.metrics import interval, paired_interval
 
     a = [0.0, 0.5, 1.0, 1.0, 0.25, 0.0, 0.75, 1.0]
     mean, lo, hi = paired_interval(a)
@@ -226,3 +232,87 @@ def test_paired_interval_resamples_the_same_questions_for_both_systems():
     assert paired_interval([float("nan"), 1.0, 1.0])[0] == 1.0
     assert interval((0.1, -0.02, 0.2), signed=True) == "+0.100 (-0.020 to +0.200)"
     assert interval((0.627, 0.596, 0.658)) == "0.627 (0.596-0.658)"
+
+
+@pytest.mark.skipif(not (EVAL / "realtalk").is_dir(), reason="evaluation data not present")
+def test_mixed_workspace_places_every_message_on_a_known_line_of_its_kind(tmp_path):
+    """The mixed workspace (issue 45) puts each REALTALK message on a line of the unit kind its
+    session was dealt, so a question's gold is that line; its near misses name this workspace's
+    people and none of the source chat's."""
+    import json
+
+    from benchmarks.datasets.mixed import KINDS, build_layout, load_chat, question_names, swap_names
+
+    ws = build_layout(1, tmp_path)
+    data = load_chat(1)
+    by_id = {
+        m["dia_id"]: m
+        for key, msgs in data.items()
+        if key.startswith("session_") and isinstance(msgs, list)
+        for m in msgs
+    }
+    kinds = {p.kind for p in ws.placed.values()}
+    assert set(KINDS) - {"fact"} <= kinds and kinds & {"fact", "opinion"}
+    files = {**ws.files, **{f"team:{k}": v for k, v in ws.scope_files.items()}}
+    for dia, p in ws.placed.items():
+        words = " ".join(by_id[dia]["clean_text"].split())
+        if p.kind == "transcript":
+            rel = p.path.removeprefix("sessions/")
+            entry = json.loads(ws.transcript_files[rel].split("\n")[p.line - 1])
+            content = entry["message"]["content"]
+            said = content if isinstance(content, str) else content[0]["text"]
+            assert words in said and ws.transcript_text[(p.path, p.line)] == said
+            continue
+        line = files[p.path].split("\n")[p.line - 1]
+        assert words in line, (dia, p, line)
+        if p.kind == "task":
+            assert line.startswith(("- [ ] ", "- [x] "))
+        if p.kind in ("fact", "opinion"):
+            assert line.startswith(("- W @", "- O(c=0.7) @"))
+        if p.kind == "link":
+            assert line.startswith("- [[")
+    assert sorted(question_names(data)) == ["Elise", "Kate"]  # the persona names, not "Emi"
+    assert (
+        swap_names("Did Kevin meet Elise's dog?", {"Kevin": "Kate"}) == "Did Kate meet Elise's dog?"
+    )
+
+
+SUITE = '''"""A suite written by a newcomer: one module, nothing else edited."""
+PART = "tiny"
+TITLE = "a tiny suite"
+
+
+def run(settings):
+    return {"mode": settings.mode, "vectors": settings.vectors}
+
+
+def section(results):
+    target = {"target": "tiny ran", "value": results["mode"], "met": True}
+    return f"## Tiny\\n\\nran in {results['mode']} mode, vectors {results['vectors']}", [target]
+'''
+
+
+def test_a_suite_is_one_module(tmp_path, monkeypatch):
+    """A module in benchmarks/suites/ with PART, TITLE, run and section is offered by --only, run
+    by `python -m benchmarks` and rendered into the report (here from a folder added to the
+    suites package's path, so the test writes nothing into the repository)."""
+    import json
+
+    import benchmarks.suites as suites
+    from benchmarks.__main__ import main
+
+    folder = tmp_path / "suites"
+    folder.mkdir()
+    (folder / "tiny_suite.py").write_text(SUITE, encoding="utf-8")
+    monkeypatch.setattr(suites, "__path__", [*suites.__path__, str(folder)])
+    assert "tiny" in suites.registered()
+    out, raw = tmp_path / "report.md", tmp_path / "results.json"
+    assert main(["--only", "tiny", "--no-vectors", "--json", str(raw), "--out", str(out)]) == 0
+    assert json.loads(raw.read_text())["tiny"] == {"mode": "quick", "vectors": False}
+    report = out.read_text(encoding="utf-8")
+    assert "## Tiny\n\nran in quick mode, vectors False" in report
+    assert "| tiny ran | quick | met |" in report
+    # Two suites cannot claim one part.
+    (folder / "tiny_again.py").write_text(SUITE, encoding="utf-8")
+    with pytest.raises(ValueError, match="PART 'tiny' is taken"):
+        suites.registered()

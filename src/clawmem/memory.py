@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
-from clawmem.config import Config, load_config
+from clawmem.config import Config, load_config, trust_state
 from clawmem.errors import ClawmemError, WorkspaceError
 from clawmem.ingest.indexing import Indexer
 from clawmem.ingest.sync import SyncReport
@@ -54,6 +54,7 @@ class _Lazy:
 
 
 if TYPE_CHECKING:  # the real signatures, for type checkers and editors
+    from clawmem.config.trust import TrustState
     from clawmem.embedders.base import Embedder
     from clawmem.ingest.check import check as _check
     from clawmem.ingest.model_choice import ModelStatus, ModelUsed
@@ -235,6 +236,24 @@ class Memory:
         return use_model(
             self.indexer, target, query_prefix=query_prefix, document_prefix=document_prefix
         )
+
+    # ------------------------------------------------------------------ trust
+    def trust_state(self) -> TrustState:
+        """Whether this machine's user approved the workspace's clawmem.toml as it is now, and
+        which of its settings lead outside the workspace (ignored until it is approved)."""
+        return trust_state(self.root)
+
+    def trust(self, *, revoke: bool = False) -> TrustState:
+        """Approve the workspace's clawmem.toml as it is now (``revoke``: forget the approval),
+        then read the settings again (``clawmem trust``)."""
+        from clawmem.config import trust
+
+        if revoke:
+            trust.revoke(self.root)
+        else:
+            trust.approve(self.root)
+        self.reconfigure()
+        return self.trust_state()
 
     # ------------------------------------------------------------------ get
     def get(

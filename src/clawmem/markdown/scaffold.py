@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from clawmem.config import CONFIG_FILE
+from clawmem.config import CONFIG_FILE, trust
 from clawmem.files.atomic import write_atomic
 from clawmem.markdown.workspace import INDEX_DIR
 
@@ -121,6 +121,8 @@ def init_workspace(root: Path) -> list[Step]:
             steps.append(Step("memory.md" if core_alias else rel, "exists"))
             continue
         write_atomic(path, text)
+        if rel == CONFIG_FILE:  # the user's own file: approved on this machine (config/trust.py)
+            trust.approve(root, text.encode("utf-8"))
         steps.append(Step(rel, "created", label))
     steps.append(
         _append_lines(
