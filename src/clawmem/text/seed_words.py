@@ -76,10 +76,12 @@ def find_seeds(text: str) -> list[tuple[int, int]]:
             j = i
             while j < len(words) and words[j][0] in index:
                 j += 1
-            hit = _seed_in([w for w, _, _ in words[i:j]])
-            if hit is not None:
+            run_words = [w for w, _, _ in words[i:j]]
+            k = 0  # a run may hold two seeds, one after the other
+            while (hit := _seed_in(run_words[k:])) is not None:
                 a, b = hit
-                found.append((words[i + a][1], words[i + b - 1][2]))
+                found.append((words[i + k + a][1], words[i + k + b - 1][2]))
+                k += b
             i = j
     return found
 
