@@ -137,3 +137,27 @@ def test_a_config_that_reaches_outside_is_checked_for_approval(ws, tmp_path):
     assert cli_subprocess("-w", str(ws), "trust").code == 0
     r, data = _doctor(ws)
     assert _find(data, "config", "approval")["state"] == "ok"
+
+
+@pytest.mark.usefixtures("lexical")
+def test_a_driver_whose_python_is_gone_is_named_with_what_it_falls_back_on(ws, tmp_path):
+    from clawmem.cli.git_hooks import register_driver
+
+    _git_init(ws)
+    register_driver(ws, str(tmp_path / "gone" / "python3"))
+    git_dir = os.path.dirname(subprocess.check_output(["which", "git"], text=True).strip())
+    bin_dir = tmp_path / "bin"  # no `clawmem` on this PATH
+    bin_dir.mkdir()
+    _, data = _doctor(ws, env={"PATH": f"{bin_dir}:{git_dir}"})
+    driver = _find(data, "git", "merge driver")
+    assert driver["state"] == "warn" and "git's own merge" in driver["detail"], driver
+    assert driver["fix"].startswith("clawmem hook install")
+    # An older registration, without the fallbacks: named, to re-register.
+    subprocess.run(
+        ["git", "config", "merge.clawmem.driver", "python3 -m clawmem merge-driver %O %A %B %P"],
+        cwd=ws,
+        check=True,
+    )
+    _, data = _doctor(ws)
+    driver = _find(data, "git", "merge driver")
+    assert driver["state"] == "warn" and "older clawmem" in driver["detail"], driver

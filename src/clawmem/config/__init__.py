@@ -84,6 +84,9 @@ class Config:
     # each as "NAME=PATH": recall searches them too, `get NAME:path` reads them, nothing writes
     # to them (docs/workspace.md).
     read_scopes: tuple[str, ...] = ()
+    # ``[git] autocommit = true``: each fact retained is committed at once (files/gitcommit.py),
+    # for a clone written by agents that hold none of their own (docs/operations.md).
+    git_autocommit: bool = False
     sources: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
     # The settings of clawmem.toml ignored because they lead outside the workspace and the user
     # has not approved the file on this machine (config/trust.py), as a person would write them.
@@ -231,6 +234,8 @@ def _key_lines(text: str) -> dict[str, int]:
             name = key.group(1)
             if table == "sessions":
                 name = SESSION_KEYS.get(name, name)
+            elif table == "git":
+                name = GIT_KEYS.get(name, name)
             lines.setdefault(name, n)
     return lines
 
@@ -265,11 +270,35 @@ def _flatten_sessions(table: dict) -> dict:
     return out
 
 
+# ``[git] autocommit = true`` is ``git_autocommit`` everywhere else ($CLAWMEM_GIT_AUTOCOMMIT).
+GIT_KEYS = {"autocommit": "git_autocommit"}
+
+
+def _flatten_git(table: dict) -> dict:
+    section = table.get("git")
+    if section is None:
+        return table
+    if not isinstance(section, dict):
+        raise ConfigError(
+            f"{CONFIG_FILE}: git must be a table", hint="write [git] with autocommit = true"
+        )
+    out = {k: v for k, v in table.items() if k != "git"}
+    for key, raw in section.items():
+        if key not in GIT_KEYS:
+            raise ConfigError(
+                f"{CONFIG_FILE}: unknown setting {key!r} in [git]",
+                hint="known: " + ", ".join(sorted(GIT_KEYS)),
+            )
+        out[GIT_KEYS[key]] = raw
+    return out
+
+
 def toml_spellings() -> list[str]:
     """Every setting as it is written in clawmem.toml: the sessions' settings in ``[sessions]``
     and the read scopes as ``[scopes]`` entries, the rest at the top level."""
     tables = {v: f"[sessions] {k}" for k, v in SESSION_KEYS.items()}
     tables["read_scopes"] = '[scopes] NAME = "PATH"'
+    tables |= {v: f"[git] {k}" for k, v in GIT_KEYS.items()}
     return [tables.get(name, name) for name in sorted(_settable_fields())]
 
 
@@ -278,7 +307,7 @@ def unknown_setting_hint(key: str) -> str:
     import difflib
 
     spelled = toml_spellings()
-    bare = {s.split()[1] if s.startswith("[sessions]") else s: s for s in spelled}
+    bare = {s.split()[1] if s.startswith(("[sessions]", "[git]")) else s: s for s in spelled}
     bare |= dict(zip(sorted(_settable_fields()), spelled, strict=True))
     bare["scopes"] = bare["read_scopes"]
     close = difflib.get_close_matches(key, list(bare), n=1, cutoff=0.75)
@@ -430,7 +459,7 @@ def _read_file(root: Path) -> tuple[dict[str, Any], dict[str, str], bytes | None
         ) from None
     # Settings may live at the top level or under [clawmem].
     table = data.get("clawmem", data) if isinstance(data.get("clawmem"), dict) else data
-    table = _flatten_scopes(_flatten_sessions(table))
+    table = _flatten_git(_flatten_scopes(_flatten_sessions(table)))
     for key, raw in table.items():
         if key not in allowed:
             line = where.get(key)

@@ -677,6 +677,18 @@ def _hook_python(text: str) -> str | None:
     return None
 
 
+def _driver_python(command: str) -> str | None:
+    """The interpreter a registered driver command runs: ``… if [ -x PY ]; then …`` (with its
+    fallbacks), or the first word of an older ``PY -m clawmem merge-driver …``."""
+    import re
+
+    found = re.search(r"if \[ -x (.+?) \]; then", command)
+    try:
+        return shlex.split(found.group(1) if found else command)[0]
+    except (ValueError, IndexError):
+        return None
+
+
 def _driver(root: Path, wanted: bool) -> Finding:
     got = _run_git(root, "config", "--get", DRIVER_KEY)
     command = got.stdout.strip() if got is not None and got.returncode == 0 else ""
@@ -689,11 +701,21 @@ def _driver(root: Path, wanted: bool) -> Finding:
             + (": .gitattributes names it, so git cannot merge daily logs" if wanted else ""),
             "clawmem init (or clawmem hook install) registers it",
         )
-    try:
-        program = shlex.split(command)[0]
-    except (ValueError, IndexError):
-        program = command
-    if shutil.which(program) is None and not os.access(program, os.X_OK):
+    program = _driver_python(command)
+    # `clawmem hook install` registers a command with fallbacks (the Python, else `clawmem` on
+    # the PATH, else git's own merge with markers); an older one ran the Python alone.
+    fallback = "if [ -x " in command
+    if program is not None and shutil.which(program) is None and not os.access(program, os.X_OK):
+        if fallback:
+            on_path = shutil.which("clawmem")
+            return Finding(
+                "git",
+                "merge driver",
+                WARN,
+                f"{DRIVER_KEY} runs {program}, which no longer exists, so it falls back on "
+                + (on_path or "git's own merge: two clones' appends to a daily log conflict"),
+                "clawmem hook install (registers this Python)",
+            )
         return Finding(
             "git",
             "merge driver",
@@ -701,4 +723,19 @@ def _driver(root: Path, wanted: bool) -> Finding:
             f"{DRIVER_KEY} runs {program}, which does not exist: merges of daily logs fail",
             "clawmem hook install (registers this Python)",
         )
-    return Finding("git", "merge driver", OK, command)
+    if not fallback:
+        return Finding(
+            "git",
+            "merge driver",
+            WARN,
+            f"{DRIVER_KEY} was registered by an older clawmem, without a fallback for when its "
+            "Python moves",
+            "clawmem hook install",
+        )
+    return Finding(
+        "git",
+        "merge driver",
+        OK,
+        f"runs {program} -m clawmem merge-driver; falls back on `clawmem` on the PATH, then on "
+        "git's own merge (conflict markers, never our side alone)",
+    )

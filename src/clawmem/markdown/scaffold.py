@@ -45,6 +45,11 @@ CONFIG_TOML = """\
 # Conversations to remember: your agent's transcript folders (docs/sessions.md).
 # [sessions]
 # paths = ["~/.openclaw/agents/main/sessions"]
+
+# A clone that agents write to (over MCP, from cron): commit each fact retained at once;
+# docs/operations.md has the timer that pulls and pushes.
+# [git]
+# autocommit = true
 """
 
 GITIGNORE_LINES = (
@@ -56,6 +61,9 @@ GITATTRIBUTES_LINES = (
     "# clawmem: daily logs merge as append-only, generated sections never conflict",
     "memory/** merge=clawmem",
     "bank/** merge=clawmem",
+    # lines added to the core at the same place on two clones are both kept
+    "/MEMORY.md merge=clawmem",
+    "/memory.md merge=clawmem",
 )
 
 
