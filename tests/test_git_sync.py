@@ -327,6 +327,9 @@ def test_after_a_pull_the_hook_syncs_without_embedding_with_the_real_model(
     a.retain("The avocet colony doubled this spring.", "Ann", DAYS[0])  # embedded by retain
     a.commit("avocet")
     a.sync("no-rebase")
+    for text in ("Peter moved his desk to the window.", "The printer on the second floor jams."):
+        b.retain(text, "Peter", DAYS[1])
+    b.commit("b's own notes")
     before = vector_counts(b.clone)
     pull = git(b.clone, "pull", "--no-rebase", "origin", "main", check=False)
     no_conflicts(b.clone, pull)
@@ -335,6 +338,17 @@ def test_after_a_pull_the_hook_syncs_without_embedding_with_the_real_model(
     embedded, pending = vector_counts(b.clone)
     # The new text is in the index, waiting for its vector: the hook embedded nothing.
     assert embedded == before[0] and pending > before[1]
+
+    # The next recall embeds what the hook left pending (up to lazy_embed_limit) and ranks by
+    # meaning at once: asked in other words, the teammate's fact is the first hit (issue 45).
+    import json
+
+    r = cli_subprocess("-w", str(b.clone), "recall", "which birds grew in number?", "--json")
+    assert r.code == 0, r.err
+    data = json.loads(r.out)
+    assert data["vectors"]["pending"] == 0 and vector_counts(b.clone)[1] == 0
+    assert any("pending unit(s) first" in n for n in data["notes"]), data["notes"]
+    assert data["results"][0]["content"] == "The avocet colony doubled this spring."
 
 
 # ------------------------------------------------------------------ what a merge must never do
