@@ -389,13 +389,15 @@ class Lines:
     text: str  # the lines, redacted, joined by newlines
 
     def to_dict(self) -> dict:
-        """``clawmem get --json``'s form of them."""
+        """``clawmem get --json``'s form of them (a credential in the file's name redacted)."""
+        from clawmem.text.shown_path import shown_path
+
         return {
-            "path": self.path,
+            "path": shown_path(self.path),
             "from": self.from_line,
             "to": self.to_line,
             "total_lines": self.total_lines,
-            "citation": self.citation,
+            "citation": shown_path(self.citation),
             "text": self.text,
         }
 
@@ -441,6 +443,7 @@ def _redacted_lines(text: str, lines: list[str]) -> list[str]:
     from clawmem.text.redact import redact  # lazily: scanning never needs it
 
     out = redact(text).splitlines()
-    # Redaction keeps every "\n"; a secret holding another line break (U+2028) would shift the
-    # lines, so then each line is redacted on its own.
-    return out if len(out) == len(lines) else [redact(line) for line in lines]
+    # Redaction keeps every line break splitlines counts (U+2028, \x85, \f too), so the lines
+    # match. Were they ever not to, the redacted text is still what is shown, never a line
+    # redacted on its own: a key block split at a U+2028 is no key block to a line's rules.
+    return (out + [""] * len(lines))[: len(lines)]
