@@ -15,14 +15,14 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
 import sys
 import threading
 import time
 from pathlib import Path
 from typing import IO
 
-from clawmem.errors import StoreError
+from clawmem.errors import StoreError, UnsafePathError
+from clawmem.files import safe_open
 
 _PLAIN = re.compile(r"[A-Za-z0-9_./:@+-]{1,80}")
 
@@ -34,25 +34,22 @@ def field(value: object) -> str:
 
 
 def _open_append(path: Path) -> int:
-    """The log's descriptor, appending. Opened without following a link (a cloned repository may
-    commit ``.memory/access.log`` as a link to a file of yours) and refused unless it is a regular
-    file of this user. A linked ``.memory`` itself is the workspace's rule, not this module's
-    (issue 40 item 1 gives every file under ``.memory`` one link-safe open: use it here then)."""
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-    flags |= getattr(os, "O_CLOEXEC", 0)
+    """The log's descriptor, appending: opened without following a link (a cloned repository may
+    commit ``.memory/access.log`` as a link to a file of yours; ``files/safe_open.py`` is the one
+    rule for that) and refused unless it is a regular file of this user."""
     try:
-        fd = os.open(path, flags, 0o600)
+        fd = safe_open.open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    except UnsafePathError:
+        raise
     except OSError as exc:
         raise StoreError(
             f"{path}: cannot open the access log ({exc.strerror or exc})",
-            hint="remove it if it is a link, or set http_access_log to another file, - (stderr) "
-            'or "" (none)',
+            hint='set http_access_log to another file, - (stderr) or "" (none)',
         ) from None
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode) or (hasattr(os, "getuid") and st.st_uid != os.getuid()):
+    if hasattr(os, "getuid") and os.fstat(fd).st_uid != os.getuid():
         os.close(fd)
         raise StoreError(
-            f"{path}: the access log is not a regular file of yours",
+            f"{path}: the access log is not a file of yours",
             hint="remove it, or set http_access_log elsewhere",
         )
     return fd
