@@ -492,6 +492,7 @@ COMMAND_MODULES = (
     "model",
     "reflect",
     "flush",
+    "proposals",
     "watch",
     "doctor",
 )

@@ -89,11 +89,12 @@ class Retained:
         }
 
 
-def place_fact(existing: str | None, fact: Fact, day: date) -> Placement:
-    """Pure: where the fact goes in the day's log and what the file becomes."""
+def place_fact(existing: str | None, fact: Fact, day: date, note: str | None = None) -> Placement:
+    """Pure: where the fact goes in the day's log and what the file becomes (``note``: one line
+    written nested under the fact, such as the citation of what it was proposed from)."""
     if existing is None:
         head = f"# {day.isoformat()}\n\n## Retain\n"
-        return Placement(head + format_fact(fact) + "\n", 4, True, True)
+        return Placement(head + _with_note(fact, note, "\n"), 4, True, True)
     eol = "\r\n" if "\r\n" in existing else "\n"
     lines = existing.splitlines(keepends=True)
     at = retain_insert_index(lines)
@@ -104,13 +105,18 @@ def place_fact(existing: str | None, fact: Fact, day: date) -> Placement:
             prefix += eol
         if prefix.strip() and not prefix.endswith(eol * 2):
             prefix += eol
-        body = f"## Retain{eol}{format_fact(fact)}{eol}"
+        body = f"## Retain{eol}{_with_note(fact, note, eol)}"
         return Placement(prefix + body, prefix.count("\n") + 2, False, True)
-    new_line = format_fact(fact) + eol
+    new_line = _with_note(fact, note, eol)
     if at > 0 and not lines[at - 1].endswith(("\n", "\r")):
         lines[at - 1] += eol  # the previous last line had no ending; the fact needs its own line
     lines.insert(at, new_line)
     return Placement("".join(lines), at + 1, False, False)
+
+
+def _with_note(fact: Fact, note: str | None, eol: str) -> str:
+    line = format_fact(fact) + eol
+    return line + (f"  - {note}{eol}" if note else "")
 
 
 def decode_log(raw: bytes | None, relpath: str) -> str | None:
@@ -170,6 +176,7 @@ def retain(
     day: str | date | None = None,
     allow_secret: bool = False,
     today: date | None = None,
+    note: str | None = None,
 ) -> Retained:
     """Append a fact to the day's ``## Retain`` section and index it before returning (a retained
     fact is recallable at once). An identical fact already in the workspace is not written again:
@@ -178,7 +185,13 @@ def retain(
     for entity in entities:
         require_text(entity, "entities")
     fact = make_fact(kind, text, entities, confidence)
-    what = looks_like_secret(text) or looks_like_secret(" ".join(entities))
+    if note is not None and (not note.strip() or len(note.splitlines()) != 1):
+        raise UsageError("note: one line of text", hint="write the note on a single line")
+    what = (
+        looks_like_secret(text)
+        or looks_like_secret(" ".join(entities))
+        or looks_like_secret(note or "")
+    )
     if what and not allow_secret:
         raise InputError(
             f"refusing to retain text that looks like {what}",
@@ -201,7 +214,7 @@ def retain(
     with write_lock(ix.memory_dir, purpose="clawmem retain"):
         dup = _duplicate_of(ix, fact, relpath, decode_log(_snapshot(path, relpath).data, relpath))
         if dup is None:
-            at, written = _write_fact(ix, fact, when, relpath, path)
+            at, written = _write_fact(ix, fact, when, relpath, path, note)
             _index_or_take_back(ix, relpath, path, written)
         else:
             relpath, at = dup
@@ -280,13 +293,13 @@ def _index_or_take_back(ix: Indexer, relpath: str, path: Path, written: Written)
 
 
 def _write_fact(
-    ix: Indexer, fact: Fact, when: date, relpath: str, path: Path
+    ix: Indexer, fact: Fact, when: date, relpath: str, path: Path, note: str | None = None
 ) -> tuple[int, Written]:
     """Write the fact into the day's log, keeping whatever another program writes there at the
     same moment (files/cas.py); the 1-based line it was placed at, and what was written."""
     for _attempt in range(CAS_ATTEMPTS):
         snap = _snapshot(path, relpath)
-        placed = place_fact(decode_log(snap.data, relpath), fact, when)
+        placed = place_fact(decode_log(snap.data, relpath), fact, when, note)
         raw = placed.text.encode("utf-8")
         _refuse_unrecallable(ix, relpath, raw)
         try:
