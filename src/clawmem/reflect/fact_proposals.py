@@ -100,6 +100,32 @@ _RULES: tuple[tuple[str, float, re.Pattern[str]], ...] = (
         ),
     ),
 )
+# Broader, weaker readings of the same kinds, after the rules above: a plan or want, something
+# going on now ("I'm redecorating my living room"), something done (a past tense), something had.
+_RULES += (
+    (
+        "W",
+        0.55,
+        re.compile(
+            r"\bI (?:wanna|want to|have a plan|hope to|need to|intend to)\b"
+            r"|\bI(?:'m|’m| am|m) (?:gonna|about to|planning|thinking about|leaving)\b",
+            re.I,
+        ),
+    ),
+    (
+        "B",
+        0.5,
+        re.compile(
+            r"\bI (?:just |also |already |recently |finally |actually )?(?:\w{3,}ed|read|cut|ate|"
+            r"did|wrote|drove|flew|spent|sold|left|began|bought|brought|caught|fell|kept|built|"
+            r"sent)\b|\bI was (?:fired|hired|promoted|accepted|invited)\b"
+            r"|\bI(?:'m|’m| am|m) (?:also |actually |currently |just |still )?(?!feeling\b)"
+            r"\w{3,}ing\b"
+            r"|\bI have (?:a|an|another|my|some) \w+",
+            re.I,
+        ),
+    ),
+)
 _HEDGE = re.compile(r"\b(?:I think|maybe|probably|might|not sure|I guess|I wonder)\b", re.I)
 _DAY_WORDS = re.compile(
     r"\b(?:today|tonight|tomorrow|yesterday|this (?:week|weekend|month|year)|next "
