@@ -90,12 +90,12 @@ def test_the_cli_reports_the_deferred_embedding(indexed_template, tmp_path):
 def test_the_loaded_models_identity_wins_over_the_files_metadata(ws, hash_model, monkeypatch):
     """Should a model file's metadata promise another vector space than the loaded model gives,
     the units are embedded in the model's space, not left pending under the promised one."""
-    import clawmem.ingest.model_choice
+    import clawmem.embedders.model_choice
     from clawmem.embedders.testing import HashEmbedder
 
     promised = HashEmbedder(query_prefix="promised: ").identity
     monkeypatch.setattr(
-        clawmem.ingest.model_choice, "configured_identity", lambda root, cfg: promised
+        clawmem.embedders.model_choice, "configured_identity", lambda root, cfg: promised
     )
     mem = open_workspace(ws, environ={})
     report = mem.index()

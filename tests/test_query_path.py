@@ -279,7 +279,7 @@ def test_a_loading_embedder_says_so_at_once_to_a_process_that_will_not_wait(mode
     once while the model loads (it then embeds the query itself); others still wait for it."""
     import time
 
-    from clawmem.ingest import resident
+    from clawmem.embedders.resident import client as resident
 
     from .test_resident import spec_of
 

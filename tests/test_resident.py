@@ -1,7 +1,7 @@
-"""The resident embedder (ingest/resident.py): one model process shared by the user's clawmem
+"""The resident embedder (embedders/resident/client.py): one model process shared by the user's clawmem
 processes, started on demand, alone, detached, gone when idle or when its files go.
 
-Real processes throughout: the embedder is `python -m clawmem.ingest.resident` on the real default
+Real processes throughout: the embedder is `python -m clawmem.embedders.resident.client` on the real default
 model, the recalls are real CLI processes, as a user or an agent's shell runs them.
 """
 
@@ -22,7 +22,7 @@ import pytest
 
 from clawmem.embedders.default import default_model_path
 from clawmem.embedders.llama import LlamaEmbedder, identity_of
-from clawmem.ingest import resident
+from clawmem.embedders.resident import client as resident
 
 from .conftest import cli_subprocess
 from .test_watch import wait_until
@@ -171,7 +171,7 @@ def test_only_one_embedder_runs_when_several_start_at_once(rt, model):
     args = [
         sys.executable,
         "-m",
-        "clawmem.ingest.resident",
+        "clawmem.embedders.resident.client",
         "--foreground",
         "--model",
         str(spec.model_path),

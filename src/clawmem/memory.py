@@ -55,8 +55,8 @@ class _Lazy:
 
 if TYPE_CHECKING:  # the real signatures, for type checkers and editors
     from clawmem.embedders.base import Embedder
+    from clawmem.embedders.model_choice import ModelStatus, ModelUsed
     from clawmem.ingest.check import check as _check
-    from clawmem.ingest.model_choice import ModelStatus, ModelUsed
     from clawmem.ingest.retain import retain as _retain
     from clawmem.ingest.status import status as _status
     from clawmem.recall.entities import list_entities as _list_entities
@@ -217,7 +217,7 @@ class Memory:
     # ------------------------------------------------------------------ model
     def model_status(self) -> ModelStatus:
         """The configured embedding model: name, languages, licence, identity, index match."""
-        from clawmem.ingest.model_choice import model_status
+        from clawmem.embedders.model_choice import model_status
 
         return model_status(self.indexer)
 
@@ -230,7 +230,7 @@ class Memory:
     ) -> ModelUsed:
         """Use ``target`` here: None (the default), a built-in name ("e5", "minilm") or a
         GGUF path, after checking it loads."""
-        from clawmem.ingest.model_choice import use_model
+        from clawmem.embedders.model_choice import use_model
 
         return use_model(
             self.indexer, target, query_prefix=query_prefix, document_prefix=document_prefix

@@ -123,7 +123,7 @@ class Indexer:
                 where = self.cfg.sources.get("vectors", "default")
                 self._embedder_error = f"vectors are turned off (vectors = false, {where})"
             else:
-                from clawmem.ingest.model_choice import load_embedder
+                from clawmem.embedders.model_choice import load_embedder
 
                 try:
                     self._embedder = load_embedder(self.root, self.cfg)
@@ -147,8 +147,8 @@ class Indexer:
             return None
         if not self.cfg.vectors:
             return None
-        from clawmem.ingest import resident
-        from clawmem.ingest.model_choice import configured_identity
+        from clawmem.embedders.model_choice import configured_identity
+        from clawmem.embedders.resident import client as resident
 
         identity = configured_identity(self.root, self.cfg)
         if identity is None or identity.key() != key:
@@ -192,7 +192,7 @@ class Indexer:
         """The embedder for ``count`` pending units: for the few of an edit, the resident
         embedder's (this process then never loads the model: 1-2 s of a 0.1 s sync), else the
         model loaded here."""
-        from clawmem.ingest.resident import MAX_DOCUMENTS
+        from clawmem.embedders.resident.client import MAX_DOCUMENTS
 
         if count <= MAX_DOCUMENTS:
             emb = self.borrowed(key)
@@ -396,7 +396,7 @@ class Indexer:
             return self._embedder.identity
         if not self.cfg.vectors or self._embedder_error is not None:
             return None
-        from clawmem.ingest.model_choice import configured_identity
+        from clawmem.embedders.model_choice import configured_identity
 
         return configured_identity(self.root, self.cfg)
 

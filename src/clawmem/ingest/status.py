@@ -39,7 +39,7 @@ class Status:
     scopes: list[dict] | None = None  # {name, path, state}; None without read scopes
     watcher: str
     resident_embedder: dict
-    query_path: str  # the NumPy query path: ready, off, or why not (ingest/resident.py)
+    query_path: str  # the NumPy query path: ready, off, or why not (embedders/resident/client.py)
     schema_version: str | None = None
     chunker_version: str | None = None
     normalizer_version: str | None = None
@@ -124,7 +124,7 @@ def status(ix: Indexer) -> Status:
     from clawmem.ingest.watch import describe_watcher, watcher_status
 
     out["watcher"] = describe_watcher(watcher_status(ix.memory_dir))
-    from clawmem.ingest.resident import query_path_status, status_of
+    from clawmem.embedders.resident.client import query_path_status, status_of
 
     out["resident_embedder"] = status_of(ix.root, ix.cfg)
     out["query_path"] = query_path_status(ix.root, ix.cfg)
@@ -227,7 +227,7 @@ def _configured(ix: Indexer) -> tuple[Path, Any, dict | None] | None:
     when the model is loaded here already, vectors are off, or only loading it can tell."""
     if ix.loaded_embedder is not None or not ix.cfg.vectors or ix.embedder_error is not None:
         return None
-    from clawmem.ingest.model_choice import configured_identity, model_choice
+    from clawmem.embedders.model_choice import configured_identity, model_choice
 
     identity = configured_identity(ix.root, ix.cfg)
     if identity is None:

@@ -8,7 +8,7 @@ socket, as eslint_d, gpg-agent and watchman do for their tools.
 
 Its life, each rule tested in ``tests/test_resident.py``:
 
-* Started on demand (``spawn``): ``python -m clawmem.ingest.resident``, which forks once more and
+* Started on demand (``spawn``): ``python -m clawmem.embedders.resident.client``, which forks once more and
   lets its first process end, so the embedder has no parent, runs in a session of its own, and
   holds no descriptor of its starter: stdin and stdout are /dev/null, stderr its log. An agent's
   shell reading ``clawmem recall … | cat`` sees the pipe close as soon as the recall is done.
@@ -121,7 +121,7 @@ def spec_for(root: Path, cfg: Any, identity: Any) -> Spec | None:
     the model file is not there yet (a built-in model converts on first load, in-process)."""
     if not cfg.resident_embedder or not hasattr(os, "fork") or not hasattr(os, "getuid"):
         return None  # off, or not a POSIX system (Unix sockets, fork, a user's own folder)
-    from clawmem.ingest.model_choice import model_choice
+    from clawmem.embedders.model_choice import model_choice
 
     path = model_choice(root, cfg).file(convert=False)
     if path is None or not path.exists():
@@ -463,7 +463,7 @@ def spawn(spec: Spec) -> Launch | None:
     args = [
         sys.executable,
         "-m",
-        "clawmem.ingest.resident",
+        "clawmem.embedders.resident.client",
         "--model",
         str(spec.model_path),
         "--key",
@@ -511,7 +511,7 @@ def status_of(root: Path, cfg: Any) -> dict:
         return {"state": f"off (resident_embedder = false, {where})"}
     if not cfg.vectors:
         return {"state": "not used (vectors are off)"}
-    from clawmem.ingest.model_choice import configured_identity
+    from clawmem.embedders.model_choice import configured_identity
 
     identity = configured_identity(root, cfg)
     if identity is None:
@@ -526,7 +526,7 @@ def query_path_status(root: Path, cfg: Any) -> str:
         return f"off (query_path = false, {cfg.sources.get('query_path', 'default')})"
     if not cfg.vectors:
         return "not used (vectors are off)"
-    from clawmem.ingest.model_choice import configured_identity
+    from clawmem.embedders.model_choice import configured_identity
 
     identity = configured_identity(root, cfg)
     spec = spec_for(root, cfg, identity) if identity is not None else None
@@ -806,7 +806,7 @@ def run(spec: Spec) -> int:
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    p = argparse.ArgumentParser(prog="python -m clawmem.ingest.resident")
+    p = argparse.ArgumentParser(prog="python -m clawmem.embedders.resident.client")
     p.add_argument("--model", required=True)
     p.add_argument("--key", required=True)
     p.add_argument("--query-prefix", default="")
