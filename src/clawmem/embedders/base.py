@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    import array
+
     import numpy as np
 
 
@@ -81,6 +83,18 @@ class Embedder(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+class VectorSource(Protocol):
+    """What a query or the few units of an edit need: vectors of one identity, from a model
+    loaded here (an ``Embedder``) or lent by another process (``resident.client.Borrowed``:
+    float32 ``array.array``s, so that a process that borrows never imports NumPy)."""
+
+    identity: EmbedderIdentity
+
+    def embed_documents(self, texts: Sequence[str]) -> EmbedResult: ...
+
+    def embed_query(self, text: str) -> np.ndarray | array.array | None: ...
 
 
 def normalize(vec: np.ndarray) -> np.ndarray | None:

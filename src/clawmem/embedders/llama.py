@@ -492,7 +492,7 @@ class LlamaEmbedder:
             lane.widest = 0
             shrunk = True
         if shrunk:
-            _trim_heap()
+            trim_heap()
 
     def _pick_threads(self, n_tokens: int) -> int:
         if n_tokens <= _SMALL_BATCH_TOKENS or self._n_threads == 1:
@@ -578,7 +578,7 @@ class _Lane:
     widest: int = 0  # tokens of its widest decode (its output buffer's size) since made
 
 
-def _trim_heap() -> None:
+def trim_heap() -> None:
     """Hand the C heap's free pages back to the system (glibc keeps them in its per-thread
     arenas, which the lanes' threads filled): 7-10 MB measured after a bulk call. Nothing
     elsewhere."""

@@ -180,7 +180,7 @@ def status(ix: Indexer) -> Status:
         # yet, no dimensions in the file, or a file that fails to load: then it says why).
         configured = _configured(ix)
         if configured is None:
-            emb = ix.embedder()
+            emb = ix.supply.embedder()
             if emb is not None:
                 configured = (emb.model_path, emb.identity, getattr(emb, "about", None))
         if configured is not None:
@@ -194,7 +194,7 @@ def status(ix: Indexer) -> Status:
                 else (f"{counts['pending']} pending" if counts["pending"] else "ok")
             )
         else:
-            vec["state"] = f"off: {ix.embedder_error}"
+            vec["state"] = f"off: {ix.supply.error}"
         if compat:
             state = f"needs rebuild: {compat}"
         elif stale:
@@ -225,7 +225,7 @@ def scope_states(ix: Indexer) -> list[dict]:
 def _configured(ix: Indexer) -> tuple[Path, Any, dict | None] | None:
     """(model file, identity, about) of the configured model, read without loading it; None
     when the model is loaded here already, vectors are off, or only loading it can tell."""
-    if ix.loaded_embedder is not None or not ix.cfg.vectors or ix.embedder_error is not None:
+    if ix.supply.loaded is not None or not ix.cfg.vectors or ix.supply.error is not None:
         return None
     from clawmem.embedders.model_choice import configured_identity, model_choice
 

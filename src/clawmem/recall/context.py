@@ -218,9 +218,9 @@ _probe_vectors: dict[str, list[list[float]] | None] = {}
 def _null_level(ix: Indexer, message: str) -> float | None:
     """The message's mean cosine to NULL_PROBES, or None when vectors are off. The message's
     vector comes from wherever the recall's came from (the model loaded here, a watcher, the
-    resident embedder: ``Indexer.query_embedder``), and eight dot products need no NumPy: a
+    resident embedder: ``EmbedderSupply.query_embedder``), and eight dot products need no NumPy: a
     prompt hook that imported it for them would pay ~60-100 ms of every prompt."""
-    emb = ix.query_embedder()
+    emb = ix.supply.query_embedder()
     if emb is None:
         return None
     key = emb.identity.key()

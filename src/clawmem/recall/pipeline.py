@@ -327,16 +327,10 @@ def _vector_state(ix: Indexer, idx: Index, mode: str):
     if mode == "lexical":
         state["state"] = "unused"
         return degraded, state, None
-    emb = ix.loaded_embedder
+    emb = ix.supply.for_query(idx.get_meta("embedder"))
     if emb is None:
-        emb = ix.borrowed(idx.get_meta("embedder"))
-        if emb is not None:
-            emb.start()  # the resident embedder, if it must start, loads during the lexical leg
-        else:
-            emb = ix.embedder()
-    if emb is None:
-        state.update(state="off", reason=ix.embedder_error)
-        degraded.append(f"vector search off: {ix.embedder_error}")
+        state.update(state="off", reason=ix.supply.error)
+        degraded.append(f"vector search off: {ix.supply.error}")
         return degraded, state, None
     if idx.get_meta("embedder") != emb.identity.key():
         why = (
