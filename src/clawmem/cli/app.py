@@ -646,7 +646,7 @@ def _main(argv: list[str] | None) -> None:
         sys.exit(130)
     except BrokenPipeError:
         _closed_pipe()
-    except Exception as exc:  # noqa: BLE001 - the boundary: anything unexpected is a bug report
+    except Exception as exc:  # the boundary: anything unexpected is a bug report
         if _debug():
             raise
         sys.stderr.write(

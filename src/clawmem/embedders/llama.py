@@ -916,7 +916,7 @@ def _load(path: Path, *, batch_tokens: int, n_threads: int, pooling_type: int | 
         with _captured_stderr() as sink:
             try:
                 llm = llama_cpp.Llama(**kwargs)
-            except Exception as exc:  # llama-cpp-python raises ValueError/RuntimeError
+            except Exception as exc:  # noqa: BLE001 - llama-cpp-python raises ValueError, RuntimeError and others
                 reason = str(exc).replace(str(path), "").strip(" :")
                 detail = _captured_text(sink)
                 errors.append(reason + (f" [llama.cpp: {detail}]" if detail else ""))

@@ -727,7 +727,7 @@ def run_watch(
     if lock.previous is not None and lock.previous.pid is not None:
         log(f"took over the watch lock of pid {lock.previous.pid}, which is no longer running")
 
-    def on_signal(signum: int, frame: FrameType | None) -> None:  # noqa: ARG001
+    def on_signal(signum: int, frame: FrameType | None) -> None:
         name = signal.Signals(signum).name
         if watcher.syncing and not watcher.stop_requested:
             # Let the sync reach its next commit; a second signal stops at once.

@@ -222,7 +222,7 @@ class Server:
         import select
 
         sock_ino, lock_ino = _inode(self.sock_path), _inode(self.lock_path)
-        while True:  # noqa: PLR1702
+        while True:
             ready, _, _ = select.select([listener], [], [], _TICK_S)
             if ready:
                 try:
