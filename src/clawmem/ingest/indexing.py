@@ -309,7 +309,11 @@ class Indexer:
         )
 
     def _embed_round(
-        self, emb, report: SyncReport, embed_limit: int | None, progress: Progress | None
+        self,
+        emb: VectorSource | None,
+        report: SyncReport,
+        embed_limit: int | None,
+        progress: Progress | None,
     ) -> None:
         """Embed the pending units of the live index (the second half of a deferred ``index``)."""
         idx = Index.open(self.index_path)
@@ -330,7 +334,7 @@ class Indexer:
     def _embed_pending(
         self,
         idx: Index,
-        emb,
+        emb: VectorSource,
         report: SyncReport,
         limit: int | None,
         progress: Progress = _silent,

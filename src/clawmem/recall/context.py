@@ -25,10 +25,14 @@ import re
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import date
+from typing import TYPE_CHECKING
 
 from clawmem.errors import BadArgument
 from clawmem.files.atomic import write_atomic
 from clawmem.ingest.indexing import Indexer
+
+if TYPE_CHECKING:
+    from clawmem.embedders.base import VectorSource
 
 DEFAULT_BUDGET = 200
 DEFAULT_MIN_SCORE = 0.3
@@ -233,7 +237,7 @@ def _null_level(ix: Indexer, message: str) -> float | None:
     return sum(sum(a * b for a, b in zip(p, qs, strict=True)) for p in probes) / len(probes)
 
 
-def _load_probes(ix: Indexer, emb, key: str) -> list[list[float]] | None:
+def _load_probes(ix: Indexer, emb: VectorSource, key: str) -> list[list[float]] | None:
     """The probes' vectors for this model: embedding them costs about half a second, so a hook
     that runs on every prompt reads them from .memory/ (derived data, like the index)."""
     import hashlib
@@ -353,7 +357,13 @@ def build_context(
 
 
 def _relevant_lines(
-    ix: Indexer, results, words, specific, min_score, core, null
+    ix: Indexer,
+    results: list[dict],
+    words: list[str],
+    specific: set[str],
+    min_score: float,
+    core: str | None,
+    null: float | None,
 ) -> list[ContextLine]:
     """The lines of the recalled hits that pass the threshold, in recall order, no repeats."""
     found: list[ContextLine] = []

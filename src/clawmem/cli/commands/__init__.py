@@ -11,9 +11,12 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from clawmem.memory import Memory
 
 state: dict = {"workspace": None, "traceback": False}
 
@@ -35,11 +38,11 @@ def current_workspace(workspace: Path | None = None) -> Path | None:
     return workspace or state["workspace"]
 
 
-def open_mem(workspace: Path | None = None):
+def open_mem(workspace: Path | None = None) -> Memory:
     from clawmem.memory import open_workspace
 
     return open_workspace(workspace or state["workspace"])
 
 
-def print_json(data) -> None:
+def print_json(data: object) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
