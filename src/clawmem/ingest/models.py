@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+# The module, not its names: a test's stand-in model (conftest.py) replaces them there.
+import clawmem.embedders.model_choice as chosen
 from clawmem.embedders.default import DEFAULT, builtin
-from clawmem.embedders.model_choice import load_embedder, model_choice
 
 if TYPE_CHECKING:
     from clawmem.ingest.indexing import Indexer
@@ -79,7 +80,7 @@ def model_status(ix: Indexer) -> ModelStatus:
     from clawmem.store import db
     from clawmem.store.index import Index
 
-    choice = model_choice(ix.root, ix.cfg)
+    choice = chosen.model_choice(ix.root, ix.cfg)
     info: dict[str, Any] = {
         "source": ix.cfg.sources.get("model", "default") if ix.cfg.model else "default",
         "model": choice.builtin.name if choice.builtin is not None else None,
@@ -154,7 +155,7 @@ def use_model(
     value: str | None
     if named is not None:
         value = None if named is DEFAULT else named.name
-        probe = load_embedder(
+        probe = chosen.load_embedder(
             ix.root,
             replace(
                 ix.cfg,
