@@ -122,7 +122,7 @@ def register(app: typer.Typer) -> None:
         (sys.stderr if dry_run else sys.stdout).write(result.summary_line() + "\n")
 
 
-def explain_text(result: ReflectResult) -> str:
+def explain_text(result: "ReflectResult") -> str:
     lines = []
     for rep in result.opinions:
         op = rep.opinion
