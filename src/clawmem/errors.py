@@ -82,6 +82,11 @@ class WorkspaceError(ClawmemError):
     exit_code = 3
 
 
+class UnsafePathError(WorkspaceError):
+    """A file clawmem would open is a link, or its index folder is not the user's own real
+    folder (files/safe_open.py): refused, never followed."""
+
+
 class ConfigError(ClawmemError):
     """``clawmem.toml`` or an environment override is invalid."""
 
@@ -122,3 +127,9 @@ class CheckFailed(ClawmemError):
     """``clawmem check`` found problems in the workspace."""
 
     exit_code = 9
+
+
+class SetupBroken(ClawmemError):
+    """``clawmem doctor`` found something broken in the install or the workspace's setup."""
+
+    exit_code = 11

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import json
 import os
 import sys
@@ -121,9 +122,32 @@ def _coerce_without_pydantic() -> None:
 
 _coerce_without_pydantic()
 
+
+def _flags_show_no_type() -> None:
+    """A flag's line in ``--help`` without a type: typer 0.29 shows ``--json <bool>``, which
+    reads as if it took a value (``--json true`` is then a usage error)."""
+    try:
+        from typer import core as typer_core
+    except ImportError:  # pragma: no cover
+        return
+    cls = getattr(typer_core, "TyperOption", None)
+    original = getattr(cls, "display_type_rich", None)
+    if cls is None or original is None:
+        return  # pragma: no cover - another typer: its own help
+
+    def display_type_rich(self: Any, ctx: Any) -> object:
+        if getattr(self, "is_flag", False) or getattr(self, "count", False):
+            return None
+        return original(self, ctx)
+
+    cls.display_type_rich = display_type_rich
+
+
+_flags_show_no_type()
+
 # The `clawmem` group's settings: `app` (every command) and the root group `main` runs.
 _SETTINGS: dict = dict(
-    add_completion=False,
+    add_completion=True,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     help="Offline long-term memory for AI agents: Markdown in, cited recall out.",
@@ -188,8 +212,14 @@ def index(
         err.print(f"[yellow]note: rebuilt the index: {report.rebuild_reason}[/yellow]")
     for s in data["skipped"]:
         err.print(f"[yellow]skipped[/yellow] {s['path']}: {s['reason']}")
+    skipped = {s["path"] for s in data["skipped"]}
     for p in data["problems"]:
         what = "bad line" if p["path"].startswith(TRANSCRIPT_PREFIX) else "malformed fact"
+        if p["message"].startswith("not indexed: "):  # a whole file (not UTF-8, binary)
+            if p["path"] in skipped:
+                continue  # said once, above
+            what = "not indexed"
+            p = {**p, "message": p["message"].removeprefix("not indexed: ")}
         err.print(f"[red]{what}[/red] {p['path']}:{p['line']}: {p['message']}")
     if mem.embedder_error and not no_embed:
         err.print(f"[yellow]vectors off: {mem.embedder_error}[/yellow]")
@@ -458,12 +488,14 @@ COMMAND_MODULES = (
     "entities",
     "links",
     "check",
-    "hook",
+    "git_hooks",
     "mcp",
+    "trust",
     "model",
     "reflect",
     "flush",
     "watch",
+    "doctor",
 )
 
 
@@ -475,11 +507,16 @@ def _register_command_modules() -> None:
     _help_from_docstrings(app)
 
 
-def _help_from_docstrings(typer_app: typer.Typer) -> None:
+def _help_from_docstrings(typer_app: typer.Typer, prefix: str = "") -> None:
     """Each command's help from its docstring, its paragraphs each one line: typer's rich help
-    keeps a docstring's line breaks, which cut descriptions mid-sentence in `clawmem --help`."""
+    keeps a docstring's line breaks, which cut descriptions mid-sentence in `clawmem --help`.
+    Its examples (``cli/examples.py``) end it."""
     import inspect
     import re
+
+    from typer.main import get_command_name
+
+    from clawmem.cli.examples import epilog
 
     def flowed(doc: str) -> str:
         return re.sub(r"(?<!\n)\n(?!\n)", " ", inspect.cleandoc(doc))
@@ -487,9 +524,13 @@ def _help_from_docstrings(typer_app: typer.Typer) -> None:
     for info in typer_app.registered_commands:
         if info.help is None and info.callback is not None and info.callback.__doc__:
             info.help = flowed(info.callback.__doc__)
+        if info.callback is not None:
+            name = info.name or get_command_name(info.callback.__name__)
+            info.epilog = info.epilog or epilog(prefix + name)
     for group in typer_app.registered_groups:
         if group.typer_instance is not None:
-            _help_from_docstrings(group.typer_instance)
+            group.epilog = epilog(prefix + str(group.name))
+            _help_from_docstrings(group.typer_instance, f"{prefix}{group.name} ")
 
 
 _register_command_modules()
@@ -559,6 +600,25 @@ def click_group() -> click.Command:
     return group
 
 
+def _flag_given_a_value(exc: Exception, argv: list[str]) -> str | None:
+    """The flag a value was written after (``--json true``): click says only "unexpected extra
+    argument (true)", which sends people looking for a stray word."""
+    ctx = getattr(exc, "ctx", None)
+    message = str(getattr(exc, "message", ""))
+    if ctx is None or "unexpected extra argument" not in message:
+        return None
+    flags = {
+        name
+        for p in ctx.command.params
+        if getattr(p, "is_flag", False)
+        for name in (*p.opts, *p.secondary_opts)
+    }
+    for before, word in itertools.pairwise(argv):
+        if before in flags and (f"({word})" in message or f"({word} " in message):
+            return before
+    return None
+
+
 def _debug() -> bool:
     return bool(state["traceback"] or os.environ.get("CLAWMEM_DEBUG"))
 
@@ -616,8 +676,23 @@ def _say_waiting(text: str) -> None:
     err.print(f"clawmem: {text}", markup=False, highlight=False)
 
 
+def _plain_completion_help() -> None:
+    """zsh and fish show each command's help beside its name: typer renders it with rich first
+    (to strip markup, which clawmem's help has none of), importing rich's Markdown and
+    markdown-it on every Tab, about 0.2 s of CPU. Plain text is what those shells show anyway."""
+    try:
+        from typer import _completion_classes
+    except ImportError:  # pragma: no cover - another typer: its own completion
+        return
+    if hasattr(_completion_classes, "_sanitize_help_text"):
+        _completion_classes._sanitize_help_text = lambda text: text
+
+
 def _main(argv: list[str] | None) -> None:
     from clawmem.files import locking
+
+    if os.environ.get("_CLAWMEM_COMPLETE"):  # a shell asks for completions (--install-completion)
+        _plain_completion_help()
 
     locking.on_wait = _say_waiting
     try:
@@ -638,8 +713,13 @@ def _main(argv: list[str] | None) -> None:
     except click.exceptions.NoArgsIsHelpError:
         sys.exit(0)  # typer has already printed the help
     except click.ClickException as exc:
-        sys.stderr.write(f"clawmem: error: {exc.format_message()}\n")
         ctx = getattr(exc, "ctx", None)  # usage errors carry the command they came from
+        flag = _flag_given_a_value(exc, sys.argv[1:] if argv is None else argv)
+        if flag is not None:
+            sys.stderr.write(f"clawmem: error: {flag} takes no value\n")
+            sys.stderr.write(f"  hint: write {flag} alone to turn it on; leave it out for off\n")
+            sys.exit(2)
+        sys.stderr.write(f"clawmem: error: {exc.format_message()}\n")
         if ctx is not None:
             sys.stderr.write(f"  hint: see `{ctx.command_path} --help`\n")
         sys.exit(2)

@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from clawmem.config import trust
 from clawmem.ingest.indexing import Indexer
 from clawmem.ingest.sync import chunking_key, plan_fresh
 from clawmem.store import db, queries
+from clawmem.text.shown_path import shown_path
 from clawmem.transcripts import registry
 from clawmem.transcripts.flushlog import last_flush
 
@@ -37,6 +39,9 @@ class Status:
     skipped: list[dict]  # {path, reason}: files this scan leaves out
     merged_sections: list[str]  # pages a git merge left as two clones' generated sections
     scopes: list[dict] | None = None  # {name, path, state}; None without read scopes
+    # clawmem.toml's settings that lead outside the workspace, ignored until the user approves the
+    # file (config/trust.py); None when nothing is held back.
+    config_not_approved: dict | None = None
     watcher: str
     resident_embedder: dict
     query_path: str  # the NumPy query path: ready, off, or why not (embedders/resident/client.py)
@@ -65,11 +70,14 @@ class Status:
             "tokenizer": self.tokenizer,
             "files_on_disk": self.files_on_disk,
             "sessions": self.sessions,
-            "skipped": self.skipped,
-            "merged_sections": self.merged_sections,
+            # A file named with a credential is shown redacted, as everything printed is.
+            "skipped": _shown_rows(self.skipped),
+            "merged_sections": [shown_path(p) for p in self.merged_sections],
         }
         if self.scopes is not None:
             d["scopes"] = self.scopes
+        if self.config_not_approved is not None:
+            d["config_not_approved"] = self.config_not_approved
         d["watcher"] = self.watcher
         d["resident_embedder"] = self.resident_embedder
         d["query_path"] = self.query_path
@@ -82,15 +90,21 @@ class Status:
                 files=self.files,
                 chunks=self.chunks,
                 facts=self.facts,
-                changed_on_disk=self.changed_on_disk,
-                problems=self.problems,
+                changed_on_disk=None
+                if self.changed_on_disk is None
+                else {k: [shown_path(p) for p in v] for k, v in self.changed_on_disk.items()},
+                problems=None if self.problems is None else _shown_rows(self.problems),
                 links=self.links,
-                unreadable=self.unreadable,
+                unreadable=None if self.unreadable is None else _shown_rows(self.unreadable),
                 vectors=self.vectors,
             )
         d["clean"] = self.clean
         d["state"] = self.state
         return d
+
+
+def _shown_rows(rows: list[dict]) -> list[dict]:
+    return [{**r, "path": shown_path(r["path"])} if "path" in r else r for r in rows]
 
 
 def status(ix: Indexer) -> Status:
@@ -121,6 +135,12 @@ def status(ix: Indexer) -> Status:
     out["merged_sections"] = merged_sections(ix.root)
     if ix.cfg.read_scopes:
         out["scopes"] = scope_states(ix)
+    if ix.cfg.held_back:
+        out["config_not_approved"] = {
+            "ignored": list(ix.cfg.held_back),
+            "note": trust.note(ix.cfg.held_back),
+            "fix": trust.FIX,
+        }
     from clawmem.ingest.watch import describe_watcher, watcher_status
 
     out["watcher"] = describe_watcher(watcher_status(ix.memory_dir))
@@ -208,12 +228,12 @@ def status(ix: Indexer) -> Status:
 
 def scope_states(ix: Indexer) -> list[dict]:
     """Each read scope ([scopes] in clawmem.toml) and whether recall can search it."""
-    from clawmem.config import parse_scopes
+    from clawmem.config import parse_scopes, scopes_origin
 
     out = []
     for name, root in parse_scopes(ix.cfg, ix.root).items():
         if not root.is_dir():
-            state = "not found: fix [scopes] in clawmem.toml"
+            state = f"not found: fix {scopes_origin(ix.cfg)}"
         elif not (root / ".memory" / "index.sqlite").exists():
             state = f"not indexed: run `clawmem -w {root} index`"
         else:

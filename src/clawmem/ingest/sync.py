@@ -209,6 +209,13 @@ def unindexable(raw: bytes) -> str | None:
     return None
 
 
+def not_utf8(raw: bytes, exc: UnicodeDecodeError) -> tuple[int, str]:
+    """(line, why) of a memory file that is not UTF-8: the one wording that index, status,
+    recall and check share (they used to disagree on the line)."""
+    line = raw[: exc.start].count(b"\n") + 1
+    return line, f"line {line}: invalid UTF-8 at byte {exc.start}; re-save the file as UTF-8"
+
+
 def parse_file(root: Path, entry: FileEntry, cfg: Config) -> ParsedFile | Skipped:
     """Read one file and turn it into units. Never raises for bad content: it reports."""
     path = root / entry.relpath
@@ -228,13 +235,13 @@ def parse_file(root: Path, entry: FileEntry, cfg: Config) -> ParsedFile | Skippe
     from clawmem.markdown.factlog import decode, fact_dates
     from clawmem.markdown.facts import extract_facts
     from clawmem.markdown.links import extract_links
+    from clawmem.markdown.searchable import has_content
     from clawmem.text.timeexpr import date_from_path
 
     try:
         text = decode(raw)
     except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        why = f"line {line}: invalid UTF-8 at byte {exc.start}; re-save the file as UTF-8"
+        line, why = not_utf8(raw, exc)
         return _not_markdown(entry, raw, why, line)
     from clawmem.text.redact import (
         redact,  # here: a sync with nothing to parse never compiles its patterns
@@ -250,6 +257,8 @@ def parse_file(root: Path, entry: FileEntry, cfg: Config) -> ParsedFile | Skippe
     for c in chunk_markdown(text, max_chars=cfg.chunk_chars, overlap_chars=cfg.overlap_chars):
         if c.start_line == c.end_line and c.start_line in fact_lines:
             continue  # the fact's own unit (below) stands for this line, with its kind and date
+        if not has_content(c.text):
+            continue  # a marker or a comment alone: nothing to find, never a hit or a snippet
         units.append(make_unit(c.start_line, c.end_line, c.heading, c.text, day))
     today = date.today()
     for fact in facts:

@@ -4,8 +4,10 @@ Recall asks each scope the same question, with the same filters, on the scope's 
 is: never synced, because clawmem writes nothing into a read scope, its ``.memory/`` included (a
 stale or missing index is reported in ``degraded``, with the command that fixes it). Each of a
 scope's hits carries the scope's name, so its citation (``team:memory/2025-11-27.md#L3-L3``) reads
-back with ``get``. Scores of two indexes are not comparable, so the lists are fused by reciprocal
-rank, this workspace's hit first on a tie.
+back with ``get``. Scores of two indexes are not comparable, but each hit's relevance is: the same
+fitted model calibrates it, as a probability, on every index. So the lists are merged by
+relevance, each keeping its own order (``fuse``), this workspace's hit first on a tie; without
+relevance (vector mode) they are fused by reciprocal rank.
 """
 
 from __future__ import annotations
@@ -15,10 +17,10 @@ from functools import wraps
 from pathlib import Path
 from typing import Any
 
-from clawmem.config import load_config, parse_scopes
-from clawmem.errors import ClawmemError
+from clawmem.config import SCOPE_NAME, load_config, parse_scopes, scopes_origin, trust
+from clawmem.errors import ClawmemError, WorkspaceError
 from clawmem.ingest.indexing import Indexer
-from clawmem.recall.pipeline import pack_budget, recall
+from clawmem.recall.pipeline import budget_emptied, pack_budget, recall
 from clawmem.recall.results import Hit, RecallResult
 
 # The usual reciprocal-rank constant: with a handful of lists, rank decides, not the list.
@@ -33,11 +35,28 @@ def split_scope(path: str, scopes: dict[str, Path]) -> tuple[str | None, str]:
     return None, path
 
 
+def unknown_scope(ix: Indexer, path: str, scopes: dict[str, Path]) -> None:
+    """Raise WorkspaceError when ``path`` names a read scope that is not configured
+    (``nope:memory/x.md``), listing the known ones; return when it is a path of this workspace
+    (one with a colon in a file name, or a scope-like prefix that is a folder here)."""
+    name, sep, rest = path.partition(":")
+    if not sep or not SCOPE_NAME.fullmatch(name) or (ix.root / path).exists():
+        return
+    known = ", ".join(sorted(scopes)) if scopes else "none are configured"
+    raise WorkspaceError(
+        f"{path}: unknown scope {name!r} (known scopes: {known})",
+        hint=f"read scopes are set in {scopes_origin(ix.cfg)} (docs/workspace.md); "
+        f"a file of this workspace is named without a scope: {rest}",
+    )
+
+
 # ``recall``'s signature and documentation: it takes the same arguments and passes them on.
 @wraps(recall)
 def recall_with_scopes(ix: Indexer, query: str, **kwargs: Any) -> RecallResult:
     # ``recall`` over this workspace and its read scopes, fused.
     own = recall(ix, query, **kwargs)
+    if ix.cfg.held_back:  # scopes or transcripts the user has not approved (config/trust.py)
+        own.degraded.append(trust.note(ix.cfg.held_back))
     scopes = parse_scopes(ix.cfg, ix.root)
     if not scopes:
         return own
@@ -52,7 +71,10 @@ def recall_with_scopes(ix: Indexer, query: str, **kwargs: Any) -> RecallResult:
     hits = fuse(lists)[:want]
     budget = kwargs.get("budget")
     if budget:
+        before = hits
         hits, own.budget = pack_budget(hits, budget)
+        if before and not hits:
+            own.empty_reason = budget_emptied(before[0], budget)
     own.hits = hits
     if hits:
         own.empty_reason = None
@@ -64,7 +86,7 @@ def _scope_hits(
     ix: Indexer, name: str, root: Path, query: str, kwargs: dict
 ) -> tuple[list[Hit], str | None]:
     if not root.is_dir():
-        return [], "not found; fix [scopes] in clawmem.toml"
+        return [], f"not found; fix {scopes_origin(ix.cfg)}"
     if not (root / ".memory" / "index.sqlite").exists():
         return [], f"not indexed; run `clawmem -w {root} index`"
     mode = kwargs.get("mode", "hybrid")
@@ -81,6 +103,26 @@ def _scope_hits(
 
 
 def fuse(lists: list[list[Hit]]) -> list[Hit]:
+    """The ranked lists as one, by calibrated relevance: a hit of one workspace comes before a
+    hit of another when its relevance is higher, but never before a hit its own ranking put
+    above it. Each hit's key is the lowest relevance down to it in its list (the list's order
+    is kept, and a weak first hit does not carry stronger ones of another list below it); the
+    keys merge, the first list first on a tie, then by rank. Issue 45: a team fact at
+    relevance 0.64 came after a local page at 0.16 when the lists were interleaved by rank.
+    Lists without relevance (vector mode) are fused by reciprocal rank."""
+    if any(h.relevance is None for hits in lists for h in hits):
+        return _rank_fused(lists)
+    keyed = []
+    for li, hits in enumerate(lists):
+        low = 1.0
+        for rank, hit in enumerate(hits, start=1):
+            low = min(low, hit.relevance or 0.0)
+            keyed.append((-low, li, rank, hit))
+    keyed.sort(key=lambda t: (t[0], t[1], t[2]))
+    return [hit for *_, hit in keyed]
+
+
+def _rank_fused(lists: list[list[Hit]]) -> list[Hit]:
     """Reciprocal-rank fusion of ranked lists; the first list wins ties."""
     scored = []
     for li, hits in enumerate(lists):

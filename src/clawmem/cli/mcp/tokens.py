@@ -26,7 +26,7 @@ from clawmem.errors import ConfigError, StoreError, UsageError
 from clawmem.files.atomic import write_atomic
 
 if TYPE_CHECKING:
-    import filelock
+    from filelock import BaseFileLock
 
 PREFIX = "cmt_"  # so a leaked secret is recognisable (and greppable) as a clawmem token
 
@@ -100,7 +100,7 @@ def _write(path: Path, tokens: list[Token]) -> None:
         ) from None
 
 
-def _locked(path: Path) -> filelock.FileLock:
+def _locked(path: Path) -> BaseFileLock:
     import filelock
 
     try:
