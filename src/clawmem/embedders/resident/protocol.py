@@ -20,18 +20,17 @@ does the work itself.
 from __future__ import annotations
 
 import array
-import base64
-import hashlib
 import json
 import os
 import stat
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+# base64, hashlib and tempfile are imported where they are used: a cold lexical recall imports this
+# module (the watcher's freshness question) and never needs them (~5 ms, issue 16).
 if TYPE_CHECKING:
     import numpy as np
 
@@ -60,6 +59,8 @@ def runtime_dir() -> Path:
     xdg = os.environ.get("XDG_RUNTIME_DIR")
     if xdg:
         return Path(xdg) / "clawmem"
+    import tempfile
+
     return Path(tempfile.gettempdir()) / f"clawmem-{os.getuid()}"
 
 
@@ -93,6 +94,8 @@ class Spec:
     @property
     def name(self) -> str:
         """The file names' stem: one embedder per model identity (and user, by the folder)."""
+        import hashlib
+
         return "embed-" + hashlib.sha256(self.key.encode()).hexdigest()[:16]
 
     def paths(self, folder: Path) -> tuple[Path, Path, Path]:
@@ -197,6 +200,8 @@ def vector_reply(request: object, emb: Embedder | None, *, who: str) -> dict:
 
 def encode(vec: np.ndarray) -> str:
     """A model's vector as base64 little-endian float32 text."""
+    import base64
+
     return base64.b64encode(vec.astype("<f4").tobytes()).decode()
 
 
@@ -213,6 +218,8 @@ def vector_bytes(value: object) -> bytes | None:
     if not isinstance(value, str):
         return None
     try:
+        import base64
+
         return base64.b64decode(value, validate=True)
     except ValueError:
         return None
