@@ -28,7 +28,14 @@ from clawmem.files.cas import Snapshot, Written, read_snapshot, take_back, write
 from clawmem.files.locking import write_lock
 from clawmem.ingest.indexing import Indexer
 from clawmem.ingest.sync import unindexable
-from clawmem.markdown.facts import Fact, extract_facts, format_fact, make_fact, retain_insert_index
+from clawmem.markdown.facts import (
+    Fact,
+    count_lines,
+    ends_in_retain_section,
+    extract_facts,
+    format_fact,
+    make_fact,
+)
 from clawmem.markdown.workspace import writable_path
 from clawmem.store import db, queries
 from clawmem.store.index import Index
@@ -90,28 +97,28 @@ class Retained:
 
 
 def place_fact(existing: str | None, fact: Fact, day: date, note: str | None = None) -> Placement:
-    """Pure: where the fact goes in the day's log and what the file becomes (``note``: one line
-    written nested under the fact, such as the citation of what it was proposed from)."""
+    """Pure: where the fact goes in the day's log and what the file becomes: always the log as
+    it was with lines appended. A log is never rewritten, because another program (an editor, a
+    logger holding it open, ``{ echo a; sleep 1; echo b; } >> log``) may be appending to it, and
+    a file renamed over it sends that program's lines into the deleted file. So the fact goes at
+    the end: into the Retain section the log ends in, else under a new ``## Retain`` heading
+    there (the grammar reads every Retain section of a file). ``note``: one line written nested
+    under the fact, such as the citation of what it was proposed from."""
     if existing is None:
         head = f"# {day.isoformat()}\n\n## Retain\n"
         return Placement(head + _with_note(fact, note, "\n"), 4, True, True)
     eol = "\r\n" if "\r\n" in existing else "\n"
-    lines = existing.splitlines(keepends=True)
-    at = retain_insert_index(lines)
-    if at is None:
-        # No Retain section yet: add one at the end, separated by a blank line.
-        prefix = existing
-        if prefix and not prefix.endswith(("\n", "\r")):
-            prefix += eol
-        if prefix.strip() and not prefix.endswith(eol * 2):
-            prefix += eol
-        body = f"## Retain{eol}{_with_note(fact, note, eol)}"
-        return Placement(prefix + body, prefix.count("\n") + 2, False, True)
-    new_line = _with_note(fact, note, eol)
-    if at > 0 and not lines[at - 1].endswith(("\n", "\r")):
-        lines[at - 1] += eol  # the previous last line had no ending; the fact needs its own line
-    lines.insert(at, new_line)
-    return Placement("".join(lines), at + 1, False, False)
+    prefix = existing
+    if prefix and not prefix.endswith(("\n", "\r")):
+        prefix += eol  # the last line had no ending; the fact needs its own line
+    if ends_in_retain_section(existing):
+        return Placement(prefix + _with_note(fact, note, eol), count_lines(prefix), False, False)
+    # The log ends in another section (or has no Retain section yet): a new one at the end,
+    # separated by a blank line.
+    if prefix.strip() and not prefix.endswith(eol * 2):
+        prefix += eol
+    body = f"## Retain{eol}{_with_note(fact, note, eol)}"
+    return Placement(prefix + body, count_lines(prefix) + 1, False, True)
 
 
 def _with_note(fact: Fact, note: str | None, eol: str) -> str:
@@ -210,7 +217,7 @@ def retain(
     # The fact's vector comes from the resident embedder, started now so that it loads while
     # this process writes; with it off, the model is loaded here before the lock (seconds on a
     # cold start): other writers wait only for the write and the fact's one embedding.
-    ix.warm_up()
+    ix.supply.warm_up()
     with write_lock(ix.memory_dir, purpose="clawmem retain"):
         dup = _duplicate_of(ix, fact, relpath, decode_log(_snapshot(path, relpath).data, relpath))
         if dup is None:

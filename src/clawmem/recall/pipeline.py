@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import replace
 from datetime import date, timedelta
+from typing import TYPE_CHECKING
 
 from clawmem.errors import BadArgument, InputError, StoreError, UsageError
 from clawmem.ingest.indexing import Indexer
@@ -32,6 +33,10 @@ from clawmem.store.index import Filters, Index
 from clawmem.text.query import Query
 from clawmem.text.textnorm import require_text
 from clawmem.text.timeexpr import TimeRange, parse_date, parse_since, parse_until
+
+if TYPE_CHECKING:
+    from clawmem.embedders.base import EmbedResult, Vector, VectorSource
+    from clawmem.recall.relevance import Model
 
 MODES = ("hybrid", "lexical", "vector")
 KINDS = (*FACT_KINDS, CHUNK)
@@ -293,30 +298,36 @@ def _within_budget(
 
 
 def _kept_by_validity(hits: list[Hit], f: Filters) -> list[str]:
-    """A note for each fact recorded outside the time window but kept because the validity
-    it states overlaps it (``queries.filter_sql``): "Lives in Hanoi (from March 2025)" written
+    """A note naming the facts recorded outside the time window but kept because the validity
+    each states overlaps it (``queries.filter_sql``): "Lives in Hanoi (from March 2025)" written
     in 2025 is still true in a window of last week, and a reader should see why it is there."""
     if not (f.since or f.until):
         return []
     lo, hi = f.since or "0000-00-00", f.until or "9999-99-99"
-    out = []
+    kept = []
     for h in hits:
         if h.kind is None or h.valid_from is None or (h.day and lo <= h.day <= hi):
             continue
         when = f"recorded {h.day}" if h.day else "undated"
-        valid = (
-            f"from {h.valid_from} to {h.valid_to}"
-            if h.valid_to
-            else f"from {h.valid_from}, open-ended"
-        )
-        out.append(
-            f"{h.citation} is {when}, outside the window {f.since or '…'} to {f.until or '…'}: "
-            f"kept because the validity it states ({valid}) overlaps the window"
-        )
-    return out
+        valid = f"to {h.valid_to}" if h.valid_to else "open-ended"
+        kept.append(f"{h.citation} ({when}; valid from {h.valid_from}, {valid})")
+    if not kept:
+        return []
+    return [
+        f"kept though recorded outside the window {f.since or '…'} to {f.until or '…'}, because "
+        f"the validity they state overlaps it: {'; '.join(kept)}"
+    ]
 
 
-def _filters(today, since, until, kind, entity, path, as_of) -> Filters:
+def _filters(
+    today: date,
+    since: str | None,
+    until: str | None,
+    kind: str | list[str] | None,
+    entity: str | None,
+    path: str | None,
+    as_of: str | None,
+) -> Filters:
     kinds: tuple[str, ...] = ()
     if kind:
         raw = [kind] if isinstance(kind, str) else list(kind)
@@ -365,7 +376,9 @@ def _said(idx: Index, h: Hit) -> Hit:
     return replace(h, session_id=session_id, said_at=said_at)
 
 
-def _vector_state(ix: Indexer, idx: Index, mode: str):
+def _vector_state(
+    ix: Indexer, idx: Index, mode: str
+) -> tuple[list[str], dict, VectorSource | None]:
     """(degraded reasons, vectors summary, embedder or None) for a recall."""
     degraded: list[str] = []
     counts = idx.vector_counts()
@@ -382,16 +395,10 @@ def _vector_state(ix: Indexer, idx: Index, mode: str):
     if mode == "lexical":
         state["state"] = "unused"
         return degraded, state, None
-    emb = ix.loaded_embedder
+    emb = ix.supply.for_query(idx.get_meta("embedder"))
     if emb is None:
-        emb = ix.borrowed(idx.get_meta("embedder"))
-        if emb is not None:
-            emb.start()  # the resident embedder, if it must start, loads during the lexical leg
-        else:
-            emb = ix.embedder()
-    if emb is None:
-        state.update(state="off", reason=ix.embedder_error)
-        degraded.append(f"vector search off: {ix.embedder_error}")
+        state.update(state="off", reason=ix.supply.error)
+        degraded.append(f"vector search off: {ix.supply.error}")
         return degraded, state, None
     if idx.get_meta("embedder") != emb.identity.key():
         why = (
@@ -410,20 +417,20 @@ def _vector_state(ix: Indexer, idx: Index, mode: str):
 class _QueryOnce:
     """An embedder that embeds each query text once (documents pass straight through)."""
 
-    def __init__(self, embedder) -> None:
+    def __init__(self, embedder: VectorSource) -> None:
         self._embedder = embedder
         self.identity = embedder.identity
-        self._memo: dict[str, object] = {}
+        self._memo: dict[str, Vector | None] = {}
 
-    def embed_query(self, text: str):
+    def embed_query(self, text: str) -> Vector | None:
         if text not in self._memo:
             self._memo[text] = self._embedder.embed_query(text)
         return self._memo[text]
 
-    def embed_documents(self, texts):
+    def embed_documents(self, texts: Sequence[str]) -> EmbedResult:
         return self._embedder.embed_documents(texts)
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> object:
         return getattr(self._embedder, name)
 
 
@@ -495,7 +502,7 @@ def _time_hinted(
     return out
 
 
-def _scored(hits: list[Hit], model) -> list[Hit]:
+def _scored(hits: list[Hit], model: Model | None) -> list[Hit]:
     """Each hit's relevance from its features at its final place in the list."""
     if model is None:
         return hits
