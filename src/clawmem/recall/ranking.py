@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from dataclasses import replace as replace_hit
 from datetime import date
+from functools import partial
 
 from clawmem.markdown.workspace import TRANSCRIPT_PREFIX
 from clawmem.recall import aggregate, copies, fusion, legs, relevance
@@ -218,13 +219,14 @@ def rank(
     def section(cid: int) -> tuple[str, str]:
         return rows[cid]["path"], rows[cid]["heading"]
 
+    today = today or date.today()
     final = _final_scores(
         ids,
         scores,
         rows,
         rk,
         boosted=mode == "hybrid" and vector_used,
-        today=today or date.today(),
+        today=today,
         decay_half_life_days=decay_half_life_days,
     )
 
@@ -265,10 +267,14 @@ def rank(
     exact = {h.chunk_id for h in lex if h.exact}
     if exact and (query.quoted or len(q.terms) <= rk.exact_first_max_terms):
         ordered = _exact_first(ordered, exact, rows, rk)
+
     # A page line restating one fact never shows before the fact it cites (copies.py): the
     # source takes the place right before it, with the copy's evidence of relevance when the
     # legs brought none of its own (the two say the same thing).
-    ordered = _sources_first(index, ordered, rows, ids, filters, final, lex_by, vec_by, cover, rk)
+    aged = partial(_aged, rows=rows, rk=rk, today=today, half_life=decay_half_life_days)
+    ordered = _sources_first(
+        index, ordered, rows, ids, filters, final, lex_by, vec_by, cover, rk, aged
+    )
 
     top_cosine = max((h.score for h in vec), default=0.0)
     # No model was fitted on the vector leg alone: vector mode's hits have no relevance, and it
@@ -534,9 +540,11 @@ def _sources_first(
     vec_by: dict[int, fusion.LegHit],
     cover: dict[int, float],
     rk: fusion.Ranking,
+    aged: Callable[[int, float], float],
 ) -> list[int]:
     """``ordered`` with each copy's source right before it (copies.sources_first), when
-    ``rk.sources_first``. A source
+    ``rk.sources_first``. A source that was no candidate gets its copy's score, aged as its
+    own would be (``aged``: the decay by its day); a candidate keeps its own. A source
     moved up takes its copy's score, and its copy's leg hits where the legs brought none of its
     own: the two say the same thing, so the copy's evidence of relevance is the source's."""
     if not rk.sources_first:
@@ -545,13 +553,23 @@ def _sources_first(
         ordered, lambda cid: _source_unit(index, rows, ids, cid, f)
     )
     for src, copy in moved.items():
-        final[src] = max(final.get(src, 0.0), final[copy])
+        if src not in final:
+            final[src] = aged(src, final[copy])
         if src not in lex_by and copy in lex_by:
             lex_by[src] = lex_by[copy]
             cover.setdefault(src, cover.get(copy, 1.0))
         if src not in vec_by and copy in vec_by:
             vec_by[src] = vec_by[copy]
     return ordered
+
+
+def _aged(
+    cid: int, score: float, *, rows: dict, rk: fusion.Ranking, today: date, half_life: float
+) -> float:
+    """``score`` as unit ``cid``'s final score: aged by its day, as ``_final_scores`` ages."""
+    return _final_scores(
+        [cid], {cid: score}, rows, rk, boosted=False, today=today, decay_half_life_days=half_life
+    )[cid]
 
 
 def _source_unit(index: Index, rows: dict, ids: list[int], cid: int, f: Filters) -> int | None:
