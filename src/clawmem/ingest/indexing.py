@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from clawmem.config import Config
 from clawmem.errors import LockedError, ModelError, StoreError
+from clawmem.files import safe_open
 from clawmem.files.locking import WRITE_LOCK, read_owner, try_write_lock, write_lock
 from clawmem.ingest import journal
 from clawmem.ingest.sync import (
@@ -61,6 +62,9 @@ class Indexer:
         self.cfg = cfg
         self.memory_dir = root / INDEX_DIR
         self.index_path = self.memory_dir / INDEX_NAME
+        # A .memory that is a link, another user's, or holding a link (a cloned repository can
+        # commit one) is refused before anything opens a file in it (files/safe_open.py).
+        safe_open.check_state_dir(self.memory_dir)
         self._embedder = embedder
         self._embedder_error: str | None = None
         self._borrowed_vectors: dict = {}  # queries' vectors from a watcher or the resident embedder
@@ -234,12 +238,11 @@ class Indexer:
     def prepare_memory_dir(self) -> None:
         """Create ``.memory/`` (ignored by git) if needed; StoreError when it cannot be written."""
         try:
-            self.memory_dir.mkdir(exist_ok=True)
-            gi = self.memory_dir / ".gitignore"
-            if not gi.exists():
-                gi.write_text(
-                    "# clawmem's derived index: rebuilt from the Markdown at any time\n*\n"
-                )
+            safe_open.make_state_dir(self.memory_dir)
+            safe_open.create_if_absent(
+                self.memory_dir / ".gitignore",
+                b"# clawmem's derived index: rebuilt from the Markdown at any time\n*\n",
+            )
         except OSError as exc:
             raise StoreError(
                 f"{self.memory_dir}: cannot write the index folder ({exc.strerror})",
