@@ -88,7 +88,8 @@ class Ranking:
     # evening no longer outranks Miso the cat on the doormat, the vector leg's first. A question
     # whose every word the memory holds is ranked as before. 0 = off. On REALTALK's tuning chat
     # 4, 1.0 lost 0.014 ER@2k (0.6680 -> 0.6537); 0.5 lost nothing (0.6680), as did applying
-    # 1.0 only below a seen share of 0.35 (benchmarks/analysis.md).
+    # 1.0 only below a seen share of 0.35; on chat 2, 0.5 gained 0.007 (0.7712 -> 0.7781) and
+    # 1.0 nothing (benchmarks/analysis.md).
     unseen_power: float = 0.5
     # rrf-v8: among the units holding every identifier of a short question (exact_first), the
     # Retain facts come first: "what did we decide in DEC-0054?" gets the fact that states the
