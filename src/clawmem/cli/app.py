@@ -494,6 +494,7 @@ COMMAND_MODULES = (
     "model",
     "reflect",
     "flush",
+    "proposals",
     "watch",
     "doctor",
 )
