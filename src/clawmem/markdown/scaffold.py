@@ -116,7 +116,10 @@ def init_workspace(root: Path) -> list[Step]:
     root.mkdir(parents=True, exist_ok=True)
     for rel in ("memory", "bank", "bank/entities"):
         folder = root / rel
-        if folder.is_dir():
+        if (root / rel.split("/")[0]).is_symlink() or folder.is_symlink():
+            # Never created through a link (a cloned repository's may lead anywhere).
+            steps.append(Step(rel + "/", "exists", "a link, left alone"))
+        elif folder.is_dir():
             steps.append(Step(rel + "/", "exists"))
         else:
             folder.mkdir(parents=True)

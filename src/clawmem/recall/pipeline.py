@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import replace
 from datetime import date, timedelta
+from typing import TYPE_CHECKING
 
 from clawmem.errors import BadArgument, InputError, StoreError, UsageError
 from clawmem.ingest.indexing import Indexer
@@ -32,6 +33,10 @@ from clawmem.store.index import Filters, Index
 from clawmem.text.query import Query
 from clawmem.text.textnorm import require_text
 from clawmem.text.timeexpr import TimeRange, parse_date, parse_since, parse_until
+
+if TYPE_CHECKING:
+    from clawmem.embedders.base import EmbedResult, Vector, VectorSource
+    from clawmem.recall.relevance import Model
 
 MODES = ("hybrid", "lexical", "vector")
 KINDS = (*FACT_KINDS, CHUNK)
@@ -59,6 +64,23 @@ def _check_text(**texts: str | None) -> None:
         require_text(value, param)
 
 
+def read_question(
+    query: str | Query,
+    *,
+    today: date | None,
+    since: str | None = None,
+    until: str | None = None,
+    as_of: str | None = None,
+) -> Query:
+    """The question of a request, read once (``Query.parse``). A time it names is looked for only
+    when no time filter was given (a filter fixes the time). A ``Query`` the request read already
+    (a read scope's search, ``context``'s second search) is taken as it is, less the entities
+    another index resolved for it: each index resolves its own (``entities.resolve``)."""
+    if isinstance(query, Query):
+        return replace(query, entities=())
+    return Query.parse(query, None if since or until or as_of else (today or date.today()))
+
+
 def _checked_numbers(
     k: int, budget: int | None, threshold: float | None
 ) -> tuple[int, float | None]:
@@ -73,7 +95,7 @@ def _checked_numbers(
 
 def recall(
     ix: Indexer,
-    query: str,
+    query: str | Query,
     *,
     k: int | None = None,
     mode: str = "hybrid",
@@ -90,6 +112,7 @@ def recall(
     source: str | None = None,
     expand: bool = False,
     min_relevance: float | None = None,
+    scopes: Collection[str] | None = None,
 ) -> RecallResult:
     """Search memory. Filters (time, kind, entity, path, as-of, source) apply before ranking
     limits; ``source`` is "memory" (the Markdown), "sessions" (transcripts) or "all" (None).
@@ -100,12 +123,13 @@ def recall(
     (default: the ``min_relevance`` setting; 0 turns it off), the result has no hits, its
     ``empty_reason`` says so and names the best relevance, and ``weak_hits`` holds what was
     found. The hits of ``k=n`` are always the first n hits of ``k=m`` for n < m <= the
-    ``candidates`` setting (80); a larger ``k`` ranks a deeper pool."""
+    ``candidates`` setting (80); a larger ``k`` ranks a deeper pool. ``scopes``: which of the
+    workspace's read scopes are asked too (None: all; ``recall.scopes.recall_with_scopes``, the
+    facade's recall, reads it; this workspace's own search does not depend on it)."""
     _check_mode(mode)
     today = today or date.today()
-    # The question, read once (text/query.py): everything below reads ``q``'s fields. A time it
-    # names is looked for only when no time filter was given (a filter fixes the time).
-    q = Query.parse(query, None if since or until or as_of else today)
+    # The question, read once per request (text/query.py): everything below reads ``q``'s fields.
+    q = read_question(query, today=today, since=since, until=until, as_of=as_of)
     _check_text(entity=entity, path=path)
     k_given = k is not None
     k, threshold = _checked_numbers(
@@ -290,30 +314,36 @@ def _within_budget(
 
 
 def _kept_by_validity(hits: list[Hit], f: Filters) -> list[str]:
-    """A note for each fact recorded outside the time window but kept because the validity
-    it states overlaps it (``queries.filter_sql``): "Lives in Hanoi (from March 2025)" written
+    """A note naming the facts recorded outside the time window but kept because the validity
+    each states overlaps it (``queries.filter_sql``): "Lives in Hanoi (from March 2025)" written
     in 2025 is still true in a window of last week, and a reader should see why it is there."""
     if not (f.since or f.until):
         return []
     lo, hi = f.since or "0000-00-00", f.until or "9999-99-99"
-    out = []
+    kept = []
     for h in hits:
         if h.kind is None or h.valid_from is None or (h.day and lo <= h.day <= hi):
             continue
         when = f"recorded {h.day}" if h.day else "undated"
-        valid = (
-            f"from {h.valid_from} to {h.valid_to}"
-            if h.valid_to
-            else f"from {h.valid_from}, open-ended"
-        )
-        out.append(
-            f"{h.citation} is {when}, outside the window {f.since or '…'} to {f.until or '…'}: "
-            f"kept because the validity it states ({valid}) overlaps the window"
-        )
-    return out
+        valid = f"to {h.valid_to}" if h.valid_to else "open-ended"
+        kept.append(f"{h.citation} ({when}; valid from {h.valid_from}, {valid})")
+    if not kept:
+        return []
+    return [
+        f"kept though recorded outside the window {f.since or '…'} to {f.until or '…'}, because "
+        f"the validity they state overlaps it: {'; '.join(kept)}"
+    ]
 
 
-def _filters(today, since, until, kind, entity, path, as_of) -> Filters:
+def _filters(
+    today: date,
+    since: str | None,
+    until: str | None,
+    kind: str | list[str] | None,
+    entity: str | None,
+    path: str | None,
+    as_of: str | None,
+) -> Filters:
     kinds: tuple[str, ...] = ()
     if kind:
         raw = [kind] if isinstance(kind, str) else list(kind)
@@ -362,7 +392,9 @@ def _said(idx: Index, h: Hit) -> Hit:
     return replace(h, session_id=session_id, said_at=said_at)
 
 
-def _vector_state(ix: Indexer, idx: Index, mode: str):
+def _vector_state(
+    ix: Indexer, idx: Index, mode: str
+) -> tuple[list[str], dict, VectorSource | None]:
     """(degraded reasons, vectors summary, embedder or None) for a recall."""
     degraded: list[str] = []
     counts = idx.vector_counts()
@@ -379,16 +411,10 @@ def _vector_state(ix: Indexer, idx: Index, mode: str):
     if mode == "lexical":
         state["state"] = "unused"
         return degraded, state, None
-    emb = ix.loaded_embedder
+    emb = ix.supply.for_query(idx.get_meta("embedder"))
     if emb is None:
-        emb = ix.borrowed(idx.get_meta("embedder"))
-        if emb is not None:
-            emb.start()  # the resident embedder, if it must start, loads during the lexical leg
-        else:
-            emb = ix.embedder()
-    if emb is None:
-        state.update(state="off", reason=ix.embedder_error)
-        degraded.append(f"vector search off: {ix.embedder_error}")
+        state.update(state="off", reason=ix.supply.error)
+        degraded.append(f"vector search off: {ix.supply.error}")
         return degraded, state, None
     if idx.get_meta("embedder") != emb.identity.key():
         why = (
@@ -407,20 +433,20 @@ def _vector_state(ix: Indexer, idx: Index, mode: str):
 class _QueryOnce:
     """An embedder that embeds each query text once (documents pass straight through)."""
 
-    def __init__(self, embedder) -> None:
+    def __init__(self, embedder: VectorSource) -> None:
         self._embedder = embedder
         self.identity = embedder.identity
-        self._memo: dict[str, object] = {}
+        self._memo: dict[str, Vector | None] = {}
 
-    def embed_query(self, text: str):
+    def embed_query(self, text: str) -> Vector | None:
         if text not in self._memo:
             self._memo[text] = self._embedder.embed_query(text)
         return self._memo[text]
 
-    def embed_documents(self, texts):
+    def embed_documents(self, texts: Sequence[str]) -> EmbedResult:
         return self._embedder.embed_documents(texts)
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> object:
         return getattr(self._embedder, name)
 
 
@@ -492,7 +518,7 @@ def _time_hinted(
     return out
 
 
-def _scored(hits: list[Hit], model) -> list[Hit]:
+def _scored(hits: list[Hit], model: Model | None) -> list[Hit]:
     """Each hit's relevance from its features at its final place in the list."""
     if model is None:
         return hits

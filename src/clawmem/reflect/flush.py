@@ -62,6 +62,7 @@ class FlushResult:
     indexed: bool = False
     units_added: int = 0
     vectors_pending: int = 0
+    proposed: int = 0  # fact proposals new in memory/proposals/ (proposal_review.py)
     event: str = ""
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -79,6 +80,7 @@ class FlushResult:
             "indexed": self.indexed,
             "units_added": self.units_added,
             "vectors_pending": self.vectors_pending,
+            "proposed": self.proposed,
             "event": self.event,
             "notes": self.notes,
             "seconds": round(self.seconds, 3),
@@ -88,6 +90,8 @@ class FlushResult:
         page = f"{self.page} {self.page_status}" if self.page else "no page (nothing said yet)"
         index = f"indexed (+{self.units_added} units)" if self.indexed else "not indexed"
         text = f"{self.transcript}: {self.messages} messages; {page}; {index}"
+        if self.proposed:
+            text += f"; {self.proposed} fact(s) proposed (`clawmem proposals list`)"
         return text + "".join(f"; {n}" for n in self.notes)
 
 
@@ -162,6 +166,8 @@ def flush(
     try:
         with write_lock(ix.memory_dir, timeout=lock_timeout, purpose="clawmem flush"):
             _write(ix, res, episode, outside, path)
+            if episode is not None:
+                res.proposed = _propose(ix, episode)
             _index(ix, res, FileEntry(rel, st.st_size, st.st_mtime_ns), (data, parsed))
     except LockedError as exc:
         # Another writer holds the index (an `index` embedding, the watcher): the Markdown page
@@ -177,16 +183,30 @@ def flush(
 
 
 def _episode(ix: Indexer, rel: str, parsed: formats.Parsed) -> Episode | None:
-    from clawmem.reflect.episodes import episode_of
+    from clawmem.reflect.episodes import episode_of, placed
 
-    return episode_of(rel, parsed, entity_page_names(ix.root))
+    episode = episode_of(rel, parsed, entity_page_names(ix.root))
+    return placed(ix.root, episode) if episode is not None else None
+
+
+def _propose(ix: Indexer, episode: Episode) -> int:
+    """Fact proposals from what the user said (fact_proposals.py), appended to the review pages;
+    how many were new. The caller holds the write lock."""
+    from clawmem.reflect.fact_proposals import propose
+    from clawmem.reflect.proposal_review import record, said_in_transcript
+
+    said = said_in_transcript(episode.relpath, episode.messages)
+    return len(record(ix.root, propose(said, entity_page_names(ix.root))))
 
 
 def entity_page_names(root: Path) -> list[str]:
-    """The entities that have a page (``bank/entities/<Name>.md``), as reflect names them."""
+    """The entities that have a page (``bank/entities/<Name>.md``), as reflect names them (none
+    when the folder is a link the workspace scan does not follow: its names are not ours)."""
+    from clawmem.markdown.workspace import writable_path
+
     try:
-        found = os.scandir(root / ENTITY_DIR)
-    except OSError:
+        found = os.scandir(writable_path(root, ENTITY_DIR))
+    except (OSError, ClawmemError):
         return []
     with found:
         return sorted(
@@ -209,13 +229,18 @@ def _write(
 
 
 def _write_page(root: Path, episode: Episode, notes: list[str]) -> str:
+    from clawmem.files import safe_open
     from clawmem.files.atomic import write_atomic
     from clawmem.markdown.markers import OFF, MarkerError, find_section, is_off, splice
+    from clawmem.markdown.workspace import writable_path
     from clawmem.reflect.episodes import episode_body
 
-    target = root / episode.page
+    # Never through a link (the page, or its folder, one that a cloned repository committed):
+    # WorkspaceError names the link and the fix, and the hook's log says it.
+    target = writable_path(root, episode.page)
     try:
-        old = target.read_bytes().decode("utf-8") if target.is_file() else None
+        raw = safe_open.read_bytes(target)
+        old = raw.decode("utf-8") if raw is not None else None
     except UnicodeDecodeError:
         # Rewriting it would replace bytes someone wrote: reflect refuses such a page too.
         notes.append(f"{episode.page}: not valid UTF-8, so it was left as it is")

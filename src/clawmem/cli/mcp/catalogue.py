@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from clawmem.cli.mcp import access
+from clawmem.cli.mcp.access import Grant
 from clawmem.errors import InputError
 from clawmem.markdown.kinds import KINDS
 from clawmem.recall.pipeline import KINDS as RECALL_KINDS
@@ -33,7 +35,8 @@ class ToolSpec:
     title: str
     description: str
     schema: dict
-    run: Callable[[Memory, dict], dict]  # (the workspace, validated arguments) -> JSON object
+    # (the workspace, validated arguments, what the request may reach) -> JSON object
+    run: Callable[[Memory, dict, Grant], dict]
     writes: bool = False
 
 
@@ -41,8 +44,9 @@ def _short(description: str) -> dict:
     return {"type": "string", "maxLength": MAX_SHORT_CHARS, "description": description}
 
 
-def _search(mem: Memory, a: dict) -> dict:
+def _search(mem: Memory, a: dict, grant: Grant) -> dict:
     kind = a.get("kind")
+    scopes = access.search_scopes(grant, [entry.partition("=")[0] for entry in mem.cfg.read_scopes])
     res = mem.recall(
         a["query"],
         k=a.get("k"),
@@ -54,19 +58,21 @@ def _search(mem: Memory, a: dict) -> dict:
         path=a.get("path"),
         as_of=a.get("as_of"),
         budget=a.get("budget"),
-        source=a.get("source"),
+        source=access.search_source(grant, a.get("source")),
         expand=bool(a.get("expand", False)),
         min_relevance=a.get("min_relevance"),
+        scopes=scopes,
     )
     return res.to_dict()
 
 
-def _get(mem: Memory, a: dict) -> dict:
+def _get(mem: Memory, a: dict, grant: Grant) -> dict:
     # A citation from memory_search works as it is: memory/2025-11-27.md#L12-L20.
+    access.check_get(grant, a["path"])
     return mem.get(a["path"], from_line=a.get("from"), lines=a.get("lines")).to_dict()
 
 
-def _retain(mem: Memory, a: dict) -> dict:
+def _retain(mem: Memory, a: dict, grant: Grant) -> dict:
     try:
         return mem.retain(
             a["text"],
@@ -87,14 +93,52 @@ def _retain(mem: Memory, a: dict) -> dict:
         ) from None
 
 
-def _status(mem: Memory, a: dict) -> dict:
-    return mem.status().to_dict()
+def _status(mem: Memory, a: dict, grant: Grant) -> dict:
+    data = mem.status().to_dict()
+    if data.get("scopes") and grant.scopes is not None:  # only the scopes the request reaches
+        data["scopes"] = [s for s in data["scopes"] if grant.reaches_scope(s["name"])]
+    if not grant.sessions:  # nor where transcripts are read from
+        data["sessions"] = {**data["sessions"], "folders": []}
+    return data
 
 
-def _entities(mem: Memory, a: dict) -> dict:
+def _entities(mem: Memory, a: dict, grant: Grant) -> dict:
     rows = [r.to_dict() for r in mem.entities()]
     return {"entities": rows, "count": len(rows)}
 
+
+def _proposals(mem: Memory, a: dict, grant: Grant) -> dict:
+    status = a.get("status", "pending")
+    rows = [r.to_dict() for r in mem.list_proposals(status=None if status == "all" else status)]
+    if not grant.sessions:  # what transcripts said stays with the requests that reach them
+        rows = [r for r in rows if not r["source"].startswith("sessions/")]
+    return {"proposals": rows, "count": len(rows)}
+
+
+def _review(accept: bool) -> Callable[[Memory, dict, Grant], dict]:
+    def run(mem: Memory, a: dict, grant: Grant) -> dict:
+        listed = {r.proposal.id: r for r in mem.list_proposals(status=None)}
+        hit = next((r for pid, r in listed.items() if pid.startswith(a["id"].lower())), None)
+        if hit is not None and not grant.sessions and hit.proposal.source.startswith("sessions/"):
+            raise InputError(f"no proposal {a['id']!r}", hint="memory_proposals lists them")
+        done = mem.accept_proposal(a["id"]) if accept else mem.reject_proposal(a["id"])
+        return done.to_dict()
+
+    return run
+
+
+_PROPOSAL_ID = {
+    "type": "object",
+    "properties": {
+        "id": {
+            "type": "string",
+            "pattern": "^[0-9a-fA-F]{4,64}$",
+            "description": "The proposal's id from memory_proposals (or a unique prefix).",
+        }
+    },
+    "required": ["id"],
+    "additionalProperties": False,
+}
 
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
@@ -304,6 +348,48 @@ TOOLS: tuple[ToolSpec, ...] = (
         ),
         schema={"type": "object", "properties": {}, "additionalProperties": False},
         run=_entities,
+    ),
+    ToolSpec(
+        name="memory_proposals",
+        title="Facts proposed for review",
+        description=(
+            "Facts clawmem noticed in conversations and daily notes (at flush and reflect) and "
+            "proposes to remember; none is a fact until accepted. Each has `id`, `line_text` "
+            "(the Retain line), `kind`, `entities`, `confidence`, `date`, `source` (the line it "
+            "was said on, for memory_get) and `status`. Show them to the user and accept or "
+            "reject only what they confirm."
+        ),
+        schema={
+            "type": "object",
+            "properties": {
+                "status": {
+                    "type": "string",
+                    "enum": ["pending", "accepted", "rejected", "all"],
+                    "description": "Which proposals (default pending).",
+                }
+            },
+            "additionalProperties": False,
+        },
+        run=_proposals,
+    ),
+    ToolSpec(
+        name="memory_proposal_accept",
+        title="Accept a proposed fact",
+        description=(
+            "Keep a proposed fact: its line is retained into its day's log with the citation of "
+            "what it was proposed from. Returns the citation of the stored fact."
+        ),
+        schema=_PROPOSAL_ID,
+        run=_review(True),
+        writes=True,
+    ),
+    ToolSpec(
+        name="memory_proposal_reject",
+        title="Reject a proposed fact",
+        description="Drop a proposed fact for good: the same line is never proposed again.",
+        schema=_PROPOSAL_ID,
+        run=_review(False),
+        writes=True,
     ),
 )
 
