@@ -63,6 +63,7 @@ class FlushResult:
     units_added: int = 0
     vectors_pending: int = 0
     proposed: int = 0  # fact proposals new in memory/proposals/ (proposal_review.py)
+    proposal_pages: list[str] = field(default_factory=list)  # the pages they were appended to
     event: str = ""
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -167,7 +168,7 @@ def flush(
         with write_lock(ix.memory_dir, timeout=lock_timeout, purpose="clawmem flush"):
             _write(ix, res, episode, outside, path)
             if episode is not None:
-                res.proposed = _propose(ix, episode)
+                res.proposed, res.proposal_pages = _propose(ix, episode)
             _index(ix, res, FileEntry(rel, st.st_size, st.st_mtime_ns), (data, parsed))
     except LockedError as exc:
         # Another writer holds the index (an `index` embedding, the watcher): the Markdown page
@@ -189,14 +190,16 @@ def _episode(ix: Indexer, rel: str, parsed: formats.Parsed) -> Episode | None:
     return placed(ix.root, episode) if episode is not None else None
 
 
-def _propose(ix: Indexer, episode: Episode) -> int:
+def _propose(ix: Indexer, episode: Episode) -> tuple[int, list[str]]:
     """Fact proposals from what the user said (fact_proposals.py), appended to the review pages;
-    how many were new. The caller holds the write lock."""
+    how many were new, and the pages written (indexed with the transcript). The caller holds the
+    write lock."""
     from clawmem.reflect.fact_proposals import propose
-    from clawmem.reflect.proposal_review import record, said_in_transcript
+    from clawmem.reflect.proposal_review import PAGE_DIR, record, said_in_transcript
 
     said = said_in_transcript(episode.relpath, episode.messages)
-    return len(record(ix.root, propose(said, entity_page_names(ix.root))))
+    new = record(ix.root, propose(said, entity_page_names(ix.root)))
+    return len(new), sorted({f"{PAGE_DIR}/{p.day}.md" for p in new})
 
 
 def entity_page_names(root: Path) -> list[str]:
@@ -269,10 +272,10 @@ def _write_page(root: Path, episode: Episode, notes: list[str]) -> str:
 
 def _index(ix: Indexer, res: FlushResult, transcript: FileEntry, read: Read) -> None:
     entries = [transcript]
-    if res.page is not None:
+    for page in ([res.page] if res.page is not None else []) + res.proposal_pages:
         try:
-            pst = os.stat(ix.root / res.page)
-            entries.append(FileEntry(res.page, pst.st_size, pst.st_mtime_ns))
+            pst = os.stat(ix.root / page)
+            entries.append(FileEntry(page, pst.st_size, pst.st_mtime_ns))
         except OSError:
             pass
     report, why = ix.sync_files(entries, read={transcript.relpath: read})

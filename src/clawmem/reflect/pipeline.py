@@ -499,12 +499,12 @@ class ReflectResult:
             + f", {n} proposal{'s' if n != 1 else ''}"
             + (f", {episodes} episode page{'s' if episodes != 1 else ''}" if episodes else "")
         )
-        if self.fact_proposals:
-            text += f", {self.fact_proposals} fact(s) proposed for review"
         if self.applied:
             verb = "to apply to" if self.dry_run else "applied to"
             text += f" ({len(self.applied)} {verb} MEMORY.md)"
         head = "clawmem reflect (dry run)" if self.dry_run else "clawmem reflect"
+        if self.fact_proposals:  # its own clause: the pages' summary reads as it always did
+            text += f"; {self.fact_proposals} fact(s) proposed for review (clawmem proposals list)"
         return f"{head}: {text}; {self.seconds:.1f} s"
 
     def to_dict(self) -> dict:
