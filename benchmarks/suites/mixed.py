@@ -29,7 +29,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from benchmarks import metrics as M
-from benchmarks.common import VectorCache, embedder_status, log
+from benchmarks.common import (
+    REPO,
+    WORK,
+    VectorCache,
+    embedder_status,
+    log,
+    replace_section,
+    save_results,
+)
 from benchmarks.datasets.mixed import (
     HELD_OUT,
     SCOPE,
@@ -736,6 +744,9 @@ def section(r: dict) -> tuple[str, list[dict]]:
                 "why": "see benchmarks/analysis.md (near misses)",
             },
         ]
+    if targets:
+        rows = [[t["target"], t["value"], "met" if t["met"] else "**missed**"] for t in targets]
+        lines += ["Issue 45's targets here:", "", _table(["target", "this run", ""], rows), ""]
     return "\n".join(lines).rstrip() + "\n", targets
 
 
@@ -745,21 +756,48 @@ def run(settings) -> dict:
     return run_mixed(vectors=settings.vectors)
 
 
+def write_section(section_text: str, out: Path) -> None:
+    """Put the section into the report ``out``: in place of its old one, else before the closing
+    analysis (``python -m benchmarks`` keeps it when a run did not measure this part)."""
+    text = out.read_text(encoding="utf-8") if out.is_file() else ""
+    if HEADING + "\n" not in text and "\n## Analysis\n" in text:
+        at = text.index("\n## Analysis\n") + 1
+        out.write_text(text[:at] + section_text.rstrip("\n") + "\n\n" + text[at:], "utf-8")
+    else:
+        replace_section(out, HEADING, section_text)
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
-
-    from benchmarks.common import WORK, save_results
+    import json
 
     ap = argparse.ArgumentParser(prog="python -m benchmarks.suites.mixed")
     ap.add_argument("--chats", help="comma-separated workspace chats (default 1,3,7,8)")
     ap.add_argument("--no-probe", action="store_true", help="skip the REALTALK near-miss probe")
     ap.add_argument("--no-vectors", action="store_true")
-    ap.add_argument("--json", default=str(WORK / "mixed.json"))
+    ap.add_argument("--json", default=str(WORK / "mixed.json"), help="raw results")
+    ap.add_argument(
+        "--out",
+        default=str(REPO / "docs" / "benchmarks.md"),
+        help="the report whose section this run writes ('-': print it)",
+    )
+    ap.add_argument(
+        "--render", metavar="RESULTS_JSON", help="only write the section from saved results"
+    )
     args = ap.parse_args(argv)
-    chats = tuple(int(x) for x in args.chats.split(",")) if args.chats else TUNE + HELD_OUT
-    res = run_mixed(vectors=not args.no_vectors, chats=chats, probe=not args.no_probe)
-    save_results("mixed", Path(args.json), res)
-    print(section(res)[0])
+    if args.render:
+        res = json.loads(Path(args.render).read_text(encoding="utf-8"))
+        res = res.get(PART, res)  # a whole run's results, or this suite's own
+    else:
+        chats = tuple(int(x) for x in args.chats.split(",")) if args.chats else TUNE + HELD_OUT
+        res = run_mixed(vectors=not args.no_vectors, chats=chats, probe=not args.no_probe)
+        save_results("mixed", Path(args.json), res)
+    text, _ = section(res)
+    if args.out == "-":
+        print(text)
+    else:
+        write_section(text, Path(args.out))
+        log(f"mixed: section written to {args.out}")
     return 0
 
 
