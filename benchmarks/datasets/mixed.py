@@ -3,7 +3,8 @@ workspace holds, with questions whose answers sit on known lines.
 
 Each workspace is built by code from data no one on this project wrote (``../shared/eval``):
 
-* one REALTALK chat, its sessions dealt in turn to the unit kinds below (session 1 to the first
+* one REALTALK chat (its sessions in order up to ``MAX_MESSAGES`` messages), its sessions dealt
+  in turn to the unit kinds below (session 1 to the first
   kind, session 2 to the second, ...), so every kind holds the gold messages of some questions:
 
   ==========  ==============================================================================
@@ -69,6 +70,11 @@ NEAR_MISS_FROM = {1: 2, 3: 4, 7: 6, 8: 9}
 # MemoryBank users (sorted by name) for each workspace: two local, the third in its scope.
 MEMORYBANK_USERS = {1: (0, 1, 2), 3: (3, 4, 5), 7: (6, 7, 8), 8: (9, 10, 11)}
 SCOPE = "team"
+# A workspace takes the chat's sessions in order up to this many messages (the tuning chats hold
+# 420-480, the held-out ones 1,040-1,160): workspaces of one size in both parts, and a quick run
+# that embeds a few thousand units, not ten thousand. Questions whose evidence is in a session
+# left out are not asked.
+MAX_MESSAGES = 520
 PROJECT = "-home-me-chats"  # the Claude Code project folder the transcripts are in
 # A message that states a liking or a view becomes an opinion (O) fact.
 OPINION = re.compile(
@@ -164,6 +170,18 @@ def question_names(data: dict, top: int = 2) -> list[str]:
     return [w for w, _ in counts.most_common(top)]
 
 
+def name_mapping(theirs: list[str], mine: list[str]) -> dict[str, str]:
+    """Which of this chat's names replaces each of the other chat's. A person in both chats
+    (REALTALK pairs share people: Akib talks with Muhhamed and with Fahim) is never asked about
+    under their own name, whose life this memory may well hold: their name goes to the other
+    person of this chat, and the other chat's second person takes theirs."""
+    shared = [n for n in theirs if n in mine]
+    if len(theirs) == 2 and len(mine) == 2 and len(shared) == 1:
+        (s,) = shared
+        return {s: next(n for n in mine if n != s), next(n for n in theirs if n != s): s}
+    return {k: v for k, v in zip(theirs, mine, strict=False) if k != v}
+
+
 def swap_names(text: str, mapping: dict[str, str]) -> str:
     if not mapping:
         return text
@@ -239,7 +257,12 @@ def build_layout(number: int, base: Path | None = None) -> MixedWorkspace:
             book[day] = [f"# {day}"]
         return book[day]
 
-    sessions = sessions_of(data)
+    sessions, kept = [], 0
+    for n, msgs in sessions_of(data):
+        if kept >= MAX_MESSAGES:
+            break
+        sessions.append((n, msgs))
+        kept += len(msgs)
     last = datetime.min
     for i, (n, msgs) in enumerate(sessions):
         kind = KINDS[i % len(KINDS)]
@@ -426,8 +449,7 @@ def questions_for(ws: MixedWorkspace, other: MixedWorkspace) -> list[dict]:
         )
     source = load_chat(NEAR_MISS_FROM[ws.chat])
     theirs = question_names(source)
-    mapping = dict(zip(theirs, ws.names, strict=False))
-    mapping = {k: v for k, v in mapping.items() if k != v}
+    mapping = name_mapping(theirs, ws.names)
     for i, q in enumerate(source["qa"]):
         names = {w.removesuffix("'s") for w in re.findall(r"\b[A-Z][a-z]+(?:'s)?\b", q["question"])}
         if not names & set(theirs):  # only questions about the source chat's people
@@ -448,8 +470,8 @@ def questions_for(ws: MixedWorkspace, other: MixedWorkspace) -> list[dict]:
 def realtalk_near_miss(own: dict, foreign: dict) -> list[dict]:
     """The near-miss probe on REALTALK: ``foreign``'s questions about its two people with their
     names replaced by ``own``'s (``own``/``foreign``: the chats' JSON)."""
-    theirs, mine = question_names(foreign), question_names(own)
-    mapping = {k: v for k, v in zip(theirs, mine, strict=False) if k != v}
+    theirs = question_names(foreign)
+    mapping = name_mapping(theirs, question_names(own))
     out = []
     for q in foreign["qa"]:
         names = {w.removesuffix("'s") for w in re.findall(r"\b[A-Z][a-z]+(?:'s)?\b", q["question"])}
