@@ -70,11 +70,11 @@ NEAR_MISS_FROM = {1: 2, 3: 4, 7: 6, 8: 9}
 # MemoryBank users (sorted by name) for each workspace: two local, the third in its scope.
 MEMORYBANK_USERS = {1: (0, 1, 2), 3: (3, 4, 5), 7: (6, 7, 8), 8: (9, 10, 11)}
 SCOPE = "team"
-# A workspace takes the chat's sessions in order up to this many messages (the tuning chats hold
-# 420-480, the held-out ones 1,040-1,160): workspaces of one size in both parts, and a quick run
-# that embeds a few thousand units, not ten thousand. Questions whose evidence is in a session
+# A workspace takes the chat's sessions in order until it holds this many messages (the tuning
+# chats hold 420-480, the held-out ones 1,040-1,160): workspaces of one size in both parts, and a
+# quick run that embeds about 2,000 units, not ten thousand. Questions whose evidence is in a session
 # left out are not asked.
-MAX_MESSAGES = 520
+MAX_MESSAGES = 360
 PROJECT = "-home-me-chats"  # the Claude Code project folder the transcripts are in
 # A message that states a liking or a view becomes an opinion (O) fact.
 OPINION = re.compile(

@@ -10,7 +10,8 @@ reports, per part (tuning: chats 1 and 3; held out: chats 7 and 8):
 * R@1 (the first hit is evidence), MRR and ER@2k (benchmarks/metrics.py) of the answerable
   questions, overall, by the unit kind their evidence was placed in and by REALTALK category
   (3: inference), for clawmem as configured, clawmem without abstention, and the baselines in the
-  same run: BM25 and dense (the same embedder, exact cosine) over single lines, and their RRF;
+  same run: BM25 and dense (the same embedder's vectors, exact cosine) over clawmem's single
+  units (a message, a bullet, a paragraph; the scope's too), and their RRF;
 * the share of each kind of question answered (clawmem's default threshold) and the AUROC of the
   best relevance between answerable and near-miss (and unanswerable) questions;
 * calibration: reliability bins of every hit's relevance against "is evidence", and the
@@ -32,7 +33,6 @@ from benchmarks import metrics as M
 from benchmarks.common import (
     REPO,
     WORK,
-    VectorCache,
     embedder_status,
     log,
     replace_section,
@@ -51,7 +51,14 @@ from benchmarks.datasets.mixed import (
 )
 from benchmarks.metrics import auroc, gold_lines, is_evidence
 from benchmarks.systems.clawmem import default_threshold, index_clawmem, open_clawmem
-from benchmarks.systems.searchers import BM25Searcher, Chunk, Searcher, VectorSearcher, cite
+from benchmarks.systems.searchers import (
+    BM25Searcher,
+    Chunk,
+    Searcher,
+    VectorSearcher,
+    cite,
+    clawmem_chunks,
+)
 
 if TYPE_CHECKING:
     from clawmem import Memory
@@ -104,28 +111,40 @@ def line_lengths(ws: MixedWorkspace):
 _BULLET = re.compile(r"^\s*(?:[-*+]\s+)?")
 
 
-def line_units(ws: MixedWorkspace) -> tuple[list[Chunk], dict[str, int]]:
-    """Every non-blank line of the workspace and its scope, and every transcript message, as one
-    unit: what the single-unit baselines search (a bullet without its marker); and how many lines
-    of each kind there are."""
+def unit_baseline(ws: MixedWorkspace) -> tuple[list[Chunk], object]:
+    """clawmem's own units of the workspace and of its scope (cited ``team:…``), with their
+    vectors when every one is embedded: what the single-unit baselines search, with no second
+    embedding of the same text (a unit is one message, bullet or paragraph)."""
+    import numpy as np
+
     units: list[Chunk] = []
+    blocks = []
+    for root, prefix in ((ws.root, ""), (ws.scope_root, f"{SCOPE}:")):
+        chunks, vecs = clawmem_chunks(root / ".memory" / "index.sqlite")
+        units += [
+            Chunk(len(units) + i, prefix + c.path, c.start_line, c.end_line, c.text)
+            for i, c in enumerate(chunks)
+        ]
+        blocks.append(vecs)
+    vectors = None if any(b is None for b in blocks) else np.vstack(blocks)
+    return units, vectors
+
+
+def line_counts(ws: MixedWorkspace) -> dict[str, int]:
+    """How many lines of each kind the workspace, its scope and its transcripts hold."""
     counts: dict[str, int] = {}
     for root, prefix in ((ws.root, ""), (ws.scope_root, f"{SCOPE}:")):
         for f in sorted(root.rglob("*.md")):
             rel = f.relative_to(root).as_posix()
             if rel.startswith(".") or "/." in rel:
                 continue
-            for n, line in enumerate(f.read_text(encoding="utf-8").split("\n"), 1):
-                text = _BULLET.sub("", line).strip()
-                if text and not text.startswith("<!--"):
-                    units.append(Chunk(len(units), prefix + rel, n, n, text))
+            for line in f.read_text(encoding="utf-8").split("\n"):
+                if line.strip() and not line.lstrip().startswith("<!--"):
                     fact = "O" if "- O(" in line[:8] else "W" if "- W @" in line[:8] else None
                     k = unit_kind(prefix + rel, line, fact)
                     counts[k] = counts.get(k, 0) + 1
-    for (path, n), text in sorted(ws.transcript_text.items()):
-        units.append(Chunk(len(units), path, n, n, text))
     counts["transcript"] = len(ws.transcript_text)
-    return units, counts
+    return counts
 
 
 def unit_kind(path: str, text: str, fact_kind: str | None, heading: str = "") -> str:
@@ -164,7 +183,7 @@ class LineRRF(Searcher):
     """Reciprocal rank fusion (k = 60) of the two single-line baselines."""
 
     def __init__(self, bm25: BM25Searcher, dense: VectorSearcher, rrf_k: int = 60) -> None:
-        super().__init__("line-rrf", "RRF of those two (k = 60)")
+        super().__init__("unit-rrf", "RRF of those two (k = 60)")
         self.bm25, self.dense, self.rrf_k = bm25, dense, rrf_k
 
     def _search(self, query, *, k, today):
@@ -237,21 +256,21 @@ def trust_rows(number: int, emb, mode: str = "hybrid") -> list[dict]:
     return rows
 
 
-def run_workspace(number: int, emb, cache: VectorCache) -> dict:
+def run_workspace(number: int, emb) -> dict:
     ws, mem = prepare(number, emb)
     other = build_layout(PAIRS[number])
     questions = questions_for(ws, other)
     line_len = line_lengths(ws)
-    units, counts = line_units(ws)
-    bm25 = BM25Searcher(units, "line-bm25", "BM25 over single lines (FTS5, any term)")
+    units, vecs = unit_baseline(ws)
+    counts = line_counts(ws)
+    bm25 = BM25Searcher(units, "unit-bm25", "BM25 over single units (FTS5, any term)")
     dense = rrf = None
-    if emb is not None:
-        vecs = cache.embed(emb, [u.text for u in units])
-        dense = VectorSearcher(units, vecs, emb, "line-dense", "dense over single lines (cosine)")
+    if emb is not None and vecs is not None:
+        dense = VectorSearcher(units, vecs, emb, "unit-dense", "dense over single units (cosine)")
         rrf = LineRRF(bm25, dense)
     per_system: dict[str, list[dict]] = {}
     trust: list[dict] = []
-    log(f"mixed {number}: {len(questions)} questions, {len(units)} line units")
+    log(f"mixed {number}: {len(questions)} questions, {len(units)} units")
     for q in questions:
         default = mem.recall(q["question"], k=EVAL_K, today=ws.today, sync=False)
         full = mem.recall(q["question"], k=EVAL_K, today=ws.today, sync=False, min_relevance=0.0)
@@ -272,7 +291,7 @@ def run_workspace(number: int, emb, cache: VectorCache) -> dict:
         "split": ws.split,
         "threshold": threshold,
         "units": status.chunks,
-        "line_units": len(units),
+        "baseline_units": len(units),
         "unit_kinds": counts,
         "questions": {
             k: sum(1 for q in questions if q["kind"] == k)
@@ -437,9 +456,7 @@ def probe_summary(rows: list[dict], threshold: float) -> dict:
 # --------------------------------------------------------------------------- the run
 def run_mixed(*, vectors: bool, chats: tuple[int, ...] = TUNE + HELD_OUT, probe: bool = True):
     emb, why = embedder_status() if vectors else (None, "vectors disabled (--no-vectors)")
-    cache = VectorCache()
-    spaces = [run_workspace(n, emb, cache) for n in chats]
-    cache.close()
+    spaces = [run_workspace(n, emb) for n in chats]
     out: dict = {
         "vectors": emb is not None,
         "vectors_off_reason": None if emb is not None else why,
@@ -494,9 +511,9 @@ def _table(head: list[str], rows: list[list[str]]) -> str:
 LABELS = {
     "clawmem-hybrid": "clawmem hybrid (as configured)",
     "clawmem-hybrid-min0": "clawmem hybrid (min_relevance 0)",
-    "line-bm25": "BM25 over single lines",
-    "line-dense": "dense over single lines (same embedder)",
-    "line-rrf": "RRF of those two (k = 60)",
+    "unit-bm25": "BM25 over single units",
+    "unit-dense": "dense over single units (same embedder, same vectors)",
+    "unit-rrf": "RRF of those two (k = 60)",
 }
 
 
