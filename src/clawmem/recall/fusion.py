@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-RRF = "rrf-v7"
-WEIGHTED = "weighted-v6"
+RRF = "rrf-v8"
+WEIGHTED = "weighted-v7"
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,11 @@ class Ranking:
     # 0.470-0.481).
     aggregate_spread_weight: float = 0.65
     aggregate_spread_depth: int = 60
+    # A question naming an entity that has a page ("Tell me about Peter", "What are Kate's
+    # hobbies?") has the page lead the hits when it asks at most this many words besides its
+    # names and dates; a longer one ("Where was Elise on 31 Dec 2023?") asks for a line, and the
+    # page ranks as any note (rrf-v8).
+    entity_page_max_terms: int = 1
 
 
 @dataclass(frozen=True)

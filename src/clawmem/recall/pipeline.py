@@ -173,7 +173,7 @@ def recall(
             # moves superseded facts after every other hit, so it needs all of them.
             depth = ALL if filters.as_of else max(want, ABSTAIN_DEPTH) + SLACK
             hits = ranked.take(depth)
-            page = _entity_page(idx, q, filters, ix.cfg.snippet_chars)
+            page = _entity_page(idx, q, filters, ix.cfg.snippet_chars, rk)
             if page is not None:
                 if ranked.features_of is not None:
                     page = replace(page, features=ranked.features_of(_page_unit(idx, page)))
@@ -523,10 +523,19 @@ def _page_may_lead(filters: Filters) -> bool:
     return True
 
 
-def _entity_page(idx: Index, q: Query, filters: Filters, snippet_chars: int) -> Hit | None:
-    """ "Tell me about Peter": the entity's own page leads, then the facts about it."""
+def _entity_page(
+    idx: Index, q: Query, filters: Filters, snippet_chars: int, rk: Ranking
+) -> Hit | None:
+    """ "Tell me about Peter": the entity's own page leads, then the facts about it. A question
+    that asks something of the entity ("Where was Elise on 31 Dec 2023?": more than
+    ``Ranking.entity_page_max_terms`` words besides its names and dates) is ranked as it is: its
+    answer is a line, and the page takes part in the ranking as any note does."""
     if not _page_may_lead(filters):
         return None
+    if not filters.entity:
+        asked = [t for t in q.lex.terms if t not in q.names and t not in q.dates]
+        if len(asked) > rk.entity_page_max_terms:
+            return None
     names = [filters.entity] if filters.entity else q.entities
     for name in names[:1]:
         return entity_page_hit(idx, name, snippet_chars)
