@@ -17,7 +17,7 @@ Each workspace is built by code from data no one on this project wrote (``../sha
   task        a task list: ``- [ ] Speaker: text`` (every other one ``- [x]``)
   link        bullets whose speaker is a wikilink (``- [[Speaker]]: text``), and after every
               eighth a ``- reference [[bank/entities/Other.md]]`` line (a link and nothing else)
-  transcript  a Claude Code JSONL transcript (one per session, the first speaker as the user),
+  transcript  a Claude Code JSONL transcript (one per stretch, the first speaker as the user),
               in a ``[sessions]`` folder outside the workspace; ``clawmem reflect`` writes its
               episode page (``memory/episodes/…``)
   scope       a daily log of the *read scope* (``[scopes] team = "../team-NN"``), a second
@@ -70,11 +70,13 @@ NEAR_MISS_FROM = {1: 2, 3: 4, 7: 6, 8: 9}
 # MemoryBank users (sorted by name) for each workspace: two local, the third in its scope.
 MEMORYBANK_USERS = {1: (0, 1, 2), 3: (3, 4, 5), 7: (6, 7, 8), 8: (9, 10, 11)}
 SCOPE = "team"
-# A workspace takes the chat's sessions in order until it holds this many messages (the tuning
-# chats hold 420-480, the held-out ones 1,040-1,160): workspaces of one size in both parts, and a
-# quick run that embeds about 2,000 units, not ten thousand. Questions whose evidence is in a session
-# left out are not asked.
-MAX_MESSAGES = 360
+# A workspace holds at most this many of its chat's messages (the tuning chats hold 420-480, the
+# held-out ones 1,040-1,160), in stretches of at most SEGMENT messages of one session: those that
+# hold whole questions' evidence, cheapest first (``chosen_segments``). Workspaces of one size in
+# both parts, every unit kind in each, and a quick run that embeds about 2,000 units, not ten
+# thousand. A question none of whose evidence is held is not asked.
+MAX_MESSAGES = 400
+SEGMENT = 20
 PROJECT = "-home-me-chats"  # the Claude Code project folder the transcripts are in
 # A message that states a liking or a view becomes an opinion (O) fact.
 OPINION = re.compile(
@@ -193,9 +195,10 @@ def _iso(t: datetime) -> str:
     return t.strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
-def _transcript(chat: int, n: int, msgs: list[dict], first: str) -> tuple[str, list[str]]:
-    """One session as a Claude Code transcript: the JSONL text and what each line says."""
-    sid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"clawmem-bench-mixed/{chat}/{n}"))
+def _transcript(session: uuid.UUID, msgs: list[dict], first: str) -> tuple[str, list[str]]:
+    """One stretch of a conversation as a Claude Code transcript: the JSONL text and what each
+    line says."""
+    sid = str(session)
     lines, said = [], []
     parent = None
     for i, m in enumerate(msgs, 1):
@@ -239,6 +242,33 @@ def _memorybank_notes(users: list[tuple[str, dict]]) -> dict[str, str]:
     return files
 
 
+def chosen_segments(data: dict) -> list[tuple[int, list[dict]]]:
+    """The stretches of the chat the workspace holds, in time order: its sessions cut into runs of
+    at most ``SEGMENT`` messages, those that hold the evidence of the most questions first (the
+    questions needing the fewest messages first), up to ``MAX_MESSAGES`` messages."""
+    segments = [
+        (n, msgs[i : i + SEGMENT])
+        for n, msgs in sessions_of(data)
+        for i in range(0, len(msgs), SEGMENT)
+    ]
+    where = {m["dia_id"]: j for j, (_, part) in enumerate(segments) for m in part}
+    needs = []
+    for q in data["qa"]:
+        segs = sorted({where[e] for e in q.get("evidence") or [] if e in where})
+        if segs:
+            needs.append(segs)
+    needs.sort(key=lambda segs: (sum(len(segments[j][1]) for j in segs), segs))
+    chosen: set[int] = set()
+    used = 0
+    for segs in needs:
+        extra = [j for j in segs if j not in chosen]
+        cost = sum(len(segments[j][1]) for j in extra)
+        if used + cost <= MAX_MESSAGES:
+            chosen.update(extra)
+            used += cost
+    return [segments[j] for j in sorted(chosen)]
+
+
 def build_layout(number: int, base: Path | None = None) -> MixedWorkspace:
     """The workspace of chat ``number`` as files (nothing written yet)."""
     base = base or WORK / "work" / "mixed"
@@ -257,19 +287,17 @@ def build_layout(number: int, base: Path | None = None) -> MixedWorkspace:
             book[day] = [f"# {day}"]
         return book[day]
 
-    sessions, kept = [], 0
-    for n, msgs in sessions_of(data):
-        if kept >= MAX_MESSAGES:
-            break
-        sessions.append((n, msgs))
-        kept += len(msgs)
+    sessions = chosen_segments(data)
     last = datetime.min
     for i, (n, msgs) in enumerate(sessions):
         kind = KINDS[i % len(KINDS)]
         last = max(last, *(_when(m["date_time"]) for m in msgs))
         if kind == "transcript":
-            rel = f"{PROJECT}/{uuid.uuid5(uuid.NAMESPACE_URL, f'clawmem-bench-mixed/{number}/{n}')}.jsonl"
-            text, lines = _transcript(number, n, msgs, first)
+            sid = uuid.uuid5(
+                uuid.NAMESPACE_URL, f"clawmem-bench-mixed/{number}/{msgs[0]['dia_id']}"
+            )
+            rel = f"{PROJECT}/{sid}.jsonl"
+            text, lines = _transcript(sid, msgs, first)
             transcripts[rel] = text
             for j, m in enumerate(msgs, 1):
                 placed[m["dia_id"]] = Placed(f"sessions/{rel}", j, kind)

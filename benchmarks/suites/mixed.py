@@ -25,6 +25,7 @@ shared with ``benchmarks.realtalk``): each chat is asked its own questions and t
 from __future__ import annotations
 
 import math
+import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -79,6 +80,13 @@ def prepare(number: int, emb) -> tuple[MixedWorkspace, Memory]:
     Returns the layout and the open ``Memory``."""
     ws = build_layout(number)
     write(ws)
+    # Its clawmem.toml reads a scope and a transcript folder outside the workspace, which clawmem
+    # ignores until the user approves the file (``clawmem trust``): approved here, in an
+    # approvals file of the harness's own, never the user's.
+    os.environ.setdefault("CLAWMEM_TRUST_FILE", str(WORK / "work" / "mixed" / "trusted.json"))
+    from clawmem.config import trust
+
+    trust.approve(ws.root)
     scope = open_clawmem(ws.scope_root, vectors=emb is not None, embedder=emb)
     index_clawmem(scope, f"mixed {number} scope")
     scope.close()
@@ -519,10 +527,11 @@ LABELS = {
 
 def section(r: dict) -> tuple[str, list[dict]]:
     """The report's section for a run's results, and its targets."""
+    ran_all = ", ".join("ws-{:02d}".format(w["chat"]) for w in r["workspaces"])
     lines = [
         HEADING,
         "",
-        "Where users live (issue 45): `benchmarks/suites/mixed.py` and `benchmarks/datasets/mixed.py` build four "
+        "Where users live (issue 45): `benchmarks/suites/mixed.py` and `benchmarks/datasets/mixed.py` build "
         "workspaces by code from data no one here wrote, each one REALTALK chat whose sessions are "
         "dealt in turn to daily-log bullets, a narrative note with headings, `## Retain` facts "
         "(W, or O for a liking), a task list, wikilinked bullets, a Claude Code transcript in a "
@@ -532,7 +541,8 @@ def section(r: dict) -> tuple[str, list[dict]]:
         "the lines their evidence was placed on (a fact's copies on reflect's pages and a transcript "
         "line's quotes on its episode page count too); unanswerable ones are the other workspace's "
         "questions; near misses are another chat's questions about its two people with this "
-        "workspace's names swapped in. Tuning part: chats 1 and 3; held out: chats 7 and 8. "
+        "workspace's names swapped in. Tuning part: chats 1 and 3; held out: chats 7 and 8 "
+        f"(this run: {ran_all}). "
         "R@1: the first hit is evidence; ER@2k: evidence recall within 2,000 characters; answered: "
         "clawmem returned hits (its default relevance threshold); the baselines never abstain.",
         "",
@@ -571,7 +581,8 @@ def section(r: dict) -> tuple[str, list[dict]]:
         s = r["splits"].get(split)
         if not s:
             continue
-        title = "Held-out part (chats 7, 8)" if split == "held_out" else "Tuning part (chats 1, 3)"
+        ran = ", ".join(str(w["chat"]) for w in r["workspaces"] if w["split"] == split)
+        title = ("Held-out" if split == "held_out" else "Tuning") + f" part (chats {ran})"
         rows = []
         for name, m in s["systems"].items():
             a = m["all"]
