@@ -65,6 +65,7 @@ if TYPE_CHECKING:  # the real signatures, for type checkers and editors
     from clawmem.recall.graph import links_of as _links_of
     from clawmem.recall.pipeline import recall as _recall
     from clawmem.reflect.flush import flush as _flush
+    from clawmem.reflect.merged import rewrite_merged as _rewrite_merged
     from clawmem.reflect.pipeline import reflect as _reflect
     from clawmem.transcripts.sessions import TranscriptLines
 else:
@@ -78,6 +79,7 @@ else:
     _status = _Lazy("clawmem.ingest.status", "status")
     _reflect = _Lazy("clawmem.reflect.pipeline", "reflect")
     _flush = _Lazy("clawmem.reflect.flush", "flush")
+    _rewrite_merged = _Lazy("clawmem.reflect.merged", "rewrite_merged")
 
 
 def _on_indexer(func: Callable[Concatenate[Indexer, P], R]) -> Callable[Concatenate[Memory, P], R]:
@@ -205,6 +207,10 @@ class Memory:
     # Update entity pages, opinions and MEMORY.md proposals from the facts, and write an episode
     # page for each finished conversation; see ``reflect.pipeline.reflect``.
     reflect = _on_indexer(_reflect)
+
+    # Rewrite, without a model, the generated sections a git merge left as two clones' union
+    # (what the hooks run after a merge or rebase); see ``reflect.merged.rewrite_merged``.
+    rewrite_merged = _on_indexer(_rewrite_merged)
 
     # Write a conversation's episode page and index its transcript now (an agent's hook, before
     # it compacts its context); see ``reflect.flush.flush``. Returns a ``FlushResult``.

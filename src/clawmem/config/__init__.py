@@ -84,6 +84,15 @@ class Config:
     # each as "NAME=PATH": recall searches them too, `get NAME:path` reads them, nothing writes
     # to them (docs/workspace.md).
     read_scopes: tuple[str, ...] = ()
+    # `clawmem mcp --http`: where each request's line goes (docs/agents.md; relative to the
+    # workspace; "-" stderr, "" none), whether it holds the question (it is the user's text), and
+    # the web origins whose pages may call the server (CORS; "*" any).
+    http_access_log: str = ".memory/access.log"
+    http_log_queries: bool = False
+    http_cors_origins: tuple[str, ...] = ()
+    # ``[git] autocommit = true``: each fact retained is committed at once (files/gitcommit.py),
+    # for a clone written by agents that hold none of their own (docs/operations.md).
+    git_autocommit: bool = False
     sources: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
     # The settings of clawmem.toml ignored because they lead outside the workspace and the user
     # has not approved the file on this machine (config/trust.py), as a person would write them.
@@ -133,6 +142,11 @@ AT_LEAST_ONE = frozenset(
 )
 
 
+# A list in an environment variable is split on os.pathsep (":"), except where its items hold
+# that character themselves: web origins (https://app.example) are separated by commas.
+LIST_SEPARATORS = {"http_cors_origins": ","}
+
+
 def _coerce(name: str, raw: Any, default: Any, origin: str, *, typed: bool = False) -> Any:
     """Convert a TOML or environment value to the type of the default, or explain the problem.
 
@@ -160,7 +174,8 @@ def _coerce(name: str, raw: Any, default: Any, origin: str, *, typed: bool = Fal
         if isinstance(default, tuple):
             if isinstance(raw, list):
                 return tuple(str(x) for x in raw)
-            return tuple(p for p in str(raw).split(os.pathsep) if p)
+            sep = LIST_SEPARATORS.get(name, os.pathsep)
+            return tuple(p.strip() for p in str(raw).split(sep) if p.strip())
         if isinstance(default, int):
             if isinstance(raw, bool):
                 raise ValueError
@@ -231,6 +246,8 @@ def _key_lines(text: str) -> dict[str, int]:
             name = key.group(1)
             if table == "sessions":
                 name = SESSION_KEYS.get(name, name)
+            elif table == "git":
+                name = GIT_KEYS.get(name, name)
             lines.setdefault(name, n)
     return lines
 
@@ -265,11 +282,35 @@ def _flatten_sessions(table: dict) -> dict:
     return out
 
 
+# ``[git] autocommit = true`` is ``git_autocommit`` everywhere else ($CLAWMEM_GIT_AUTOCOMMIT).
+GIT_KEYS = {"autocommit": "git_autocommit"}
+
+
+def _flatten_git(table: dict) -> dict:
+    section = table.get("git")
+    if section is None:
+        return table
+    if not isinstance(section, dict):
+        raise ConfigError(
+            f"{CONFIG_FILE}: git must be a table", hint="write [git] with autocommit = true"
+        )
+    out = {k: v for k, v in table.items() if k != "git"}
+    for key, raw in section.items():
+        if key not in GIT_KEYS:
+            raise ConfigError(
+                f"{CONFIG_FILE}: unknown setting {key!r} in [git]",
+                hint="known: " + ", ".join(sorted(GIT_KEYS)),
+            )
+        out[GIT_KEYS[key]] = raw
+    return out
+
+
 def toml_spellings() -> list[str]:
     """Every setting as it is written in clawmem.toml: the sessions' settings in ``[sessions]``
     and the read scopes as ``[scopes]`` entries, the rest at the top level."""
     tables = {v: f"[sessions] {k}" for k, v in SESSION_KEYS.items()}
     tables["read_scopes"] = '[scopes] NAME = "PATH"'
+    tables |= {v: f"[git] {k}" for k, v in GIT_KEYS.items()}
     return [tables.get(name, name) for name in sorted(_settable_fields())]
 
 
@@ -278,7 +319,7 @@ def unknown_setting_hint(key: str) -> str:
     import difflib
 
     spelled = toml_spellings()
-    bare = {s.split()[1] if s.startswith("[sessions]") else s: s for s in spelled}
+    bare = {s.split()[1] if s.startswith(("[sessions]", "[git]")) else s: s for s in spelled}
     bare |= dict(zip(sorted(_settable_fields()), spelled, strict=True))
     bare["scopes"] = bare["read_scopes"]
     close = difflib.get_close_matches(key, list(bare), n=1, cutoff=0.75)
@@ -346,6 +387,11 @@ PATH_SETTINGS: dict[str, str] = {
     "read_scopes": "[scopes] {name} = {path}",
     "session_paths": "[sessions] paths {path}",
     "model": "model = {path}",
+    "http_access_log": "http_access_log = {path}",
+}
+# Settings that let something outside in, whatever their value: they too wait for approval.
+OPENING_SETTINGS: dict[str, str] = {
+    "http_cors_origins": "http_cors_origins {path}",
 }
 
 
@@ -355,7 +401,8 @@ def _places(key: str, value: Any) -> list[tuple[Any, str, str]]:
     for item in value if isinstance(value, tuple) else (value,):
         name, _, place = item.partition("=") if key == "read_scopes" else ("", "", item)
         if place.strip():
-            shown = PATH_SETTINGS[key].format(name=name, path=json.dumps(place.strip()))
+            form = PATH_SETTINGS.get(key) or OPENING_SETTINGS[key]
+            shown = form.format(name=name, path=json.dumps(place.strip()))
             out.append((item, place.strip(), shown))
     return out
 
@@ -372,11 +419,11 @@ def reaches_outside(root: Path, values: dict[str, Any]) -> dict[str, list[tuple[
     """Of the settings ``values``, those that lead outside the workspace: key -> [(value as
     stored, how a person writes it)]."""
     out: dict[str, list[tuple[Any, str]]] = {}
-    for key in [k for k in PATH_SETTINGS if k in values]:
+    for key in [k for k in (*PATH_SETTINGS, *OPENING_SETTINGS) if k in values]:
         far = [
             (item, shown)
             for item, place, shown in _places(key, values[key])
-            if leads_outside(root, place)
+            if key in OPENING_SETTINGS or (place != "-" and leads_outside(root, place))
         ]
         if far:
             out[key] = far
@@ -430,7 +477,7 @@ def _read_file(root: Path) -> tuple[dict[str, Any], dict[str, str], bytes | None
         ) from None
     # Settings may live at the top level or under [clawmem].
     table = data.get("clawmem", data) if isinstance(data.get("clawmem"), dict) else data
-    table = _flatten_scopes(_flatten_sessions(table))
+    table = _flatten_git(_flatten_scopes(_flatten_sessions(table)))
     for key, raw in table.items():
         if key not in allowed:
             line = where.get(key)

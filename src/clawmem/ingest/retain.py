@@ -66,9 +66,13 @@ class Retained:
     source: str  # its citation, path#Lline-Lline
     path: str  # the daily log, memory/YYYY-MM-DD.md
     line: int  # 1-based
+    # With ``[git] autocommit``: "committed", or why the log was not committed (the fact is
+    # stored either way); None when the setting is off or nothing was written.
+    git: str | None = None
 
     def to_dict(self) -> dict:
         """``clawmem retain --json``'s form of it."""
+        extra = {"git": self.git} if self.git is not None else {}
         return {
             "stored": self.stored,
             "duplicate_of": self.duplicate_of,
@@ -81,6 +85,7 @@ class Retained:
             "source": self.source,
             "path": self.path,
             "line": self.line,
+            **extra,
         }
 
 
@@ -212,6 +217,14 @@ def retain(
         )
     line = stored.line
     citation = f"{relpath}#L{line}-L{line}"
+    committed = None
+    if dup is None and ix.cfg.git_autocommit:  # after the lock: the pre-commit hook takes it
+        from clawmem.files.gitcommit import commit_files
+
+        summary = redact(stored.content)
+        summary = summary if len(summary) <= 60 else summary[:57] + "..."
+        why_not = commit_files(ix.root, [relpath], f"clawmem retain: {summary}")
+        committed = why_not or "committed"
     return Retained(
         stored=dup is None,
         duplicate_of=citation if dup is not None else None,
@@ -226,6 +239,7 @@ def retain(
         source=citation,
         path=relpath,
         line=line,
+        git=committed,
     )
 
 

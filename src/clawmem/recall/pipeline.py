@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import replace
 from datetime import date, timedelta
 
@@ -90,6 +90,7 @@ def recall(
     source: str | None = None,
     expand: bool = False,
     min_relevance: float | None = None,
+    scopes: Collection[str] | None = None,
 ) -> RecallResult:
     """Search memory. Filters (time, kind, entity, path, as-of, source) apply before ranking
     limits; ``source`` is "memory" (the Markdown), "sessions" (transcripts) or "all" (None).
@@ -100,7 +101,9 @@ def recall(
     (default: the ``min_relevance`` setting; 0 turns it off), the result has no hits, its
     ``empty_reason`` says so and names the best relevance, and ``weak_hits`` holds what was
     found. The hits of ``k=n`` are always the first n hits of ``k=m`` for n < m <= the
-    ``candidates`` setting (80); a larger ``k`` ranks a deeper pool."""
+    ``candidates`` setting (80); a larger ``k`` ranks a deeper pool. ``scopes``: which of the
+    workspace's read scopes are asked too (None: all; ``recall.scopes.recall_with_scopes``, the
+    facade's recall, reads it; this workspace's own search does not depend on it)."""
     _check_mode(mode)
     today = today or date.today()
     # The question, read once (text/query.py): everything below reads ``q``'s fields. A time it
@@ -118,7 +121,8 @@ def recall(
     )
 
     notes: list[str] = []
-    scan, idx = ix.sync_for_read(notes) if sync else (None, None)
+    # A recall that ranks by vectors embeds what an earlier sync left pending (a git hook's).
+    scan, idx = ix.sync_for_read(notes, embed=mode != "lexical") if sync else (None, None)
     if idx is None:
         if not ix.index_path.exists():
             res = RecallResult(q.text, mode, "none", [])

@@ -49,5 +49,7 @@ def register(app: typer.Typer) -> None:
             print_json(res.to_dict())
         elif res.stored:
             out.print(f"retained {res.source}: {res.line_text}", markup=False)
+            if res.git is not None and res.git != "committed":
+                err.print(f"clawmem: warning: {res.path} {res.git}", markup=False)
         else:
             err.print(f"already retained at {res.duplicate_of}; not appended again", markup=False)
