@@ -293,27 +293,25 @@ def _within_budget(
 
 
 def _kept_by_validity(hits: list[Hit], f: Filters) -> list[str]:
-    """A note for each fact recorded outside the time window but kept because the validity
-    it states overlaps it (``queries.filter_sql``): "Lives in Hanoi (from March 2025)" written
+    """A note naming the facts recorded outside the time window but kept because the validity
+    each states overlaps it (``queries.filter_sql``): "Lives in Hanoi (from March 2025)" written
     in 2025 is still true in a window of last week, and a reader should see why it is there."""
     if not (f.since or f.until):
         return []
     lo, hi = f.since or "0000-00-00", f.until or "9999-99-99"
-    out = []
+    kept = []
     for h in hits:
         if h.kind is None or h.valid_from is None or (h.day and lo <= h.day <= hi):
             continue
         when = f"recorded {h.day}" if h.day else "undated"
-        valid = (
-            f"from {h.valid_from} to {h.valid_to}"
-            if h.valid_to
-            else f"from {h.valid_from}, open-ended"
-        )
-        out.append(
-            f"{h.citation} is {when}, outside the window {f.since or '…'} to {f.until or '…'}: "
-            f"kept because the validity it states ({valid}) overlaps the window"
-        )
-    return out
+        valid = f"to {h.valid_to}" if h.valid_to else "open-ended"
+        kept.append(f"{h.citation} ({when}; valid from {h.valid_from}, {valid})")
+    if not kept:
+        return []
+    return [
+        f"kept though recorded outside the window {f.since or '…'} to {f.until or '…'}, because "
+        f"the validity they state overlaps it: {'; '.join(kept)}"
+    ]
 
 
 def _filters(today, since, until, kind, entity, path, as_of) -> Filters:
