@@ -30,6 +30,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from benchmarks import metrics as M
 from benchmarks.common import (
     REPO,
@@ -119,23 +121,22 @@ def line_lengths(ws: MixedWorkspace):
 _BULLET = re.compile(r"^\s*(?:[-*+]\s+)?")
 
 
-def unit_baseline(ws: MixedWorkspace) -> tuple[list[Chunk], object]:
+def unit_baseline(ws: MixedWorkspace) -> tuple[list[Chunk], np.ndarray | None]:
     """clawmem's own units of the workspace and of its scope (cited ``team:…``), with their
     vectors when every one is embedded: what the single-unit baselines search, with no second
     embedding of the same text (a unit is one message, bullet or paragraph)."""
-    import numpy as np
-
     units: list[Chunk] = []
-    blocks = []
+    blocks: list[np.ndarray] = []
     for root, prefix in ((ws.root, ""), (ws.scope_root, f"{SCOPE}:")):
         chunks, vecs = clawmem_chunks(root / ".memory" / "index.sqlite")
         units += [
             Chunk(len(units) + i, prefix + c.path, c.start_line, c.end_line, c.text)
             for i, c in enumerate(chunks)
         ]
-        blocks.append(vecs)
-    vectors = None if any(b is None for b in blocks) else np.vstack(blocks)
-    return units, vectors
+        if vecs is not None:
+            blocks.append(vecs)
+    # Not every unit has its vector (vectors off, or pending): no dense baseline.
+    return units, np.vstack(blocks) if len(blocks) == 2 else None
 
 
 def line_counts(ws: MixedWorkspace) -> dict[str, int]:
