@@ -67,7 +67,7 @@ def test_tell_me_about_peter_shows_his_page_then_facts_about_him(indexed):
 @pytest.mark.usefixtures("lexical")
 def test_a_question_asking_something_of_an_entity_is_not_led_by_its_page(ws):
     """The page leads when the question is about the entity as a whole; a question that asks
-    something of it is answered by a line, first (rrf-v8)."""
+    something of it is answered by a line, first (rrf-v9)."""
     mem = open_workspace(ws, environ={"CLAWMEM_VECTORS": "0"})
     mem.index()
     for about in ("tell me about Peter", "What are Peter's plans?"):
@@ -96,7 +96,7 @@ def test_a_question_asking_something_of_an_entity_is_not_led_by_its_page(ws):
 )
 def test_a_question_without_its_names(question, content):
     q = Query.parse(question, None)
-    assert without_names(q.text, q.names) == content
+    assert without_names(q) == content
 
 
 def test_a_question_asking_for_all_about_someone_is_also_ranked_without_the_name(indexed):
@@ -104,7 +104,7 @@ def test_a_question_asking_for_all_about_someone_is_also_ranked_without_the_name
     mem = open_workspace(indexed, environ={"CLAWMEM_MIN_RELEVANCE": "0"})
     res = mem.recall("Which trips has Peter taken?", k=6)
     assert "asks for all of something: also ranked as 'Which trips has taken?'" in res.notes
-    assert res.ranking == "rrf-v8"
+    assert res.ranking == "rrf-v9"
     # Both texts are embedded on the vector leg's thread: the NumPy query path's vocabulary is
     # a SQLite connection of the thread that opened it (a second thread once broke it, and the
     # process then embedded with llama.cpp, whose last bits differ: -k 1 and -k 2 disagreed).
@@ -178,7 +178,7 @@ def test_a_question_asking_for_all_is_spread_out_on_the_real_index(indexed):
     moved = 0
     for question in ASKING_FOR_ALL:
         res = mem.recall(question, k=20, today=today, sync=False)
-        assert res.ranking == "rrf-v8"
+        assert res.ranking == "rrf-v9"
         plain = mem.recall(question, k=20, today=today, sync=False, ranking=off)
         # The same pool (cut by k, it may keep other units), another order.
         moved += [h.citation for h in res.hits] != [h.citation for h in plain.hits]

@@ -22,7 +22,17 @@ from clawmem.errors import UsageError
 
 from .conftest import cli
 
-TOOL_NAMES = {"memory_search", "memory_get", "memory_retain", "memory_status", "memory_entities"}
+TOOL_NAMES = {
+    "memory_search",
+    "memory_get",
+    "memory_retain",
+    "memory_status",
+    "memory_entities",
+    "memory_proposals",
+    "memory_proposal_accept",
+    "memory_proposal_reject",
+}
+WRITING_TOOLS = {"memory_retain", "memory_proposal_accept", "memory_proposal_reject"}
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -182,7 +192,7 @@ def test_read_only_leaves_out_the_writing_tool(ws, tmp_path):
         return names, await s.call_tool("memory_retain", {"text": "anything"})
 
     names, retain = run_session(tmp_path, ws, scenario, "--read-only", env={"CLAWMEM_VECTORS": "0"})
-    assert names == TOOL_NAMES - {"memory_retain"}
+    assert names == TOOL_NAMES - WRITING_TOOLS
     assert "--read-only" in _error(retain)
     assert not (ws / "memory" / "2025-12-01.md").exists()
 

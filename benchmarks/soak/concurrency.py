@@ -5,7 +5,7 @@ unique token), an editor rewriting notes (atomic renames and in-place rewrites a
 ``git checkout -f`` between two branches that differ in a dozen daily logs, ``clawmem reflect``
 in a loop, a ``clawmem watch`` daemon, and another program appending a line every 10 ms to the
 daily logs the retain processes write (as an editor, an agent's own notes or a script would), and
-a logger that keeps one of them open for the whole run, appending 50 lines a second; two of those
+a logger that keeps one of them open for the whole run, appending 20 lines a second; two of those
 logs start with a section after their Retain section (which retain used to rename a new file
 over).
 Readers: four recall loops (two with the lazy sync)
@@ -80,7 +80,7 @@ def _start(kind: str, ws: Path, stop: Path, out: Path, n: int) -> tuple[subproce
         ],
         env=child_env(),
         stdin=subprocess.DEVNULL,
-        stderr=open(str(out) + ".err", "w"),  # noqa: SIM115 - the child owns it
+        stderr=open(str(out) + ".err", "w"),  # the child owns it
     )
     return p, out
 
@@ -151,7 +151,7 @@ def run_concurrency(work: Path, seconds: float, seed: int, log) -> dict:
     workers += [_start("mcp", ws, stop, work / "mcp.json", 0)]
     workers += [_start("append", ws, stop, work / "append.json", seed)]
     workers += [_start("held", ws, stop, work / "held.json", seed)]
-    watch_log = open(work / "watch.log", "w")  # noqa: SIM115
+    watch_log = open(work / "watch.log", "w")
     watcher = subprocess.Popen(
         clawmem_cmd(ws, "watch", "--debounce-ms", "200", "--reconcile-seconds", "5"),
         env=child_env(),

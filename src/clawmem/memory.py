@@ -55,9 +55,9 @@ class _Lazy:
 
 if TYPE_CHECKING:  # the real signatures, for type checkers and editors
     from clawmem.config.trust import TrustState
-    from clawmem.embedders.base import Embedder
+    from clawmem.embedders.base import Embedder, VectorSource
     from clawmem.ingest.check import check as _check
-    from clawmem.ingest.model_choice import ModelStatus, ModelUsed
+    from clawmem.ingest.models import ModelStatus, ModelUsed
     from clawmem.ingest.retain import retain as _retain
     from clawmem.ingest.status import status as _status
     from clawmem.recall.entities import list_entities as _list_entities
@@ -67,6 +67,9 @@ if TYPE_CHECKING:  # the real signatures, for type checkers and editors
     from clawmem.reflect.flush import flush as _flush
     from clawmem.reflect.merged import rewrite_merged as _rewrite_merged
     from clawmem.reflect.pipeline import reflect as _reflect
+    from clawmem.reflect.proposal_review import accept as _accept_proposal
+    from clawmem.reflect.proposal_review import list_proposals as _list_proposals
+    from clawmem.reflect.proposal_review import reject as _reject_proposal
     from clawmem.transcripts.sessions import TranscriptLines
 else:
     _check = _Lazy("clawmem.ingest.check", "check")
@@ -80,6 +83,9 @@ else:
     _reflect = _Lazy("clawmem.reflect.pipeline", "reflect")
     _flush = _Lazy("clawmem.reflect.flush", "flush")
     _rewrite_merged = _Lazy("clawmem.reflect.merged", "rewrite_merged")
+    _list_proposals = _Lazy("clawmem.reflect.proposal_review", "list_proposals")
+    _accept_proposal = _Lazy("clawmem.reflect.proposal_review", "accept")
+    _reject_proposal = _Lazy("clawmem.reflect.proposal_review", "reject")
 
 
 def _on_indexer(func: Callable[Concatenate[Indexer, P], R]) -> Callable[Concatenate[Memory, P], R]:
@@ -146,21 +152,21 @@ class Memory:
 
     def embedder(self) -> Embedder | None:
         """The embedding model, loaded once; None (and ``embedder_error``) when unusable."""
-        return self.indexer.embedder()
+        return self.indexer.supply.embedder()
 
-    def query_embedder(self) -> Embedder | None:
+    def query_embedder(self) -> VectorSource | None:
         """An embedder for a query or two without loading the model here when another process
-        holds it (``Indexer.query_embedder``); None (and ``embedder_error``) when unusable."""
-        return self.indexer.query_embedder()
+        holds it (``EmbedderSupply.query_embedder``); None (and ``embedder_error``) when unusable."""
+        return self.indexer.supply.query_embedder()
 
     def warm_up(self) -> None:
         """Make this process's first query vector quick: start the user's resident embedder if
         it is on (this process then never loads the model for queries), else load the model."""
-        self.indexer.warm_up()
+        self.indexer.supply.warm_up()
 
     @property
     def embedder_error(self) -> str | None:
-        return self.indexer.embedder_error
+        return self.indexer.supply.error
 
     def scan(self) -> Scan:
         """The memory files of the workspace (and what was left out, with reasons)."""
@@ -216,6 +222,13 @@ class Memory:
     # it compacts its context); see ``reflect.flush.flush``. Returns a ``FlushResult``.
     flush = _on_indexer(_flush)
 
+    # Facts proposed from conversations and notes at flush and reflect, for review: listed,
+    # accepted (retained with the citation) or rejected for good; see
+    # ``reflect.proposal_review``.
+    list_proposals = _on_indexer(_list_proposals)
+    accept_proposal = _on_indexer(_accept_proposal)
+    reject_proposal = _on_indexer(_reject_proposal)
+
     # ------------------------------------------------------------------ entities and check
     # Every entity with its fact count, last mention and page; malformed facts and links.
     entities = _on_indexer(_list_entities)
@@ -224,7 +237,7 @@ class Memory:
     # ------------------------------------------------------------------ model
     def model_status(self) -> ModelStatus:
         """The configured embedding model: name, languages, licence, identity, index match."""
-        from clawmem.ingest.model_choice import model_status
+        from clawmem.ingest.models import model_status
 
         return model_status(self.indexer)
 
@@ -237,7 +250,7 @@ class Memory:
     ) -> ModelUsed:
         """Use ``target`` here: None (the default), a built-in name ("e5", "minilm") or a
         GGUF path, after checking it loads."""
-        from clawmem.ingest.model_choice import use_model
+        from clawmem.ingest.models import use_model
 
         return use_model(
             self.indexer, target, query_prefix=query_prefix, document_prefix=document_prefix

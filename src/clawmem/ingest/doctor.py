@@ -24,7 +24,7 @@ import shutil
 import stat
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -140,13 +140,22 @@ def diagnose(
 
     ix = Indexer(root, cfg)
     try:
-        found += _model(ix, load_model)
-        found += _index(ix)
-        found += _resident(ix)
-        found += _git(root)
+        found += _safely("model", lambda: _model(ix, load_model))
+        found += _safely("index", lambda: _index(ix))
+        found += _safely("resident", lambda: _resident(ix))
+        found += _safely("git", lambda: _git(root))
     finally:
         ix.close()
     return Diagnosis(str(root), found)
+
+
+def _safely(area: str, check: Callable[[], list[Finding]]) -> list[Finding]:
+    """The findings of ``check``, or one finding with the error that stopped it: one broken
+    part must not hide the others."""
+    try:
+        return check()
+    except ClawmemError as exc:
+        return [Finding(area, area, FAIL, exc.message, exc.hint)]
 
 
 # --------------------------------------------------------------------------- the install
@@ -330,7 +339,7 @@ def _model(ix: Indexer, load: bool) -> list[Finding]:
     if not ix.cfg.vectors:
         where = ix.cfg.sources.get("vectors", "default")
         return [Finding("model", "model", OFF, f"vectors are off (vectors = false, {where})")]
-    from clawmem.ingest.model_choice import configured_identity, model_choice
+    from clawmem.embedders.model_choice import configured_identity, model_choice
 
     fix_model = "clawmem model status (and `clawmem model use e5|minilm|PATH.gguf`)"
     choice = model_choice(ix.root, ix.cfg)
@@ -363,9 +372,9 @@ def _model(ix: Indexer, load: bool) -> list[Finding]:
     out.append(Finding("model", "file", OK, str(path)))
     identity = configured_identity(ix.root, ix.cfg)
     if load:
-        emb = ix.embedder()
+        emb = ix.supply.embedder()
         if emb is None:
-            out.append(Finding("model", "loads", FAIL, str(ix.embedder_error), fix_model))
+            out.append(Finding("model", "loads", FAIL, str(ix.supply.error), fix_model))
             return out
         identity = emb.identity
         out.append(
@@ -499,7 +508,7 @@ def _index(ix: Indexer) -> list[Finding]:
 
 
 def _resident(ix: Indexer) -> list[Finding]:
-    from clawmem.ingest.resident import status_of
+    from clawmem.embedders.resident.client import status_of
     from clawmem.ingest.watch import describe_watcher, watcher_status
 
     out = []

@@ -96,28 +96,34 @@ class Retained:
         }
 
 
-def place_fact(existing: str | None, fact: Fact, day: date) -> Placement:
+def place_fact(existing: str | None, fact: Fact, day: date, note: str | None = None) -> Placement:
     """Pure: where the fact goes in the day's log and what the file becomes: always the log as
     it was with lines appended. A log is never rewritten, because another program (an editor, a
     logger holding it open, ``{ echo a; sleep 1; echo b; } >> log``) may be appending to it, and
     a file renamed over it sends that program's lines into the deleted file. So the fact goes at
     the end: into the Retain section the log ends in, else under a new ``## Retain`` heading
-    there (the grammar reads every Retain section of a file)."""
+    there (the grammar reads every Retain section of a file). ``note``: one line written nested
+    under the fact, such as the citation of what it was proposed from."""
     if existing is None:
         head = f"# {day.isoformat()}\n\n## Retain\n"
-        return Placement(head + format_fact(fact) + "\n", 4, True, True)
+        return Placement(head + _with_note(fact, note, "\n"), 4, True, True)
     eol = "\r\n" if "\r\n" in existing else "\n"
     prefix = existing
     if prefix and not prefix.endswith(("\n", "\r")):
         prefix += eol  # the last line had no ending; the fact needs its own line
     if ends_in_retain_section(existing):
-        return Placement(prefix + format_fact(fact) + eol, count_lines(prefix), False, False)
+        return Placement(prefix + _with_note(fact, note, eol), count_lines(prefix), False, False)
     # The log ends in another section (or has no Retain section yet): a new one at the end,
     # separated by a blank line.
     if prefix.strip() and not prefix.endswith(eol * 2):
         prefix += eol
-    body = f"## Retain{eol}{format_fact(fact)}{eol}"
+    body = f"## Retain{eol}{_with_note(fact, note, eol)}"
     return Placement(prefix + body, count_lines(prefix) + 1, False, True)
+
+
+def _with_note(fact: Fact, note: str | None, eol: str) -> str:
+    line = format_fact(fact) + eol
+    return line + (f"  - {note}{eol}" if note else "")
 
 
 def decode_log(raw: bytes | None, relpath: str) -> str | None:
@@ -177,6 +183,7 @@ def retain(
     day: str | date | None = None,
     allow_secret: bool = False,
     today: date | None = None,
+    note: str | None = None,
 ) -> Retained:
     """Append a fact to the day's ``## Retain`` section and index it before returning (a retained
     fact is recallable at once). An identical fact already in the workspace is not written again:
@@ -185,7 +192,13 @@ def retain(
     for entity in entities:
         require_text(entity, "entities")
     fact = make_fact(kind, text, entities, confidence)
-    what = looks_like_secret(text) or looks_like_secret(" ".join(entities))
+    if note is not None and (not note.strip() or len(note.splitlines()) != 1):
+        raise UsageError("note: one line of text", hint="write the note on a single line")
+    what = (
+        looks_like_secret(text)
+        or looks_like_secret(" ".join(entities))
+        or looks_like_secret(note or "")
+    )
     if what and not allow_secret:
         raise InputError(
             f"refusing to retain text that looks like {what}",
@@ -204,11 +217,11 @@ def retain(
     # The fact's vector comes from the resident embedder, started now so that it loads while
     # this process writes; with it off, the model is loaded here before the lock (seconds on a
     # cold start): other writers wait only for the write and the fact's one embedding.
-    ix.warm_up()
+    ix.supply.warm_up()
     with write_lock(ix.memory_dir, purpose="clawmem retain"):
         dup = _duplicate_of(ix, fact, relpath, decode_log(_snapshot(path, relpath).data, relpath))
         if dup is None:
-            at, written = _write_fact(ix, fact, when, relpath, path)
+            at, written = _write_fact(ix, fact, when, relpath, path, note)
             _index_or_take_back(ix, relpath, path, written)
         else:
             relpath, at = dup
@@ -287,13 +300,13 @@ def _index_or_take_back(ix: Indexer, relpath: str, path: Path, written: Written)
 
 
 def _write_fact(
-    ix: Indexer, fact: Fact, when: date, relpath: str, path: Path
+    ix: Indexer, fact: Fact, when: date, relpath: str, path: Path, note: str | None = None
 ) -> tuple[int, Written]:
     """Write the fact into the day's log, keeping whatever another program writes there at the
     same moment (files/cas.py); the 1-based line it was placed at, and what was written."""
     for _attempt in range(CAS_ATTEMPTS):
         snap = _snapshot(path, relpath)
-        placed = place_fact(decode_log(snap.data, relpath), fact, when)
+        placed = place_fact(decode_log(snap.data, relpath), fact, when, note)
         raw = placed.text.encode("utf-8")
         _refuse_unrecallable(ix, relpath, raw)
         try:

@@ -16,6 +16,8 @@ from clawmem.text.textnorm import LexQuery
 if TYPE_CHECKING:
     import numpy as np
 
+    from clawmem.embedders.base import Vector
+
 # ---------------------------------------------------------------------------- the two legs
 
 
@@ -141,13 +143,11 @@ def coverage(index: Index, q: LexQuery, ids: list[int]) -> dict[int, float]:
     evening) holds little of the question, however rare "rest" is; fusion weighs it so."""
     if len(q.terms) < 2 or not ids:
         return {}
-    total = index.conn.execute("SELECT count(*) FROM chunks").fetchone()[0] or 1
     marks = ",".join("?" * len(ids))
     weight: dict[str, float] = {}
     matched: dict[int, float] = {}
-    for term in q.terms:
-        df = bm25_topk.phrase_rows(index, term)
-        weight[term] = math.log(1.0 + (total - df + 0.5) / (df + 0.5))
+    for term, (w, df) in _term_weights(index, q).items():
+        weight[term] = w
         # Which of the units hold the term: walking its rows costs ~0.2 µs a row; asking FTS5
         # for each unit costs ~0.1 ms a unit (measured at 100k units), so the cheaper one.
         unary = "+" if df <= _WALK_ROWS_PER_UNIT * len(ids) else ""
@@ -158,6 +158,26 @@ def coverage(index: Index, q: LexQuery, ids: list[int]) -> dict[int, float]:
             matched[rowid] = matched.get(rowid, 0.0) + weight[term]
     whole = sum(weight.values()) or 1.0
     return {cid: matched.get(cid, 0.0) / whole for cid in ids}
+
+
+def _term_weights(index: Index, q: LexQuery) -> dict[str, tuple[float, int]]:
+    """Each query term's IDF weight and how many rows hold it."""
+    total = index.conn.execute("SELECT count(*) FROM chunks").fetchone()[0] or 1
+    out = {}
+    for term in q.terms:
+        df = bm25_topk.phrase_rows(index, term)
+        out[term] = (math.log(1.0 + (total - df + 0.5) / (df + 0.5)), df)
+    return out
+
+
+def seen_share(index: Index, q: LexQuery) -> float:
+    """The IDF-weighted share of the query's terms that some unit holds: 1.0 when the memory has
+    every word of the question, 0.28 for "a feline resting on a rug" in a workspace that never
+    wrote "feline" or "rug" (only "rest"). The rest of the question only the vector leg can
+    match."""
+    weights = _term_weights(index, q)
+    whole = sum(w for w, _ in weights.values())
+    return sum(w for w, df in weights.values() if df) / whole if whole else 1.0
 
 
 # A term's rows are walked (its whole doclist, ``+rowid IN`` keeping SQLite from handing the ids
@@ -216,12 +236,12 @@ def vector_search(index: Index) -> str:
     return f"held in memory: exact scan of {rows:,}"
 
 
-def held_leg(held: tuple, qvec, limit: int) -> list[fusion.LegHit]:
+def held_leg(held: tuple, qvec: Vector, limit: int) -> list[fusion.LegHit]:
     """The vector leg from ``held_vectors``: the same exact cosine ranking as vec0's."""
     return scan_hits(held_scan(held, qvec, limit))
 
 
-def held_scan(held: tuple, qvec, limit: int) -> vector_matrix.Scan:
+def held_scan(held: tuple, qvec: Vector, limit: int) -> vector_matrix.Scan:
     """A scan of ``held_vectors`` that several threads may work on (``Scan.work``)."""
     ids, mat, codes, keep = held
     return vector_matrix.Scan(ids, mat, qvec, limit, keep=keep, codes=codes)
@@ -234,7 +254,7 @@ def scan_hits(scan: vector_matrix.Scan) -> list[fusion.LegHit]:
 
 
 def vector_leg(
-    index: Index, qvec: np.ndarray, f: Filters, limit: int, *, count: bool = True
+    index: Index, qvec: Vector, f: Filters, limit: int, *, count: bool = True
 ) -> list[fusion.LegHit]:
     """The ``limit`` units closest to ``qvec`` under ``f``, by cosine (``count``: as for
     ``held_vectors``)."""
@@ -262,7 +282,7 @@ def vectors_of(index: Index, ids: list[int]) -> dict[int, np.ndarray]:
 VEC0_MAX_K = 4096  # sqlite-vec's limit on a KNN query's k
 
 
-def stored_leg(index: Index, qvec: np.ndarray, f: Filters, limit: int) -> list[fusion.LegHit]:
+def stored_leg(index: Index, qvec: Vector, f: Filters, limit: int) -> list[fusion.LegHit]:
     """The vector leg through the index's connection: sqlite-vec's KNN, or an exact NumPy scan
     of the filtered units."""
     blob = _query_blob(qvec)
@@ -315,7 +335,7 @@ def stored_leg(index: Index, qvec: np.ndarray, f: Filters, limit: int) -> list[f
     return [fusion.LegHit(cid, i, s) for i, (cid, s) in enumerate(scored[:limit], 1)]
 
 
-def _query_blob(qvec) -> bytes:
+def _query_blob(qvec: Vector) -> bytes:
     """The query's vector as sqlite-vec takes it (little-endian float32). A vector from another
     process comes as an ``array.array("f")``: a cold hybrid recall then never imports NumPy
     (~60 ms of its ~0.2 s)."""
@@ -335,7 +355,9 @@ def _query_blob(qvec) -> bytes:
 _PLAIN_SCAN_MAX = 256
 
 
-def exact_scores(index: Index, qvec, where: str, args: list, table: str) -> list[tuple[int, float]]:
+def exact_scores(
+    index: Index, qvec: Vector, where: str, args: list, table: str
+) -> list[tuple[int, float]]:
     """Cosine similarity of the query with every embedded unit matching ``where``."""
     rows = index.conn.execute(
         f"SELECT c.id, v.embedding FROM chunks c JOIN {table} v ON v.chunk_id = c.id "

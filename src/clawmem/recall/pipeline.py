@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import replace
 from datetime import date, timedelta
+from typing import TYPE_CHECKING
 
 from clawmem.errors import BadArgument, InputError, StoreError, UsageError
 from clawmem.ingest.indexing import Indexer
@@ -32,6 +33,10 @@ from clawmem.store.index import Filters, Index
 from clawmem.text.query import Query
 from clawmem.text.textnorm import require_text
 from clawmem.text.timeexpr import TimeRange, parse_date, parse_since, parse_until
+
+if TYPE_CHECKING:
+    from clawmem.embedders.base import EmbedResult, Vector, VectorSource
+    from clawmem.recall.relevance import Model
 
 MODES = ("hybrid", "lexical", "vector")
 KINDS = (*FACT_KINDS, CHUNK)
@@ -59,6 +64,23 @@ def _check_text(**texts: str | None) -> None:
         require_text(value, param)
 
 
+def read_question(
+    query: str | Query,
+    *,
+    today: date | None,
+    since: str | None = None,
+    until: str | None = None,
+    as_of: str | None = None,
+) -> Query:
+    """The question of a request, read once (``Query.parse``). A time it names is looked for only
+    when no time filter was given (a filter fixes the time). A ``Query`` the request read already
+    (a read scope's search, ``context``'s second search) is taken as it is, less the entities
+    another index resolved for it: each index resolves its own (``entities.resolve``)."""
+    if isinstance(query, Query):
+        return replace(query, entities=())
+    return Query.parse(query, None if since or until or as_of else (today or date.today()))
+
+
 def _checked_numbers(
     k: int, budget: int | None, threshold: float | None
 ) -> tuple[int, float | None]:
@@ -73,7 +95,7 @@ def _checked_numbers(
 
 def recall(
     ix: Indexer,
-    query: str,
+    query: str | Query,
     *,
     k: int | None = None,
     mode: str = "hybrid",
@@ -106,9 +128,8 @@ def recall(
     facade's recall, reads it; this workspace's own search does not depend on it)."""
     _check_mode(mode)
     today = today or date.today()
-    # The question, read once (text/query.py): everything below reads ``q``'s fields. A time it
-    # names is looked for only when no time filter was given (a filter fixes the time).
-    q = Query.parse(query, None if since or until or as_of else today)
+    # The question, read once per request (text/query.py): everything below reads ``q``'s fields.
+    q = read_question(query, today=today, since=since, until=until, as_of=as_of)
     _check_text(entity=entity, path=path)
     k_given = k is not None
     k, threshold = _checked_numbers(
@@ -314,7 +335,15 @@ def _kept_by_validity(hits: list[Hit], f: Filters) -> list[str]:
     ]
 
 
-def _filters(today, since, until, kind, entity, path, as_of) -> Filters:
+def _filters(
+    today: date,
+    since: str | None,
+    until: str | None,
+    kind: str | list[str] | None,
+    entity: str | None,
+    path: str | None,
+    as_of: str | None,
+) -> Filters:
     kinds: tuple[str, ...] = ()
     if kind:
         raw = [kind] if isinstance(kind, str) else list(kind)
@@ -363,7 +392,9 @@ def _said(idx: Index, h: Hit) -> Hit:
     return replace(h, session_id=session_id, said_at=said_at)
 
 
-def _vector_state(ix: Indexer, idx: Index, mode: str):
+def _vector_state(
+    ix: Indexer, idx: Index, mode: str
+) -> tuple[list[str], dict, VectorSource | None]:
     """(degraded reasons, vectors summary, embedder or None) for a recall."""
     degraded: list[str] = []
     counts = idx.vector_counts()
@@ -380,16 +411,10 @@ def _vector_state(ix: Indexer, idx: Index, mode: str):
     if mode == "lexical":
         state["state"] = "unused"
         return degraded, state, None
-    emb = ix.loaded_embedder
+    emb = ix.supply.for_query(idx.get_meta("embedder"))
     if emb is None:
-        emb = ix.borrowed(idx.get_meta("embedder"))
-        if emb is not None:
-            emb.start()  # the resident embedder, if it must start, loads during the lexical leg
-        else:
-            emb = ix.embedder()
-    if emb is None:
-        state.update(state="off", reason=ix.embedder_error)
-        degraded.append(f"vector search off: {ix.embedder_error}")
+        state.update(state="off", reason=ix.supply.error)
+        degraded.append(f"vector search off: {ix.supply.error}")
         return degraded, state, None
     if idx.get_meta("embedder") != emb.identity.key():
         why = (
@@ -408,20 +433,20 @@ def _vector_state(ix: Indexer, idx: Index, mode: str):
 class _QueryOnce:
     """An embedder that embeds each query text once (documents pass straight through)."""
 
-    def __init__(self, embedder) -> None:
+    def __init__(self, embedder: VectorSource) -> None:
         self._embedder = embedder
         self.identity = embedder.identity
-        self._memo: dict[str, object] = {}
+        self._memo: dict[str, Vector | None] = {}
 
-    def embed_query(self, text: str):
+    def embed_query(self, text: str) -> Vector | None:
         if text not in self._memo:
             self._memo[text] = self._embedder.embed_query(text)
         return self._memo[text]
 
-    def embed_documents(self, texts):
+    def embed_documents(self, texts: Sequence[str]) -> EmbedResult:
         return self._embedder.embed_documents(texts)
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> object:
         return getattr(self._embedder, name)
 
 
@@ -493,7 +518,7 @@ def _time_hinted(
     return out
 
 
-def _scored(hits: list[Hit], model) -> list[Hit]:
+def _scored(hits: list[Hit], model: Model | None) -> list[Hit]:
     """Each hit's relevance from its features at its final place in the list."""
     if model is None:
         return hits
