@@ -70,9 +70,7 @@ def test_a_question_asking_something_of_an_entity_is_not_led_by_its_page(ws):
     something of it is answered by a line, first (rrf-v9)."""
     mem = open_workspace(ws, environ={"CLAWMEM_VECTORS": "0"})
     mem.index()
-    for about in ("tell me about Peter", "What are Peter's plans?"):
-        res = mem.recall(about, k=3)
-        assert res.hits[0].path == "bank/entities/Peter.md", about
+    assert mem.recall("tell me about Peter", k=3).hits[0].path == "bank/entities/Peter.md"
     res = mem.recall("When did Peter book flights to Marrakech?", k=3)
     assert not any(n.startswith("entity:") for n in res.notes)
     assert (res.hits[0].path, res.hits[0].start_line) == ("memory/2025-11-16.md", 12)
