@@ -12,7 +12,7 @@ read it; and text that looks like a credential is refused unless the caller insi
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 
@@ -26,10 +26,20 @@ from clawmem.errors import (
 )
 from clawmem.files.cas import Snapshot, Written, read_snapshot, take_back, write_if_unchanged
 from clawmem.files.locking import write_lock
+from clawmem.ingest.cited import CitedFact, fact_at
 from clawmem.ingest.indexing import Indexer
 from clawmem.ingest.sync import unindexable
-from clawmem.markdown.facts import Fact, extract_facts, format_fact, make_fact, retain_insert_index
+from clawmem.markdown.facts import (
+    Fact,
+    extract_facts,
+    format_block,
+    format_fact,
+    make_fact,
+    retain_insert_index,
+)
+from clawmem.markdown.supersession import supersedes_note
 from clawmem.markdown.workspace import writable_path
+from clawmem.markdown.writers import record as record_writer
 from clawmem.store import db, queries
 from clawmem.store.index import Index
 from clawmem.text.redact import find_secret, redact
@@ -66,6 +76,10 @@ class Retained:
     source: str  # its citation, path#Lline-Lline
     path: str  # the daily log, memory/YYYY-MM-DD.md
     line: int  # 1-based
+    supersedes: str | None = None  # the citation of the fact this one corrects, if any
+    # Facts already stored that say nearly the same thing (citations): retain still stores the
+    # new one, and says so, so that a person or agent can correct or forget instead.
+    similar: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
         """``clawmem retain --json``'s form of it."""
@@ -81,6 +95,8 @@ class Retained:
             "source": self.source,
             "path": self.path,
             "line": self.line,
+            "supersedes": self.supersedes,
+            "similar": list(self.similar),
         }
 
 
@@ -88,7 +104,7 @@ def place_fact(existing: str | None, fact: Fact, day: date) -> Placement:
     """Pure: where the fact goes in the day's log and what the file becomes."""
     if existing is None:
         head = f"# {day.isoformat()}\n\n## Retain\n"
-        return Placement(head + format_fact(fact) + "\n", 4, True, True)
+        return Placement(head + format_block(fact) + "\n", 4, True, True)
     eol = "\r\n" if "\r\n" in existing else "\n"
     lines = existing.splitlines(keepends=True)
     at = retain_insert_index(lines)
@@ -99,9 +115,9 @@ def place_fact(existing: str | None, fact: Fact, day: date) -> Placement:
             prefix += eol
         if prefix.strip() and not prefix.endswith(eol * 2):
             prefix += eol
-        body = f"## Retain{eol}{format_fact(fact)}{eol}"
+        body = f"## Retain{eol}{format_block(fact, eol)}{eol}"
         return Placement(prefix + body, prefix.count("\n") + 2, False, True)
-    new_line = format_fact(fact) + eol
+    new_line = format_block(fact, eol) + eol
     if at > 0 and not lines[at - 1].endswith(("\n", "\r")):
         lines[at - 1] += eol  # the previous last line had no ending; the fact needs its own line
     lines.insert(at, new_line)
@@ -165,14 +181,29 @@ def retain(
     day: str | date | None = None,
     allow_secret: bool = False,
     today: date | None = None,
+    supersedes: str | None = None,
+    writer: str = "retain",
+    note: str | None = None,
 ) -> Retained:
     """Append a fact to the day's ``## Retain`` section and index it before returning (a retained
     fact is recallable at once). An identical fact already in the workspace is not written again:
-    the result names it (``duplicate_of``)."""
+    the result names it (``duplicate_of``). ``supersedes``: the citation of a fact this one
+    corrects; a note under the new fact says so (``supersession.supersedes_note``), recall marks
+    the old one ``superseded_by`` and ``--as-of`` an earlier day still shows it. ``writer``: who
+    is writing (``mcp:NAME`` for a token, ``flush``, ``import:…``), kept for ``clawmem history``. ``note``: one
+    line written under the fact as a nested bullet (an import cites its source there)."""
     require_text(text, "text")
     for entity in entities:
         require_text(entity, "entities")
     fact = make_fact(kind, text, entities, confidence)
+    notes: list[str] = []
+    corrects = None
+    if supersedes is not None:
+        corrects = fact_at(ix, supersedes)
+        notes.append(supersedes_note(corrects.path, corrects.line))
+    if note:
+        notes.append(" ".join(note.split()))  # one line, whatever the caller passed
+    fact = replace(fact, notes=tuple(notes))
     what = looks_like_secret(text) or looks_like_secret(" ".join(entities))
     if what and not allow_secret:
         raise InputError(
@@ -194,7 +225,10 @@ def retain(
     # cold start): other writers wait only for the write and the fact's one embedding.
     ix.warm_up()
     with write_lock(ix.memory_dir, purpose="clawmem retain"):
-        dup = _duplicate_of(ix, fact, relpath, decode_log(_snapshot(path, relpath).data, relpath))
+        existing = decode_log(_snapshot(path, relpath).data, relpath)
+        # A correction is written even when its statement is already somewhere: the note that
+        # it supersedes the old fact is what is new.
+        dup = None if corrects else _duplicate_of(ix, fact, relpath, existing)
         if dup is None:
             at, written = _write_fact(ix, fact, when, relpath, path)
             _index_or_take_back(ix, relpath, path, written)
@@ -212,6 +246,8 @@ def retain(
         )
     line = stored.line
     citation = f"{relpath}#L{line}-L{line}"
+    if dup is None:  # who wrote it, for `clawmem history` (.clawmem/writers)
+        record_writer(ix.root, format_fact(stored).rstrip("\r\n"), relpath, writer)
     return Retained(
         stored=dup is None,
         duplicate_of=citation if dup is not None else None,
@@ -226,7 +262,49 @@ def retain(
         source=citation,
         path=relpath,
         line=line,
+        supersedes=corrects.citation if corrects else None,
+        similar=_similar_facts(ix, stored, citation, corrects) if dup is None else (),
     )
+
+
+# Topic overlap (Jaccard of topic words, text/topics.py) from which a stored fact counts as a
+# near duplicate of a new one: reflect's threshold for a restated fact (RESTATED_JACCARD).
+NEAR_DUPLICATE = 0.6
+NEAR_DUPLICATE_SCAN = 500  # the newest facts about the same entities that are compared
+NEAR_DUPLICATE_SHOWN = 3
+
+
+def _similar_facts(
+    ix: Indexer, fact: Fact, citation: str, corrects: CitedFact | None
+) -> tuple[str, ...]:
+    """Citations of stored facts that say nearly what ``fact`` says (not itself, not the fact it
+    corrects): the write-time near-duplicate warning."""
+    from clawmem.text.topics import jaccard, topic_words
+
+    mine = topic_words(fact.content, fact.entities)
+    if not mine:
+        return ()
+    skip = {citation, corrects.citation if corrects else ""}
+    try:
+        idx = Index.open(ix.index_path)
+    except db.DatabaseError:
+        return ()
+    try:
+        rows = queries.facts_about(idx, tuple(fact.entities), NEAR_DUPLICATE_SCAN)
+    except db.DatabaseError:
+        rows = []
+    finally:
+        idx.close()
+    out: list[str] = []
+    for r in rows:
+        cited = f"{r[0]}#L{r[1]}-L{r[2]}"
+        if cited in skip:
+            continue
+        if jaccard(mine, topic_words(r[3], r[4].split())) >= NEAR_DUPLICATE:
+            out.append(cited)
+            if len(out) == NEAR_DUPLICATE_SHOWN:
+                break
+    return tuple(out)
 
 
 def _snapshot(path: Path, relpath: str) -> Snapshot:
