@@ -13,22 +13,26 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from .common import REPO, WORK, embedder_status, log, machine, replace_section
+from benchmarks.common import REPO, WORK, embedder_status, log, machine, replace_section
 
-QUICK = {
-    "scifact": {"n_queries": 30, "n_docs": 100},
-    "sizes": [1000],
-    "real_embed_max": 0,
-    "sample": 32,
-}
-FULL = {
-    "scifact": {"n_queries": None, "n_docs": None},
-    "sizes": [1000, 10_000, 100_000],
-    "real_embed_max": 1000,
-    "sample": 200,
-}
+
+@dataclass(frozen=True)
+class Mode:
+    """What --quick and --full measure."""
+
+    scifact: dict[str, int | None]  # n_queries, n_docs: a subset (None: all)
+    sizes: list[int]  # synthetic workspaces of the speed part, in chunks
+    real_embed_max: int  # the largest size indexed with the real model
+    sample: int  # recall queries timed per size
+
+
+QUICK = Mode({"n_queries": 30, "n_docs": 100}, [1000], real_embed_max=0, sample=32)
+FULL = Mode(
+    {"n_queries": None, "n_docs": None}, [1000, 10_000, 100_000], real_embed_max=1000, sample=200
+)
 
 
 def _commit() -> str:
@@ -62,7 +66,7 @@ def _load() -> str:
 
 def _old_section(out: Path, heading: str | None = None) -> str | None:
     """The report's ``heading`` section (``## Embedding models`` by default) as it stands."""
-    from . import embedders
+    from benchmarks.suites import embedders
 
     heading = heading or embedders.HEADING
     text = out.read_text(encoding="utf-8") if out.is_file() else ""
@@ -78,16 +82,16 @@ ANALYSIS = REPO / "benchmarks" / "analysis.md"
 
 
 def _write_report(out: Path, report: str) -> None:
-    """Write the report. The embedding-model comparison (``python -m benchmarks.embedders``, a
+    """Write the report. The embedding-model comparison (``python -m benchmarks.suites.embedders``, a
     separate run: it embeds everything with two models) keeps its section: rendered from its saved
     results when they are here, else carried over as it was. So does the flush benchmark's
-    (``python -m benchmarks.flush``); the cold start, the query path's check and the 1M units
+    (``python -m benchmarks.suites.flush``); the cold start, the query path's check and the 1M units
     are carried over as they were."""
-    from . import cold, embedders, flush, query_path, scale
+    from benchmarks.suites import cold, embedders, flush, query_path, scale
 
     old = _old_section(out)
-    # Sections of runs of their own kept as they were: the cold start (``benchmarks.cold``), the
-    # NumPy query path's check (``benchmarks.query_path``) and the 1M units (``benchmarks.scale``).
+    # Sections of runs of their own kept as they were: the cold start (``benchmarks.suites.cold``), the
+    # NumPy query path's check (``benchmarks.suites.query_path``) and the 1M units (``benchmarks.scale``).
     kept = [(h, _old_section(out, h)) for h in (cold.HEADING, query_path.HEADING, scale.HEADING)]
     old_flush = _old_section(out, flush.HEADING)
     out.write_text(report, encoding="utf-8")
@@ -120,10 +124,14 @@ def main(argv: list[str] | None = None) -> int:
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--quick", action="store_true", help="subsets (default)")
     g.add_argument("--full", action="store_true", help="SciFact in full; 1k/10k/100k chunks")
+    from benchmarks.suites import BUILT_IN, Settings, registered
+
+    suites = registered()
+    every = [*BUILT_IN, *suites]
     ap.add_argument(
         "--only",
-        default="realtalk,agentmem,scifact,speed",
-        help="comma-separated: realtalk, agentmem, scifact, speed",
+        default=",".join(every),
+        help="comma-separated: " + ", ".join(every),
     )
     ap.add_argument("--sizes", help="speed sizes, e.g. 1000,10000 (overrides the mode)")
     ap.add_argument(
@@ -179,22 +187,22 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
     if args.render:
-        from .report import merge, render
+        from benchmarks.report import merge, render
 
-        results = merge([json.loads(Path(p).read_text()) for p in args.render])
+        merged = merge([json.loads(Path(p).read_text()) for p in args.render])
         if ANALYSIS.is_file():
-            results["analysis"] = ANALYSIS.read_text(encoding="utf-8").strip()
-        _write_report(Path(args.out), render(results))
+            merged["analysis"] = ANALYSIS.read_text(encoding="utf-8").strip()
+        _write_report(Path(args.out), render(merged))
         log(f"report: {args.out} (rendered from {', '.join(args.render)})")
         return 0
 
     mode = "full" if args.full else "quick"
     cfg = FULL if args.full else QUICK
     only = {x.strip() for x in args.only.split(",") if x.strip()}
-    bad = only - {"realtalk", "agentmem", "scifact", "speed"}
+    bad = only - set(every)
     if bad:
         ap.error(f"--only: unknown part(s) {sorted(bad)}")
-    sizes = [int(x) for x in args.sizes.split(",")] if args.sizes else cfg["sizes"]
+    sizes = [int(x) for x in args.sizes.split(",")] if args.sizes else cfg.sizes
     WORK.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -239,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
             log(f"embedding model unavailable ({why}): lexical systems only")
         else:
             results["meta"]["embedder"] = emb.identity.key()
-    from . import quality, realtalk, speed
+    from benchmarks.suites import quality, realtalk, speed
 
     if "realtalk" in only:
         log("== REALTALK")
@@ -252,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
         results["agentmem"] = quality.run_agentmem(vectors=vectors, with_qmd=not args.no_qmd)
     if "scifact" in only:
         log("== SciFact")
-        sc = dict(cfg["scifact"])
+        sc = dict(cfg.scifact)
         if args.scifact:
             nq, nd = (int(x) for x in args.scifact.split(","))
             sc = {"n_queries": nq, "n_docs": nd}
@@ -268,10 +276,15 @@ def main(argv: list[str] | None = None) -> int:
         log("== speed")
         results["speed"] = speed.run_speed(
             sizes,
-            real_embed_max=cfg["real_embed_max"],
-            sample=cfg["sample"],
+            real_embed_max=cfg.real_embed_max,
+            sample=cfg.sample,
             with_qmd=not args.no_qmd,
         )
+    settings = Settings(mode=mode, vectors=vectors, with_qmd=not args.no_qmd)
+    for part, suite in suites.items():
+        if part in only:
+            log(f"== {suite.TITLE}")
+            results[part] = suite.run(settings)
     results["meta"]["seconds"] = time.perf_counter() - t0
     results["meta"]["load_end"] = _load()
 
@@ -280,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
     out_json.write_text(json.dumps(results, indent=1, default=str))
     log(f"raw results: {out_json}")
     if args.out != "-":
-        from .report import render
+        from benchmarks.report import render
 
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         if ANALYSIS.is_file():

@@ -13,8 +13,12 @@ import time
 from collections.abc import Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from clawmem.embedders.base import Embedder
 
 REPO = Path(__file__).resolve().parents[1]
 # The evaluation data lives beside the repository (../shared/eval); $CLAWMEM_BENCH_EVAL overrides.
@@ -84,10 +88,10 @@ def sha(text: str) -> str:
 
 
 # --------------------------------------------------------------------------- the embedder
-_EMBEDDER: list = []
+_EMBEDDER: list[tuple[Embedder | None, str | None]] = []
 
 
-def embedder_status() -> tuple[object | None, str | None]:
+def embedder_status() -> tuple[Embedder | None, str | None]:
     """clawmem's default embedder (loaded once), or (None, why it is unavailable)."""
     if _EMBEDDER:
         return _EMBEDDER[0]

@@ -14,12 +14,22 @@ gold is a list of evidence items, each with alternatives (line ranges), see ques
 
 Document-level (SciFact, BEIR): nDCG@10 with the standard log2 discount and graded qrels, and
 recall@100, from the ranked list of distinct document ids.
+
+Trust (relevance and abstention): a *row* is one question's first hits, each with the relevance
+recall gave it and whether it is evidence, and the question's kind (``own``: asked of the memory
+that holds its answer; ``foreign``: asked of one that does not). Calibration compares predicted
+relevance with the observed share of evidence per bin; abstention counts the questions answered
+at a threshold and how well the best relevance tells own from foreign (AUROC).
+
+Intervals: a mean with its 95% paired percentile bootstrap interval over the questions.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+
+import numpy as np
 
 Citation = tuple[str, int, int]
 
@@ -113,3 +123,100 @@ def dedupe_docs(doc_ids: Sequence[str]) -> list[str]:
 def mean(xs) -> float:
     xs = [x for x in xs if not (isinstance(x, float) and math.isnan(x))]
     return sum(xs) / len(xs) if xs else float("nan")
+
+
+# ------------------------------------------------------------------------ trust
+BINS = (0.0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0)
+
+
+def gold_lines(q: dict) -> set[tuple[str, int]]:
+    return {
+        (g["path"], n) for alts in q["gold"] for g in alts for n in range(g["start"], g["end"] + 1)
+    }
+
+
+def is_evidence(hit, gold: set[tuple[str, int]]) -> bool:
+    return any((hit.path, n) in gold for n in range(hit.start_line, hit.end_line + 1))
+
+
+def best_relevance(row: dict) -> float | None:
+    vals = [h["relevance"] for h in row["hits"] if h["relevance"] is not None]
+    return max(vals) if vals else None
+
+
+def calibration(rows: list[dict], bins: Sequence[float] = BINS) -> list[dict]:
+    """Predicted against observed: per relevance bin, the hits in it, their mean relevance and
+    the share that are evidence."""
+    out = []
+    pairs = [
+        (h["relevance"], h["evidence"])
+        for r in rows
+        for h in r["hits"]
+        if h["relevance"] is not None
+    ]
+    for lo, hi in zip(bins[:-1], bins[1:], strict=True):
+        inside = [(p, e) for p, e in pairs if lo <= p < hi or (hi == bins[-1] and p == hi)]
+        out.append(
+            {
+                "bin": [lo, hi],
+                "n": len(inside),
+                "predicted": mean(p for p, _ in inside) if inside else None,
+                "observed": mean(1.0 if e else 0.0 for _, e in inside) if inside else None,
+            }
+        )
+    return out
+
+
+def abstention(rows: list[dict], threshold: float) -> dict:
+    """Share of own and foreign questions answered (a best relevance at or above the threshold)
+    and how well the best relevance tells them apart (AUROC)."""
+    own = [best_relevance(r) or 0.0 for r in rows if r["kind"] == "own"]
+    foreign = [best_relevance(r) or 0.0 for r in rows if r["kind"] == "foreign"]
+    return {
+        "threshold": threshold,
+        "own_n": len(own),
+        "foreign_n": len(foreign),
+        "own_answered": mean(1.0 if b >= threshold else 0.0 for b in own) if own else None,
+        "foreign_answered": mean(1.0 if b >= threshold else 0.0 for b in foreign)
+        if foreign
+        else None,
+        "auroc": auroc(own, foreign),
+    }
+
+
+def auroc(pos: list[float], neg: list[float]) -> float | None:
+    if not pos or not neg:
+        return None
+    values = np.array(pos + neg)
+    ranks = values.argsort(kind="mergesort").argsort() + 1.0
+    # ties share their mean rank
+    for v in np.unique(values):
+        same = values == v
+        ranks[same] = ranks[same].mean()
+    return float((ranks[: len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
+
+
+# ------------------------------------------------------------------------ intervals
+def paired_interval(
+    a: list[float], b: list[float] | None = None, *, resamples: int = 10_000, seed: int = 0
+) -> tuple[float, float, float]:
+    """The mean of ``a`` (or of ``a - b``, question by question) with a 95% percentile bootstrap
+    interval: the questions are resampled with replacement, the same questions for both systems
+    (paired), so the interval shows how much the figure depends on which questions were asked.
+    Deterministic (fixed seed), so a re-render gives the same text."""
+    x = np.asarray(a, dtype=float) - (np.asarray(b, dtype=float) if b is not None else 0.0)
+    x = x[~np.isnan(x)]
+    if x.size == 0:
+        return math.nan, math.nan, math.nan
+    rng = np.random.default_rng(seed)
+    means = x[rng.integers(0, x.size, size=(resamples, x.size))].mean(axis=1)
+    lo, hi = np.percentile(means, [2.5, 97.5])
+    return float(x.mean()), float(lo), float(hi)
+
+
+def interval(m: tuple[float, float, float], signed: bool = False) -> str:
+    """A mean and its interval, "0.627 (0.601-0.652)"; a difference signed, "+0.101 (+0.066 to
+    +0.135)"."""
+    if signed:
+        return f"{m[0]:+.3f} ({m[1]:+.3f} to {m[2]:+.3f})"
+    return f"{m[0]:.3f} ({m[1]:.3f}-{m[2]:.3f})"

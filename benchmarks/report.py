@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+from benchmarks.metrics import interval, paired_interval
+
 HYBRID_SCIFACT_TARGET = 0.71  # issue #10
 SPREAD_TARGET = 0.48  # issue #30: REALTALK category 1 ("facts spread over messages")
 BM25_SCIFACT_REFERENCE = 0.666
@@ -52,33 +54,6 @@ def table(head: list[str], rows: list[list[str]]) -> str:
 
 def _by_name(systems):
     return {s["name"]: s for s in systems}
-
-
-def paired_interval(
-    a: list[float], b: list[float] | None = None, *, resamples: int = 10_000, seed: int = 0
-) -> tuple[float, float, float]:
-    """The mean of ``a`` (or of ``a - b``, question by question) with a 95% percentile bootstrap
-    interval: the questions are resampled with replacement, the same questions for both systems
-    (paired), so the interval shows how much the figure depends on which questions were asked.
-    Deterministic (fixed seed), so a re-render gives the same text."""
-    import numpy as np
-
-    x = np.asarray(a, dtype=float) - (np.asarray(b, dtype=float) if b is not None else 0.0)
-    x = x[~np.isnan(x)]
-    if x.size == 0:
-        return math.nan, math.nan, math.nan
-    rng = np.random.default_rng(seed)
-    means = x[rng.integers(0, x.size, size=(resamples, x.size))].mean(axis=1)
-    lo, hi = np.percentile(means, [2.5, 97.5])
-    return float(x.mean()), float(lo), float(hi)
-
-
-def interval(m: tuple[float, float, float], signed: bool = False) -> str:
-    """A mean and its interval, "0.627 (0.601-0.652)"; a difference signed, "+0.101 (+0.066 to
-    +0.135)"."""
-    if signed:
-        return f"{m[0]:+.3f} ({m[1]:+.3f} to {m[2]:+.3f})"
-    return f"{m[0]:.3f} ({m[1]:.3f}-{m[2]:.3f})"
 
 
 AGENTMEM_TARGET = 0.86  # issue #10: no regression from clawmem 0.1's 0.867
@@ -452,7 +427,7 @@ REALTALK_CATEGORIES = {
 
 def _chats(split: str) -> tuple[int, ...]:
     """The REALTALK chats of a split ("tune", "held_out", "all"), as realtalk.py defines them."""
-    from .realtalk import HELD_OUT, TUNE
+    from benchmarks.datasets.realtalk import HELD_OUT, TUNE
 
     return {"tune": TUNE, "held_out": HELD_OUT, "all": TUNE + HELD_OUT}[split]
 
@@ -511,7 +486,7 @@ def calibration_table(bins: list[dict]) -> str:
 
 
 def _realtalk_trust(r: dict, s: dict) -> tuple[list[str], list[dict]]:
-    """Relevance, abstention and k-stability (issue 30): benchmarks/relevance.py's measures."""
+    """Relevance, abstention and k-stability (issue 30): benchmarks/metrics.py's trust measures."""
     t = r["trust"]
     targets: list[dict] = []
     lines = [
@@ -639,7 +614,7 @@ def realtalk_section(r: dict) -> tuple[str, list[dict]]:
         "## REALTALK (real conversations, held-out split)",
         "",
         f"{r['questions']} questions with gold evidence over {len(r['setup'])} real 21-day chats "
-        "(`../shared/eval/realtalk`), each converted by `benchmarks/realtalk.py` into daily logs "
+        "(`../shared/eval/realtalk`), each converted by `benchmarks/datasets/realtalk.py` into daily logs "
         "(`memory/YYYY-MM-DD.md`, `## Session N`, one `- Speaker: text` bullet per message). "
         "Every system answers with 20 results; evidence recall (ER) reads them best first, line by "
         "line, until the budget in characters is spent. The ranking's numbers were chosen on chats "
@@ -860,7 +835,7 @@ def speed_section(r: dict) -> tuple[str, list[dict]]:
     lines = [
         "## Speed, size and memory (synthetic daily logs)",
         "",
-        "Seeded synthetic workspaces (`benchmarks/synth.py`): `memory/<project>/YYYY-MM-DD.md` logs "
+        "Seeded synthetic workspaces (`benchmarks/datasets/synth.py`): `memory/<project>/YYYY-MM-DD.md` logs "
         "with headed sections, bullets, code, tables, Vietnamese and Japanese lines and Retain facts. "
         "*Units* are what clawmem indexes and embeds: structural chunks plus Retain facts. "
         "Index runs are fresh processes; **measured** and **estimated** are labelled. Estimated "
@@ -1188,7 +1163,11 @@ def speed_section(r: dict) -> tuple[str, list[dict]]:
     return "\n".join(lines), targets
 
 
-PARTS = ("realtalk", "agentmem", "scifact", "speed")
+def _parts() -> tuple[str, ...]:
+    """The built-in parts, then the suites' own (``benchmarks/suites/__init__.py``)."""
+    from benchmarks.suites import BUILT_IN, registered
+
+    return (*BUILT_IN, *registered())
 
 
 def merge(runs: list[dict]) -> dict:
@@ -1197,7 +1176,7 @@ def merge(runs: list[dict]) -> dict:
     merged: dict = {"runs": []}
     primary = None  # the embedding model of the first run: the default being reported
     for r in runs:
-        parts = [p for p in PARTS if p in r]
+        parts = [p for p in _parts() if p in r]
         if not parts:
             continue
         emb = r["meta"].get("embedder")
@@ -1238,8 +1217,14 @@ def _run_lines(meta: dict, label: str) -> list[str]:
 
 
 def render(results: dict) -> str:
-    runs = results.get("runs") or [{**results["meta"], "parts": [p for p in PARTS if p in results]}]
+    from benchmarks.suites import registered
+
+    suites = registered()
+    runs = results.get("runs") or [
+        {**results["meta"], "parts": [p for p in _parts() if p in results]}
+    ]
     names = {
+        **{part: suite.TITLE for part, suite in suites.items()},
         "realtalk": "REALTALK",
         "agentmem": "agent memory",
         "scifact": "SciFact",
@@ -1296,6 +1281,11 @@ def render(results: dict) -> str:
             targets += t
         if key == "realtalk" and results.get("realtalk_models") and "realtalk" in results:
             body += [realtalk_models_section(results["realtalk"], results["realtalk_models"]), ""]
+    for part, suite in suites.items():
+        if part in results:
+            text, t = suite.section(results[part])
+            body += [text, ""]
+            targets += t
     if targets:
         rows = [
             [

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 from benchmarks import metrics as M
-from benchmarks.openclaw import (
+from benchmarks.common import EVAL
+from benchmarks.systems.openclaw import (
     OpenClawIndex,
     bm25_rank_to_score,
     build_fts_query,
@@ -80,7 +81,7 @@ def test_openclaw_keyword_only_hits_never_pass_min_score(tmp_path):
 
 
 def test_synthetic_workspace_is_deterministic(tmp_path):
-    from benchmarks.synth import generate, queries
+    from benchmarks.datasets.synth import generate, queries
 
     a = generate(tmp_path / "a", 40, seed=3)
     b = generate(tmp_path / "b", 40, seed=3)
@@ -93,12 +94,12 @@ def test_synthetic_workspace_is_deterministic(tmp_path):
 
 
 @pytest.mark.skipif(
-    not (REPO.parent / "shared" / "eval" / "memorybank").is_dir(),
+    not (EVAL / "memorybank").is_dir(),
     reason="evaluation data not present",
 )
 def test_committed_question_set_verifies():
+    from benchmarks.datasets.workspaces import agentmem_files
     from benchmarks.questions.build import load, verify
-    from benchmarks.workspaces import agentmem_files
 
     qs = load()
     assert len(qs) >= 150
@@ -117,9 +118,14 @@ def test_committed_question_set_verifies():
 
 
 def test_tiny_lexical_end_to_end(tmp_path, monkeypatch):
-    from benchmarks.quality import open_clawmem
-    from benchmarks.synth import generate
-    from benchmarks.systems import BM25Searcher, ClawmemSearcher, OpenClawSearcher, clawmem_chunks
+    from benchmarks.datasets.synth import generate
+    from benchmarks.systems.clawmem import open_clawmem
+    from benchmarks.systems.searchers import (
+        BM25Searcher,
+        ClawmemSearcher,
+        OpenClawSearcher,
+        clawmem_chunks,
+    )
 
     monkeypatch.delenv("CLAWMEM_WORKSPACE", raising=False)
     root = tmp_path / "ws"
@@ -143,7 +149,7 @@ def test_tiny_lexical_end_to_end(tmp_path, monkeypatch):
 
 
 @pytest.mark.skipif(
-    not (REPO.parent / "shared" / "eval" / "realtalk").is_dir(),
+    not (EVAL / "realtalk").is_dir(),
     reason="evaluation data not present",
 )
 def test_realtalk_conversion_points_gold_at_the_evidence_messages():
@@ -151,7 +157,7 @@ def test_realtalk_conversion_points_gold_at_the_evidence_messages():
     (a wrong line would score a system on the wrong text)."""
     import json
 
-    from benchmarks.realtalk import chat_files, convert
+    from benchmarks.datasets.realtalk import chat_files, convert
 
     for path in chat_files():
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -211,7 +217,7 @@ def test_report_merge_takes_each_part_from_its_last_run_and_keeps_other_models_b
 
 
 def test_paired_interval_resamples_the_same_questions_for_both_systems():
-    from benchmarks.report import interval, paired_interval
+    from benchmarks.metrics import interval, paired_interval
 
     a = [0.0, 0.5, 1.0, 1.0, 0.25, 0.0, 0.75, 1.0]
     mean, lo, hi = paired_interval(a)
@@ -226,3 +232,44 @@ def test_paired_interval_resamples_the_same_questions_for_both_systems():
     assert paired_interval([float("nan"), 1.0, 1.0])[0] == 1.0
     assert interval((0.1, -0.02, 0.2), signed=True) == "+0.100 (-0.020 to +0.200)"
     assert interval((0.627, 0.596, 0.658)) == "0.627 (0.596-0.658)"
+
+
+SUITE = '''"""A suite written by a newcomer: one module, nothing else edited."""
+PART = "tiny"
+TITLE = "a tiny suite"
+
+
+def run(settings):
+    return {"mode": settings.mode, "vectors": settings.vectors}
+
+
+def section(results):
+    target = {"target": "tiny ran", "value": results["mode"], "met": True}
+    return f"## Tiny\\n\\nran in {results['mode']} mode, vectors {results['vectors']}", [target]
+'''
+
+
+def test_a_suite_is_one_module(tmp_path, monkeypatch):
+    """A module in benchmarks/suites/ with PART, TITLE, run and section is offered by --only, run
+    by `python -m benchmarks` and rendered into the report (here from a folder added to the
+    suites package's path, so the test writes nothing into the repository)."""
+    import json
+
+    import benchmarks.suites as suites
+    from benchmarks.__main__ import main
+
+    folder = tmp_path / "suites"
+    folder.mkdir()
+    (folder / "tiny_suite.py").write_text(SUITE, encoding="utf-8")
+    monkeypatch.setattr(suites, "__path__", [*suites.__path__, str(folder)])
+    assert list(suites.registered()) == ["tiny"]
+    out, raw = tmp_path / "report.md", tmp_path / "results.json"
+    assert main(["--only", "tiny", "--no-vectors", "--json", str(raw), "--out", str(out)]) == 0
+    assert json.loads(raw.read_text())["tiny"] == {"mode": "quick", "vectors": False}
+    report = out.read_text(encoding="utf-8")
+    assert "## Tiny\n\nran in quick mode, vectors False" in report
+    assert "| tiny ran | quick | met |" in report
+    # Two suites cannot claim one part.
+    (folder / "tiny_again.py").write_text(SUITE, encoding="utf-8")
+    with pytest.raises(ValueError, match="PART 'tiny' is taken"):
+        suites.registered()

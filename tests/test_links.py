@@ -373,7 +373,8 @@ def test_queries_file_accepts_expand(ws, lexical, tmp_path):
 
 
 def test_mcp_search_validates_expand():
-    from clawmem.cli.mcp_server import TOOLS, validate_arguments
+    from clawmem.cli.mcp.arguments import validate_arguments
+    from clawmem.cli.mcp.catalogue import TOOLS
     from clawmem.errors import UsageError
 
     spec = next(t for t in TOOLS if t.name == "memory_search")

@@ -16,7 +16,8 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from clawmem.cli.mcp_server import TOOLS, validate_arguments
+from clawmem.cli.mcp.arguments import validate_arguments
+from clawmem.cli.mcp.catalogue import TOOLS
 from clawmem.errors import UsageError
 
 from .conftest import cli
@@ -26,7 +27,8 @@ TOOL_NAMES = {"memory_search", "memory_get", "memory_retain", "memory_status", "
 
 def _env(**extra: str) -> dict[str, str]:
     # The SDK passes only a safe subset of the environment on; clawmem's settings go explicitly.
-    env = {k: v for k, v in os.environ.items() if k.startswith("CLAWMEM_")}
+    # PYTHONPATH too, so that the server runs the code under test, not an installed clawmem.
+    env = {k: v for k, v in os.environ.items() if k.startswith("CLAWMEM_") or k == "PYTHONPATH"}
     return {**env, **extra}
 
 

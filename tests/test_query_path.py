@@ -2,7 +2,7 @@
 the real default model: the same token ids on tricky texts, the same vectors, a cache that knows
 when it is stale or of a model it cannot serve, and a cold CLI recall that uses it visibly.
 
-The whole evaluation sets are checked by ``python -m benchmarks.query_path``; this is the sample
+The whole evaluation sets are checked by ``python -m benchmarks.suites.query_path``; this is the sample
 that runs in CI.
 """
 

@@ -208,7 +208,7 @@ def test_retain_refuses_and_names_the_flag_the_mcp_tool_names_the_person(ws, lex
     r = cli("-w", str(ws), "retain", p.text)
     assert r.code == 7 and "refusing to retain text that looks like a PIN" in r.err
     assert "--allow-secret" in r.err
-    from clawmem.cli.mcp_server import Tools
+    from clawmem.cli.mcp.dispatch import Tools
 
     tools = Tools(open_workspace(ws, environ={"CLAWMEM_VECTORS": "0"}))
     ok, said = tools.call("memory_retain", {"text": p.text})

@@ -134,7 +134,8 @@ def test_k_above_the_knn_limit_keeps_the_vector_leg(hash_indexed, monkeypatch):
 
 
 def test_the_mcp_k_maximum_is_enforced():
-    from clawmem.cli.mcp_server import TOOLS, validate_arguments
+    from clawmem.cli.mcp.arguments import validate_arguments
+    from clawmem.cli.mcp.catalogue import TOOLS
     from clawmem.errors import UsageError
 
     search = next(t for t in TOOLS if t.name == "memory_search")

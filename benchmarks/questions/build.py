@@ -26,8 +26,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from ..common import QUESTIONS, REPO
-from ..workspaces import agentmem_files, memorybank_files
+from benchmarks.common import QUESTIONS, REPO
+from benchmarks.datasets.workspaces import agentmem_files, memorybank_files
 
 OUT = QUESTIONS / "agent_memory.jsonl"
 AUTHORED = QUESTIONS / "authored.jsonl"

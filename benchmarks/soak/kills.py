@@ -25,6 +25,7 @@ import sys
 import time
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 from .victim import PHASES, read_marks
 from .workspace import (
@@ -243,7 +244,8 @@ def run_kills(work: Path, seconds: float, seed: int, log) -> dict:
     initial = {t: durations.samples[t][-1] for t in TARGETS}
     expected = {"warmup"}  # retained facts, each must be found exactly once
     absent: set[str] = set()  # killed before writing: must be found nowhere
-    fig = {
+    # The figures, of several kinds (counts, lists, per-target tables): the soak's JSON.
+    fig: dict[str, Any] = {
         "kills": 0,
         "rounds": 0,
         "exited_before_kill": 0,

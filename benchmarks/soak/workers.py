@@ -99,7 +99,9 @@ def _mcp(ws: Path, stop, n: int) -> dict:  # noqa: ARG001
                         out["ops"] += 1
                         res = await session.call_tool("memory_search", {"query": q})
                         if res.is_error:
-                            out["errors"].append(str(res.content[0].text)[:300])
+                            # A tool error is text content; anything else is shown as it is.
+                            first = res.content[0]
+                            out["errors"].append(str(getattr(first, "text", first))[:300])
 
     try:
         anyio.run(main)

@@ -262,6 +262,27 @@ def _flatten_sessions(table: dict) -> dict:
     return out
 
 
+def toml_spellings() -> list[str]:
+    """Every setting as it is written in clawmem.toml: the sessions' settings in ``[sessions]``
+    and the read scopes as ``[scopes]`` entries, the rest at the top level."""
+    tables = {v: f"[sessions] {k}" for k, v in SESSION_KEYS.items()}
+    tables["read_scopes"] = '[scopes] NAME = "PATH"'
+    return [tables.get(name, name) for name in sorted(_settable_fields())]
+
+
+def unknown_setting_hint(key: str) -> str:
+    """The hint for an unknown key: the closest setting as it must be written, then them all."""
+    import difflib
+
+    spelled = toml_spellings()
+    bare = {s.split()[1] if s.startswith("[sessions]") else s: s for s in spelled}
+    bare |= dict(zip(sorted(_settable_fields()), spelled, strict=True))
+    bare["scopes"] = bare["read_scopes"]
+    close = difflib.get_close_matches(key, list(bare), n=1, cutoff=0.75)
+    known = "known settings: " + ", ".join(spelled)
+    return f"did you mean {bare[close[0]]}? {known}" if close else known
+
+
 SCOPE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,39}")
 
 
@@ -286,6 +307,13 @@ def _flatten_scopes(table: dict) -> dict:
         entries.append(f"{name}={path}")
     out["read_scopes"] = entries
     return out
+
+
+def scopes_origin(cfg: Config) -> str:
+    """Where the read scopes were set, as a person fixes them: ``[scopes] in clawmem.toml`` or
+    ``$CLAWMEM_READ_SCOPES`` (which replaces the file's)."""
+    where = cfg.sources.get("read_scopes", CONFIG_FILE)
+    return where if where.startswith("$") else f"[scopes] in {CONFIG_FILE}"
 
 
 def parse_scopes(cfg: Config, root: Path) -> dict[str, Path]:
@@ -334,7 +362,7 @@ def load_config(root: Path, environ: dict[str, str] | None = None) -> Config:
                 line = where.get(key)
                 raise ConfigError(
                     f"{CONFIG_FILE}{f' line {line}' if line else ''}: unknown setting {key!r}",
-                    hint="known settings: " + ", ".join(sorted(allowed)),
+                    hint=unknown_setting_hint(key),
                 )
             line = where.get(key)
             origin = f"{CONFIG_FILE} line {line}" if line else CONFIG_FILE

@@ -122,3 +122,9 @@ class CheckFailed(ClawmemError):
     """``clawmem check`` found problems in the workspace."""
 
     exit_code = 9
+
+
+class SetupBroken(ClawmemError):
+    """``clawmem doctor`` found something broken in the install or the workspace's setup."""
+
+    exit_code = 11

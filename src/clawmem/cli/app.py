@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import json
 import os
 import sys
@@ -121,9 +122,32 @@ def _coerce_without_pydantic() -> None:
 
 _coerce_without_pydantic()
 
+
+def _flags_show_no_type() -> None:
+    """A flag's line in ``--help`` without a type: typer 0.29 shows ``--json <bool>``, which
+    reads as if it took a value (``--json true`` is then a usage error)."""
+    try:
+        from typer import core as typer_core
+    except ImportError:  # pragma: no cover
+        return
+    cls = getattr(typer_core, "TyperOption", None)
+    original = getattr(cls, "display_type_rich", None)
+    if cls is None or original is None:
+        return  # pragma: no cover - another typer: its own help
+
+    def display_type_rich(self, ctx):
+        if getattr(self, "is_flag", False) or getattr(self, "count", False):
+            return None
+        return original(self, ctx)
+
+    cls.display_type_rich = display_type_rich
+
+
+_flags_show_no_type()
+
 # The `clawmem` group's settings: `app` (every command) and the root group `main` runs.
 _SETTINGS: dict = dict(
-    add_completion=False,
+    add_completion=True,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     help="Offline long-term memory for AI agents: Markdown in, cited recall out.",
@@ -188,8 +212,14 @@ def index(
         err.print(f"[yellow]note: rebuilt the index: {report.rebuild_reason}[/yellow]")
     for s in data["skipped"]:
         err.print(f"[yellow]skipped[/yellow] {s['path']}: {s['reason']}")
+    skipped = {s["path"] for s in data["skipped"]}
     for p in data["problems"]:
         what = "bad line" if p["path"].startswith(TRANSCRIPT_PREFIX) else "malformed fact"
+        if p["message"].startswith("not indexed: "):  # a whole file (not UTF-8, binary)
+            if p["path"] in skipped:
+                continue  # said once, above
+            what = "not indexed"
+            p = {**p, "message": p["message"].removeprefix("not indexed: ")}
         err.print(f"[red]{what}[/red] {p['path']}:{p['line']}: {p['message']}")
     if mem.embedder_error and not no_embed:
         err.print(f"[yellow]vectors off: {mem.embedder_error}[/yellow]")
@@ -459,12 +489,13 @@ COMMAND_MODULES = (
     "carry",
     "links",
     "check",
-    "hook",
+    "git_hooks",
     "mcp",
     "model",
     "reflect",
     "flush",
     "watch",
+    "doctor",
 )
 
 
@@ -560,6 +591,25 @@ def click_group() -> click.Command:
     return group
 
 
+def _flag_given_a_value(exc: Exception, argv: list[str]) -> str | None:
+    """The flag a value was written after (``--json true``): click says only "unexpected extra
+    argument (true)", which sends people looking for a stray word."""
+    ctx = getattr(exc, "ctx", None)
+    message = str(getattr(exc, "message", ""))
+    if ctx is None or "unexpected extra argument" not in message:
+        return None
+    flags = {
+        name
+        for p in ctx.command.params
+        if getattr(p, "is_flag", False)
+        for name in (*p.opts, *p.secondary_opts)
+    }
+    for before, word in itertools.pairwise(argv):
+        if before in flags and (f"({word})" in message or f"({word} " in message):
+            return before
+    return None
+
+
 def _debug() -> bool:
     return bool(state["traceback"] or os.environ.get("CLAWMEM_DEBUG"))
 
@@ -639,8 +689,13 @@ def _main(argv: list[str] | None) -> None:
     except click.exceptions.NoArgsIsHelpError:
         sys.exit(0)  # typer has already printed the help
     except click.ClickException as exc:
-        sys.stderr.write(f"clawmem: error: {exc.format_message()}\n")
         ctx = getattr(exc, "ctx", None)  # usage errors carry the command they came from
+        flag = _flag_given_a_value(exc, sys.argv[1:] if argv is None else argv)
+        if flag is not None:
+            sys.stderr.write(f"clawmem: error: {flag} takes no value\n")
+            sys.stderr.write(f"  hint: write {flag} alone to turn it on; leave it out for off\n")
+            sys.exit(2)
+        sys.stderr.write(f"clawmem: error: {exc.format_message()}\n")
         if ctx is not None:
             sys.stderr.write(f"  hint: see `{ctx.command_path} --help`\n")
         sys.exit(2)

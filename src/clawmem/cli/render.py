@@ -166,7 +166,7 @@ def describe_resident(r: dict) -> str:
         return r.get("state", "?") + (f" ({r['reason']})" if r.get("reason") else "")
     mem = f", {r['rss_mb']:.0f} MB" if r.get("rss_mb") else ""
     return (
-        f"resident, pid {r.get('pid')}{mem}, {r.get('requests', 0)} request(s); "
+        f"running, pid {r.get('pid')}{mem}, {r.get('requests', 0)} request(s); "
         f"exits after {r.get('idle_exit_s', 0) / 60:g} idle minute(s)"
     )
 
@@ -238,7 +238,7 @@ def status_human(s: dict) -> None:
     if "watcher" in s:
         out.print(f"watcher     {escape(s['watcher'])}")
     if "resident_embedder" in s:
-        out.print(f"embedder    {escape(describe_resident(s['resident_embedder']))}")
+        out.print(f"resident    {escape(describe_resident(s['resident_embedder']))}")
     if "query_path" in s:
         out.print(f"query path  {escape(s['query_path'])}")
     for sc in s.get("scopes", []):
@@ -253,9 +253,13 @@ def status_human(s: dict) -> None:
             f"[yellow]merged[/yellow]      {escape(pages)}: generated sections merged from two "
             "clones; `clawmem reflect` rewrites them"
         )
+    skipped = s.get("skipped", []) + s.get("unreadable", [])
+    said = {sk["path"] for sk in skipped}
     for p in s.get("problems", []):
+        if p["message"].startswith("not indexed: ") and p["path"] in said:
+            continue  # a whole file left out: its "skipped" line below says why, once
         out.print(f"[red]problem[/red]     {escape(p['path'])}:{p['line']}: {escape(p['message'])}")
-    for sk in s.get("skipped", []) + s.get("unreadable", []):
+    for sk in skipped:
         out.print(f"[yellow]skipped[/yellow]     {escape(sk['path'])}: {escape(sk['reason'])}")
 
 
@@ -313,3 +317,17 @@ def print_forget(result) -> None:
             f"git history still holds these lines in {d['git_commits']} commit(s); to rewrite "
             f"it: {escape(d['git_command'])}"
         )
+def doctor_human(d: dict) -> None:
+    """``clawmem doctor``: one line per check, its fix under it; a summary last."""
+    colours = {"ok": "green", "warn": "yellow", "fail": "red", "off": "dim"}
+    for f in d["findings"]:
+        c = colours.get(f["state"], "")
+        out.print(
+            f"[{c}]{f['state']:<5}[/{c}] {escape(f['area']):<10} {escape(f['check']):<18} "
+            f"{escape(f['detail'])}"
+        )
+        if f["fix"] and f["state"] in ("warn", "fail"):
+            out.print(f"{'':<35}[bold]fix:[/bold] {escape(f['fix'])}")
+    n = d["counts"]
+    words = f"{n['fail']} broken, {n['warn']} warning(s), {n['ok']} ok"
+    out.print(f"clawmem doctor: {'all good' if not n['fail'] and not n['warn'] else words}")

@@ -14,7 +14,7 @@ It computes what llama.cpp's ``bert`` graph computes, in float32:
 GELU is ggml's: the tanh approximation, looked up in a float16 table (``GGML_GELU_FP16``), so
 its input and output are rounded to float16 here too. Attention runs on float32 (llama.cpp's
 flash attention rounds Q, K and V to float16; the vectors still agree to a cosine above
-0.99999 on every evaluation text: ``benchmarks.query_path``).
+0.99999 on every evaluation text: ``benchmarks.suites.query_path``).
 """
 
 from __future__ import annotations

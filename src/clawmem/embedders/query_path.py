@@ -17,7 +17,7 @@ unigram vocabulary: all-MiniLM's WordPiece, for one) gets a cache that says why,
 examined again.
 
 The vectors are llama.cpp's to a cosine above 0.9999 and the token ids identical, checked on
-every evaluation text by ``python -m benchmarks.query_path`` and on a sample in
+every evaluation text by ``python -m benchmarks.suites.query_path`` and on a sample in
 ``tests/test_query_path.py``.
 """
 

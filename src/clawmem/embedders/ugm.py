@@ -7,7 +7,7 @@ tokenizer from those strings; a cold process that only embeds a query cannot aff
 substrings: a few milliseconds from a cold start.
 
 The rules, read from llama.cpp's ``src/llama-vocab.cpp`` (and checked against it on every
-evaluation text by ``benchmarks.query_path``):
+evaluation text by ``benchmarks.suites.query_path``):
 
 * Normalisation, for a vocabulary without a precompiled charsmap: every ASCII space becomes
   U+2581 (``escape_whitespaces``); one U+2581 goes before the first non-space character

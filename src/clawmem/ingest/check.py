@@ -11,8 +11,9 @@ from dataclasses import dataclass
 
 from clawmem.ingest.indexing import Indexer
 from clawmem.ingest.scope_links import ScopeLinks
+from clawmem.ingest.sync import not_utf8
 from clawmem.markdown.factlog import decode
-from clawmem.markdown.facts import extract_facts
+from clawmem.markdown.facts import extract_facts, stray_facts
 from clawmem.markdown.links import Resolver, extract_links, problem_message
 
 
@@ -21,10 +22,10 @@ class Problem:
     """One line ``check`` finds wrong."""
 
     path: str  # the workspace path of the file
-    line: int  # 1-based; 0 for a whole file (not UTF-8)
+    line: int  # 1-based (a file that is not UTF-8: the line of its first bad byte)
     text: str  # the line as written (redacted)
     message: str  # what is wrong and how to fix it
-    problem: str  # "fact", "link" or "encoding"
+    problem: str  # "fact", "stray" (a fact line outside a Retain section), "link", "encoding"
 
     def to_dict(self) -> dict:
         """``clawmem check --json``'s form of it."""
@@ -39,7 +40,8 @@ class Problem:
 
 def check(ix: Indexer) -> list[Problem]:
     """Every malformed fact line, broken or ambiguous link (and every file that is not UTF-8):
-    path, line, text, message and problem ("fact", "link" or "encoding"), by path and line."""
+    path, line, text, message and problem ("fact", "stray", "link" or "encoding"), by path and
+    line. "stray": a line written as a fact below a later heading, outside the Retain section."""
     problems: list[Problem] = []
     sc = ix.scan()
     # Links resolve against every indexed file, as in the index; only Markdown is checked.
@@ -47,14 +49,16 @@ def check(ix: Indexer) -> list[Problem]:
     scoped = ScopeLinks(ix.root, ix.cfg)
     for entry in sc.markdown_files:
         try:
-            text = decode((ix.root / entry.relpath).read_bytes())
+            raw = (ix.root / entry.relpath).read_bytes()
+            text = decode(raw)
         except UnicodeDecodeError as exc:
+            line, why = not_utf8(raw, exc)
             problems.append(
                 Problem(
                     path=entry.relpath,
-                    line=0,
+                    line=line,
                     text="",
-                    message=f"invalid UTF-8 at byte {exc.start}; re-save the file as UTF-8",
+                    message=f"not indexed, so recall cannot find anything in it: {why}",
                     problem="encoding",
                 )
             )
@@ -69,6 +73,12 @@ def check(ix: Indexer) -> list[Problem]:
         mine: list[Problem] = [
             Problem(path=entry.relpath, line=p.line, text=p.text, message=p.message, problem="fact")
             for p in found
+        ]
+        mine += [
+            Problem(
+                path=entry.relpath, line=p.line, text=p.text, message=p.message, problem="stray"
+            )
+            for p in stray_facts(text)
         ]
         lines = text.split("\n")
         # Only [[…]] and […](….md) can be broken (a mention without a page is not): most daily
@@ -93,11 +103,20 @@ def check(ix: Indexer) -> list[Problem]:
 
 def summary(problems: list[Problem]) -> str:
     """ "2 malformed fact(s) and 1 broken link(s) in the workspace"."""
-    facts = sum(1 for p in problems if p.problem != "link")
-    links = len(problems) - facts
+    words = {
+        "fact": "malformed fact(s)",
+        "stray": "fact line(s) outside a Retain section",
+        "encoding": "file(s) not UTF-8",
+        "link": "broken link(s)",
+    }
     parts = []
-    if facts:
-        parts.append(f"{facts} malformed fact(s)")
-    if links:
-        parts.append(f"{links} broken link(s)")
-    return " and ".join(parts) + " in the workspace"
+    for problem, word in words.items():
+        n = sum(1 for p in problems if p.problem == problem)
+        if n:
+            parts.append(f"{n} {word}")
+    return (
+        ", ".join(parts[:-1])
+        + (" and " if len(parts) > 1 else "")
+        + parts[-1]
+        + " in the workspace"
+    )

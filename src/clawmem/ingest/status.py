@@ -208,12 +208,12 @@ def status(ix: Indexer) -> Status:
 
 def scope_states(ix: Indexer) -> list[dict]:
     """Each read scope ([scopes] in clawmem.toml) and whether recall can search it."""
-    from clawmem.config import parse_scopes
+    from clawmem.config import parse_scopes, scopes_origin
 
     out = []
     for name, root in parse_scopes(ix.cfg, ix.root).items():
         if not root.is_dir():
-            state = "not found: fix [scopes] in clawmem.toml"
+            state = f"not found: fix {scopes_origin(ix.cfg)}"
         elif not (root / ".memory" / "index.sqlite").exists():
             state = f"not indexed: run `clawmem -w {root} index`"
         else:

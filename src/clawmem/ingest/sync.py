@@ -209,6 +209,13 @@ def unindexable(raw: bytes) -> str | None:
     return None
 
 
+def not_utf8(raw: bytes, exc: UnicodeDecodeError) -> tuple[int, str]:
+    """(line, why) of a memory file that is not UTF-8: the one wording that index, status,
+    recall and check share (they used to disagree on the line)."""
+    line = raw[: exc.start].count(b"\n") + 1
+    return line, f"line {line}: invalid UTF-8 at byte {exc.start}; re-save the file as UTF-8"
+
+
 def parse_file(root: Path, entry: FileEntry, cfg: Config) -> ParsedFile | Skipped:
     """Read one file and turn it into units. Never raises for bad content: it reports."""
     path = root / entry.relpath
@@ -233,8 +240,7 @@ def parse_file(root: Path, entry: FileEntry, cfg: Config) -> ParsedFile | Skippe
     try:
         text = decode(raw)
     except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        why = f"line {line}: invalid UTF-8 at byte {exc.start}; re-save the file as UTF-8"
+        line, why = not_utf8(raw, exc)
         return _not_markdown(entry, raw, why, line)
     from clawmem.markdown.forgotten import load as forgotten_lines
     from clawmem.text.redact import (

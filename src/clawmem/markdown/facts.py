@@ -623,6 +623,45 @@ def extract_facts(text: str) -> tuple[list[Fact], list[FactProblem]]:
     return facts, problems
 
 
+def stray_facts(text: str) -> list[FactProblem]:
+    """Top-level bullets written as facts (``- W @Peter: …``) below a later heading of a file
+    that has a Retain section (``## Lunch`` after ``## Retain``): they are not facts, since only
+    a Retain section's bullets are, and nothing else would say so (``clawmem check``)."""
+    if "retain" not in text.casefold():
+        return []
+    lines = _split_lines(text)
+    tokens = _tokens(lines)
+    sections = list(_retain_sections(tokens, len(lines)))
+    if not sections:
+        return []
+    first_start = sections[0][0]
+    out: list[FactProblem] = []
+    heading = ""
+    for i, tok in enumerate(tokens):
+        if tok.type == "heading_open" and tok.level == 0 and tok.map is not None:
+            inline = tokens[i + 1] if i + 1 < len(tokens) else None
+            heading = f"{tok.markup} {inline.content.strip() if inline else ''}".strip()
+            continue
+        if tok.level != 1 or tok.type != "list_item_open" or tok.map is None:
+            continue
+        first = tok.map[0]
+        if first < first_start or any(start < first < end for start, end in sections):
+            continue
+        try:
+            _parse(lines[first], first + 1)
+        except _Malformed:
+            continue  # an ordinary bullet, not a fact that lost its section
+        out.append(
+            FactProblem(
+                first + 1,
+                lines[first],
+                f'written as a fact, but under "{heading}", not a Retain section, so it is not '
+                'read as a fact: move it under "## Retain"',
+            )
+        )
+    return out
+
+
 def find_retain_section(lines: list[str]) -> tuple[int, int] | None:
     """0-based ``[start, end)`` of the first Retain section, its heading line included; ``end`` is
     the next heading of the same or a higher level, or ``len(lines)``. ``lines`` may keep or drop

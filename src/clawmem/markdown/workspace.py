@@ -124,7 +124,8 @@ def find_root(explicit: Path | None = None, cwd: Path | None = None) -> Path:
             return candidate  # a daily-log folder is a workspace even before its first index
     raise WorkspaceError(
         f"no clawmem workspace found in {here} or any parent folder",
-        hint="cd into a workspace (a folder with MEMORY.md or memory/), or pass --workspace DIR",
+        hint="start one here with `clawmem init`, or cd into a workspace (a folder with "
+        "MEMORY.md or memory/), or pass --workspace DIR",
     )
 
 

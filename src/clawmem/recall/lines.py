@@ -29,13 +29,15 @@ def get_lines(
     from clawmem.transcripts.sessions import is_transcript_path, read_messages
 
     path, from_line, lines = split_citation(path, from_line, lines)
-    if ix.cfg.read_scopes and ":" in path:  # team:memory/x.md, a read scope's file
+    if ":" in path:  # team:memory/x.md, a read scope's file
         from clawmem.config import load_config, parse_scopes
-        from clawmem.recall.scopes import split_scope
+        from clawmem.recall.scopes import split_scope, unknown_scope
 
-        scopes = parse_scopes(ix.cfg, ix.root)
+        scopes = parse_scopes(ix.cfg, ix.root) if ix.cfg.read_scopes else {}
         name, rest = split_scope(path, scopes)
-        if name is not None:
+        if name is None:
+            unknown_scope(ix, path, scopes)
+        else:
             root = scopes[name]
             got = read_lines(
                 root,

@@ -211,12 +211,10 @@ def recall(
                 )
             if not filters.as_of:
                 hits = corrections_first(idx, mark_superseded(idx, hits, None))
-                if not expand:
-                    hits = hits[:want]
+                hits = hits if expand else hits[:want]
             hits = [_said(idx, h) if h.origin == "sessions" else h for h in hits]
-            packed = None
-            if budget:
-                hits, packed = pack_budget(hits, budget)
+            hits, packed = _within_budget(ranked, hits, budget)
+            ranked.notes.extend(_kept_by_validity(hits, filters))
         except db.DatabaseError as exc:
             raise StoreError(
                 f"{ix.index_path}: {exc}", hint="run `clawmem index --force` to rebuild it"
@@ -227,6 +225,10 @@ def recall(
             if getattr(emb, "error", None):
                 vectors.update(state="off", reason=emb.error)
                 ranked.degraded.append(f"vector search off: {emb.error}")
+        # A memory file clawmem cannot read (not UTF-8, binary) is in no answer: say so in
+        # every one, with the fix, rather than let it be silently invisible.
+        for where, why in queries.unsearchable(idx):
+            ranked.degraded.append(f"{where} is not searchable: {why}")
         stale_files = None  # not checked: the caller asked for no sync (a stat of every file)
         if sync:
             stale_files = ix.stale_files(scan, idx)
@@ -274,6 +276,43 @@ def recall(
     )
 
 
+def _within_budget(
+    ranked: Ranked, hits: list[Hit], budget: int | None
+) -> tuple[list[Hit], dict | None]:
+    """The hits that fit ``budget`` (all without one) and the packing's account; a budget
+    that leaves nothing says so in ``empty_reason`` (the budget emptied it, not the search)."""
+    if not budget:
+        return hits, None
+    kept, packed = pack_budget(hits, budget)
+    if hits and not kept:
+        ranked.empty_reason = budget_emptied(hits[0], budget)
+    return kept, packed
+
+
+def _kept_by_validity(hits: list[Hit], f: Filters) -> list[str]:
+    """A note for each fact recorded outside the time window but kept because the validity
+    it states overlaps it (``queries.filter_sql``): "Lives in Hanoi (from March 2025)" written
+    in 2025 is still true in a window of last week, and a reader should see why it is there."""
+    if not (f.since or f.until):
+        return []
+    lo, hi = f.since or "0000-00-00", f.until or "9999-99-99"
+    out = []
+    for h in hits:
+        if h.kind is None or h.valid_from is None or (h.day and lo <= h.day <= hi):
+            continue
+        when = f"recorded {h.day}" if h.day else "undated"
+        valid = (
+            f"from {h.valid_from} to {h.valid_to}"
+            if h.valid_to
+            else f"from {h.valid_from}, open-ended"
+        )
+        out.append(
+            f"{h.citation} is {when}, outside the window {f.since or '…'} to {f.until or '…'}: "
+            f"kept because the validity it states ({valid}) overlaps the window"
+        )
+    return out
+
+
 def filters_of(today, since, until, kind, entity, path, as_of) -> Filters:
     """The recall arguments that restrict what is searched, as one ``Filters`` (also read by
     ``clawmem facts``, which lists what the same filters keep)."""
@@ -285,9 +324,20 @@ def filters_of(today, since, until, kind, entity, path, as_of) -> Filters:
         if bad:
             raise BadArgument("kind", bad[0], "unknown kind", hint="use W, B, O, S or chunk")
     try:
+        first = parse_since(since, today).isoformat() if since else None
+        last = parse_until(until, today).isoformat() if until else None
+        if first and last and first > last:
+            # An empty window is a mistake on the command line, not an answer ("the filters
+            # exclude everything" sent people looking at their notes).
+            raise BadArgument(
+                "since",
+                since,
+                f"starts on {first}, after the window's end ({until} ends on {last})",
+                hint="swap the two days: the window runs from the earlier to the later",
+            )
         return Filters(
-            since=parse_since(since, today).isoformat() if since else None,
-            until=parse_until(until, today).isoformat() if until else None,
+            since=first,
+            until=last,
             kinds=kinds,
             entity=entity.lstrip("@") if entity else None,
             path_prefix=path,
@@ -597,6 +647,24 @@ def estimate_tokens(text: str) -> int:
 
 def _hit_cost(h: Hit) -> int:
     return estimate_tokens(h.citation) + estimate_tokens(h.text) + 4
+
+
+def smallest_budget(hit: Hit) -> int:
+    """The least budget that keeps ``hit`` (as the first hit): a fact whole, a chunk up to its
+    first line with text (``pack_budget`` cuts a chunk at a line boundary)."""
+    if hit.kind is not None:
+        return _hit_cost(hit)
+    lines = hit.text.split("\n")
+    first = next((i for i, line in enumerate(lines) if line.strip()), len(lines) - 1)
+    return _hit_cost(replace(hit, text="\n".join(lines[: first + 1])))
+
+
+def budget_emptied(first: Hit, budget: int) -> str:
+    """Why a budget left no hit: the budget did it, not the search; and what would do."""
+    return (
+        f"the token budget ({budget}) is smaller than what the best hit ({first.citation}) "
+        f"needs: a budget of {smallest_budget(first)} or more shows it"
+    )
 
 
 def pack_budget(hits: list[Hit], budget: int) -> tuple[list[Hit], dict]:

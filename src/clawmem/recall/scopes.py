@@ -15,10 +15,10 @@ from functools import wraps
 from pathlib import Path
 from typing import Any
 
-from clawmem.config import load_config, parse_scopes
-from clawmem.errors import ClawmemError
+from clawmem.config import SCOPE_NAME, load_config, parse_scopes, scopes_origin
+from clawmem.errors import ClawmemError, WorkspaceError
 from clawmem.ingest.indexing import Indexer
-from clawmem.recall.pipeline import pack_budget, recall
+from clawmem.recall.pipeline import budget_emptied, pack_budget, recall
 from clawmem.recall.results import Hit, RecallResult
 
 # The usual reciprocal-rank constant: with a handful of lists, rank decides, not the list.
@@ -31,6 +31,21 @@ def split_scope(path: str, scopes: dict[str, Path]) -> tuple[str | None, str]:
     if sep and name in scopes:
         return name, rest
     return None, path
+
+
+def unknown_scope(ix: Indexer, path: str, scopes: dict[str, Path]) -> None:
+    """Raise WorkspaceError when ``path`` names a read scope that is not configured
+    (``nope:memory/x.md``), listing the known ones; return when it is a path of this workspace
+    (one with a colon in a file name, or a scope-like prefix that is a folder here)."""
+    name, sep, rest = path.partition(":")
+    if not sep or not SCOPE_NAME.fullmatch(name) or (ix.root / path).exists():
+        return
+    known = ", ".join(sorted(scopes)) if scopes else "none are configured"
+    raise WorkspaceError(
+        f"{path}: unknown scope {name!r} (known scopes: {known})",
+        hint=f"read scopes are set in {scopes_origin(ix.cfg)} (docs/workspace.md); "
+        f"a file of this workspace is named without a scope: {rest}",
+    )
 
 
 # ``recall``'s signature and documentation: it takes the same arguments and passes them on.
@@ -52,7 +67,10 @@ def recall_with_scopes(ix: Indexer, query: str, **kwargs: Any) -> RecallResult:
     hits = fuse(lists)[:want]
     budget = kwargs.get("budget")
     if budget:
+        before = hits
         hits, own.budget = pack_budget(hits, budget)
+        if before and not hits:
+            own.empty_reason = budget_emptied(before[0], budget)
     own.hits = hits
     if hits:
         own.empty_reason = None
@@ -64,7 +82,7 @@ def _scope_hits(
     ix: Indexer, name: str, root: Path, query: str, kwargs: dict
 ) -> tuple[list[Hit], str | None]:
     if not root.is_dir():
-        return [], "not found; fix [scopes] in clawmem.toml"
+        return [], f"not found; fix {scopes_origin(ix.cfg)}"
     if not (root / ".memory" / "index.sqlite").exists():
         return [], f"not indexed; run `clawmem -w {root} index`"
     mode = kwargs.get("mode", "hybrid")

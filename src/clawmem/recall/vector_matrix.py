@@ -12,7 +12,7 @@ sign bit per dimension of each vector, centred on the held vectors' mean (``Code
 vector, ~10 ms at 1M), keeps the ``pool`` rows nearest by Hamming distance (1% of them, at
 least 2,000), and ranks those by exact cosine from the float32 matrix. The top-k is then the
 exact one whenever the exact top-k lies inside the pool (tests/test_vector_codes.py); what the
-pool may miss is measured by benchmarks/scale.py and, with the codes forced on, on each quality
+pool may miss is measured by benchmarks/suites/scale.py and, with the codes forced on, on each quality
 set (docs/benchmarks.md). Below the threshold nothing changes: every row is scored exactly.
 
 This is a cache of the vec0 table, not a second index: it is read from vec0's own storage (its
@@ -51,11 +51,11 @@ LOAD_AT_SEARCH = 2
 # pool of 2 rows per candidate REALTALK's hybrid ER@2k fell 0.008 (docs/benchmarks.md, "1M
 # units"): over the 0.005 a compressed first pass may cost. So it stays off until a first pass
 # that keeps the exact candidates on real data is measured; benchmarks turn it on
-# (``python -m benchmarks --codes-from N``, ``benchmarks/scale.py``). Read at load and at each
+# (``python -m benchmarks --codes-from N``, ``benchmarks/suites/scale.py``). Read at load and at each
 # scan.
 CODES_MIN_ROWS: int | None = None
 # The pool rescored exactly: at least POOL_MIN rows, POOL_PER_HIT per hit asked for, and
-# POOL_SHARE of the rows ranked. At 1M units (synthetic vectors, benchmarks/scale.py) a pool of
+# POOL_SHARE of the rows ranked. At 1M units (synthetic vectors, benchmarks/suites/scale.py) a pool of
 # 2,000 kept 78% of the exact 80 candidates for a query near the data, 8,000 kept 96%, 20,000
 # 99.5%; each costs ~2 ms more per 5,000 rows rescored (a scan: ~19, 22, 31 ms of CPU).
 POOL_MIN = 2000

@@ -8,6 +8,8 @@ overlaps it" is written once.
 
 from __future__ import annotations
 
+import json
+
 from clawmem.markdown.workspace import ENTITY_DIR, TRANSCRIPT_PREFIX, entity_page_path
 from clawmem.store.index import Filters, Index
 
@@ -234,6 +236,24 @@ def entity_pages(index: Index) -> list[str]:
             "SELECT path FROM files WHERE path LIKE ?", (f"{ENTITY_DIR}/%.md",)
         )
     ]
+
+
+def unsearchable(index: Index) -> list[tuple[str, str]]:
+    """(path, why) of every memory file recorded with no units because its content could not
+    be read as Markdown (not UTF-8, binary: ``sync._not_markdown``), by path. Every recall
+    asks, so the answer is kept while the index is unchanged."""
+    memo = index.memo("unsearchable")
+    if "files" not in memo:
+        found = []
+        for path, raw in index.conn.execute(
+            "SELECT path, problems FROM files WHERE problems LIKE '%not indexed: %' ORDER BY path"
+        ):
+            for p in json.loads(raw):
+                message = str(p.get("message", ""))
+                if message.startswith("not indexed: "):
+                    found.append((path, message.removeprefix("not indexed: ")))
+        memo["files"] = found
+    return list(memo["files"])
 
 
 def entity_names(index: Index) -> list[str]:

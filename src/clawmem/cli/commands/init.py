@@ -1,5 +1,5 @@
 """``clawmem init [PATH]``: start a workspace (see clawmem.markdown.scaffold), with its git
-hooks and merge driver when it lives in a git repository (see clawmem.cli.hook)."""
+hooks and merge driver when it lives in a git repository (see clawmem.cli.git_hooks)."""
 
 # No `from __future__ import annotations`: typer reads these annotations at run time.
 
@@ -38,7 +38,7 @@ def register(app: typer.Typer) -> None:
 
         from rich.markup import escape
 
-        from clawmem.cli import hook
+        from clawmem.cli import git_hooks
         from clawmem.cli.render import out
         from clawmem.errors import UsageError, WorkspaceError
         from clawmem.markdown.scaffold import init_workspace
@@ -48,7 +48,7 @@ def register(app: typer.Typer) -> None:
             raise UsageError(f"{root}: not a folder", hint="give a folder to create or fill")
         steps = [(s.path, s.action, s.detail) for s in init_workspace(root)]
         try:
-            target = hook.locate(root)
+            target = git_hooks.locate(root)
         except WorkspaceError:
             target = None
         if target is None and git:
@@ -56,9 +56,9 @@ def register(app: typer.Typer) -> None:
             if proc.returncode != 0:
                 raise WorkspaceError(f"{root}: git init failed: {proc.stderr.strip()}")
             steps.append((".git/", "created", "git init"))
-            target = hook.locate(root)
+            target = git_hooks.locate(root)
         if target is not None:
-            for action, where in hook.install(root):
+            for action, where in git_hooks.install(root):
                 shown = os.path.relpath(where, root) if where.is_relative_to(root) else str(where)
                 if action.startswith("driver "):  # the merge driver, in the repository's config
                     action, shown = action.removeprefix("driver "), f"{shown} (merge driver)"

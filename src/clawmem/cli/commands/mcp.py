@@ -1,6 +1,6 @@
 """``clawmem mcp``: serve the workspace's memory to an agent over MCP, on stdio or streamable
-HTTP (see clawmem.cli.mcp_server); ``clawmem token``: the HTTP server's access tokens (see
-clawmem.cli.tokens)."""
+HTTP (see clawmem.cli.mcp); ``clawmem token``: the HTTP server's access tokens (see
+clawmem.cli.mcp.tokens)."""
 
 # No `from __future__ import annotations`: typer reads these annotations at run time.
 
@@ -42,8 +42,10 @@ def register(app: typer.Typer) -> None:
         """
         import sys
 
-        # The SDK itself is imported inside serve(): it costs about a second no other command pays.
-        from clawmem.cli.mcp_server import parse_address, serve, serve_http, tools
+        # The SDK itself is imported inside serve() and serve_http(): it costs about a second no other command pays.
+        from clawmem.cli.mcp.catalogue import tools
+        from clawmem.cli.mcp.http import parse_address, serve_http
+        from clawmem.cli.mcp.stdio import serve
 
         mem = open_mem(workspace)
         names = ", ".join(t.name for t in tools(read_only))
@@ -92,7 +94,7 @@ def register(app: typer.Typer) -> None:
         """Create a token and print its secret, once: only its hash is kept."""
         import sys
 
-        from clawmem.cli import tokens
+        from clawmem.cli.mcp import tokens
         from clawmem.markdown.workspace import find_root
 
         folders = [find_root(w) for w in workspaces or []] or [find_root(state["workspace"])]
@@ -110,7 +112,7 @@ def register(app: typer.Typer) -> None:
     @token_app.command("list")
     def list_(as_json: JsonOpt = False) -> None:
         """The tokens: id, name, workspaces, read or write, when created (never the secret)."""
-        from clawmem.cli import tokens
+        from clawmem.cli.mcp import tokens
 
         rows = [t.public() for t in tokens.list_tokens()]
         if as_json:
@@ -118,16 +120,23 @@ def register(app: typer.Typer) -> None:
             return
         if not rows:
             print("no tokens")
+            return
+        # Columns padded to their widest cell (a name may be any length), under a header.
+        table = [("ID", "NAME", "ACCESS", "CREATED", "WORKSPACES")]
         for r in rows:
             access = "write" if r["write"] else "read"
-            print(f"{r['id']}  {r['name']}  {access}  {r['created']}  {', '.join(r['workspaces'])}")
+            table.append((r["id"], r["name"], access, r["created"], ", ".join(r["workspaces"])))
+        widths = [max(len(row[i]) for row in table) for i in range(4)]
+        for row in table:
+            cells = [cell.ljust(w) for cell, w in zip(row, widths, strict=False)]
+            print("  ".join([*cells, row[4]]))
 
     @token_app.command("revoke")
     def revoke(
         which: Annotated[str, typer.Argument(help="The token's id (tok_…) or name.")],
     ) -> None:
         """Revoke a token: a running server refuses it from its next request on."""
-        from clawmem.cli import tokens
+        from clawmem.cli.mcp import tokens
 
         token = tokens.revoke(which)
         print(f"clawmem token: revoked {token.id} ({token.name})")

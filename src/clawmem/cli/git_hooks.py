@@ -1,4 +1,4 @@
-"""clawmem's git hooks and merge driver.
+"""clawmem's git hooks and merge driver (the agents' hooks are `flush --hook` and `context --hook`).
 
 - ``pre-commit``: refresh the index, then ``clawmem check``;
 - ``post-merge``, ``post-checkout``, ``post-rewrite`` (after a pull, a checkout, a rebase): bring

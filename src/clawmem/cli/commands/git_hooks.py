@@ -1,5 +1,5 @@
 """``clawmem hook install | uninstall | run | sync`` and ``clawmem merge-driver``: clawmem's git
-hooks and merge driver (see clawmem.cli.hook)."""
+hooks and merge driver (see clawmem.cli.git_hooks)."""
 
 # No `from __future__ import annotations`: typer reads these annotations at run time.
 
@@ -32,7 +32,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Add the hooks to the workspace's git repository, keeping any hook already there, and
         register clawmem's merge driver in its config."""
-        from clawmem.cli import hook
+        from clawmem.cli import git_hooks
         from clawmem.cli.commands import open_mem
 
         mem = open_mem(workspace)
@@ -46,19 +46,19 @@ def register(app: typer.Typer) -> None:
             "driver exists": "merge driver already registered in",
             "chained": "chained the existing hook (kept as NAME.clawmem-chained) from",
         }
-        for action, path in hook.install(mem.root, strict=strict):
+        for action, path in git_hooks.install(mem.root, strict=strict):
             text = words.get(action, action).replace("NAME", path.name)
-            suffix = " (--strict)" if strict and path.name == hook.HOOK_NAME else ""
+            suffix = " (--strict)" if strict and path.name == git_hooks.HOOK_NAME else ""
             print(f"clawmem hook: {text} {path}{suffix}")
 
     @hook_app.command("uninstall")
     def uninstall(workspace: WorkspaceOpt = None) -> None:
         """Remove exactly what `hook install` added (an existing hook comes back byte for byte)."""
-        from clawmem.cli import hook
+        from clawmem.cli import git_hooks
         from clawmem.cli.commands import open_mem
 
         mem = open_mem(workspace)
-        for action, path in hook.uninstall(mem.root):
+        for action, path in git_hooks.uninstall(mem.root):
             action = action.replace("driver ", "merge driver ")
             print(f"clawmem hook: {action}: {path}")
 
@@ -70,10 +70,10 @@ def register(app: typer.Typer) -> None:
         workspace: WorkspaceOpt = None,
     ) -> None:
         """What the installed hook runs: refresh the index (no embedding), then `clawmem check`."""
-        from clawmem.cli import hook
+        from clawmem.cli import git_hooks
         from clawmem.cli.commands import current_workspace
 
-        code = hook.run(current_workspace(workspace), strict=strict)
+        code = git_hooks.run(current_workspace(workspace), strict=strict)
         if code:
             raise typer.Exit(code)
 
@@ -92,10 +92,10 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """What the post-merge, post-checkout and post-rewrite hooks run: sync the index with the
         files git changed, without embedding. Always exits 0."""
-        from clawmem.cli import hook
+        from clawmem.cli import git_hooks
         from clawmem.cli.commands import current_workspace
 
-        hook.sync(current_workspace(workspace), event, list(args or []))
+        git_hooks.sync(current_workspace(workspace), event, list(args or []))
 
     app.add_typer(hook_app, name="hook")
 
@@ -112,8 +112,8 @@ def register(app: typer.Typer) -> None:
         daily logs keep both sides' lines, a fact retained on both sides once; generated sections
         never conflict. Exit 1: hand-written text conflicts, as in any merge.
         """
-        from clawmem.cli import hook
+        from clawmem.cli import git_hooks
 
-        code = hook.merge_driver(base, ours, theirs, path)
+        code = git_hooks.merge_driver(base, ours, theirs, path)
         if code:
             raise typer.Exit(code)

@@ -1,6 +1,6 @@
 """The NumPy query path against llama.cpp, on every question of every evaluation set (issue 29).
 
-    python -m benchmarks.query_path [--docs 300] [--cold-runs 5] [--out docs/benchmarks.md]
+    python -m benchmarks.suites.query_path [--docs 300] [--cold-runs 5] [--out docs/benchmarks.md]
 
 A cold process that finds no embedder ready embeds its query with ``embedders/query_path.py``
 (its own unigram tokenizer and a NumPy BERT on the GGUF's weights) instead of loading llama.cpp.
@@ -36,7 +36,7 @@ from pathlib import Path
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-from .common import EVAL, REPO, WORK, log, median, save_results, show_section  # noqa: E402
+from benchmarks.common import EVAL, REPO, WORK, log, median, save_results, show_section  # noqa: E402
 
 HEADING = "## Cold start: the NumPy query path"
 SAVED = WORK / "query_path.json"
@@ -76,7 +76,7 @@ def _jsonl(path: Path) -> list[dict]:
 
 def texts(n_docs: int) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """(questions by set, documents by set)."""
-    from .realtalk import chat_files, convert
+    from benchmarks.suites.realtalk import chat_files, convert
 
     questions: dict[str, list[str]] = {}
     docs: dict[str, list[str]] = {}
@@ -119,7 +119,8 @@ def check(groups: dict[str, list[str]], llama, fast, *, query: bool) -> dict:
     prefix = llama._query_prefix if query else llama._document_prefix
     out = {}
     for name, items in groups.items():
-        worst, bad, t_llama, t_fast, windowed = 1.0, [], 0.0, 0.0, 0
+        worst, t_llama, t_fast, windowed = 1.0, 0.0, 0.0, 0
+        bad: list[str] = []
         for n, text in enumerate(items):
             if n and n % 250 == 0:
                 log(f"query_path: {name}: {n}/{len(items)}, {len(bad)} bad, min {worst:.7f}")
@@ -213,7 +214,7 @@ def render(d: dict) -> str:
         "A cold process whose query finds no watcher and no resident embedder ready embeds it "
         "with `embedders/query_path.py` (a unigram tokenizer over a SQLite vocabulary, a NumPy "
         "BERT on the GGUF's memory-mapped weights) instead of loading llama.cpp "
-        "(`python -m benchmarks.query_path`). Checked against llama.cpp on every question of "
+        "(`python -m benchmarks.suites.query_path`). Checked against llama.cpp on every question of "
         "every evaluation set and a sample of documents: identical token ids (windows "
         f"included) and cosine ≥ {MIN_COSINE} required of every text. Load average "
         f"{la[0]:.1f} before, {lb[0]:.1f} after (2 cores shared with other work).",
@@ -257,7 +258,7 @@ def failures(d: dict) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.query_path", description=__doc__)
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.suites.query_path", description=__doc__)
     ap.add_argument("--docs", type=int, default=300, help="documents sampled (three sets)")
     ap.add_argument("--cold-runs", type=int, default=5)
     ap.add_argument("--out", default=str(REPO / "docs" / "benchmarks.md"), help="'-' for none")

@@ -32,8 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .common import REPO, WORK, embedder_status, log, median, percentile
-from .synth import generate, queries
+from benchmarks.common import REPO, WORK, embedder_status, log, median, percentile
+from benchmarks.datasets.synth import generate, queries
 
 CLI_REPEATS = 5
 N_QUERIES = 40
@@ -43,7 +43,7 @@ def child(args: dict, timeout: float = 6 * 3600) -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     res = subprocess.run(
-        [sys.executable, "-m", "benchmarks.child", json.dumps(args)],
+        [sys.executable, "-m", "benchmarks.suites.child", json.dumps(args)],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -69,7 +69,7 @@ def pending_texts(root: Path) -> list[str]:
 
 def raw_embed(emb, texts: list[str], batch: int) -> tuple[float, np.ndarray]:
     """Seconds for the model alone to embed ``texts`` in clawmem's batch size, and the vectors."""
-    vecs = []
+    vecs: list[np.ndarray] = []
     t0 = time.perf_counter()
     for i in range(0, len(texts), batch):
         res = emb.embed_documents(texts[i : i + batch])
@@ -166,7 +166,7 @@ def live_watcher(root: Path, timeout: float = 300.0, *, with_model: bool = False
 def many_files(root: Path, n_files: int, units_per_file: int, seed: int = 3) -> dict:
     """A workspace of ``n_files`` small daily logs (``units_per_file`` bullets each): the shape
     where the per-file cost of the freshness check shows (issue #16: 100k units in 18k files)."""
-    from .synth import PEOPLE, PROJECTS, TOPICS, VERBS
+    from benchmarks.datasets.synth import PEOPLE, PROJECTS, TOPICS, VERBS
 
     marker = root / "files.json"
     want = {"n_files": n_files, "units_per_file": units_per_file, "seed": seed}
@@ -347,7 +347,9 @@ def profile_recall(mem, q: str, mode: str, *, sync: bool, n: int = 5) -> tuple[s
     pr.disable()
     st = pstats.Stats(pr)
     parts: dict[str, float] = {}
-    for (fname, _line, func), (_cc, _nc, _tt, ct, _callers) in st.stats.items():
+    # pstats.Stats keeps its table in .stats, which typeshed does not declare.
+    table = st.stats  # type: ignore[attr-defined]
+    for (fname, _line, func), (_cc, _nc, _tt, ct, _callers) in table.items():
         for (suffix, name), label in PARTS.items():
             if func == name and fname.replace("\\", "/").endswith(suffix):
                 parts[label] = parts.get(label, 0.0) + ct * 1000 / n
@@ -364,7 +366,7 @@ def cold_index(root: Path) -> dict:
     res = subprocess.run(
         [*cli_cmd(), "-w", str(root), "index", "--json"], capture_output=True, text=True
     )
-    out = {"wall_s": time.perf_counter() - t0, "rc": res.returncode}
+    out: dict[str, object] = {"wall_s": time.perf_counter() - t0, "rc": res.returncode}
     try:
         rep = json.loads(res.stdout.strip().splitlines()[-1])
         out.update(embedded=rep.get("vectors_embedded"), files_indexed=rep.get("files_indexed"))
@@ -387,7 +389,7 @@ def append_section(root: Path) -> Path:
 def run_size(
     n_chunks: int, *, real_embed: bool, sample: int, with_qmd: bool, seed: int = 1
 ) -> dict:
-    from .quality import open_clawmem
+    from benchmarks.systems.clawmem import open_clawmem
 
     root = WORK / "work" / f"synth-{n_chunks}"
     log(f"speed {n_chunks}: generating workspace")
@@ -523,7 +525,7 @@ def run_size(
     r0 = mem.index()
     out["sync_nochange_s"] = time.perf_counter() - t0
     target = append_section(root)
-    from .child import TimedEmbedder
+    from benchmarks.suites.child import TimedEmbedder
 
     timed = TimedEmbedder(mem.embedder())
     mem.reconfigure(mem.cfg, embedder=timed)
@@ -581,7 +583,7 @@ def run_size(
 
 
 def qmd_speed(root: Path, qs: list[str], n: int) -> dict:
-    from .systems import QMD, find_qmd
+    from benchmarks.systems.searchers import QMD, find_qmd
 
     exe = find_qmd()
     if exe is None:
@@ -612,7 +614,7 @@ _SIZES_SEEN: list[int] = []
 def run_many_files(n_files: int = 18_000, units_per_file: int = 6) -> dict:
     """The freshness check on 100k units spread over 18k files (lexical index: the check
     compares files, not vectors)."""
-    from .quality import open_clawmem
+    from benchmarks.systems.clawmem import open_clawmem
 
     root = WORK / "work" / f"files-{n_files}"
     log(f"speed: {n_files} small files ({units_per_file} units each)")

@@ -5,7 +5,7 @@
 * ``bm25``: plain BM25 (FTS5 ``bm25()``, k1 = 1.2, b = 0.75, ``unicode61 remove_diacritics 2``,
   no stemming, any-term query) over clawmem's own chunks;
 * ``vector``: exact cosine over clawmem's own chunk vectors (same chunks, same embedder);
-* ``openclaw``: the classic OpenClaw algorithm (benchmarks/openclaw.py): its own chunks and index,
+* ``openclaw``: the classic OpenClaw algorithm (benchmarks/systems/openclaw.py): its own chunks and index,
   clawmem's embedder;
 * ``qmd``: the QMD CLI's BM25 ``search`` (a cold process per query), when installed.
 """
@@ -24,8 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .common import WORK, VectorCache, log
-from .openclaw import OpenClawIndex
+from benchmarks.common import WORK, VectorCache, log
+from benchmarks.systems.openclaw import OpenClawIndex
 
 try:
     import sqlean as sqlite

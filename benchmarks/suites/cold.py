@@ -1,7 +1,7 @@
 """Cold processes side by side (issue 29): what a terminal, an agent's shell call, the prompt hook
 or cron pays for one clawmem command, hybrid against lexical, in the same run.
 
-    python -m benchmarks.cold [--size 10000] [--runs 7]
+    python -m benchmarks.suites.cold [--size 10000] [--runs 7]
 
 On the synthetic workspace of ``--size`` units (``synth.py``; vectors from the real model's sample
 plus noise, as ``speed.py`` fills 10k, so the recall's query is embedded by the real model):
@@ -32,7 +32,7 @@ import sys
 import time
 from pathlib import Path
 
-from .common import REPO, WORK, log, median, replace_section, save_results, show_section
+from benchmarks.common import REPO, WORK, log, median, replace_section, save_results, show_section
 
 HEADING = "## Cold start"
 SAVED = WORK / "cold.json"
@@ -70,7 +70,7 @@ def measured(cmd: list[str], env: dict, stdin: bytes | None = None) -> dict:
 
 
 def clawmem(root: Path, *args: str) -> list[str]:
-    from .speed import cli_cmd
+    from benchmarks.suites.speed import cli_cmd
 
     return [*cli_cmd(), "-w", str(root), *args]
 
@@ -115,10 +115,9 @@ def embedder_pid(rt: Path) -> int | None:
 def prepare(size: int) -> Path:
     """The synthetic workspace of ``size`` units with every vector in place (``speed.py``'s stub
     vectors: the real model's vectors of a sample, with noise), built once and reused."""
+    from benchmarks.datasets.synth import generate
+    from benchmarks.suites.speed import child, pending_texts, raw_embed
     from clawmem.memory import open_workspace
-
-    from .speed import child, pending_texts, raw_embed
-    from .synth import generate
 
     root = WORK / "work" / f"cold-{size}"
     generate(root, size, seed=1)
@@ -235,8 +234,8 @@ def mcp_rss(root: Path, env: dict, query: str) -> dict:
 
 
 def run(size: int, runs: int) -> dict:
-    from .speed import append_section, byte_compile_clawmem, live_watcher
-    from .synth import queries
+    from benchmarks.datasets.synth import queries
+    from benchmarks.suites.speed import append_section, byte_compile_clawmem, live_watcher
 
     byte_compile_clawmem()
     root = prepare(size)
@@ -265,7 +264,8 @@ def run(size: int, runs: int) -> dict:
     # for the embedder to load. Alternating, each after every embedder is stopped.
     log(f"cold {size}: first hybrid calls (each starts the resident embedder)")
     no_qp = {**env, "CLAWMEM_QUERY_PATH": "0"}
-    first, first_waiting = [], []
+    first: list[dict] = []
+    first_waiting: list[dict] = []
     for q in qs[: max(3, runs)]:
         stop_embedders(rt)
         first.append(measured(clawmem(root, "recall", q, "--json"), env))
@@ -367,7 +367,7 @@ def render(d: dict) -> str:
         HEADING,
         "",
         f"Fresh processes on the {d['size']:,}-unit synthetic workspace "
-        f"({d.get('units_with_vectors') or '?'} vectors; `python -m benchmarks.cold`, issue 29). "
+        f"({d.get('units_with_vectors') or '?'} vectors; `python -m benchmarks.suites.cold`, issue 29). "
         f"Load average {la[0]:.1f} before, {lb[0]:.1f} after (2 cores shared with other work). "
         "Lexical and hybrid ran alternately on the same queries; the ratio is each median over "
         "the lexical recall's median.",
@@ -426,7 +426,7 @@ def write_section(section: str, path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.cold", description=__doc__)
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.suites.cold", description=__doc__)
     ap.add_argument("--size", type=int, default=10_000)
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--out", default=str(REPO / "docs" / "benchmarks.md"), help="'-' for none")

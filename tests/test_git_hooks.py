@@ -179,7 +179,7 @@ def test_a_hook_in_another_language_is_chained_and_restored(repo, tmp_path):
 
 @pytest.mark.parametrize("breakage", ["bad config", "index path is a file", "no clawmem"])
 def test_an_index_problem_never_blocks_a_commit(repo, breakage):
-    from clawmem.cli import hook as hook_mod
+    from clawmem.cli import git_hooks as hook_mod
 
     env = None
     if breakage == "no clawmem":

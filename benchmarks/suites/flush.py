@@ -1,4 +1,4 @@
-"""``python -m benchmarks.flush``: what `clawmem flush --hook` costs the agent that waits for it.
+"""``python -m benchmarks.suites.flush``: what `clawmem flush --hook` costs the agent that waits for it.
 
 Issue 34's target: a flush of a 2,000-message session within 1 s, the model never loaded. A
 Claude Code hook runs a fresh process, so every figure is the wall time of one
@@ -22,7 +22,7 @@ Baselines in the same run: Python's own start (`python -c pass`), clawmem's (`--
 `clawmem index --no-embed` of the same transcript with its folder configured (what indexing it
 costs without the episode page).
 
-Run: ``python -m benchmarks.flush [--messages 2000] [--runs 5] [--out docs/benchmarks.md]``.
+Run: ``python -m benchmarks.suites.flush [--messages 2000] [--runs 5] [--out docs/benchmarks.md]``.
 The section it writes is kept by ``python -m benchmarks`` (``__main__._write_report``).
 """
 
@@ -39,7 +39,7 @@ import sys
 import time
 from pathlib import Path
 
-from .common import REPO, WORK, log, machine, median, replace_section
+from benchmarks.common import REPO, WORK, log, machine, median, replace_section
 
 HEADING = "## Flush at compaction"
 TARGET_S = 1.0
@@ -206,7 +206,8 @@ def run(messages: int, runs: int) -> dict:
     t.write()
     lines = len(t._lines)
     size = t.path.stat().st_size
-    first, again, grown, inproc = [], [], [], {"first": [], "again": [], "grown": []}
+    first, again, grown = [], [], []
+    inproc: dict[str, list[float]] = {"first": [], "again": [], "grown": []}
     pages = set()
     for i in range(runs):
         ws = _copy(template, folder / "ws")
@@ -281,7 +282,7 @@ def render(res: dict) -> str:
         [
             HEADING,
             "",
-            f"`python -m benchmarks.flush` ({res['at']}; load average at start / end {load}; "
+            f"`python -m benchmarks.suites.flush` ({res['at']}; load average at start / end {load}; "
             f"{res['machine'].get('cpu', '')}, {res['machine'].get('cores')} cores): a seeded "
             f"synthetic Claude Code transcript of {n:,} messages ({res['transcript_lines']:,} "
             "lines with the tool calls and results between them, "
@@ -322,7 +323,7 @@ def write_section(section: str, path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.flush", description=__doc__)
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.suites.flush", description=__doc__)
     ap.add_argument("--messages", type=int, default=2000)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--out", default=str(REPO / "docs" / "benchmarks.md"), help="'-' for none")

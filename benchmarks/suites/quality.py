@@ -2,61 +2,37 @@
 
 from __future__ import annotations
 
-import os
-import time
 from datetime import date
 from pathlib import Path
 
-from . import metrics as M
-from .common import WORK, VectorCache, embedder_status, log, median, percentile
-from .questions.build import load as load_questions
-from .systems import (
+from benchmarks import metrics as M
+from benchmarks.common import WORK, VectorCache, embedder_status, log, median, percentile
+from benchmarks.datasets.workspaces import (
+    build_agentmem,
+    build_scifact,
+    load_scifact,
+    scifact_subset,
+)
+from benchmarks.metrics import abstention, calibration
+from benchmarks.questions.build import load as load_questions
+from benchmarks.systems.clawmem import DEPTH, default_threshold, index_clawmem, open_clawmem
+from benchmarks.systems.searchers import (
     QMD,
     BM25Searcher,
     ClawmemSearcher,
     OpenClawSearcher,
     QMDSearcher,
+    Searcher,
     VectorSearcher,
     clawmem_chunks,
     find_qmd,
 )
-from .workspaces import build_agentmem, build_scifact, load_scifact, scifact_subset
 
 BUDGETS = (1000, 2000, 4000)
 EVAL_K = 20  # results asked for when scoring; evidence recall reads them best first
 DEFAULT_K = (
     6  # what an agent gets by default (clawmem k, OpenClaw maxResults): for no-answer questions
 )
-
-
-def open_clawmem(root: Path, vectors: bool, embedder=None):
-    """clawmem on ``root`` with the workspace's defaults; ``embedder`` (the harness's one loaded
-    model) is shared between workspaces instead of loading the same model again for each."""
-    import clawmem
-
-    env = dict(os.environ)
-    env["CLAWMEM_VECTORS"] = "1" if vectors else "0"
-    env.pop("CLAWMEM_WORKSPACE", None)
-    return clawmem.open_workspace(root, environ=env, embedder=embedder if vectors else None)
-
-
-def index_clawmem(mem, label: str) -> dict:
-    t0 = time.perf_counter()
-    last = [0.0]
-
-    def progress(stage, done, total):
-        if time.perf_counter() - last[0] > 20 and total:
-            last[0] = time.perf_counter()
-            log(f"{label}: {stage} {done}/{total}")
-
-    rep = mem.index(progress=progress)
-    d = rep.to_dict()
-    d["wall_seconds"] = time.perf_counter() - t0
-    log(
-        f"{label}: indexed in {d['wall_seconds']:.1f}s (embedded {d['vectors_embedded']}, "
-        f"reused {d['vectors_reused']}, pending {d['vectors_pending']})"
-    )
-    return d
 
 
 def make_searchers(
@@ -75,7 +51,7 @@ def make_searchers(
     of SciFact that is another hour of embedding on two cores)."""
     info: dict = {}
     vectors_ok = emb is not None and mem.embedder() is not None
-    searchers = []
+    searchers: list[Searcher] = []
     modes = ["hybrid", "lexical", "vector"] if vectors_ok else ["lexical"]
     for mode in modes:
         searchers.append(ClawmemSearcher(mem, mode))
@@ -239,10 +215,8 @@ def run_agentmem(*, vectors: bool, with_qmd: bool, limit: int | None = None) -> 
 
 
 def _agentmem_trust(mem, questions: list[dict]) -> dict:
-    """Relevance on this set (benchmarks/relevance.py): calibration of the first ten hits of the
+    """Relevance on this set (``metrics``: trust): calibration of the first ten hits of the
     answerable questions, and how many answerable and no-answer questions get hits by default."""
-    from .relevance import DEPTH, abstention, calibration, default_threshold
-
     rows = []
     for q in questions:
         today = date.fromisoformat(q["today"]) if q.get("today") else None

@@ -14,7 +14,7 @@ import shutil
 import textwrap
 from pathlib import Path
 
-from .common import EVAL, REPO
+from benchmarks.common import EVAL, REPO
 
 FIXTURE = REPO / "fixtures" / "workspace"
 MEMORYBANK = EVAL / "memorybank" / "memory_bank_en.json"
@@ -63,7 +63,12 @@ def agentmem_files() -> dict[str, str]:
 def build_agentmem(root: Path) -> Path:
     """Create or refresh the agent-memory workspace at ``root`` (files rewritten only if changed,
     so an existing index stays valid and its vectors are reused)."""
-    files = agentmem_files()
+    return fill(root, agentmem_files())
+
+
+def fill(root: Path, files: dict[str, str]) -> Path:
+    """Make ``root`` hold exactly ``files`` (path -> text): Markdown files not among them are
+    removed, and files are rewritten only if changed, so an existing index stays valid."""
     root.mkdir(parents=True, exist_ok=True)
     _remove_strays(root, files)
     write_files(root, files)

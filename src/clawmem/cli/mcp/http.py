@@ -1,0 +1,113 @@
+"""``clawmem mcp --http``: the tools over the SDK's streamable HTTP transport, behind the token
+gate (``clawmem.cli.mcp.gate``). Stateless: every request stands alone (no session to hijack or to
+run out of), and its answer is one JSON body."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from clawmem.cli.mcp.dispatch import Tools
+from clawmem.cli.mcp.gate import TokenGate
+from clawmem.cli.mcp.protocol import build_server, log_to_stderr
+from clawmem.errors import UsageError
+
+if TYPE_CHECKING:
+    from clawmem.cli.mcp.tokens import Verifier
+    from clawmem.memory import Memory
+
+LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
+PATH = "/mcp"
+
+
+def is_loopback(host: str) -> bool:
+    import ipaddress
+
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """``HOST:PORT``, ``[v6]:PORT`` or ``PORT`` (loopback) -> (host, port)."""
+    host, _, port = text.rpartition(":")
+    host = host.strip("[]") or "127.0.0.1"
+    try:
+        number = int(port)
+        if not 0 <= number <= 65535:
+            raise ValueError
+    except ValueError:
+        raise UsageError(
+            f"{text!r} is not HOST:PORT", hint="e.g. 127.0.0.1:8765, 0.0.0.0:8765 or [::1]:8765"
+        ) from None
+    return host, number
+
+
+def http_app(
+    mem: Memory,
+    *,
+    host: str,
+    read_only: bool = False,
+    verifier: Verifier,
+    required: bool = True,
+) -> tuple[TokenGate, Tools]:
+    """The ASGI app: the SDK's streamable HTTP transport at ``/mcp`` behind ``TokenGate``.
+    Stateless: every request stands alone (no session to hijack or to run out of), and its
+    answer is one JSON body."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    bound = Tools(mem, read_only=read_only)
+    server = build_server(mem, bound)
+    # The SDK checks the Host header on loopback against DNS rebinding (a web page that makes a
+    # browser call the local server). With tokens that attack has nothing to send, and a reverse
+    # proxy in front passes its own host name: the check stays for a tokenless loopback server.
+    security = (
+        TransportSecuritySettings(enable_dns_rebinding_protection=False) if required else None
+    )
+    app = server.streamable_http_app(
+        streamable_http_path=PATH,
+        stateless_http=True,
+        json_response=True,
+        host=host,
+        transport_security=security,
+    )
+    return TokenGate(app, verifier, required=required, read_only=read_only), bound
+
+
+def serve_http(
+    mem: Memory,
+    host: str,
+    port: int,
+    *,
+    read_only: bool = False,
+    announce: Callable[[bool], None] | None = None,
+) -> None:
+    """Serve over streamable HTTP until interrupted. Tokens are required on any address but
+    loopback, and on loopback too once a token names this workspace."""
+    import threading
+
+    import uvicorn
+
+    from clawmem.cli.mcp.tokens import Verifier
+
+    verifier = Verifier(mem.root)
+    has_tokens = verifier.any_for_workspace()
+    if not is_loopback(host) and not has_tokens:
+        raise UsageError(
+            f"serving on {host} (not loopback) needs a token for this workspace",
+            hint=f"create one: clawmem token create --name NAME -w {mem.root}",
+        )
+    required = has_tokens or not is_loopback(host)
+    mem.follow_changes()
+    app, bound = http_app(mem, host=host, read_only=read_only, verifier=verifier, required=required)
+    threading.Thread(target=bound.warm_up, name="clawmem-warm-up", daemon=True).start()
+    log_to_stderr()
+    if announce is not None:
+        announce(required)
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", access_log=False, lifespan="on"
+    )
+    uvicorn.Server(config).run()

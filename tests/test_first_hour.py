@@ -1,0 +1,170 @@
+"""Issue 46: what a new user meets in the first hour says what is true, where, and how to fix it.
+
+Each case runs the command as a user does (the real entry point, its error boundary and exit
+codes included) on a copy of the fixture workspace, lexical unless the case is about vectors.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from .conftest import cli, cli_subprocess
+
+lexical_only = pytest.mark.usefixtures("lexical")
+
+
+@lexical_only
+def test_no_workspace_suggests_init(tmp_path):
+    r = cli_subprocess("status", cwd=tmp_path, env={"CLAWMEM_WORKSPACE": ""})
+    assert r.code == 3, r.err
+    assert "no clawmem workspace found" in r.err
+    assert "clawmem init" in r.err
+
+
+@lexical_only
+def test_a_fact_older_than_the_window_says_why_it_was_kept(ws):
+    """ "Peter is … working from The Castle from 2025-11-17" states an open-ended validity: it
+    overlaps any later window, and the answer says so (in --json and on the terminal)."""
+    args = ["-w", str(ws), "recall", "Peter Vienna Castle", "--since", "2025-12-20", "--kind", "W"]
+    data = json.loads(cli(*args, "--json").out)
+    kept = [h for h in data["results"] if h["timestamp"] < "2025-12-20"]
+    assert kept, data["results"]
+    cite = kept[0]["citation"]
+    notes = [n for n in data["notes"] if n.startswith(cite)]
+    assert notes and "open-ended" in notes[0] and "overlaps the window" in notes[0], data["notes"]
+    human = cli(*args)
+    assert human.code == 0
+    assert f"note: {cite} is recorded" in human.err and "open-ended" in human.err
+
+
+@lexical_only
+def test_a_budget_that_empties_the_answer_says_so_and_what_would_do(ws):
+    base = ["-w", str(ws), "recall", "DEC-0054"]
+    data = json.loads(cli(*base, "--budget", "5", "--json").out)
+    assert data["results"] == []
+    reason = data["empty_reason"]
+    assert reason.startswith("the token budget (5) is smaller than"), reason
+    first = json.loads(cli(*base, "--json").out)["results"][0]["citation"]
+    assert first in reason
+    need = int(re.search(r"a budget of (\d+) or more", reason).group(1))
+    shown = json.loads(cli(*base, "--budget", str(need), "--json").out)["results"]
+    assert shown and shown[0]["citation"] == first
+    less = json.loads(cli(*base, "--budget", str(need - 1), "--json").out)["results"]
+    assert not less or less[0]["citation"] != first
+    human = cli(*base, "--budget", "5")
+    assert human.code == 0 and "no results: the token budget (5)" in human.err
+
+
+@lexical_only
+def test_since_after_until_is_a_usage_error(ws):
+    r = cli("-w", str(ws), "recall", "Peter", "--since", "2025-12", "--until", "2025-11")
+    assert r.code == 2
+    assert r.err.startswith("clawmem: error: --since 2025-12: starts on 2025-12-01, after"), r.err
+    assert "2025-11-30" in r.err
+
+
+@lexical_only
+def test_flags_show_no_type_and_refuse_a_value_by_name(ws):
+    helped = cli_subprocess("recall", "--help", env={"COLUMNS": "100", "NO_COLOR": "1"})
+    assert helped.code == 0
+    assert "<bool>" not in helped.out and "--json" in helped.out
+    r = cli("-w", str(ws), "recall", "Peter", "--json", "true")
+    assert r.code == 2
+    assert r.err.startswith("clawmem: error: --json takes no value\n"), r.err
+    assert "write --json alone" in r.err
+
+
+@lexical_only
+def test_status_labels_each_line_once(ws):
+    assert cli("-w", str(ws), "index").code == 0
+    r = cli("-w", str(ws), "status")
+    labels = [line.split()[0] for line in r.out.splitlines() if line and not line[0].isspace()]
+    repeated = {
+        x for x in labels if labels.count(x) > 1 and x not in ("scope", "problem", "skipped")
+    }
+    assert not repeated, r.out
+    assert "resident" in labels and labels.count("embedder") <= 1
+
+
+def test_token_list_columns_align(tmp_path, monkeypatch, ws):
+    monkeypatch.setenv("CLAWMEM_TOKENS_FILE", str(tmp_path / "tokens.json"))
+    for name in ("a", "a-much-longer-name"):
+        assert cli("token", "create", "--name", name, "-w", str(ws)).code == 0
+    r = cli("token", "list")
+    assert r.code == 0
+    lines = r.out.splitlines()
+    assert lines[0].split() == ["ID", "NAME", "ACCESS", "CREATED", "WORKSPACES"]
+    starts = {line.index("read") for line in lines[1:]}
+    assert len(starts) == 1 and lines[0].index("ACCESS") in starts, r.out
+
+
+@lexical_only
+def test_a_daily_log_that_is_not_utf8_is_reported_alike_and_loudly(ws):
+    bad = ws / "memory" / "2025-11-30.md"
+    bad.write_bytes(b"# 2025-11-30\n\nThe okapi arrived.\n\xff\xfe broken bytes\n")
+    check = cli("-w", str(ws), "check")
+    assert check.code == 9
+    assert "memory/2025-11-30.md:4: " in check.out and "invalid UTF-8" in check.out
+    assert "malformed fact" not in check.err and "1 file(s) not UTF-8" in check.err
+    assert cli("-w", str(ws), "index").code == 0
+    status = json.loads(cli("-w", str(ws), "status", "--json").out)
+    lines = {p["line"] for p in status["problems"] if p["path"] == "memory/2025-11-30.md"}
+    assert lines == {4}
+    human = cli("-w", str(ws), "status")
+    assert human.out.count("memory/2025-11-30.md") == 1  # once, as skipped: not as a fact
+    data = json.loads(cli("-w", str(ws), "recall", "okapi", "--json").out)
+    said = [d for d in data["degraded"] if d.startswith("memory/2025-11-30.md is not searchable")]
+    assert said and "line 4: invalid UTF-8" in said[0], data["degraded"]
+    r = cli("-w", str(ws), "recall", "okapi")
+    assert "memory/2025-11-30.md is not searchable" in r.err
+
+
+@lexical_only
+def test_unknown_setting_hints_are_written_as_in_the_file(ws):
+    (ws / "clawmem.toml").write_text('paths = ["~/sessions"]\n', encoding="utf-8")
+    r = cli("-w", str(ws), "status")
+    assert r.code == 4
+    assert "did you mean [sessions] paths?" in r.err
+    assert "session_paths" not in r.err and "read_scopes" not in r.err
+    assert '[scopes] NAME = "PATH"' in r.err
+
+
+@lexical_only
+def test_a_scope_from_the_environment_is_reported_as_such(ws, tmp_path, monkeypatch):
+    monkeypatch.setenv("CLAWMEM_READ_SCOPES", f"team={tmp_path / 'missing'}")
+    data = json.loads(cli("-w", str(ws), "status", "--json").out)
+    (scope,) = data["scopes"]
+    assert scope["state"] == "not found: fix $CLAWMEM_READ_SCOPES"
+    r = cli("-w", str(ws), "recall", "Peter", "--json")
+    assert any("fix $CLAWMEM_READ_SCOPES" in d for d in json.loads(r.out)["degraded"])
+
+
+@lexical_only
+def test_get_of_an_unknown_scope_says_so(ws, tmp_path, monkeypatch):
+    r = cli("-w", str(ws), "get", "nope:memory/x.md")
+    assert r.code == 3
+    assert "unknown scope 'nope' (known scopes: none are configured)" in r.err
+    monkeypatch.setenv("CLAWMEM_READ_SCOPES", f"team={tmp_path}")
+    r = cli("-w", str(ws), "get", "nope:memory/2025-11-17.md")
+    assert r.code == 3 and "(known scopes: team)" in r.err
+    assert "memory/2025-11-17.md" in r.err  # the path without the scope, for this workspace
+
+
+@lexical_only
+def test_check_names_a_fact_written_below_a_later_heading(ws):
+    log = ws / "memory" / "2025-12-01.md"
+    log.write_text(
+        "# 2025-12-01\n\n## Retain\n- W @Peter: Drinks green tea.\n\n## Lunch\n"
+        "- W @Peter: Had noodles with @Anna.\n- noodles were good\n",
+        encoding="utf-8",
+    )
+    r = cli("-w", str(ws), "check")
+    assert r.code == 9
+    assert 'memory/2025-12-01.md:7: written as a fact, but under "## Lunch"' in r.out, r.out
+    assert 'move it under "## Retain"' in r.out
+    assert ":8:" not in r.out and ":4:" not in r.out  # a plain bullet, and a fact in its place
+    data = json.loads(cli("-w", str(ws), "check", "--json").out)
+    assert [p["problem"] for p in data if p["path"] == "memory/2025-12-01.md"] == ["stray"]
