@@ -161,6 +161,7 @@ def import_memory(
                 allow_secret=True,  # redacted above: what is left only looks like one
                 writer=f"import:{fmt}",
                 note=f"imported from {c.source}",
+                same_day_only=c.day is not None,
             )
         except ClawmemError as exc:
             result.skipped.append(f"{c.source}: {exc.message}")

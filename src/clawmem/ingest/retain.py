@@ -184,6 +184,7 @@ def retain(
     supersedes: str | None = None,
     writer: str = "retain",
     note: str | None = None,
+    same_day_only: bool = False,
 ) -> Retained:
     """Append a fact to the day's ``## Retain`` section and index it before returning (a retained
     fact is recallable at once). An identical fact already in the workspace is not written again:
@@ -191,7 +192,9 @@ def retain(
     corrects; a note under the new fact says so (``supersession.supersedes_note``), recall marks
     the old one ``superseded_by`` and ``--as-of`` an earlier day still shows it. ``writer``: who
     is writing (``mcp:NAME`` for a token, ``flush``, ``import:…``), kept for ``clawmem history``. ``note``: one
-    line written under the fact as a nested bullet (an import cites its source there)."""
+    line written under the fact as a nested bullet (an import cites its source there).
+    ``same_day_only``: a duplicate is the same fact in the same day's log only (an import keeps
+    a statement made again on another day, as its source did)."""
     require_text(text, "text")
     for entity in entities:
         require_text(entity, "entities")
@@ -228,7 +231,7 @@ def retain(
         existing = decode_log(_snapshot(path, relpath).data, relpath)
         # A correction is written even when its statement is already somewhere: the note that
         # it supersedes the old fact is what is new.
-        dup = None if corrects else _duplicate_of(ix, fact, relpath, existing)
+        dup = None if corrects else _duplicate_of(ix, fact, relpath, existing, same_day_only)
         if dup is None:
             at, written = _write_fact(ix, fact, when, relpath, path)
             _index_or_take_back(ix, relpath, path, written)
@@ -381,7 +384,7 @@ def _same(f: Fact, fact: Fact) -> bool:
 
 
 def _duplicate_of(
-    ix: Indexer, fact: Fact, relpath: str, existing: str | None
+    ix: Indexer, fact: Fact, relpath: str, existing: str | None, same_day_only: bool = False
 ) -> tuple[str, int] | None:
     """An identical fact (kind, statement, entities, confidence) already in the workspace: in
     the day's own log, else anywhere the index knows of. Returns (path, line) or None."""
@@ -390,7 +393,7 @@ def _duplicate_of(
         for f in found:
             if _same(f, fact):
                 return relpath, f.line
-    if not ix.index_path.exists():
+    if same_day_only or not ix.index_path.exists():
         return None
     try:
         idx = Index.open(ix.index_path)

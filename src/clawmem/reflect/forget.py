@@ -187,8 +187,9 @@ def _add_entity(ix: Indexer, plan: ForgetPlan, wanted: dict[str, set[int]], name
             "SELECT c.path, c.start_line FROM chunks c JOIN chunk_entities e ON e.chunk_id = c.id "
             "WHERE e.folded = ? AND c.kind IS NOT NULL "
             "UNION SELECT l.src, l.line FROM links l WHERE l.type = 'mention' "
-            "AND lower(l.target) = ?",
-            (folded, folded),
+            "AND lower(l.target) = ? "
+            "UNION SELECT l.src, l.line FROM links l WHERE lower(l.dst) = lower(?)",
+            (folded, folded, entity_page_path(name)),
         ).fetchall()
     finally:
         idx.close()
@@ -207,11 +208,41 @@ def _add_entity(ix: Indexer, plan: ForgetPlan, wanted: dict[str, set[int]], name
     if found_page is not None:
         writable_path(ix.root, found_page)  # never through a link
         plan.pages_removed.append(found_page)
+    plain = _named_in_plain_text(ix, name, wanted, found_page)
+    if plain:
+        shown = ", ".join(plain[:3]) + (" …" if len(plain) > 3 else "")
+        plan.notes.append(
+            f"{len(plain)} other line(s) name {name} in plain text and are kept ({shown}); "
+            "forget them by citation or with --query"
+        )
     if not rows and found_page is None:
         raise UsageError(
             f"@{name}: no fact, mention or page names this entity",
             hint="`clawmem entities` lists the known ones",
         )
+
+
+def _named_in_plain_text(
+    ix: Indexer, name: str, wanted: dict[str, set[int]], page: str | None
+) -> list[str]:
+    """Citations of lines that write the entity's name as a plain word (no @, no link): an
+    entity's name is often an ordinary word, so these are named, not forgotten."""
+    import re
+
+    word = re.compile(rf"(?<![\w@]){re.escape(name)}(?!\w)", re.IGNORECASE)
+    out = []
+    for entry in ix.scan().markdown_files:
+        if entry.relpath == page:
+            continue
+        try:
+            text = (ix.root / entry.relpath).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        taken = wanted.get(entry.relpath, set())
+        for n, line in enumerate(text.splitlines(), 1):
+            if n not in taken and word.search(line):
+                out.append(f"{entry.relpath}#L{n}")
+    return out
 
 
 def _add_markdown_lines(ix: Indexer, plan: ForgetPlan, relpath: str, numbers: set[int]) -> None:
