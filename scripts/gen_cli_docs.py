@@ -142,6 +142,16 @@ def _render_params(cmd, ctx) -> list[str]:
     return out
 
 
+def _render_examples(cmd) -> list[str]:
+    """The examples that end the command's ``--help`` (its epilog, clawmem/cli/examples.py)."""
+    epilog = getattr(cmd, "epilog", None) or ""
+    _, _, body = epilog.partition("Examples:\n")
+    lines = [line.strip() for line in body.splitlines() if line.strip()]
+    if not lines:
+        return []
+    return ["Examples:", "", "```console", *(f"$ {line}" for line in lines), "```", ""]
+
+
 def _subcommands(group, ctx):
     for name in group.list_commands(ctx):
         sub = group.get_command(ctx, name)
@@ -157,6 +167,7 @@ def _render_command(name: str, cmd, parent_ctx, level: int) -> list[str]:
         out += [para, ""]
     out += ["```", _usage(cmd, ctx), "```", ""]
     out += _render_params(cmd, ctx)
+    out += _render_examples(cmd)
     if hasattr(cmd, "list_commands"):
         subs = list(_subcommands(cmd, ctx))
         if subs:

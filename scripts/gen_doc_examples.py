@@ -15,7 +15,10 @@ index. An example is a fenced block right after a marker line naming its command
 
 A JSON output keeps its first result only (the rest is shown as "…"); the workspace's path and
 the time a recall took are written as in a user's /tmp/notes, so the example does not change with
-where or how fast it ran.
+where or how fast it ran. Decimals are compared with a tolerance (``same_output``): the last digits
+of a cosine are the CPU's SIMD kernels' to decide (an AVX-512 machine prints 0.879042 where
+another prints 0.87905), so an example is out of date only where its text, its integers or a
+decimal beyond that tolerance changed.
 """
 
 from __future__ import annotations
@@ -36,6 +39,34 @@ MARKER = re.compile(
     r"^<!-- example: (?P<cmd>.+?) -->\n```(?P<lang>\w*)\n(?P<body>.*?)```\n", re.M | re.S
 )
 SHOWN_AS = "/tmp/notes"
+# A decimal number on its own (not part of a version such as v0.1.9, a date or a file name).
+_DECIMAL = re.compile(r"(?<![\w.])-?\d+\.\d+(?![\w.])")
+# How far two printed decimals may be apart and still be the same result. Cosines differ from
+# 1e-6 to 1e-5 between CPUs, and a score fused from them a little more; a figure printed with two
+# decimals (a relevance) may round the other way, one unit in its last place. One decimal or
+# none: exact.
+DECIMAL_TOLERANCE = 2e-3
+
+
+def _close(a: str, b: str) -> bool:
+    places = min(len(a.split(".")[1]), len(b.split(".")[1]))
+    if places < 2:
+        return a == b
+    return abs(float(a) - float(b)) <= max(DECIMAL_TOLERANCE, 1.01 * 10.0**-places)
+
+
+def same_output(expected: str, actual: str) -> bool:
+    """Whether two renderings of an example say the same: equal text around the decimals (runs
+    of spaces count as one: a longer number may shift a column) and decimals within tolerance."""
+    want, got = _DECIMAL.split(expected), _DECIMAL.split(actual)
+    if len(want) != len(got):
+        return False
+    if any(re.sub(" +", " ", w) != re.sub(" +", " ", g) for w, g in zip(want, got, strict=True)):
+        return False
+    return all(
+        _close(a, b)
+        for a, b in zip(_DECIMAL.findall(expected), _DECIMAL.findall(actual), strict=True)
+    )
 
 
 def run(workspace: Path, command: str) -> str:
@@ -71,6 +102,8 @@ def render(workspace: Path, document: str) -> str:
     def one(m: re.Match) -> str:
         cmd = m.group("cmd")
         body = f"$ clawmem {cmd}\n" + run(workspace, cmd)
+        if same_output(m.group("body"), body):
+            return m.group(0)  # only digits the CPU decides differ: keep the doc as it is
         return f"<!-- example: {cmd} -->\n```{m.group('lang')}\n{body}```\n"
 
     return MARKER.sub(one, document)

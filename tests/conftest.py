@@ -134,16 +134,29 @@ def runtime_dir(tmp_path_factory):
 
 
 @pytest.fixture(autouse=True)
-def _isolate(monkeypatch, model_cache, runtime_dir):
+def _isolate(monkeypatch, model_cache, runtime_dir, tmp_path_factory):
     for key in list(os.environ):
         if key.startswith("CLAWMEM_"):
             monkeypatch.delenv(key)
+    # Approvals of clawmem.toml files (config/trust.py) and tokens: this test's own, never the
+    # runner's (a test approves what it needs with `approve`).
+    user = tmp_path_factory.mktemp("user-config")
+    monkeypatch.setenv("CLAWMEM_TRUST_FILE", str(user / "trusted.json"))
+    monkeypatch.setenv("CLAWMEM_TOKENS_FILE", str(user / "tokens.json"))
     monkeypatch.setenv("CLAWMEM_CACHE_DIR", str(model_cache))
     monkeypatch.setenv("CLAWMEM_RUNTIME_DIR", str(runtime_dir))
     # Tests of ranking, filters and output read every hit: abstention (no hits when none is
     # relevant enough) is a judgement about tiny test workspaces too, and has its own tests
     # (tests/test_relevance.py), which use the default threshold (the ``abstaining`` fixture).
     monkeypatch.setenv("CLAWMEM_MIN_RELEVANCE", "0")
+
+
+def approve(ws: Path) -> None:
+    """The user approves the workspace's clawmem.toml as it is now (`clawmem trust`): a test
+    whose settings lead outside the workspace (a scope, a transcripts folder) needs it."""
+    from clawmem.config import trust
+
+    trust.approve(ws)
 
 
 @pytest.fixture

@@ -43,7 +43,8 @@ def test_a_sound_setup_is_found_sound(indexed):
     assert _find(data, "index", "vectors")["state"] == "ok"
     assert _find(data, "git", "hooks")["state"] == "ok"
     assert _find(data, "git", "merge driver")["state"] == "ok"
-    assert _find(data, "config", "trust")["state"] == "ok"
+    assert _find(data, "config", "permissions")["state"] == "ok"
+    assert _find(data, "config", "approval")["state"] == "ok"
     human = cli_subprocess("-w", str(indexed), "doctor", env={"NO_COLOR": "1"})
     assert human.code == 0
     assert human.out.splitlines()[-1].startswith("clawmem doctor: ")
@@ -77,7 +78,7 @@ def test_each_broken_part_is_named_with_its_fix(ws, tmp_path):
     assert commit["fix"].startswith("clawmem hook install")
     driver = _find(data, "git", "merge driver")
     assert driver["state"] == "fail" and driver["fix"].startswith("clawmem hook install")
-    trust = _find(data, "config", "trust")
+    trust = _find(data, "config", "permissions")
     assert trust["state"] == "warn" and "writable by other users" in trust["detail"]
     assert trust["fix"].startswith("chmod go-w clawmem.toml")
     index = _find(data, "index", "index")
@@ -124,3 +125,39 @@ def test_a_socket_left_by_a_killed_embedder_is_named(indexed, tmp_path, monkeypa
     assert resident["state"] == "warn" and "no embedder behind it" in resident["detail"]
     assert resident["fix"] == f"rm {sock_path}"
     assert r.code == 0  # a warning: the next recall replaces it
+
+
+@pytest.mark.usefixtures("lexical")
+def test_a_config_that_reaches_outside_is_checked_for_approval(ws, tmp_path):
+    (ws / "clawmem.toml").write_text(f'[scopes]\nteam = "{tmp_path}"\n', encoding="utf-8")
+    r, data = _doctor(ws)
+    approval = _find(data, "config", "approval")
+    assert approval["state"] == "warn" and "not approved on this machine" in approval["detail"]
+    assert approval["fix"].endswith("then clawmem trust")
+    assert cli_subprocess("-w", str(ws), "trust").code == 0
+    r, data = _doctor(ws)
+    assert _find(data, "config", "approval")["state"] == "ok"
+
+
+@pytest.mark.usefixtures("lexical")
+def test_a_driver_whose_python_is_gone_is_named_with_what_it_falls_back_on(ws, tmp_path):
+    from clawmem.cli.git_hooks import register_driver
+
+    _git_init(ws)
+    register_driver(ws, str(tmp_path / "gone" / "python3"))
+    git_dir = os.path.dirname(subprocess.check_output(["which", "git"], text=True).strip())
+    bin_dir = tmp_path / "bin"  # no `clawmem` on this PATH
+    bin_dir.mkdir()
+    _, data = _doctor(ws, env={"PATH": f"{bin_dir}:{git_dir}"})
+    driver = _find(data, "git", "merge driver")
+    assert driver["state"] == "warn" and "git's own merge" in driver["detail"], driver
+    assert driver["fix"].startswith("clawmem hook install")
+    # An older registration, without the fallbacks: named, to re-register.
+    subprocess.run(
+        ["git", "config", "merge.clawmem.driver", "python3 -m clawmem merge-driver %O %A %B %P"],
+        cwd=ws,
+        check=True,
+    )
+    _, data = _doctor(ws)
+    driver = _find(data, "git", "merge driver")
+    assert driver["state"] == "warn" and "older clawmem" in driver["detail"], driver

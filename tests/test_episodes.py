@@ -15,7 +15,7 @@ from clawmem import open_workspace
 from clawmem.reflect.episodes import abstract
 from clawmem.transcripts.formats import parse
 
-from .conftest import REPO, cli
+from .conftest import REPO, approve, cli
 
 SESSIONS = REPO / "fixtures" / "sessions"
 LATER = datetime(2026, 1, 1, tzinfo=UTC)
@@ -26,6 +26,7 @@ def configure(ws: Path, *folders: Path, idle: int = 60) -> None:
     (ws / "clawmem.toml").write_text(
         f"[sessions]\npaths = [{paths}]\nidle_minutes = {idle}\n", encoding="utf-8"
     )
+    approve(ws)  # the folders are outside the workspace: the user's own setting
 
 
 @pytest.fixture

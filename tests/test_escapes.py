@@ -22,7 +22,7 @@ from mcp.client.stdio import stdio_client
 from clawmem.errors import WorkspaceError
 from clawmem.markdown.workspace import writable_path
 
-from .conftest import REPO, cli
+from .conftest import REPO, approve, cli
 
 pytestmark = pytest.mark.usefixtures("lexical")
 
@@ -135,6 +135,7 @@ def test_get_refuses_a_transcript_the_scan_skips(ws, tmp_path, how):
     folder = tmp_path / "transcripts"
     shutil.copytree(SESSIONS, folder)
     (ws / "clawmem.toml").write_text(f'[sessions]\npaths = ["{folder}"]\n', encoding="utf-8")
+    approve(ws)
     name = next(SESSIONS.glob("*.jsonl")).name
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO, cli, cli_subprocess
+from .conftest import REPO, approve, cli, cli_subprocess
 
 SID = "7f3c2a10-5b4e-4c1d-9a8f-2e6d0b1c3a57"
 PROJECT = "-home-me-code-payments-service"
@@ -323,6 +323,7 @@ def test_a_transcript_in_a_configured_folder_keeps_its_configured_name(ws, tmp_p
     t = Transcript(folder / PROJECT / f"{SID}.jsonl")
     t.user("Remember: the refund webhook retries five times.")
     (ws / "clawmem.toml").write_text(f'[sessions]\npaths = ["{folder}"]\n', encoding="utf-8")
+    approve(ws)
     r = json.loads(cli("-w", str(ws), "flush", str(t.path), "--json").out)
     assert r["transcript"] == f"sessions/{PROJECT}/{SID}.jsonl" and not r["registered"]
     assert not (ws / ".memory" / "transcripts.json").exists()

@@ -1,5 +1,6 @@
 """Three clones share one workspace through a bare remote, as machines do: each one's agent
-retains, edits and reflects, then pulls (merging or rebasing) and pushes, in a random order, round
+retains, edits and reflects, a person adds lines to MEMORY.md, an editor saves one clone's logs
+with CRLF endings; then each pulls (merging or rebasing) and pushes, in a random order, round
 after round. Real git, the hooks and the merge driver that `clawmem init` installs, the CLI.
 
 At the end: git never reported a conflict, every fact retained is there exactly once on every
@@ -9,6 +10,11 @@ rebuild of its files.
 
 ``CLAWMEM_GIT_ROUNDS`` sets the number of rounds (default 6; the documented run used 30) and
 ``CLAWMEM_GIT_SEED`` the random seed.
+
+Below it, each thing a merge must never do, on two clones: hide the other side when the driver's
+environment moved, bring back a line one side deleted, double a file over its line endings,
+conflict on lines both added to MEMORY.md, leave a generated section as a stale union when no
+model is needed to rewrite it; and ``[git] autocommit``.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import os
 import random
 import shutil
 import subprocess
+import sys
 from collections import Counter
 from datetime import date
 from pathlib import Path
@@ -94,6 +101,18 @@ class Agent:
         path.write_text(old + f"\n## Notes of clone {self.n}, round {rnd}\n\n{line}\n")
         return line
 
+    def core_note(self, rnd: int) -> str:
+        """A line at the end of MEMORY.md, as the README invites: other clones add theirs."""
+        core = self.clone / "MEMORY.md"
+        line = f"- Clone {self.n} added this to the core in round {rnd}."
+        core.write_bytes(core.read_bytes() + line.encode() + b"\n")
+        return line
+
+    def to_crlf(self) -> None:
+        """An editor on this clone saves the logs with CRLF line endings."""
+        for log in (self.clone / "memory").glob("*.md"):
+            log.write_bytes(log.read_bytes().replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"))
+
     def reflect(self) -> None:
         with open_workspace(self.clone) as mem:
             mem.reflect(today=TODAY)
@@ -154,6 +173,19 @@ def index_dump(root: Path) -> list[tuple]:
         conn.close()
 
 
+def catch_up(agents: list[Agent]) -> None:
+    """Each commits what it has (the sections the hooks rewrote after a merge included), pulls
+    and pushes, until all stand on the same head with nothing left to commit."""
+    for _ in range(4):
+        for agent in agents:
+            agent.commit("catch up")
+            agent.sync("no-rebase")
+        heads = {git(a.clone, "rev-parse", "HEAD").stdout for a in agents}
+        dirty = [a for a in agents if git(a.clone, "status", "--porcelain").stdout]
+        if len(heads) == 1 and not dirty:
+            return
+
+
 def test_three_clones_pull_and_push_in_random_orders_without_conflicts(tmp_path, gitenv):
     rng = random.Random(SEED)
     agents = [Agent(n, c, rng) for n, c in enumerate(start(tmp_path))]
@@ -171,6 +203,10 @@ def test_three_clones_pull_and_push_in_random_orders_without_conflicts(tmp_path,
                 retained[shared] = 1
             if rng.random() < 0.4:
                 notes.append(agent.edit(rnd))
+            if rng.random() < 0.3:
+                notes.append(agent.core_note(rnd))
+            if rnd == 1 and agent.n == 1:
+                agent.to_crlf()
             if rng.random() < 0.4:
                 agent.reflect()
             agent.commit(f"clone {agent.n} round {rnd}")
@@ -178,14 +214,11 @@ def test_three_clones_pull_and_push_in_random_orders_without_conflicts(tmp_path,
             if rng.random() < 0.8:  # some clones stay behind for a round or more
                 agent.sync(rng.choice(("rebase", "no-rebase")))
 
-    # Everyone catches up: each pushes what it has, then all pull the same head.
-    for agent in agents:
-        agent.sync("no-rebase")
+    catch_up(agents)
     agents[0].reflect()
     agents[0].commit("reflect")
     agents[0].sync("no-rebase")
-    for agent in agents[1:]:
-        agent.sync("no-rebase")
+    catch_up(agents)
     heads = {git(a.clone, "rev-parse", "HEAD").stdout for a in agents}
     assert len(heads) == 1
     for agent in agents:
@@ -302,3 +335,236 @@ def test_after_a_pull_the_hook_syncs_without_embedding_with_the_real_model(
     embedded, pending = vector_counts(b.clone)
     # The new text is in the index, waiting for its vector: the hook embedded nothing.
     assert embedded == before[0] and pending > before[1]
+
+
+# ------------------------------------------------------------------ what a merge must never do
+# Each case with real clones, the hooks and the driver `clawmem init` installed, and plain git.
+
+
+def log_of(clone: Path, day: str = DAYS[0]) -> Path:
+    return clone / "memory" / f"{day}.md"
+
+
+def two_clones(tmp_path: Path) -> tuple[Agent, Agent]:
+    a, b, _ = (Agent(n, c, random.Random(n)) for n, c in enumerate(start(tmp_path)))
+    return a, b
+
+
+def pull(clone: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["git", "pull", "--no-rebase", "origin", "main"],
+        cwd=clone,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def test_the_driver_survives_a_moved_environment_and_never_hides_the_other_side(tmp_path, gitenv):
+    from clawmem.cli import git_hooks
+
+    a, b = two_clones(tmp_path)
+    a.retain("The heron survey moved to March.", "Ann", DAYS[0])
+    a.commit("heron")
+    a.sync("no-rebase")
+    b.retain("The osprey nest has three eggs.", "Ann", DAYS[0])
+    b.commit("osprey")
+    # git alone on the PATH: no `clawmem` to fall back on
+    bare = tmp_path / "bare-bin"
+    bare.mkdir()
+    (bare / "git").symlink_to(shutil.which("git"))
+    alone = {"PATH": str(bare)}
+    # A broken interpreter (its clawmem gone: Python exits 1), then a deleted environment.
+    broken = tmp_path / "broken-python"
+    broken.write_text("#!/bin/sh\necho 'No module named clawmem' >&2\nexit 1\n")
+    broken.chmod(0o755)
+    for python in (broken, tmp_path / "gone" / "bin" / "python"):
+        git_hooks.register_driver(b.clone, str(python))
+        p = pull(b.clone, alone)
+        assert p.returncode != 0 and "CONFLICT" in p.stdout, p.stdout + p.stderr
+        assert "merge driver did not run" in p.stderr
+        text = log_of(b.clone).read_text(encoding="utf-8")
+        # git's own markers, both sides' facts: `git add` after a look loses nothing
+        assert "<<<<<<< ours" in text and ">>>>>>> theirs" in text, text
+        assert "heron survey" in text and "osprey nest" in text
+        git(b.clone, "merge", "--abort")
+
+    # `clawmem` on the PATH (as the hooks fall back on it): the driver merges, no conflict.
+    shim = tmp_path / "shim-bin"
+    shim.mkdir()
+    (shim / "clawmem").write_text(f'#!/bin/sh\nexec {sys.executable} -m clawmem "$@"\n')
+    (shim / "clawmem").chmod(0o755)
+    p = pull(b.clone, {"PATH": f"{shim}{os.pathsep}{bare}"})
+    no_conflicts(b.clone, p)
+    stated = [f.content for f in extract_facts(log_of(b.clone).read_text(encoding="utf-8"))[0]]
+    assert sorted(stated) == ["The heron survey moved to March.", "The osprey nest has three eggs."]
+
+
+def test_a_line_deleted_on_one_clone_next_to_an_edit_on_the_other_is_a_conflict(tmp_path, gitenv):
+    a, b = two_clones(tmp_path)
+    log = log_of(a.clone)
+    log.write_text(
+        f"# {DAYS[0]}\n\nWifi at the cabin:\npassword hunter2xyz\nAsk Ann for the key.\n",
+        encoding="utf-8",
+    )
+    a.commit("cabin")
+    a.sync("no-rebase")
+    no_conflicts(b.clone, pull(b.clone))
+    text = log.read_text(encoding="utf-8")
+    log.write_text(text.replace("password hunter2xyz\n", ""), encoding="utf-8")  # scrubbed
+    a.commit("scrub the password")
+    a.sync("no-rebase")
+    theirs = log_of(b.clone)
+    theirs.write_text(text.replace("for the key.", "for the key; she is back Friday."), "utf-8")
+    b.commit("Ann is back")
+    p = pull(b.clone)
+    assert p.returncode != 0 and "CONFLICT" in p.stdout, p.stdout + p.stderr
+    merged = theirs.read_text(encoding="utf-8")
+    assert "<<<<<<< ours" in merged and "she is back Friday" in merged
+
+
+def test_crlf_on_one_clone_against_lf_on_the_other_merges_each_line_once(tmp_path, gitenv):
+    a, b = two_clones(tmp_path)
+    a.retain("The heron survey moved to March.", "Ann", DAYS[0])
+    a.commit("heron")
+    a.sync("no-rebase")
+    no_conflicts(b.clone, pull(b.clone))
+    log = log_of(a.clone)
+    log.write_bytes(log.read_bytes().replace(b"\n", b"\r\n"))  # an editor saved it as CRLF
+    a.retain("The osprey nest has three eggs.", "Ann", DAYS[0])
+    a.commit("osprey, CRLF")
+    a.sync("no-rebase")
+    b.retain("The plover count was forty.", "Peter", DAYS[0])
+    b.commit("plover")
+    no_conflicts(b.clone, pull(b.clone))
+    data = log_of(b.clone).read_bytes()
+    assert data.count(b"## Retain") == 1 and data.count(b"heron survey") == 1
+    assert b"\n" not in data.replace(b"\r\n", b"")  # the converting side's endings
+    stated = [f.content for f in extract_facts(data.decode("utf-8"))[0]]
+    assert len(stated) == 3 and len(set(stated)) == 3
+
+
+def test_memory_md_appended_on_two_clones_merges_cleanly(tmp_path, gitenv):
+    a, b = two_clones(tmp_path)
+    for agent, line in ((a, "- Prefers tea in the morning."), (b, "- Works from Vienna.")):
+        core = agent.clone / "MEMORY.md"
+        core.write_text(core.read_text(encoding="utf-8") + f"\n{line}\n", encoding="utf-8")
+        agent.commit("core")
+    a.sync("no-rebase")
+    no_conflicts(b.clone, pull(b.clone))
+    core = (b.clone / "MEMORY.md").read_text(encoding="utf-8")
+    assert (
+        core.count("- Prefers tea in the morning.") == 1 and core.count("- Works from Vienna.") == 1
+    )
+
+
+def _fake_llm_reflect(agent: Agent) -> None:
+    """reflect with an LLM's summary on each entity page (a fixed sentence stands for the LLM)."""
+    from clawmem.files.atomic import write_atomic
+    from clawmem.markdown.factlog import collect_facts
+    from clawmem.reflect.pipeline import existing_entity_pages, plan_reflect
+
+    with open_workspace(agent.clone) as mem:
+        sc = mem.scan()
+        result, conflicts = plan_reflect(
+            agent.clone,
+            collect_facts(agent.clone, sc, TODAY),
+            existing_pages=existing_entity_pages(sc.files),
+            summarize=lambda name, facts: f"{name} has {len(facts)} facts.",
+            model="fake-llm",
+        )
+    assert not conflicts
+    for change in result.written():
+        write_atomic(agent.clone / change.path, change.new)
+
+
+def _headings_hold_their_kinds(page: str) -> None:
+    """Every fact line on an entity page sits under its kind's heading, each heading once."""
+    from clawmem.markdown.kinds import SECTION_TITLES
+
+    heads = [line for line in page.splitlines() if line.startswith("### ")]
+    assert len(heads) == len(set(heads)), page
+    under = ""
+    for line in page.splitlines():
+        if line.startswith("### "):
+            under = line[4:]
+        elif "opinion number" in line:
+            assert under == SECTION_TITLES["O"], page
+        elif "moved office" in line:
+            assert under == SECTION_TITLES["W"], page
+
+
+def test_a_generated_section_merged_from_two_clones_is_rewritten_after_the_merge(tmp_path, gitenv):
+    a, b = two_clones(tmp_path)
+    for agent, n in ((a, 1), (b, 2)):
+        agent.retain(f"Peter moved office, step {n}.", "Peter", DAYS[0])
+        with open_workspace(agent.clone) as mem:
+            mem.retain(
+                f"Peter's opinion number {n} of Rust.",
+                kind="O",
+                entities=["Peter"],
+                confidence=0.6,
+                day=DAYS[1],
+            )
+        agent.reflect()
+        agent.commit(f"clone {n} reflects")
+    a.sync("no-rebase")
+    p = pull(b.clone)
+    no_conflicts(b.clone, p)
+    page = "bank/entities/Peter.md"
+    assert "generated section(s) merged from two clones (" in p.stderr, p.stderr
+    assert "rewrote" in p.stderr and "commit them" in p.stderr, p.stderr
+    # The merge commit holds the union: flagged, both sides' lines, each under its heading.
+    union = git(b.clone, "show", f"HEAD:{page}").stdout
+    assert " merged (generated" in union
+    _headings_hold_their_kinds(union)
+    # The working tree holds what reflect writes from the merged facts, to commit.
+    assert merged_sections(b.clone) == []
+    changed = git(b.clone, "status", "--porcelain").stdout.split()
+    assert page in changed and set(changed[::2]) == {"M"}, changed
+    with open_workspace(b.clone) as mem:
+        assert [c.path for c in mem.reflect(today=TODAY, dry_run=True).written()] == []
+        assert mem.check() == []
+
+
+def test_a_merged_section_whose_rewrite_needs_a_model_is_flagged_until_reflect(tmp_path, gitenv):
+    a, b = two_clones(tmp_path)
+    for agent, n in ((a, 1), (b, 2)):
+        agent.retain(f"Peter moved office, step {n}.", "Peter", DAYS[0])
+        _fake_llm_reflect(agent)
+        agent.commit(f"clone {n} reflects with an LLM")
+    a.sync("no-rebase")
+    p = pull(b.clone)
+    no_conflicts(b.clone, p)
+    page = "bank/entities/Peter.md"
+    assert "`clawmem reflect` rewrites them" in p.stderr
+    assert merged_sections(b.clone) == [page]  # left for reflect: its summary needs the LLM
+    _headings_hold_their_kinds((b.clone / page).read_text(encoding="utf-8"))
+    st = cli_subprocess("-w", str(b.clone), "status")
+    assert "merged" in st.out and page in st.out
+    ck = cli_subprocess("-w", str(b.clone), "check", "--json")
+    assert ck.code == 9 and '"problem": "merged"' in ck.out and page in ck.out
+    assert cli_subprocess("-w", str(b.clone), "reflect").code == 0
+    assert merged_sections(b.clone) == []
+    assert cli_subprocess("-w", str(b.clone), "check").code == 0
+
+
+def test_autocommit_commits_each_fact_retained_and_only_its_log(tmp_path, gitenv):
+    a, _ = two_clones(tmp_path)
+    (a.clone / "clawmem.toml").write_text("[git]\nautocommit = true\n", encoding="utf-8")
+    a.commit("autocommit")
+    (a.clone / "draft.md").write_text("a person's work in progress\n", encoding="utf-8")
+    git(a.clone, "add", "draft.md")
+    r = cli_subprocess("-w", str(a.clone), "retain", "The heron survey moved to March.", "--json")
+    assert r.code == 0, r.err
+    assert '"git": "committed"' in r.out
+    last = git(a.clone, "log", "-1", "--name-only", "--format=%s").stdout.split("\n")
+    assert last[0] == "clawmem retain: The heron survey moved to March."
+    assert [x for x in last[1:] if x] == [f"memory/{date.today().isoformat()}.md"]
+    # what the person staged is still staged, not committed
+    assert git(a.clone, "status", "--porcelain").stdout == "A  draft.md\n"
+    git(a.clone, "rm", "-q", "--cached", "draft.md")
+    (a.clone / "draft.md").unlink()
+    # a duplicate writes nothing, so commits nothing
+    r = cli_subprocess("-w", str(a.clone), "retain", "The heron survey moved to March.")
+    assert r.code == 0 and git(a.clone, "status", "--porcelain").stdout == ""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import FIXTURE, cli
+from .conftest import FIXTURE, approve, cli
 
 pytestmark = pytest.mark.usefixtures("lexical")
 
@@ -34,6 +34,7 @@ def personal_and_team(tmp_path) -> tuple[Path, Path]:
     me = tmp_path / "me"
     assert cli("init", str(me)).code == 0
     (me / "clawmem.toml").write_text('[scopes]\nteam = "../team"\n')
+    approve(me)  # the team's folder is outside this workspace
     assert cli("-w", str(me), "retain", "I prepare the kestrel demo.", "-e", "Kestrel").code == 0
     return me, team
 
@@ -84,6 +85,7 @@ def test_a_missing_or_unindexed_scope_is_reported(personal_and_team, tmp_path):
     assert not (team / ".memory").exists()  # still nothing written there
     assert data["results"]  # this workspace still answers
     (me / "clawmem.toml").write_text('[scopes]\nteam = "../nowhere"\n')
+    approve(me)
     data = json.loads(cli("-w", str(me), "recall", "kestrel", "--json").out)
     assert any("not found" in d for d in data["degraded"])
 

@@ -19,7 +19,7 @@ from clawmem.recall.fusion import Ranking
 from clawmem.store.index import Index
 from clawmem.transcripts.formats import CLAUDE_CODE, OPENCLAW, parse
 
-from .conftest import REPO, cli
+from .conftest import REPO, approve, cli
 
 SESSIONS = REPO / "fixtures" / "sessions"
 OC = "3b8f0c2e-6d1a-4e7b-9a51-0c2d7e4f9a13"
@@ -32,6 +32,7 @@ CC_FILE = CC_DIR / f"{CC}.jsonl"
 def configure(ws: Path, *folders: Path) -> None:
     paths = ", ".join(json.dumps(str(f)) for f in folders)
     (ws / "clawmem.toml").write_text(f"[sessions]\npaths = [{paths}]\n", encoding="utf-8")
+    approve(ws)  # the folders are outside the workspace: the user's own setting
 
 
 @pytest.fixture
@@ -96,6 +97,7 @@ def test_sessions_config_table(tmp_path):
     (tmp_path / "clawmem.toml").write_text(
         '[sessions]\npaths = ["~/a", "b"]\nidle_minutes = 30\n', encoding="utf-8"
     )
+    approve(tmp_path)
     cfg = load_config(tmp_path, environ={})
     assert cfg.session_paths == ("~/a", "b") and cfg.session_idle_minutes == 30
     assert cfg.sources["session_paths"] == "clawmem.toml"
@@ -388,6 +390,7 @@ def test_the_watcher_batches_a_growing_transcript(sess, lexical, tmp_path):
     path = tmp_path / "transcripts" / "openclaw" / f"{OC}.jsonl"
     with (sess / "clawmem.toml").open("a", encoding="utf-8") as f:
         f.write("batch_messages = 20\n")
+    approve(sess)  # a changed file asks again
     mem = open_workspace(sess, environ={"CLAWMEM_VECTORS": "0"})
     lines: list[str] = []
     w = Watcher(mem.indexer, debounce_s=0.1, reconcile_s=60, session_quiet_s=4.0, log=lines.append)

@@ -524,6 +524,9 @@ def run_secrets(
     (ws / "clawmem.toml").write_text(
         f"[sessions]\npaths = [{json.dumps(str(folder))}]\nidle_minutes = 60\n", encoding="utf-8"
     )
+    from clawmem.config import trust
+
+    trust.approve(ws)  # the transcripts folder is outside the workspace: the soak's own setting
     items = planted(seed)
     fig: dict = {"planted": len(items), "kinds": len({p.kind for p in items})}
     fig.update(plant(ws, folder, items, run))

@@ -40,6 +40,7 @@ import time
 from pathlib import Path
 
 from benchmarks.common import REPO, WORK, log, machine, median, replace_section
+from clawmem.config import trust
 
 HEADING = "## Flush at compaction"
 TARGET_S = 1.0
@@ -240,6 +241,7 @@ def run(messages: int, runs: int) -> dict:
     for _ in range(runs):
         ws = _copy(template, folder / "ws")
         (ws / "clawmem.toml").write_text(f'[sessions]\npaths = ["{t.path.parent.parent}"]\n')
+        trust.approve(ws)  # the transcripts folder is outside the workspace: our own setting
         t.write()
         args = [sys.executable, "-m", "clawmem", "-w", str(ws), "index", "--no-embed", "--json"]
         index.append(_timed(args, name="index_no_embed")[0])

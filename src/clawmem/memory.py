@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
-from clawmem.config import Config, load_config
+from clawmem.config import Config, load_config, trust_state
 from clawmem.errors import ClawmemError, WorkspaceError
 from clawmem.ingest.indexing import Indexer
 from clawmem.ingest.sync import SyncReport
@@ -54,6 +54,7 @@ class _Lazy:
 
 
 if TYPE_CHECKING:  # the real signatures, for type checkers and editors
+    from clawmem.config.trust import TrustState
     from clawmem.embedders.base import Embedder
     from clawmem.ingest.check import check as _check
     from clawmem.ingest.claude_memory import MemoryTool
@@ -72,6 +73,7 @@ if TYPE_CHECKING:  # the real signatures, for type checkers and editors
     from clawmem.recall.pipeline import recall as _recall
     from clawmem.reflect.flush import flush as _flush
     from clawmem.reflect.forget import forget as _forget
+    from clawmem.reflect.merged import rewrite_merged as _rewrite_merged
     from clawmem.reflect.pipeline import reflect as _reflect
     from clawmem.transcripts.sessions import TranscriptLines
 else:
@@ -92,6 +94,7 @@ else:
     _reflect = _Lazy("clawmem.reflect.pipeline", "reflect")
     _flush = _Lazy("clawmem.reflect.flush", "flush")
     _forget = _Lazy("clawmem.reflect.forget", "forget")
+    _rewrite_merged = _Lazy("clawmem.reflect.merged", "rewrite_merged")
 
 
 def _on_indexer(func: Callable[Concatenate[Indexer, P], R]) -> Callable[Concatenate[Memory, P], R]:
@@ -222,6 +225,10 @@ class Memory:
     # page for each finished conversation; see ``reflect.pipeline.reflect``.
     reflect = _on_indexer(_reflect)
 
+    # Rewrite, without a model, the generated sections a git merge left as two clones' union
+    # (what the hooks run after a merge or rebase); see ``reflect.merged.rewrite_merged``.
+    rewrite_merged = _on_indexer(_rewrite_merged)
+
     # Write a conversation's episode page and index its transcript now (an agent's hook, before
     # it compacts its context); see ``reflect.flush.flush``. Returns a ``FlushResult``.
     flush = _on_indexer(_flush)
@@ -280,6 +287,24 @@ class Memory:
         return use_model(
             self.indexer, target, query_prefix=query_prefix, document_prefix=document_prefix
         )
+
+    # ------------------------------------------------------------------ trust
+    def trust_state(self) -> TrustState:
+        """Whether this machine's user approved the workspace's clawmem.toml as it is now, and
+        which of its settings lead outside the workspace (ignored until it is approved)."""
+        return trust_state(self.root)
+
+    def trust(self, *, revoke: bool = False) -> TrustState:
+        """Approve the workspace's clawmem.toml as it is now (``revoke``: forget the approval),
+        then read the settings again (``clawmem trust``)."""
+        from clawmem.config import trust
+
+        if revoke:
+            trust.revoke(self.root)
+        else:
+            trust.approve(self.root)
+        self.reconfigure()
+        return self.trust_state()
 
     # ------------------------------------------------------------------ get
     def get(

@@ -491,6 +491,7 @@ COMMAND_MODULES = (
     "check",
     "git_hooks",
     "mcp",
+    "trust",
     "model",
     "reflect",
     "flush",
@@ -507,11 +508,16 @@ def _register_command_modules() -> None:
     _help_from_docstrings(app)
 
 
-def _help_from_docstrings(typer_app: typer.Typer) -> None:
+def _help_from_docstrings(typer_app: typer.Typer, prefix: str = "") -> None:
     """Each command's help from its docstring, its paragraphs each one line: typer's rich help
-    keeps a docstring's line breaks, which cut descriptions mid-sentence in `clawmem --help`."""
+    keeps a docstring's line breaks, which cut descriptions mid-sentence in `clawmem --help`.
+    Its examples (``cli/examples.py``) end it."""
     import inspect
     import re
+
+    from typer.main import get_command_name
+
+    from clawmem.cli.examples import epilog
 
     def flowed(doc: str) -> str:
         return re.sub(r"(?<!\n)\n(?!\n)", " ", inspect.cleandoc(doc))
@@ -519,9 +525,13 @@ def _help_from_docstrings(typer_app: typer.Typer) -> None:
     for info in typer_app.registered_commands:
         if info.help is None and info.callback is not None and info.callback.__doc__:
             info.help = flowed(info.callback.__doc__)
+        if info.callback is not None:
+            name = info.name or get_command_name(info.callback.__name__)
+            info.epilog = info.epilog or epilog(prefix + name)
     for group in typer_app.registered_groups:
         if group.typer_instance is not None:
-            _help_from_docstrings(group.typer_instance)
+            group.epilog = epilog(prefix + str(group.name))
+            _help_from_docstrings(group.typer_instance, f"{prefix}{group.name} ")
 
 
 _register_command_modules()
@@ -667,8 +677,23 @@ def _say_waiting(text: str) -> None:
     err.print(f"clawmem: {text}", markup=False, highlight=False)
 
 
+def _plain_completion_help() -> None:
+    """zsh and fish show each command's help beside its name: typer renders it with rich first
+    (to strip markup, which clawmem's help has none of), importing rich's Markdown and
+    markdown-it on every Tab, about 0.2 s of CPU. Plain text is what those shells show anyway."""
+    try:
+        from typer import _completion_classes
+    except ImportError:  # pragma: no cover - another typer: its own completion
+        return
+    if hasattr(_completion_classes, "_sanitize_help_text"):
+        _completion_classes._sanitize_help_text = lambda text: text
+
+
 def _main(argv: list[str] | None) -> None:
     from clawmem.files import locking
+
+    if os.environ.get("_CLAWMEM_COMPLETE"):  # a shell asks for completions (--install-completion)
+        _plain_completion_help()
 
     locking.on_wait = _say_waiting
     try:

@@ -36,9 +36,13 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from clawmem.errors import CheckFailed, ClawmemError, LockedError, UsageError, WorkspaceError
 from clawmem.files.atomic import write_atomic
+
+if TYPE_CHECKING:
+    from clawmem.memory import Memory
 
 HOOK_NAME = "pre-commit"
 # After these, files in the working tree changed under the index's feet.
@@ -271,9 +275,28 @@ def _uninstall_one(name: str, target: HookTarget) -> str:
 
 
 # --------------------------------------------------------------------------- the merge driver
+# The driver's exit status when it wrote the merge with conflict markers in it. Not 1: Python
+# exits 1 when it cannot import clawmem, and the command below must tell "merged, with conflicts"
+# from "did not run" (which leaves our side in place, the other side's lines nowhere).
+DRIVER_CONFLICT = 12
+
+
 def driver_command(python: str) -> str:
-    """What git runs to merge a file whose attributes say ``merge=clawmem`` (a shell command)."""
-    return f"{shlex.quote(python)} -m clawmem merge-driver %O %A %B %P"
+    """What git runs to merge a file whose attributes say ``merge=clawmem`` (a shell command).
+
+    Like the hooks, it survives a moved or deleted environment: the Python that ran ``init``,
+    else ``clawmem`` on the PATH; where neither merges, git's own line merge writes its
+    conflict markers into the file, so a conflict git reports always shows both sides."""
+    py = shlex.quote(python)
+    args = "%O %A %B %P"
+    return (
+        f"s=127; if [ -x {py} ]; then {py} -m clawmem merge-driver {args}; s=$?; fi; "
+        f"if [ $s -ne 0 ] && [ $s -ne {DRIVER_CONFLICT} ] && command -v clawmem >/dev/null 2>&1;"
+        f" then clawmem merge-driver {args}; s=$?; fi; "
+        f"case $s in 0) exit 0;; {DRIVER_CONFLICT}) exit 1;; esac; "
+        'echo "clawmem: the merge driver did not run (exit $s); git\'s own merge for" %P >&2; '
+        "git merge-file -L ours -L base -L theirs %A %O %B"
+    )
 
 
 def register_driver(root: Path, python: str | None = None) -> tuple[str, Path]:
@@ -384,8 +407,10 @@ def _rebasing(root: Path) -> bool:
 
 def sync(workspace: Path | None, event: str, args: list[str]) -> int:
     """What post-merge, post-checkout and post-rewrite run: the index catches up with the files
-    git changed, without embedding (no model load; watch or the next recall embeds). Never fails:
-    git has done its work, and a problem is a warning."""
+    git changed, without embedding (no model load; watch or the next recall embeds). After a
+    merge or a rebase, first the generated sections it left as two clones' union are rewritten
+    from the merged facts where that needs no model (``reflect.merged``). Never fails: git has
+    done its work, and a problem is a warning."""
     from clawmem.memory import open_workspace
 
     if event == "post-rewrite" and args[:1] == ["amend"]:
@@ -395,6 +420,8 @@ def sync(workspace: Path | None, event: str, args: list[str]) -> int:
         mem = open_workspace(workspace)
         if event == "post-checkout" and _rebasing(mem.root):
             return 0
+        if event != "post-checkout":  # a checkout shows a commit as it is; it rewrites nothing
+            _rewrite_merged(mem)
         report = mem.index(embed=False, lock_timeout=HOOK_LOCK_TIMEOUT)
     except ClawmemError as exc:
         hint = f" ({exc.hint})" if exc.hint else ""
@@ -409,25 +436,49 @@ def sync(workspace: Path | None, event: str, args: list[str]) -> int:
             f"index refreshed after {event}: {report.files_indexed} file(s) indexed, "
             f"{report.files_removed} removed ({time.perf_counter() - t0:.2f} s)"
         )
-        _note_merged_sections(mem.root)
     return 0
 
 
-def _note_merged_sections(root: Path) -> None:
-    from clawmem.markdown.merging import merged_sections
+def _pages(pages: list[str]) -> str:
+    return ", ".join(pages[:3]) + (", …" if len(pages) > 3 else "")
 
-    pages = merged_sections(root)
-    if pages:
+
+def _rewrite_merged(mem: Memory) -> None:
+    """The generated sections the merge left as a union: rewritten now where no model is needed
+    (left in the working tree, to commit), else named for ``clawmem reflect``."""
+    try:
+        done = mem.rewrite_merged(lock_timeout=HOOK_LOCK_TIMEOUT)
+    except ClawmemError as exc:
+        _warn(f"warning: generated sections merged from two clones not rewritten: {exc.message}")
+        return
+    if done.rewritten and mem.cfg.git_autocommit:
+        from clawmem.files.gitcommit import commit_files
+
+        why_not = commit_files(
+            mem.root, done.rewritten, "clawmem: rewrite generated sections merged from two clones"
+        )
         _warn(
-            f"{len(pages)} generated section(s) merged from two clones ({', '.join(pages[:3])}"
-            f"{', …' if len(pages) > 3 else ''}); `clawmem reflect` rewrites them"
+            f"rewrote {len(done.rewritten)} generated section(s) merged from two clones "
+            f"({_pages(done.rewritten)}) from the merged facts; "
+            + (why_not or "committed ([git] autocommit)")
+        )
+    elif done.rewritten:
+        _warn(
+            f"rewrote {len(done.rewritten)} generated section(s) merged from two clones "
+            f"({_pages(done.rewritten)}) from the merged facts; commit them"
+        )
+    if done.left:
+        _warn(
+            f"{len(done.left)} generated section(s) merged from two clones ({_pages(done.left)}); "
+            "`clawmem reflect` rewrites them"
         )
 
 
 def merge_driver(base: Path, ours: Path, theirs: Path, relpath: str) -> int:
     """What git runs for a file whose attributes say ``merge=clawmem``: the merge goes to
-    ``ours``; 0 when clean, 1 when hand-written text conflicts (git then reports it as usual)."""
-    from clawmem.files.gitmerge import merge_file
+    ``ours``; 0 when clean, ``DRIVER_CONFLICT`` when it holds conflict markers (git then reports
+    the conflict as usual)."""
+    from clawmem.files.gitmerge import conflict_hunks, merge_file
     from clawmem.markdown.merging import merge
 
     try:
@@ -439,6 +490,7 @@ def merge_driver(base: Path, ours: Path, theirs: Path, relpath: str) -> int:
             capture_output=True,
             check=False,
         )
+<<<<<<< HEAD
         return 1 if proc.returncode else 0
     merged = merge(relpath, texts[0], texts[1], texts[2], merge_file)
     # A line `clawmem forget` forgot here does not come back with a clone that still has it:
@@ -448,3 +500,9 @@ def merge_driver(base: Path, ours: Path, theirs: Path, relpath: str) -> int:
     text = forgotten_lines(Path.cwd()).blank(merged.text)
     write_atomic(ours, text.encode("utf-8"))
     return 1 if merged.conflicts else 0
+=======
+        return DRIVER_CONFLICT if proc.returncode else 0
+    merged = merge(relpath, texts[0], texts[1], texts[2], merge_file, conflict_hunks)
+    write_atomic(ours, merged.text.encode("utf-8"))
+    return DRIVER_CONFLICT if merged.conflicts else 0
+>>>>>>> main

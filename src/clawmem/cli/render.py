@@ -171,27 +171,33 @@ def describe_resident(r: dict) -> str:
     )
 
 
+def _sessions_human(ses: dict) -> None:
+    if ses.get("folders"):
+        out.print(
+            f"sessions    {ses['transcripts_on_disk']} transcript(s) in "
+            f"{escape(', '.join(ses['folders']))}"
+        )
+    if ses.get("flushed"):
+        out.print(f"flushed     {ses['flushed']} transcript(s) named by agents' hooks")
+    last = ses.get("last_flush")
+    if last:
+        # A hook's flush is silent: a failed one is said here.
+        colour = "dim" if last["ok"] else "yellow"
+        out.print(f"last flush  [{colour}]{escape(last['line'])}[/{colour}]")
+
+
 def status_human(s: dict) -> None:
     state = s.get("state", "")
     colour = "green" if s.get("clean") else "yellow"
     out.print(f"workspace   {escape(s['workspace'])}")
     out.print(f"index       {escape(s['index_path'])} ({s['index_bytes']:,} bytes)")
     out.print(f"state       [{colour}]{escape(state)}[/{colour}]")
+    held = s.get("config_not_approved")
+    if held:
+        out.print(f"config      [yellow]{escape(held['note'])}[/yellow]")
     if "files" in s:
         out.print(f"files       {s['files']} indexed, {s['files_on_disk']} on disk")
-        ses = s.get("sessions") or {}
-        if ses.get("folders"):
-            out.print(
-                f"sessions    {ses['transcripts_on_disk']} transcript(s) in "
-                f"{escape(', '.join(ses['folders']))}"
-            )
-        if ses.get("flushed"):
-            out.print(f"flushed     {ses['flushed']} transcript(s) named by agents' hooks")
-        last = ses.get("last_flush")
-        if last:
-            # A hook's flush is silent: a failed one is said here.
-            colour = "dim" if last["ok"] else "yellow"
-            out.print(f"last flush  [{colour}]{escape(last['line'])}[/{colour}]")
+        _sessions_human(s.get("sessions") or {})
         out.print(f"chunks      {s['chunks']} chunks, {s['facts']} facts")
         out.print(
             f"versions    schema {s['schema_version']}, chunker {s['chunker_version']}, "

@@ -25,7 +25,8 @@ class Problem:
     line: int  # 1-based (a file that is not UTF-8: the line of its first bad byte)
     text: str  # the line as written (redacted)
     message: str  # what is wrong and how to fix it
-    problem: str  # "fact", "stray" (a fact line outside a Retain section), "link", "encoding"
+    problem: str  # "fact", "stray" (a fact line outside a Retain section), "link", "encoding",
+    # "merged" (a generated section a git merge left as two clones' union)
 
     def to_dict(self) -> dict:
         """``clawmem check --json``'s form of it."""
@@ -40,8 +41,9 @@ class Problem:
 
 def check(ix: Indexer) -> list[Problem]:
     """Every malformed fact line, broken or ambiguous link (and every file that is not UTF-8):
-    path, line, text, message and problem ("fact", "stray", "link" or "encoding"), by path and
-    line. "stray": a line written as a fact below a later heading, outside the Retain section."""
+    path, line, text, message and problem ("fact", "stray", "link", "encoding" or "merged"), by
+    path and line. "stray": a line written as a fact below a later heading, outside the Retain
+    section; "merged": a generated section a git merge left as two clones' union."""
     problems: list[Problem] = []
     sc = ix.scan()
     # Links resolve against every indexed file, as in the index; only Markdown is checked.
@@ -97,8 +99,35 @@ def check(ix: Indexer) -> list[Problem]:
                         problem="link",
                     )
                 )
+        merged = _merged_section(entry.relpath, text)
+        if merged is not None:
+            mine.append(merged)
         problems.extend(sorted(mine, key=lambda p: p.line))
     return problems
+
+
+def _merged_section(relpath: str, text: str) -> Problem | None:
+    """A generated section that a git merge left as two clones' union (markdown/merging.py):
+    stale until rewritten (the hook after the merge does it where no model is needed)."""
+    from clawmem.markdown.markers import MarkerError, find_section
+    from clawmem.markdown.merging import MERGED_FLAG, is_merged
+
+    if f" {MERGED_FLAG} (" not in text:
+        return None
+    try:
+        section = find_section(text)
+    except MarkerError:
+        return None
+    if section is None or not is_merged(section):
+        return None
+    return Problem(
+        path=relpath,
+        line=section.before.count("\n") + 1,
+        text=section.begin.rstrip("\r\n"),
+        message="generated section merged from two clones (both sides' lines, stale citations); "
+        "run `clawmem reflect` to rewrite it",
+        problem="merged",
+    )
 
 
 def summary(problems: list[Problem]) -> str:
@@ -108,6 +137,7 @@ def summary(problems: list[Problem]) -> str:
         "stray": "fact line(s) outside a Retain section",
         "encoding": "file(s) not UTF-8",
         "link": "broken link(s)",
+        "merged": "generated section(s) merged from two clones",
     }
     parts = []
     for problem, word in words.items():

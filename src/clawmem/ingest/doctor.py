@@ -248,21 +248,53 @@ def _sqlite() -> Iterator[Finding]:
 
 
 def _config_trust(root: Path) -> list[Finding]:
+    """Whether ``clawmem.toml`` is trusted: approved on this machine (``clawmem trust``) when
+    its settings lead outside the workspace, and writable by its owner alone."""
+    return [*_approval(root), *_file_rights(root)]
+
+
+def _approval(root: Path) -> list[Finding]:
+    """``clawmem trust``: a clawmem.toml that came through git reaches outside the workspace
+    (read scopes, transcript folders, a model file) only once approved here."""
+    from clawmem.config import trust_state
+
+    try:
+        state = trust_state(root)
+    except ClawmemError as exc:
+        return [Finding("config", "approval", FAIL, exc.message, exc.hint)]
+    if not state.exists or not state.reaches:
+        return [Finding("config", "approval", OK, "nothing in it leads outside the workspace")]
+    reaches = ", ".join(state.reaches)
+    if state.approved:
+        return [Finding("config", "approval", OK, f"approved on this machine; reaches {reaches}")]
+    again = " (it changed since it was approved)" if state.changed else ""
+    return [
+        Finding(
+            "config",
+            "approval",
+            WARN,
+            f"{CONFIG_FILE} is not approved on this machine{again}: ignoring {reaches}",
+            "clawmem trust --show (read what it reaches), then clawmem trust",
+        )
+    ]
+
+
+def _file_rights(root: Path) -> list[Finding]:
     """Who may change ``clawmem.toml``: it chooses the model file clawmem loads, the folders it
     reads (extra_paths, [sessions], [scopes]); a file another user can write can point them
-    anywhere. More trust checks belong here."""
+    anywhere."""
     path = root / CONFIG_FILE
     try:
         st = path.lstat()
     except FileNotFoundError:
-        return [Finding("config", "trust", OK, f"no {CONFIG_FILE}: the defaults apply")]
+        return [Finding("config", "permissions", OK, f"no {CONFIG_FILE}: the defaults apply")]
     except OSError as exc:
-        return [Finding("config", "trust", FAIL, f"{CONFIG_FILE}: {exc.strerror}")]
+        return [Finding("config", "permissions", FAIL, f"{CONFIG_FILE}: {exc.strerror}")]
     if stat.S_ISLNK(st.st_mode):
         return [
             Finding(
                 "config",
-                "trust",
+                "permissions",
                 WARN,
                 f"{CONFIG_FILE} is a symbolic link: whoever controls its target chooses this "
                 "workspace's settings",
@@ -279,14 +311,16 @@ def _config_trust(root: Path) -> list[Finding]:
         return [
             Finding(
                 "config",
-                "trust",
+                "permissions",
                 WARN,
                 f"{CONFIG_FILE} is {' and '.join(problems)}: they choose the model clawmem loads "
                 "and the folders it reads",
                 f"chmod go-w {CONFIG_FILE} (and chown it to yourself), after reading it",
             )
         ]
-    return [Finding("config", "trust", OK, f"{CONFIG_FILE} is yours and only you can write it")]
+    return [
+        Finding("config", "permissions", OK, f"{CONFIG_FILE} is yours and only you can write it")
+    ]
 
 
 # --------------------------------------------------------------------------- the model
@@ -643,6 +677,18 @@ def _hook_python(text: str) -> str | None:
     return None
 
 
+def _driver_python(command: str) -> str | None:
+    """The interpreter a registered driver command runs: ``… if [ -x PY ]; then …`` (with its
+    fallbacks), or the first word of an older ``PY -m clawmem merge-driver …``."""
+    import re
+
+    found = re.search(r"if \[ -x (.+?) \]; then", command)
+    try:
+        return shlex.split(found.group(1) if found else command)[0]
+    except (ValueError, IndexError):
+        return None
+
+
 def _driver(root: Path, wanted: bool) -> Finding:
     got = _run_git(root, "config", "--get", DRIVER_KEY)
     command = got.stdout.strip() if got is not None and got.returncode == 0 else ""
@@ -655,11 +701,21 @@ def _driver(root: Path, wanted: bool) -> Finding:
             + (": .gitattributes names it, so git cannot merge daily logs" if wanted else ""),
             "clawmem init (or clawmem hook install) registers it",
         )
-    try:
-        program = shlex.split(command)[0]
-    except (ValueError, IndexError):
-        program = command
-    if shutil.which(program) is None and not os.access(program, os.X_OK):
+    program = _driver_python(command)
+    # `clawmem hook install` registers a command with fallbacks (the Python, else `clawmem` on
+    # the PATH, else git's own merge with markers); an older one ran the Python alone.
+    fallback = "if [ -x " in command
+    if program is not None and shutil.which(program) is None and not os.access(program, os.X_OK):
+        if fallback:
+            on_path = shutil.which("clawmem")
+            return Finding(
+                "git",
+                "merge driver",
+                WARN,
+                f"{DRIVER_KEY} runs {program}, which no longer exists, so it falls back on "
+                + (on_path or "git's own merge: two clones' appends to a daily log conflict"),
+                "clawmem hook install (registers this Python)",
+            )
         return Finding(
             "git",
             "merge driver",
@@ -667,4 +723,19 @@ def _driver(root: Path, wanted: bool) -> Finding:
             f"{DRIVER_KEY} runs {program}, which does not exist: merges of daily logs fail",
             "clawmem hook install (registers this Python)",
         )
-    return Finding("git", "merge driver", OK, command)
+    if not fallback:
+        return Finding(
+            "git",
+            "merge driver",
+            WARN,
+            f"{DRIVER_KEY} was registered by an older clawmem, without a fallback for when its "
+            "Python moves",
+            "clawmem hook install",
+        )
+    return Finding(
+        "git",
+        "merge driver",
+        OK,
+        f"runs {program} -m clawmem merge-driver; falls back on `clawmem` on the PATH, then on "
+        "git's own merge (conflict markers, never our side alone)",
+    )

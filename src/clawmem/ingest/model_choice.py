@@ -227,7 +227,7 @@ def use_model(
     """
     from dataclasses import replace
 
-    from clawmem.config import load_config
+    from clawmem.config import CONFIG_FILE, load_config, trust, trust_state
     from clawmem.embedders.llama import LlamaEmbedder
     from clawmem.files.tomlfile import set_keys
 
@@ -256,9 +256,14 @@ def use_model(
     identity = probe.identity.to_dict()
     about = getattr(probe, "about", None)
     probe.close()
+    config = ix.root / CONFIG_FILE
+    before = config.read_bytes() if config.is_file() else None
+    reached = trust_state(ix.root).needed  # whether the file led outside before this change
     set_keys(
-        ix.root / "clawmem.toml",
+        config,
         {"model": value, "query_prefix": query_prefix, "document_prefix": document_prefix},
     )
+    # The user named this model: the file stays approved if it was, or needed no approval.
+    trust.carry_over(ix.root, before, reached)
     ix.reconfigure(load_config(ix.root))
     return ModelUsed(model=value, identity=identity, about=about)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from clawmem.config import trust
 from clawmem.ingest.indexing import Indexer
 from clawmem.ingest.sync import chunking_key, plan_fresh
 from clawmem.store import db, queries
@@ -37,6 +38,9 @@ class Status:
     skipped: list[dict]  # {path, reason}: files this scan leaves out
     merged_sections: list[str]  # pages a git merge left as two clones' generated sections
     scopes: list[dict] | None = None  # {name, path, state}; None without read scopes
+    # clawmem.toml's settings that lead outside the workspace, ignored until the user approves the
+    # file (config/trust.py); None when nothing is held back.
+    config_not_approved: dict | None = None
     watcher: str
     resident_embedder: dict
     query_path: str  # the NumPy query path: ready, off, or why not (ingest/resident.py)
@@ -70,6 +74,8 @@ class Status:
         }
         if self.scopes is not None:
             d["scopes"] = self.scopes
+        if self.config_not_approved is not None:
+            d["config_not_approved"] = self.config_not_approved
         d["watcher"] = self.watcher
         d["resident_embedder"] = self.resident_embedder
         d["query_path"] = self.query_path
@@ -121,6 +127,12 @@ def status(ix: Indexer) -> Status:
     out["merged_sections"] = merged_sections(ix.root)
     if ix.cfg.read_scopes:
         out["scopes"] = scope_states(ix)
+    if ix.cfg.held_back:
+        out["config_not_approved"] = {
+            "ignored": list(ix.cfg.held_back),
+            "note": trust.note(ix.cfg.held_back),
+            "fix": trust.FIX,
+        }
     from clawmem.ingest.watch import describe_watcher, watcher_status
 
     out["watcher"] = describe_watcher(watcher_status(ix.memory_dir))

@@ -8,7 +8,13 @@ as ``LineMerge`` so these rules can be read and tested without it.
   ours, then theirs), so no line is ever lost and nothing conflicts. Two rules then settle the
   facts: a fact both sides retained is kept once (clawmem's duplicate rule: same kind, statement,
   entities, confidence, notes), and a fact that the union left outside the Retain section (one
-  side added a heading after it, the other a fact) is moved back into it.
+  side added a heading after it, the other a fact) is moved back into it. A union must never
+  bring back a narrative line that one side deleted or rewrote (a scrubbed password) because
+  the other changed a line next to it: such a merge conflicts, with git's markers, as plain git
+  would.
+- **The core** (``MEMORY.md``): hand-written. Where both sides only added lines at the same
+  place (the README invites a line at its end), both are kept, ours then theirs; any other
+  overlap conflicts as in any merge.
 - **A page with a generated section** (``bank/``: entity pages, opinions, proposals): the text
   a person wrote around the section is merged by the ordinary three-way merge, which may
   conflict like any hand-written text. The section itself never conflicts: a side that did not
@@ -17,6 +23,10 @@ as ``LineMerge`` so these rules can be read and tested without it.
   (``clawmem reflect``). A section someone edited by hand keeps its stale hash, so reflect
   still refuses to overwrite it.
 - Anything else: the ordinary three-way merge.
+
+Line endings never decide anything: when one side converted the file (CRLF against LF), all
+three are merged with ``\n`` and written with the converting side's endings, so a conversion is
+not a change of every line (which a union would keep twice).
 """
 
 from __future__ import annotations
@@ -24,7 +34,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from clawmem.markdown.facts import Fact, fact_items, retain_insert_index
@@ -36,10 +46,15 @@ from clawmem.markdown.markers import (
     eol_of,
     find_section,
 )
+from clawmem.markdown.workspace import CORE_FILES
 from clawmem.text.timeexpr import date_from_path
 
 # (base, ours, theirs, union) -> (merged text, number of conflicting hunks left in it)
 LineMerge = Callable[[str, str, str, bool], tuple[str, int]]
+# (base, ours, theirs) -> the hunks a plain merge leaves conflicting: (base's, ours', theirs'
+# lines), each line without its ending.
+Hunk = tuple[list[str], list[str], list[str]]
+ConflictHunks = Callable[[str, str, str], list[Hunk]]
 
 # Lines as the Markdown grammar counts them (\r\n, \r, \n; not str.splitlines' \f, \x85, …), with
 # their endings, so that fact_items' line numbers index them.
@@ -68,11 +83,41 @@ def is_daily_log(relpath: str) -> bool:
     return "memory" in parts[:-1] and date_from_path(relpath) is not None
 
 
-def merge(relpath: str, base: str, ours: str, theirs: str, line_merge: LineMerge) -> Merged:
+def is_core(relpath: str) -> bool:
+    return relpath.replace("\\", "/").rsplit("/", 1)[-1] in CORE_FILES
+
+
+def merge(
+    relpath: str,
+    base: str,
+    ours: str,
+    theirs: str,
+    line_merge: LineMerge,
+    hunks: ConflictHunks,
+) -> Merged:
     """Merge one file by the rule its path and content call for."""
+    eol = _converted_eol(base, ours, theirs)
+    if eol is not None:
+        lf = [t.replace("\r\n", "\n") for t in (base, ours, theirs)]
+        m = merge(relpath, lf[0], lf[1], lf[2], line_merge, hunks)
+        return replace(m, text=m.text.replace("\n", eol))
     if is_daily_log(relpath):
-        return merge_log(base, ours, theirs, line_merge)
+        return merge_log(base, ours, theirs, line_merge, hunks)
+    if is_core(relpath):
+        return merge_core(base, ours, theirs, line_merge, hunks)
     return merge_page(base, ours, theirs, line_merge)
+
+
+def _converted_eol(base: str, ours: str, theirs: str) -> str | None:
+    """The line ending to write when the three disagree on it (one side converted the file):
+    the converting side's; None when they agree."""
+    have = [eol_of(t) if t else None for t in (base, ours, theirs)]
+    if len({e for e in have if e is not None}) < 2:
+        return None
+    b, o, t = have
+    if o is not None and o != b:
+        return o
+    return t if t is not None else o
 
 
 def _trivial(base: str, ours: str, theirs: str) -> str | None:
@@ -111,10 +156,15 @@ def _wanted(base: int, ours: int, theirs: int) -> int:
     return max(ours, theirs)
 
 
-def merge_log(base: str, ours: str, theirs: str, line_merge: LineMerge) -> Merged:
+def merge_log(
+    base: str, ours: str, theirs: str, line_merge: LineMerge, hunks: ConflictHunks
+) -> Merged:
     same = _trivial(base, ours, theirs)
     if same is not None:
         return Merged(same, 0, "log")
+    if _brings_back(base, hunks(base, ours, theirs)):
+        text, conflicts = line_merge(base, ours, theirs, False)
+        return Merged(text, max(conflicts, 1), "log")
     text, _ = line_merge(base, ours, theirs, True)
     counts = [Counter(ident for ident, _, _ in _items(t)) for t in (base, ours, theirs)]
     wanted = {
@@ -130,6 +180,45 @@ def merge_log(base: str, ours: str, theirs: str, line_merge: LineMerge) -> Merge
     text = _rescue(text, wanted, lines_of)
     text = _collapse(text, wanted)
     return Merged(text, 0, "log")
+
+
+def _brings_back(base: str, found: list[Hunk]) -> bool:
+    """Whether a union of these hunks would bring back a narrative line of the base that one
+    side deleted or rewrote while the other kept it (the fact rules settle facts: a fact one side
+    changed is counted, not brought back)."""
+    if not found:
+        return False
+    lines = _lines(base)
+    in_facts = {
+        lines[i].rstrip("\r\n") for _, start, end in _items(base) for i in range(start, end)
+    }
+    for old, ours, theirs in found:
+        for line in old:
+            if line.strip() and line not in in_facts and (line in ours) != (line in theirs):
+                return True
+    return False
+
+
+# ------------------------------------------------------------------------------------ the core
+
+
+def merge_core(
+    base: str, ours: str, theirs: str, line_merge: LineMerge, hunks: ConflictHunks
+) -> Merged:
+    """Both sides only added lines where they overlap: both kept (ours, then theirs). Otherwise
+    git's merge, conflicts and all: the core is a person's text."""
+    same = _trivial(base, ours, theirs)
+    if same is not None:
+        return Merged(same, 0, "core")
+    found = hunks(base, ours, theirs)
+    only_added = all(
+        line in ours_lines and line in theirs_lines
+        for old, ours_lines, theirs_lines in found
+        for line in old
+        if line.strip()
+    )
+    text, conflicts = line_merge(base, ours, theirs, bool(found) and only_added)
+    return Merged(text, conflicts, "core")
 
 
 def _trim(lines: list[str]) -> list[str]:
@@ -261,7 +350,7 @@ def _merge_section(
         return _whole(so), False
     if so.body == base_body:
         return _whole(st), False
-    body, _ = line_merge(base_body or "", so.body, st.body, True)
+    body = union_by_heading(base_body or "", so.body, st.body, line_merge)
     eol = eol_of(so.begin)
     end = so.end if so.end.endswith(("\n", "\r")) else so.end + eol
     if so.edited or st.edited:
@@ -270,6 +359,66 @@ def _merge_section(
         begin = so.begin if so.edited else st.begin
         return begin + body + end, False
     return flagged_begin(body) + eol + body + end, True
+
+
+def _blocks(body: str) -> tuple[str, dict[str, str]] | None:
+    """(the lines before the first ``### `` heading, {heading line: its block}), each block's
+    trailing blank lines left out; None when a heading repeats (the blocks cannot be told apart)."""
+    lines = _lines(body)
+    first = next((i for i, line in enumerate(lines) if line.startswith("### ")), len(lines))
+    blocks: dict[str, list[str]] = {}
+    current: list[str] = []
+    for line in lines[first:]:
+        if line.startswith("### "):
+            head = line.rstrip("\r\n")
+            if head in blocks:
+                return None
+            current = blocks[head] = [line]
+        else:
+            current.append(line)
+    return "".join(_trim(lines[:first])), {h: "".join(_trim(b)) for h, b in blocks.items()}
+
+
+def union_by_heading(base: str, ours: str, theirs: str, line_merge: LineMerge) -> str:
+    """Two clones' rewrites of one generated section, kept together heading by heading: each
+    ``### `` block (a kind of fact on an entity page, an opinion on the opinions page) is the
+    union of its two sides, so no line lands under another block's heading and no heading is
+    there twice. A block one side dropped and the other left as it was is dropped; new blocks
+    keep their side's place. The union is stale all the same (citations point at each side's own
+    log): the hooks after the merge rewrite it from the merged facts."""
+    parts = [_blocks(t) for t in (base, ours, theirs)]
+    if parts[0] is None or parts[1] is None or parts[2] is None:
+        return line_merge(base, ours, theirs, True)[0]
+    (pre_b, b), (pre_o, o), (pre_t, t) = parts[0], parts[1], parts[2]
+    eol = eol_of(ours)
+
+    def union(x: str, y: str, z: str) -> str:
+        same = _trivial(x, y, z)
+        return same if same is not None else line_merge(x, y, z, True)[0]
+
+    order = list(o)
+    for i, head in enumerate(t):  # theirs' new blocks go after the block before them in theirs
+        if head not in o:
+            before = [h for h in list(t)[:i] if h in order]
+            order.insert(order.index(before[-1]) + 1 if before else 0, head)
+    blocks = []
+    for head in order:
+        if head in o and head in t:
+            blocks.append(union(b.get(head, ""), o[head], t[head]))
+        elif head not in b or b[head] != (o.get(head) or t.get(head)):
+            blocks.append(o.get(head) or t[head])  # new, or changed where the other dropped it
+    chunks = [c for c in (union(pre_b, pre_o, pre_t), *blocks) if c.strip()]
+    return "".join(_joined(chunks, eol))
+
+
+def _joined(chunks: list[str], eol: str) -> list[str]:
+    """The chunks with one blank line between each two."""
+    out = []
+    for i, chunk in enumerate(chunks):
+        if i:
+            out.append(eol)
+        out.append(chunk if chunk.endswith(("\n", "\r")) else chunk + eol)
+    return out
 
 
 def flagged_begin(body: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from clawmem.config import CONFIG_FILE
+from clawmem.config import CONFIG_FILE, trust
 from clawmem.files.atomic import write_atomic
 from clawmem.markdown.workspace import INDEX_DIR
 
@@ -45,6 +45,11 @@ CONFIG_TOML = """\
 # Conversations to remember: your agent's transcript folders (docs/sessions.md).
 # [sessions]
 # paths = ["~/.openclaw/agents/main/sessions"]
+
+# A clone that agents write to (over MCP, from cron): commit each fact retained at once;
+# docs/operations.md has the timer that pulls and pushes.
+# [git]
+# autocommit = true
 """
 
 GITIGNORE_LINES = (
@@ -56,9 +61,15 @@ GITATTRIBUTES_LINES = (
     "# clawmem: daily logs merge as append-only, generated sections never conflict",
     "memory/** merge=clawmem",
     "bank/** merge=clawmem",
+<<<<<<< HEAD
     "# the forgotten lines and who wrote each fact: both sides' entries are kept",
     ".clawmem/forgotten merge=union",
     ".clawmem/writers merge=union",
+=======
+    # lines added to the core at the same place on two clones are both kept
+    "/MEMORY.md merge=clawmem",
+    "/memory.md merge=clawmem",
+>>>>>>> main
 )
 
 
@@ -124,6 +135,8 @@ def init_workspace(root: Path) -> list[Step]:
             steps.append(Step("memory.md" if core_alias else rel, "exists"))
             continue
         write_atomic(path, text)
+        if rel == CONFIG_FILE:  # the user's own file: approved on this machine (config/trust.py)
+            trust.approve(root, text.encode("utf-8"))
         steps.append(Step(rel, "created", label))
     steps.append(
         _append_lines(

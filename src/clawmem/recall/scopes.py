@@ -15,7 +15,7 @@ from functools import wraps
 from pathlib import Path
 from typing import Any
 
-from clawmem.config import SCOPE_NAME, load_config, parse_scopes, scopes_origin
+from clawmem.config import SCOPE_NAME, load_config, parse_scopes, scopes_origin, trust
 from clawmem.errors import ClawmemError, WorkspaceError
 from clawmem.ingest.indexing import Indexer
 from clawmem.recall.pipeline import budget_emptied, pack_budget, recall
@@ -53,6 +53,8 @@ def unknown_scope(ix: Indexer, path: str, scopes: dict[str, Path]) -> None:
 def recall_with_scopes(ix: Indexer, query: str, **kwargs: Any) -> RecallResult:
     # ``recall`` over this workspace and its read scopes, fused.
     own = recall(ix, query, **kwargs)
+    if ix.cfg.held_back:  # scopes or transcripts the user has not approved (config/trust.py)
+        own.degraded.append(trust.note(ix.cfg.held_back))
     scopes = parse_scopes(ix.cfg, ix.root)
     if not scopes:
         return own

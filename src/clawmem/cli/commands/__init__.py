@@ -35,10 +35,17 @@ def current_workspace(workspace: Path | None = None) -> Path | None:
     return workspace or state["workspace"]
 
 
-def open_mem(workspace: Path | None = None):
+def open_mem(workspace: Path | None = None, *, quiet: bool = False):
+    """The workspace's ``Memory``. Unless ``quiet``, one line on stderr when settings of its
+    clawmem.toml are ignored until the user approves the file (``clawmem trust``)."""
     from clawmem.memory import open_workspace
 
-    return open_workspace(workspace or state["workspace"])
+    mem = open_workspace(workspace or state["workspace"])
+    if mem.cfg.held_back and not quiet:
+        from clawmem.config.trust import note
+
+        sys.stderr.write(f"clawmem: note: {note(mem.cfg.held_back)}\n")
+    return mem
 
 
 def print_json(data) -> None:

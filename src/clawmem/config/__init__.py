@@ -1,12 +1,15 @@
 """Effective configuration: defaults, then ``clawmem.toml``, then ``CLAWMEM_*`` environment variables.
 
-Every value remembers where it came from so ``clawmem config`` can show it. Defaults follow the
+Every value remembers where it came from so ``clawmem config`` can show it. Settings of the file
+that lead outside the workspace wait for the user's approval of the file (``config/trust.py``).
+Defaults follow the
 design seeds (chunks of ~400 tokens with 80 overlap, 6 results, 700-character snippets, candidate
 80 candidates per search leg).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -14,9 +17,9 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from clawmem.config import trust
+from clawmem.config.trust import CONFIG_FILE
 from clawmem.errors import ConfigError
-
-CONFIG_FILE = "clawmem.toml"
 
 
 @dataclass(frozen=True)
@@ -85,7 +88,13 @@ class Config:
     # each as "NAME=PATH": recall searches them too, `get NAME:path` reads them, nothing writes
     # to them (docs/workspace.md).
     read_scopes: tuple[str, ...] = ()
+    # ``[git] autocommit = true``: each fact retained is committed at once (files/gitcommit.py),
+    # for a clone written by agents that hold none of their own (docs/operations.md).
+    git_autocommit: bool = False
     sources: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    # The settings of clawmem.toml ignored because they lead outside the workspace and the user
+    # has not approved the file on this machine (config/trust.py), as a person would write them.
+    held_back: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def chunk_chars(self) -> int:
@@ -99,14 +108,17 @@ class Config:
         """(name, value, source) for every setting, in declaration order."""
         out = []
         for f in fields(self):
-            if f.name == "sources":
+            if f.name in _NOT_SETTINGS:
                 continue
             out.append((f.name, getattr(self, f.name), self.sources.get(f.name, "default")))
         return out
 
 
+_NOT_SETTINGS = frozenset({"sources", "held_back"})
+
+
 def _settable_fields() -> dict[str, Any]:
-    return {f.name: f for f in fields(Config) if f.name != "sources"}
+    return {f.name: f for f in fields(Config) if f.name not in _NOT_SETTINGS}
 
 
 # Settings for which 0 means nothing sensible (``embed_batch = 0`` left every vector pending,
@@ -226,6 +238,8 @@ def _key_lines(text: str) -> dict[str, int]:
             name = key.group(1)
             if table == "sessions":
                 name = SESSION_KEYS.get(name, name)
+            elif table == "git":
+                name = GIT_KEYS.get(name, name)
             lines.setdefault(name, n)
     return lines
 
@@ -262,11 +276,35 @@ def _flatten_sessions(table: dict) -> dict:
     return out
 
 
+# ``[git] autocommit = true`` is ``git_autocommit`` everywhere else ($CLAWMEM_GIT_AUTOCOMMIT).
+GIT_KEYS = {"autocommit": "git_autocommit"}
+
+
+def _flatten_git(table: dict) -> dict:
+    section = table.get("git")
+    if section is None:
+        return table
+    if not isinstance(section, dict):
+        raise ConfigError(
+            f"{CONFIG_FILE}: git must be a table", hint="write [git] with autocommit = true"
+        )
+    out = {k: v for k, v in table.items() if k != "git"}
+    for key, raw in section.items():
+        if key not in GIT_KEYS:
+            raise ConfigError(
+                f"{CONFIG_FILE}: unknown setting {key!r} in [git]",
+                hint="known: " + ", ".join(sorted(GIT_KEYS)),
+            )
+        out[GIT_KEYS[key]] = raw
+    return out
+
+
 def toml_spellings() -> list[str]:
     """Every setting as it is written in clawmem.toml: the sessions' settings in ``[sessions]``
     and the read scopes as ``[scopes]`` entries, the rest at the top level."""
     tables = {v: f"[sessions] {k}" for k, v in SESSION_KEYS.items()}
     tables["read_scopes"] = '[scopes] NAME = "PATH"'
+    tables |= {v: f"[git] {k}" for k, v in GIT_KEYS.items()}
     return [tables.get(name, name) for name in sorted(_settable_fields())]
 
 
@@ -275,7 +313,7 @@ def unknown_setting_hint(key: str) -> str:
     import difflib
 
     spelled = toml_spellings()
-    bare = {s.split()[1] if s.startswith("[sessions]") else s: s for s in spelled}
+    bare = {s.split()[1] if s.startswith(("[sessions]", "[git]")) else s: s for s in spelled}
     bare |= dict(zip(sorted(_settable_fields()), spelled, strict=True))
     bare["scopes"] = bare["read_scopes"]
     close = difflib.get_close_matches(key, list(bare), n=1, cutoff=0.75)
@@ -335,43 +373,141 @@ def parse_scopes(cfg: Config, root: Path) -> dict[str, Path]:
     return out
 
 
-def load_config(root: Path, environ: dict[str, str] | None = None) -> Config:
-    env = os.environ if environ is None else environ
+# Settings whose values name places on disk, each with how a person writes one value in
+# clawmem.toml. A value of the file that leads outside the workspace takes effect only once the
+# user approved the file (config/trust.py); a new setting that names a place belongs here.
+# extra_paths does not: the scanner never leaves the workspace for it (markdown/workspace.py).
+PATH_SETTINGS: dict[str, str] = {
+    "read_scopes": "[scopes] {name} = {path}",
+    "session_paths": "[sessions] paths {path}",
+    "model": "model = {path}",
+}
+
+
+def _places(key: str, value: Any) -> list[tuple[Any, str, str]]:
+    """(the value as stored, the place it names, how a person writes it) for each of ``value``."""
+    out = []
+    for item in value if isinstance(value, tuple) else (value,):
+        name, _, place = item.partition("=") if key == "read_scopes" else ("", "", item)
+        if place.strip():
+            shown = PATH_SETTINGS[key].format(name=name, path=json.dumps(place.strip()))
+            out.append((item, place.strip(), shown))
+    return out
+
+
+def leads_outside(root: Path, place: str) -> bool:
+    """Whether ``place`` (relative to the workspace, ``~`` expanded) is outside ``root``, links
+    followed: a link inside the workspace to a folder outside leads outside."""
+    p = Path(place).expanduser()
+    p = p if p.is_absolute() else root / p
+    return not p.resolve().is_relative_to(root.resolve())
+
+
+def reaches_outside(root: Path, values: dict[str, Any]) -> dict[str, list[tuple[Any, str]]]:
+    """Of the settings ``values``, those that lead outside the workspace: key -> [(value as
+    stored, how a person writes it)]."""
+    out: dict[str, list[tuple[Any, str]]] = {}
+    for key in [k for k in PATH_SETTINGS if k in values]:
+        far = [
+            (item, shown)
+            for item, place, shown in _places(key, values[key])
+            if leads_outside(root, place)
+        ]
+        if far:
+            out[key] = far
+    return out
+
+
+def _hold_back(
+    root: Path, values: dict[str, Any], sources: dict[str, str], content: bytes
+) -> dict[str, list[str]]:
+    """Drop from ``values`` what leads outside the workspace unless the user approved this file;
+    what was dropped, as a person writes it."""
+    far = reaches_outside(root, values)
+    if not far:
+        return {}
+    if trust.is_approved(root, content):
+        return {}
+    held: dict[str, list[str]] = {}
+    for key, items in far.items():
+        drop = {item for item, _ in items}
+        value = values[key]
+        kept = tuple(v for v in value if v not in drop) if isinstance(value, tuple) else None
+        if kept:
+            values[key] = kept
+        else:
+            del values[key]
+            del sources[key]
+        held[key] = [shown for _, shown in items]
+    return held
+
+
+def _read_file(root: Path) -> tuple[dict[str, Any], dict[str, str], bytes | None]:
+    """The settings of the workspace's clawmem.toml, where each came from, and the file's bytes
+    (None without one); ConfigError naming the line when one is wrong."""
     allowed = _settable_fields()
     defaults = Config()
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
-
     path = root / CONFIG_FILE
-    if path.is_file():
-        import tomllib  # here: every command reads the config; without clawmem.toml, no parser
+    if not path.is_file():
+        return values, sources, None
+    import tomllib  # here: every command reads the config; without clawmem.toml, no parser
 
-        try:
-            text = path.read_text(encoding="utf-8")
-            data = tomllib.loads(text)
-            where = _key_lines(text)
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(
-                f"{CONFIG_FILE}: {exc}", hint="fix the TOML syntax or delete the file"
-            ) from None
-        # Settings may live at the top level or under [clawmem].
-        table = data.get("clawmem", data) if isinstance(data.get("clawmem"), dict) else data
-        table = _flatten_scopes(_flatten_sessions(table))
-        for key, raw in table.items():
-            if key not in allowed:
-                line = where.get(key)
-                raise ConfigError(
-                    f"{CONFIG_FILE}{f' line {line}' if line else ''}: unknown setting {key!r}",
-                    hint=unknown_setting_hint(key),
-                )
+    try:
+        content = path.read_bytes()
+        text = content.decode("utf-8")
+        data = tomllib.loads(text)
+        where = _key_lines(text)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(
+            f"{CONFIG_FILE}: {exc}", hint="fix the TOML syntax or delete the file"
+        ) from None
+    # Settings may live at the top level or under [clawmem].
+    table = data.get("clawmem", data) if isinstance(data.get("clawmem"), dict) else data
+    table = _flatten_git(_flatten_scopes(_flatten_sessions(table)))
+    for key, raw in table.items():
+        if key not in allowed:
             line = where.get(key)
-            origin = f"{CONFIG_FILE} line {line}" if line else CONFIG_FILE
-            values[key] = _coerce(key, raw, getattr(defaults, key), origin, typed=True)
-            sources[key] = CONFIG_FILE
+            raise ConfigError(
+                f"{CONFIG_FILE}{f' line {line}' if line else ''}: unknown setting {key!r}",
+                hint=unknown_setting_hint(key),
+            )
+        line = where.get(key)
+        origin = f"{CONFIG_FILE} line {line}" if line else CONFIG_FILE
+        values[key] = _coerce(key, raw, getattr(defaults, key), origin, typed=True)
+        sources[key] = CONFIG_FILE
+    return values, sources, content
 
+
+def trust_state(root: Path) -> trust.TrustState:
+    """Whether the workspace's clawmem.toml is approved here, and what it reaches outside."""
+    values, _, content = _read_file(root)
+    reaches = [shown for items in reaches_outside(root, values).values() for _, shown in items]
+    approved = content is not None and trust.is_approved(root, content)
+    return trust.TrustState(
+        file=trust.config_key(root),
+        exists=content is not None,
+        approved=approved,
+        changed=not approved and trust.was_approved(root),
+        reaches=tuple(reaches),
+        held_back=() if approved else tuple(reaches),
+        store=str(trust.store_path()),
+    )
+
+
+def load_config(root: Path, environ: dict[str, str] | None = None) -> Config:
+    env = os.environ if environ is None else environ
+    allowed = _settable_fields()
+    defaults = Config()
+    values, sources, content = _read_file(root)
+    held_back: dict[str, list[str]] = {}
+    if content is not None:
+        held_back = _hold_back(root, values, sources, content)
     for key in allowed:
         var = "CLAWMEM_" + key.upper()
         if var in env:
+            held_back.pop(key, None)  # the user's own setting replaces the file's
             values[key] = _coerce(key, env[var], getattr(defaults, key), f"${var}")
             sources[key] = f"${var}"
 
@@ -398,7 +534,8 @@ def load_config(root: Path, environ: dict[str, str] | None = None) -> Config:
             f"{sources.get('candidates')}: candidates = 0 leaves recall nothing to rank",
             hint="set candidates to at least 1 (default 80), or remove it",
         )
-    cfg = Config(**values, sources=sources)
+    held = tuple(shown for key in held_back for shown in held_back[key])
+    cfg = Config(**values, sources=sources, held_back=held)
     if cfg.chunk_tokens < 16 or cfg.chunk_overlap >= cfg.chunk_tokens:
         raise ConfigError(
             f"chunk_tokens={cfg.chunk_tokens}, chunk_overlap={cfg.chunk_overlap} cannot chunk",
