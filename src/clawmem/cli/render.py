@@ -323,6 +323,8 @@ def print_forget(result) -> None:
             f"git history still holds these lines in {d['git_commits']} commit(s); to rewrite "
             f"it: {escape(d['git_command'])}"
         )
+
+
 def doctor_human(d: dict) -> None:
     """``clawmem doctor``: one line per check, its fix under it; a summary last."""
     colours = {"ok": "green", "warn": "yellow", "fail": "red", "off": "dim"}

@@ -76,16 +76,13 @@ class Retained:
     source: str  # its citation, path#Lline-Lline
     path: str  # the daily log, memory/YYYY-MM-DD.md
     line: int  # 1-based
-<<<<<<< HEAD
     supersedes: str | None = None  # the citation of the fact this one corrects, if any
     # Facts already stored that say nearly the same thing (citations): retain still stores the
     # new one, and says so, so that a person or agent can correct or forget instead.
     similar: tuple[str, ...] = ()
-=======
     # With ``[git] autocommit``: "committed", or why the log was not committed (the fact is
     # stored either way); None when the setting is off or nothing was written.
     git: str | None = None
->>>>>>> main
 
     def to_dict(self) -> dict:
         """``clawmem retain --json``'s form of it."""
@@ -102,12 +99,9 @@ class Retained:
             "source": self.source,
             "path": self.path,
             "line": self.line,
-<<<<<<< HEAD
             "supersedes": self.supersedes,
             "similar": list(self.similar),
-=======
             **extra,
->>>>>>> main
         }
 
 
@@ -260,10 +254,8 @@ def retain(
         )
     line = stored.line
     citation = f"{relpath}#L{line}-L{line}"
-<<<<<<< HEAD
     if dup is None:  # who wrote it, for `clawmem history` (.clawmem/writers)
         record_writer(ix.root, format_fact(stored).rstrip("\r\n"), relpath, writer)
-=======
     committed = None
     if dup is None and ix.cfg.git_autocommit:  # after the lock: the pre-commit hook takes it
         from clawmem.files.gitcommit import commit_files
@@ -272,7 +264,6 @@ def retain(
         summary = summary if len(summary) <= 60 else summary[:57] + "..."
         why_not = commit_files(ix.root, [relpath], f"clawmem retain: {summary}")
         committed = why_not or "committed"
->>>>>>> main
     return Retained(
         stored=dup is None,
         duplicate_of=citation if dup is not None else None,
@@ -287,12 +278,9 @@ def retain(
         source=citation,
         path=relpath,
         line=line,
-<<<<<<< HEAD
         supersedes=corrects.citation if corrects else None,
         similar=_similar_facts(ix, stored, citation, corrects) if dup is None else (),
-=======
         git=committed,
->>>>>>> main
     )
 
 

@@ -58,7 +58,6 @@ def register(app: typer.Typer) -> None:
             allow_secret=allow_secret,
             supersedes=supersedes,
         )
-<<<<<<< HEAD
         show_retained(res, as_json)
 
     @app.command()
@@ -115,17 +114,9 @@ def show_retained(res, as_json: bool) -> None:
         out.print(f"retained {res.source}: {res.line_text}", markup=False)
         if res.supersedes:
             out.print(f"  supersedes {res.supersedes}", markup=False)
+        if res.git is not None and res.git != "committed":
+            err.print(f"clawmem: warning: {res.path} {res.git}", markup=False)
     else:
         err.print(f"already retained at {res.duplicate_of}; not appended again", markup=False)
     for similar in res.similar:
         err.print(f"note: a similar fact is already stored at {similar}", markup=False)
-=======
-        if as_json:
-            print_json(res.to_dict())
-        elif res.stored:
-            out.print(f"retained {res.source}: {res.line_text}", markup=False)
-            if res.git is not None and res.git != "committed":
-                err.print(f"clawmem: warning: {res.path} {res.git}", markup=False)
-        else:
-            err.print(f"already retained at {res.duplicate_of}; not appended again", markup=False)
->>>>>>> main
