@@ -300,8 +300,6 @@ def test_import_claude_code_basic_memory_and_mem0(ws, tmp_path):
         "- [preference] Likes short replies #style\n- [event] Started pottery class\n\n"
         "## Relations\n- works_at [[Acme]]\n"
     )
-        "---\ntitle: Kate\n---\n# Kate\n\n## Observations\n- [preference] Likes short replies #style\n- [event] Started pottery class\n\n## Relations\n- works_at [[Acme]]\n"
-    )
     mem0 = tmp_path / "mem0.json"
     mem0.write_text(
         json.dumps(
