@@ -394,3 +394,31 @@ def test_old_episode_pages_are_archived_and_hand_written_ones_kept(ws):
     assert any(k.startswith("memory/episodes/2024-01-03-mine.md") for k in aged["kept"])
     assert (ws / ".clawmem/archive/episodes/2024-01-02-s1.md").is_file()
     assert (eps / f"{TODAY}-s2.md").is_file() and (eps / "2024-01-03-mine.md").is_file()
+
+
+# ---------------------------------------------------------------------------- over MCP
+
+
+def test_mcp_list_update_forget_and_files(ws):
+    from clawmem.cli.mcp.dispatch import Tools
+
+    tools = Tools(open_workspace(ws))
+    ok, listed = tools.call("memory_list", {"entity": "Peter", "limit": 2})
+    assert ok and listed["shown"] == 2
+    ok, fixed = tools.call("memory_update", {"citation": OLD, "text": "Currently in Essaouira."})
+    assert ok and fixed["supersedes"] == OLD
+    ok, hist = tools.call("memory_history", {"target": OLD})
+    assert ok and hist["steps"][-1]["writer"] == "mcp"
+    ok, preview = tools.call("memory_forget", {"citations": [LINE]})
+    assert ok and not preview["applied"] and preview["lines"][0]["citation"] == LINE
+    assert "booked flights" in (ws / "memory/2025-11-16.md").read_text(encoding="utf-8")
+    ok, done = tools.call("memory_forget", {"citations": [LINE], "confirm": True})
+    assert ok and done["applied"]
+    # A read-only caller cannot forget, correct or write files.
+    for name in ("memory_forget", "memory_update", "memory_files"):
+        ok, text = tools.call(name, {"citations": [LINE]}, may_write=False)
+        assert not ok and "unknown tool" in text
+    ok, made = tools.call(
+        "memory_files", {"command": "create", "path": "/memories/a.md", "file_text": "hello"}
+    )
+    assert ok and "created" in made["result"]
