@@ -204,28 +204,25 @@ def test_forget_survives_a_git_merge_that_brings_the_line_back(ws, tmp_path):
 def test_forget_keeps_a_transcript_message_out_of_index_and_flush(ws, tmp_path):
     sessions = tmp_path / "sessions"
     sessions.mkdir()
+    said = [
+        ("user", "my locker combination is left 12 right 7"),
+        ("assistant", "Noted, the gym locker. Anything else about the gym?"),
+        ("user", "No, that is all about the gym locker for today."),
+    ]
     lines = [
-        {"type": "session", "id": "s1", "timestamp": "2025-11-20T10:00:00Z"},
         {
-            "type": "message",
-            "timestamp": "2025-11-20T10:00:01Z",
-            "message": {
-                "role": "user",
-                "content": [{"type": "text", "text": "my locker combination is left 12 right 7"}],
-            },
-        },
-        {
-            "type": "message",
-            "timestamp": "2025-11-20T10:00:02Z",
-            "message": {
-                "role": "assistant",
-                "content": [{"type": "text", "text": "Noted, the gym locker."}],
-            },
-        },
+            "type": role,
+            "message": {"role": role, "content": text},
+            "sessionId": "5f0c2a3e-0000-4000-8000-000000000001",
+            "uuid": f"5f0c2a3e-0000-4000-8000-00000000001{n}",
+            "timestamp": f"2025-11-20T10:00:0{n}.000Z",
+        }
+        for n, (role, text) in enumerate(said)
     ]
     t = sessions / "s1.jsonl"
     t.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
     (ws / "clawmem.toml").write_text(f'[sessions]\npaths = ["{sessions}"]\n', encoding="utf-8")
+    assert run(ws, "trust").code == 0  # a folder outside the workspace: approved first
     res = js(ws, "recall", "locker combination", "--source", "sessions", "-k", "3")
     hit = next(h for h in res["results"] if "combination" in h["snippet"])
     before = t.read_bytes()
@@ -236,6 +233,10 @@ def test_forget_keeps_a_transcript_message_out_of_index_and_flush(ws, tmp_path):
     mem = open_workspace(ws)
     said = mem.get(hit["citation"])
     assert "combination" not in said.text
+    flushed = js(ws, "flush", str(t))  # the episode page is written without the message
+    assert flushed["page"], flushed
+    page = (ws / flushed["page"]).read_text(encoding="utf-8")
+    assert "gym locker" in page and "combination" not in page
 
 
 # ---------------------------------------------------------------------------- export, import
