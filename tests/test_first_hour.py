@@ -168,3 +168,47 @@ def test_check_names_a_fact_written_below_a_later_heading(ws):
     assert ":8:" not in r.out and ":4:" not in r.out  # a plain bullet, and a fact in its place
     data = json.loads(cli("-w", str(ws), "check", "--json").out)
     assert [p["problem"] for p in data if p["path"] == "memory/2025-12-01.md"] == ["stray"]
+
+
+def test_vector_mode_says_nothing_of_the_lexical_leg(indexed):
+    """`--mode vector` printed the lexical leg's note ("no result contained every term")."""
+    for question in ("a feline resting on a rug xyzzy", "payments Hetzner cutover plugh"):
+        data = json.loads(
+            cli("-w", str(indexed), "recall", question, "--mode", "vector", "--json").out
+        )
+        assert data["results"] and data["ranking"] == "vector-cosine"
+        assert data["relaxed"] is False
+        assert not [n for n in data["notes"] if "term" in n], data["notes"]
+        lexical = json.loads(
+            cli("-w", str(indexed), "recall", question, "--mode", "lexical", "--json").out
+        )
+        assert lexical["relaxed"] is True  # the same question does relax the lexical leg
+
+
+def test_the_http_server_stops_within_a_second_on_sigterm(indexed, tmp_path):
+    import signal
+    import time
+
+    import anyio
+
+    from .test_mcp_http import session, start_server
+
+    server = start_server(indexed, tmp_path)
+    try:
+
+        async def one_search() -> None:
+            async with session(server.url, None) as s:
+                hit = await s.call_tool("memory_search", {"query": "a feline resting on a rug"})
+                assert not hit.is_error
+
+        anyio.run(one_search)
+        started = time.monotonic()
+        server.proc.send_signal(signal.SIGTERM)
+        server.proc.wait(timeout=10)
+        # It shuts down cleanly, then ends by the signal, as uvicorn does (the shell says 143).
+        assert server.proc.returncode == -signal.SIGTERM
+        assert time.monotonic() - started < 1.0
+    finally:
+        if server.proc.poll() is None:
+            server.proc.kill()
+            server.proc.wait()

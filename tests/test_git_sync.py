@@ -327,6 +327,9 @@ def test_after_a_pull_the_hook_syncs_without_embedding_with_the_real_model(
     a.retain("The avocet colony doubled this spring.", "Ann", DAYS[0])  # embedded by retain
     a.commit("avocet")
     a.sync("no-rebase")
+    for text in ("Peter moved his desk to the window.", "The printer on the second floor jams."):
+        b.retain(text, "Peter", DAYS[1])
+    b.commit("b's own notes")
     before = vector_counts(b.clone)
     pull = git(b.clone, "pull", "--no-rebase", "origin", "main", check=False)
     no_conflicts(b.clone, pull)
@@ -335,6 +338,17 @@ def test_after_a_pull_the_hook_syncs_without_embedding_with_the_real_model(
     embedded, pending = vector_counts(b.clone)
     # The new text is in the index, waiting for its vector: the hook embedded nothing.
     assert embedded == before[0] and pending > before[1]
+
+    # The next recall embeds what the hook left pending (up to lazy_embed_limit) and ranks by
+    # meaning at once: asked in other words, the teammate's fact is the first hit (issue 45).
+    import json
+
+    r = cli_subprocess("-w", str(b.clone), "recall", "which birds grew in number?", "--json")
+    assert r.code == 0, r.err
+    data = json.loads(r.out)
+    assert data["vectors"]["pending"] == 0 and vector_counts(b.clone)[1] == 0
+    assert any("pending unit(s) first" in n for n in data["notes"]), data["notes"]
+    assert data["results"][0]["content"] == "The avocet colony doubled this spring."
 
 
 # ------------------------------------------------------------------ what a merge must never do
@@ -568,3 +582,44 @@ def test_autocommit_commits_each_fact_retained_and_only_its_log(tmp_path, gitenv
     # a duplicate writes nothing, so commits nothing
     r = cli_subprocess("-w", str(a.clone), "retain", "The heron survey moved to March.")
     assert r.code == 0 and git(a.clone, "status", "--porcelain").stdout == ""
+
+
+@pytest.mark.parametrize("how", ["no-rebase", "rebase"])
+def test_with_autocommit_the_rewritten_sections_are_committed_after_the_pull(tmp_path, gitenv, how):
+    a, b = two_clones(tmp_path)
+    (a.clone / "clawmem.toml").write_text("[git]\nautocommit = true\n", encoding="utf-8")
+    a.commit("autocommit")
+    a.sync("no-rebase")
+    no_conflicts(b.clone, pull(b.clone))
+    for agent, n in ((a, 1), (b, 2)):
+        agent.retain(f"Peter moved office, step {n}.", "Peter", DAYS[0])  # committed by retain
+        agent.reflect()
+        agent.commit(f"clone {n} reflects")
+    a.sync("no-rebase")
+    p = git(b.clone, "pull", "-q", f"--{how}", "origin", "main", check=False)
+    no_conflicts(b.clone, p)
+    assert "committed ([git] autocommit)" in p.stderr, p.stderr
+    assert git(b.clone, "status", "--porcelain").stdout == ""
+    last = git(b.clone, "log", "-1", "--format=%s").stdout.strip()
+    assert last == "clawmem: rewrite generated sections merged from two clones"
+    assert merged_sections(b.clone) == []
+    with open_workspace(b.clone) as mem:
+        assert mem.reflect(today=TODAY, dry_run=True).written() == []
+
+
+def test_what_a_remote_agent_retains_over_mcp_is_committed(tmp_path, gitenv):
+    pytest.importorskip("mcp")
+    from .test_mcp import _ok, run_session
+
+    a, _ = two_clones(tmp_path)
+    (a.clone / "clawmem.toml").write_text("[git]\nautocommit = true\n", encoding="utf-8")
+    a.commit("autocommit")
+
+    async def scenario(session, _init):
+        return await session.call_tool("memory_retain", {"text": "The egret left on Sunday."})
+
+    out = _ok(run_session(tmp_path, a.clone, scenario))
+    assert out["stored"] is True and out["git"] == "committed"
+    assert git(a.clone, "status", "--porcelain").stdout == ""
+    subject = git(a.clone, "log", "-1", "--format=%s").stdout.strip()
+    assert subject == "clawmem retain: The egret left on Sunday."

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from clawmem import open_workspace
 from clawmem.ingest.retain import looks_like_secret
-from clawmem.store import db
+from clawmem.store import db, schema
 from clawmem.text import secret_shapes
 from clawmem.text.redact import REDACTED, find_secret, find_secrets, redact
 
@@ -198,7 +198,7 @@ def test_an_index_built_under_older_rules_is_rebuilt(ws, lexical):
     conn, _ = db.connect(path, readonly=True)
     version = conn.execute("SELECT value FROM meta WHERE key = 'redaction_version'").fetchone()
     conn.close()
-    assert version[0] == "2"
+    assert version[0] == str(schema.REDACTION_VERSION)
     stored = b"".join(f.read_bytes() for f in (ws / ".memory").glob("index.sqlite*"))
     assert p.secret.encode() not in stored
 

@@ -121,3 +121,28 @@ def test_links_shows_where_a_link_into_a_scope_points(personal_and_team):
     assert link["to"] == "team:bank/entities/Peter.md" and link["status"] == "ok"
     got = cli("-w", str(me), "get", link["to"], "--lines", "1", "--json")
     assert json.loads(got.out)["text"].startswith("# Peter")
+
+
+def test_scopes_are_merged_by_relevance_not_interleaved_by_rank(personal_and_team):
+    """Issue 45: a team fact that answers the question comes before a local page that only
+    names its subject; each list keeps its own order."""
+    me, team = personal_and_team
+    (me / "bank" / "entities" / "Dana.md").write_text("# Dana\n\nA customer from Graz.\n")
+    (team / "memory" / "2025-12-09.md").write_text(
+        "# 2025-12-09\n\n## Retain\n"
+        "- W @Dana: Dana's escalation of the refund ticket went to the payments on-call.\n"
+    )
+    assert cli("-w", str(team), "index").code == 0
+    r = cli("-w", str(me), "recall", "Dana escalation", "--json", "-k", "8")
+    assert r.code == 0, r.err
+    hits = json.loads(r.out)["results"]
+    first = hits[0]
+    assert first.get("scope") == "team" and first["citation"] == "team:memory/2025-12-09.md#L4-L4"
+    local = [h for h in hits if h.get("scope") is None]
+    assert local and local[0]["citation"].startswith("bank/entities/Dana.md")
+    assert first["relevance"] > local[0]["relevance"]
+    # Each workspace's own order is kept.
+    for scope in (None, "team"):
+        mine = [h for h in hits if h.get("scope") == scope]
+        lows = [min(h["relevance"] for h in mine[: i + 1]) for i in range(len(mine))]
+        assert lows == sorted(lows, reverse=True)

@@ -82,6 +82,11 @@ class WorkspaceError(ClawmemError):
     exit_code = 3
 
 
+class UnsafePathError(WorkspaceError):
+    """A file clawmem would open is a link, or its index folder is not the user's own real
+    folder (files/safe_open.py): refused, never followed."""
+
+
 class ConfigError(ClawmemError):
     """``clawmem.toml`` or an environment override is invalid."""
 

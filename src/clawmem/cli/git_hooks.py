@@ -421,7 +421,7 @@ def sync(workspace: Path | None, event: str, args: list[str]) -> int:
         if event == "post-checkout" and _rebasing(mem.root):
             return 0
         if event != "post-checkout":  # a checkout shows a commit as it is; it rewrites nothing
-            _rewrite_merged(mem)
+            _rewrite_merged(mem, event)
         report = mem.index(embed=False, lock_timeout=HOOK_LOCK_TIMEOUT)
     except ClawmemError as exc:
         hint = f" ({exc.hint})" if exc.hint else ""
@@ -443,7 +443,7 @@ def _pages(pages: list[str]) -> str:
     return ", ".join(pages[:3]) + (", …" if len(pages) > 3 else "")
 
 
-def _rewrite_merged(mem: Memory) -> None:
+def _rewrite_merged(mem: Memory, event: str) -> None:
     """The generated sections the merge left as a union: rewritten now where no model is needed
     (left in the working tree, to commit), else named for ``clawmem reflect``."""
     try:
@@ -455,7 +455,10 @@ def _rewrite_merged(mem: Memory) -> None:
         from clawmem.files.gitcommit import commit_files
 
         why_not = commit_files(
-            mem.root, done.rewritten, "clawmem: rewrite generated sections merged from two clones"
+            mem.root,
+            done.rewritten,
+            "clawmem: rewrite generated sections merged from two clones",
+            after_merge=event == "post-merge",
         )
         _warn(
             f"rewrote {len(done.rewritten)} generated section(s) merged from two clones "

@@ -1,9 +1,11 @@
 """Process locks: one writer per workspace, one watcher per workspace; one implementation.
 
 Indexing, retain, reflect and watch all write; they take ``.memory/write.lock``. The watch daemon
-also holds ``.memory/watch.lock`` for its whole life. Both are OS-level locks through ``filelock``
-(``flock`` on Unix, ``msvcrt`` on Windows), released by the kernel however the process dies, so a
-crash never leaves a stale lock. Beside each lock, ``<name>.owner`` names the holder (``pid N
+also holds ``.memory/watch.lock`` for its whole life. Both are OS-level locks (``flock`` on Unix,
+``filelock``'s ``msvcrt`` lock on Windows), released by the kernel however the process dies, so a
+crash never leaves a stale lock. On Unix the lock file is opened without following a link and
+never truncated (files/safe_open.py): a lock file opened by name follows a link that a cloned
+repository committed in its place. Beside each lock, ``<name>.owner`` names the holder (``pid N
 (command)``) so that a waiting process can say whom it waits for and ``status`` can name the daemon.
 The owner file is emptied (not deleted) on release: a file left naming a pid is a holder that was
 killed, and the next holder reports that it took over from it.
@@ -26,15 +28,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from clawmem.errors import LockedError, StoreError
+from clawmem.files import safe_open
 
-if TYPE_CHECKING:
-    from filelock import FileLock
-
-# filelock is imported when a lock is first taken or probed: a read that finds nothing to sync
-# (most recalls) never takes one, and importing it costs a cold CLI start ~10-20 ms.
+# filelock (Windows only) is imported when a lock is first taken or probed: a read that finds
+# nothing to sync (most recalls) never takes one, and importing it costs a cold start ~10-20 ms.
 
 WRITE_LOCK = "write.lock"
 WRITE_QUEUE = "write.lock.queue"  # the turnstile in front of it (see the module's docstring)
@@ -55,8 +55,9 @@ def _owner_path(lock_path: Path) -> Path:
 def read_owner(lock_path: Path) -> Owner | None:
     """The holder named beside ``lock_path``; None when nobody is named (free, or never taken)."""
     try:
-        text = _owner_path(lock_path).read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
+        raw = safe_open.read_bytes(_owner_path(lock_path), limit=4096)
+        text = (raw or b"").decode("utf-8").strip()
+    except (OSError, UnicodeDecodeError, StoreError, ValueError):
         return None
     if not text:
         return None
@@ -67,11 +68,66 @@ def read_owner(lock_path: Path) -> Owner | None:
     return Owner(pid, text)
 
 
+class _OsLock:
+    """An exclusive OS lock on the file at ``path``: ``flock`` on a descriptor opened without
+    following a link (``safe_open.open_file``, no truncation); ``filelock`` where there is no
+    ``fcntl`` (Windows)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+        self._fallback: Any = None  # filelock.FileLock where there is no fcntl
+
+    @property
+    def is_locked(self) -> bool:
+        if self._fallback is not None:
+            return bool(self._fallback.is_locked)
+        return self._fd is not None
+
+    def acquire(self, timeout: float, poll_interval: float) -> bool:
+        """Whether the lock was taken within ``timeout`` seconds (0: only if free now)."""
+        try:
+            import fcntl
+        except ImportError:
+            from filelock import FileLock, Timeout
+
+            self._fallback = FileLock(str(self.path), thread_local=False)
+            try:
+                self._fallback.acquire(timeout=timeout, poll_interval=poll_interval)
+            except Timeout:
+                return False
+            return True
+        fd = safe_open.open_file(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    os.close(fd)
+                    return False
+                time.sleep(poll_interval)
+                continue
+            except BaseException:
+                os.close(fd)
+                raise
+            self._fd = fd
+            return True
+
+    def release(self) -> None:
+        if self._fallback is not None:
+            self._fallback.release()
+            return
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)  # closing the only descriptor releases the flock
+
+
 class HeldLock:
     """A lock this process holds; ``release()`` it (idempotent). ``previous`` is the holder the
     owner file still named when we got the lock: a process that died holding it."""
 
-    def __init__(self, lock: FileLock, path: Path, previous: Owner | None) -> None:
+    def __init__(self, lock: _OsLock, path: Path, previous: Owner | None) -> None:
         self._lock = lock
         self.path = path
         self.previous = previous
@@ -81,8 +137,8 @@ class HeldLock:
             return
         try:
             # Emptied while still held, so it never erases the next holder's name.
-            _owner_path(self.path).write_text("", encoding="utf-8")
-        except OSError:
+            safe_open.overwrite(_owner_path(self.path), b"")
+        except (OSError, StoreError, ValueError):
             pass
         self._lock.release()
 
@@ -98,23 +154,20 @@ def acquire(
 ) -> HeldLock | None:
     """Take the lock at ``path`` within ``timeout`` seconds (0: only if free now), or None.
 
-    OSError (a read-only or missing folder) propagates: the caller says what it needed it for.
+    OSError (a read-only or missing folder) propagates: the caller says what it needed it for;
+    so does ``UnsafePathError`` (a link where the lock file should be).
     """
-    from filelock import FileLock, Timeout
-
-    # thread_local=False: the watcher may release from another thread than the one that took it.
-    lock = FileLock(str(path), thread_local=False)
-    try:
-        lock.acquire(timeout=timeout, poll_interval=poll_interval)
-    except Timeout:
+    # Any thread may release it: the watcher releases from another thread than the one that took it.
+    lock = _OsLock(path)
+    if not lock.acquire(timeout, poll_interval):
         return None
     previous = read_owner(path)
     if previous is not None and previous.pid == os.getpid():
         previous = None
     try:
         line = f"pid {os.getpid()} ({purpose or ' '.join(sys.argv[:2])})\n"
-        _owner_path(path).write_text(line, encoding="utf-8")
-    except OSError:
+        safe_open.overwrite(_owner_path(path), line.encode("utf-8", "replace"))
+    except (OSError, StoreError, ValueError):
         pass  # the lock itself holds; only the name shown to waiters is missing
     return HeldLock(lock, path, previous)
 
@@ -129,14 +182,11 @@ def is_held(path: Path) -> bool | None:
         return False
     if not os.access(path, os.W_OK):
         return None
-    from filelock import FileLock, Timeout
-
+    probe = _OsLock(path)
     try:
-        probe = FileLock(str(path), thread_local=False)
-        probe.acquire(timeout=0)
-    except Timeout:
-        return True
-    except OSError:
+        if not probe.acquire(0, 0.05):
+            return True
+    except (OSError, StoreError):
         return None
     probe.release()
     return False
@@ -146,13 +196,9 @@ def is_held(path: Path) -> bool | None:
 def acquire_write(memory_dir: Path, *, timeout: float, purpose: str = "") -> HeldLock | None:
     """The write lock in turn: through the turnstile (``WRITE_QUEUE``), within ``timeout``
     seconds in all (0: only if nobody holds it or waits for it now), or None."""
-    from filelock import FileLock, Timeout
-
     t0 = time.monotonic()
-    gate = FileLock(str(memory_dir / WRITE_QUEUE), thread_local=False)
-    try:
-        gate.acquire(timeout=timeout, poll_interval=0.05)
-    except Timeout:
+    gate = _OsLock(memory_dir / WRITE_QUEUE)
+    if not gate.acquire(timeout, 0.05):
         return None
     try:
         left = max(0.0, timeout - (time.monotonic() - t0))
@@ -187,7 +233,7 @@ def write_lock(memory_dir: Path, *, timeout: float = 60.0, purpose: str = "") ->
         notice.daemon = True
         notice.start()
     try:
-        memory_dir.mkdir(parents=True, exist_ok=True)
+        safe_open.make_state_dir(memory_dir)
         held = acquire_write(memory_dir, timeout=timeout, purpose=purpose)
     except OSError as exc:  # a read-only or full .memory/: say so, not "internal error"
         raise StoreError(
@@ -212,5 +258,5 @@ def write_lock(memory_dir: Path, *, timeout: float = 60.0, purpose: str = "") ->
 def try_write_lock(memory_dir: Path) -> HeldLock | None:
     """The lock if it is free right now and no writer waits for it, else None (read commands then
     skip their lazy sync)."""
-    memory_dir.mkdir(parents=True, exist_ok=True)
+    safe_open.make_state_dir(memory_dir)
     return acquire_write(memory_dir, timeout=0, purpose="clawmem (sync before a read)")

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from clawmem.config import Config
 from clawmem.errors import LockedError, ModelError, StoreError
+from clawmem.files import safe_open
 from clawmem.files.locking import WRITE_LOCK, read_owner, try_write_lock, write_lock
 from clawmem.ingest import journal
 from clawmem.ingest.sync import (
@@ -61,6 +62,9 @@ class Indexer:
         self.cfg = cfg
         self.memory_dir = root / INDEX_DIR
         self.index_path = self.memory_dir / INDEX_NAME
+        # A .memory that is a link, another user's, or holding a link (a cloned repository can
+        # commit one) is refused before anything opens a file in it (files/safe_open.py).
+        safe_open.check_state_dir(self.memory_dir)
         self._embedder = embedder
         self._embedder_error: str | None = None
         self._borrowed_vectors: dict = {}  # queries' vectors from a watcher or the resident embedder
@@ -234,12 +238,11 @@ class Indexer:
     def prepare_memory_dir(self) -> None:
         """Create ``.memory/`` (ignored by git) if needed; StoreError when it cannot be written."""
         try:
-            self.memory_dir.mkdir(exist_ok=True)
-            gi = self.memory_dir / ".gitignore"
-            if not gi.exists():
-                gi.write_text(
-                    "# clawmem's derived index: rebuilt from the Markdown at any time\n*\n"
-                )
+            safe_open.make_state_dir(self.memory_dir)
+            safe_open.create_if_absent(
+                self.memory_dir / ".gitignore",
+                b"# clawmem's derived index: rebuilt from the Markdown at any time\n*\n",
+            )
         except OSError as exc:
             raise StoreError(
                 f"{self.memory_dir}: cannot write the index folder ({exc.strerror})",
@@ -564,9 +567,13 @@ class Indexer:
             idx.close()
         return sc
 
-    def sync_for_read(self, notes: list[str]) -> tuple[Scan | None, Index | None]:
+    def sync_for_read(
+        self, notes: list[str], *, embed: bool = False
+    ) -> tuple[Scan | None, Index | None]:
         """``lazy_sync`` that also hands over the index it opened, still open, when it is usable
-        (the caller reads on that one connection and closes it); else (scan, None)."""
+        (the caller reads on that one connection and closes it); else (scan, None). ``embed``
+        (a recall that ranks by vectors): units left without vectors, by this sync or an
+        earlier one that did not embed (a git hook's), get up to ``lazy_embed_limit`` of them."""
         self.freshness = (None, None)
         if not self.cfg.sync_on_read:
             return None, None
@@ -607,6 +614,7 @@ class Indexer:
                 own_why = why
             if clean:
                 self.freshness = ("own journal", None)
+                self._embed_left_pending(idx, notes, embed)
                 return WATCHED, idx
 
         def vouched() -> None:
@@ -628,8 +636,9 @@ class Indexer:
             if plan.empty:
                 self._clean_scan = sc  # recall's staleness check need not compare it again
                 vouched()
+                self._embed_left_pending(idx, notes, embed)
             else:
-                outcome = self._apply_now(idx, plan, notes)
+                outcome = self._apply_now(idx, plan, notes, embed=embed)
                 if outcome != "busy":
                     vouched()  # synced here, or the watcher synced it and vouched
                 if outcome == "watcher":
@@ -650,7 +659,40 @@ class Indexer:
         plan = plan_fresh(self.root, sc or self.scan(), idx)
         return len(plan.added) + len(plan.changed) + len(plan.removed)
 
-    def _apply_now(self, idx: Index, plan: SyncPlan, notes: list[str]) -> str:
+    def _embed_left_pending(self, idx: Index, notes: list[str], embed: bool) -> None:
+        """Embed up to ``lazy_embed_limit`` units that an earlier sync left without vectors (a
+        git hook syncs the Markdown only), if the write lock is free right now. Without this,
+        a teammate's facts pulled into a clone stayed out of the vector leg until someone ran
+        `clawmem index` (issue 45). Nothing pending: one remembered count, no lock. ``embed``
+        False (a read that does not rank by vectors): nothing."""
+        if not embed or not idx.vector_counts()["pending"]:
+            return
+        try:
+            lock = try_write_lock(self.memory_dir)
+        except OSError:
+            lock = None
+        if lock is None:
+            return  # another writer: most likely embedding them already
+        try:
+            report = SyncReport()
+            self._embed_some(idx, report)
+            if report.embedded or report.reused:
+                notes.append(f"embedded {report.embedded + report.reused} pending unit(s) first")
+        finally:
+            lock.release()
+
+    def _embed_some(self, idx: Index, report: SyncReport) -> None:
+        """Up to ``lazy_embed_limit`` of ``idx``'s pending units, with the index's own model
+        (the resident embedder's for a few), under the caller's write lock."""
+        pending = idx.pending_count()
+        key = idx.get_meta("embedder")
+        if not pending or not key:
+            return
+        emb = self._few_embedder(min(pending, self.cfg.lazy_embed_limit), key)
+        if emb is not None and emb.identity.key() == key:
+            self._embed_pending(idx, emb, report, self.cfg.lazy_embed_limit)
+
+    def _apply_now(self, idx: Index, plan: SyncPlan, notes: list[str], *, embed: bool) -> str:
         """Apply a lazy sync's plan if the write lock is free right now (a few units embedded):
         "applied"; "watcher" when, instead, a live watcher that was syncing these changes
         vouched once done; "busy" when another writer holds the lock (results may be behind)."""
@@ -685,12 +727,10 @@ class Indexer:
                 idx, self.root, plan, self.cfg, embedder_key=idx.get_meta("embedder")
             )
             idx.adopt_cached()
-            pending = idx.pending_count() if report.files_indexed else 0
-            if pending:
-                key = idx.get_meta("embedder")
-                emb = self._few_embedder(min(pending, self.cfg.lazy_embed_limit), key)
-                if emb is not None and emb.identity.key() == idx.get_meta("embedder"):
-                    self._embed_pending(idx, emb, report, self.cfg.lazy_embed_limit)
+            # The units this sync left pending, and (for a recall by vectors) those an earlier
+            # one did: a git hook's sync indexes a pull's files without embedding them.
+            if report.files_indexed or embed:
+                self._embed_some(idx, report)
             changed = report.files_indexed + report.files_removed
             if changed:
                 notes.append(f"synced {changed} changed file(s) first")

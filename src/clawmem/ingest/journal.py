@@ -49,6 +49,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from clawmem.files import safe_open
+
 if TYPE_CHECKING:
     import socket
 
@@ -568,7 +570,7 @@ class Journal:
         probe = self.memory_dir / self.probe_name
         if not self.serve:
             _remove_dead_probes(self.memory_dir)
-        probe.touch()
+        os.close(safe_open.open_file(probe, os.O_WRONLY | os.O_CREAT))
         self._probe_wd = self._ino.add(str(self.memory_dir), IN_ATTRIB | IN_ONLYDIR)
         if not self.serve:
             return

@@ -760,6 +760,9 @@ class _Server:
                 return self.why or "failed"
 
 
+_KEPT: list[Any] = []  # the server of this process, never freed before os._exit (run)
+
+
 def run(spec: Spec) -> int:
     """The embedder's life: take the lock (or end: one runs), listen, load, answer, end."""
     import socket
@@ -789,6 +792,10 @@ def run(spec: Spec) -> int:
         sock_ino = _inode(sock_path)
         listener.listen(64)
         server = _Server(spec, sock_path, lock_path)
+        # Held until the process ends: the last reference dropped when run() returns would free
+        # the model first (the default's vocabulary: 0.3-0.5 s, 1.7 s on a loaded machine),
+        # between "exiting" in the log and the end that the docs promise within a second.
+        _KEPT.append(server)
         print(f"clawmem embedder {os.getpid()}: serving {spec.key}", file=sys.stderr, flush=True)
         threading.Thread(target=server.load, name="clawmem-load", daemon=True).start()
         why = server.serve(listener)

@@ -16,6 +16,7 @@ from clawmem.config import trust
 from clawmem.ingest.indexing import Indexer
 from clawmem.ingest.sync import chunking_key, plan_fresh
 from clawmem.store import db, queries
+from clawmem.text.shown_path import shown_path
 from clawmem.transcripts import registry
 from clawmem.transcripts.flushlog import last_flush
 
@@ -69,8 +70,9 @@ class Status:
             "tokenizer": self.tokenizer,
             "files_on_disk": self.files_on_disk,
             "sessions": self.sessions,
-            "skipped": self.skipped,
-            "merged_sections": self.merged_sections,
+            # A file named with a credential is shown redacted, as everything printed is.
+            "skipped": _shown_rows(self.skipped),
+            "merged_sections": [shown_path(p) for p in self.merged_sections],
         }
         if self.scopes is not None:
             d["scopes"] = self.scopes
@@ -88,15 +90,21 @@ class Status:
                 files=self.files,
                 chunks=self.chunks,
                 facts=self.facts,
-                changed_on_disk=self.changed_on_disk,
-                problems=self.problems,
+                changed_on_disk=None
+                if self.changed_on_disk is None
+                else {k: [shown_path(p) for p in v] for k, v in self.changed_on_disk.items()},
+                problems=None if self.problems is None else _shown_rows(self.problems),
                 links=self.links,
-                unreadable=self.unreadable,
+                unreadable=None if self.unreadable is None else _shown_rows(self.unreadable),
                 vectors=self.vectors,
             )
         d["clean"] = self.clean
         d["state"] = self.state
         return d
+
+
+def _shown_rows(rows: list[dict]) -> list[dict]:
+    return [{**r, "path": shown_path(r["path"])} if "path" in r else r for r in rows]
 
 
 def status(ix: Indexer) -> Status:

@@ -235,6 +235,7 @@ def parse_file(root: Path, entry: FileEntry, cfg: Config) -> ParsedFile | Skippe
     from clawmem.markdown.factlog import decode, fact_dates
     from clawmem.markdown.facts import extract_facts
     from clawmem.markdown.links import extract_links
+    from clawmem.markdown.searchable import has_content
     from clawmem.text.timeexpr import date_from_path
 
     try:
@@ -258,6 +259,8 @@ def parse_file(root: Path, entry: FileEntry, cfg: Config) -> ParsedFile | Skippe
     for c in chunk_markdown(text, max_chars=cfg.chunk_chars, overlap_chars=cfg.overlap_chars):
         if c.start_line == c.end_line and c.start_line in fact_lines:
             continue  # the fact's own unit (below) stands for this line, with its kind and date
+        if not has_content(c.text):
+            continue  # a marker or a comment alone: nothing to find, never a hit or a snippet
         units.append(make_unit(c.start_line, c.end_line, c.heading, c.text, day))
     today = date.today()
     for fact in facts:

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from clawmem.errors import ClawmemError, LockedError, StoreError
+from clawmem.files import safe_open
 from clawmem.files.atomic import write_atomic
 from clawmem.files.locking import HeldLock, acquire, is_held, read_owner
 from clawmem.ingest.journal import Journal
@@ -109,8 +110,8 @@ def _write_state(memory_dir: Path, state: dict) -> None:
 
 def _read_state(memory_dir: Path) -> dict | None:
     try:
-        data = json.loads((memory_dir / STATE_NAME).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(safe_open.read_bytes(memory_dir / STATE_NAME) or b"")
+    except (OSError, ValueError, ClawmemError):
         return None
     return data if isinstance(data, dict) else None
 

@@ -37,10 +37,11 @@ MENTION = "mention"  # the type of an @Name
 KNOWN_RELATIONS = ("reference", "depends_on", "extends", "related", "supersedes", "contradicts")
 CONTEXT_CHARS = 25  # context kept either side of a link, as in the seed
 
-_WIKI = re.compile(r"\[\[([^\[\]\n]+)\]\]")
+# The two link grammars, shared with searchable.py (a link offers its label, not its address).
+WIKI = re.compile(r"\[\[([^\[\]\n]+)\]\]")
 # [label](destination "title"): the destination is <…> or has no spaces (balanced parentheses
 # one level deep); written without nested quantifiers so a hostile line cannot make it backtrack.
-_MDLINK = re.compile(
+MDLINK = re.compile(
     r"\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]"
     r"\(\s*(<[^<>\n]*>|[^\s()<>]*(?:\([^\s()]*\)[^\s()<>]*)*)"
     r"(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^()\n]*\)))?\s*\)"
@@ -109,7 +110,7 @@ def _context(line: str, start: int, end: int) -> str:
     return ("…" if lo else "") + line[lo:hi].strip() + ("…" if hi < len(line) else "")
 
 
-def _split_wiki(inner: str) -> tuple[str, str | None, str | None]:
+def split_wiki(inner: str) -> tuple[str, str | None, str | None]:
     target, _, label = inner.partition("|")
     if target.endswith("\\"):  # [[A\|B]]: the pipe escaped inside a table
         target = target[:-1]
@@ -160,13 +161,13 @@ def extract_links(text: str) -> list[Link]:
             _blank(chars, s, e)
         masked = "".join(chars)
         raw: list[tuple[int, int, str, str, str | None, str | None]] = []
-        for m in _WIKI.finditer(masked):
-            target, anchor, label = _split_wiki(m.group(1))
+        for m in WIKI.finditer(masked):
+            target, anchor, label = split_wiki(m.group(1))
             _blank(chars, m.start(), m.end())
             if target:  # [[#Heading]] points inside its own note: not a link between notes
                 raw.append((m.start(), m.end(), "wiki", target, anchor, label))
         masked = "".join(chars)
-        for m in _MDLINK.finditer(masked):
+        for m in MDLINK.finditer(masked):
             if m.start() and masked[m.start() - 1] == "!":
                 continue  # an image
             _blank(chars, m.start(), m.end())

@@ -14,12 +14,14 @@ from clawmem.config import CONFIG_FILE, trust
 from clawmem.files.atomic import write_atomic
 from clawmem.markdown.workspace import INDEX_DIR
 
+# The guidance is an HTML comment: a reader of the file sees it, recall never does
+# (markdown/searchable.py drops comments), so a new workspace holds no memory until one is written.
 MEMORY_MD = """\
 # Memory
 
-Durable facts and preferences, the small core an agent reads first. Keep it short: the day's
-notes go in memory/YYYY-MM-DD.md (`clawmem retain` writes facts there), pages about people and
-projects in bank/entities/ (`clawmem reflect` writes them).
+<!-- Durable facts and preferences, the small core an agent reads first. Keep it short: the
+day's notes go in memory/YYYY-MM-DD.md (`clawmem retain` writes facts there), pages about people
+and projects in bank/entities/ (`clawmem reflect` writes them). Write below this comment. -->
 """
 
 CONFIG_TOML = """\
@@ -117,7 +119,10 @@ def init_workspace(root: Path) -> list[Step]:
     root.mkdir(parents=True, exist_ok=True)
     for rel in ("memory", "bank", "bank/entities"):
         folder = root / rel
-        if folder.is_dir():
+        if (root / rel.split("/")[0]).is_symlink() or folder.is_symlink():
+            # Never created through a link (a cloned repository's may lead anywhere).
+            steps.append(Step(rel + "/", "exists", "a link, left alone"))
+        elif folder.is_dir():
             steps.append(Step(rel + "/", "exists"))
         else:
             folder.mkdir(parents=True)

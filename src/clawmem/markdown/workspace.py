@@ -28,8 +28,10 @@ TRANSCRIPT_PREFIX = "sessions/"
 MAX_TRANSCRIPT_BYTES = 512 * 1024 * 1024
 # One page per entity: bank/entities/Peter.md (entity pages are written by reflect, read by all).
 ENTITY_DIR = "bank/entities"
-# Markers that identify a workspace root when walking up from the current folder.
-ROOT_MARKERS = ("clawmem.toml", INDEX_DIR, "MEMORY.md", "memory.md")
+# Markers that identify a workspace root when walking up from the current folder. Not
+# ``.memory/``: clawmem creates it, so a folder that holds one only (a ``-w notes/memory`` of
+# an older version) would capture the discovery of every folder below it.
+ROOT_MARKERS = ("clawmem.toml", "MEMORY.md", "memory.md")
 
 
 class FileEntry(NamedTuple):
@@ -112,6 +114,13 @@ def find_root(explicit: Path | None = None, cwd: Path | None = None) -> Path:
                 f"workspace {root} does not exist or is not a folder",
                 hint="pass an existing folder to --workspace or $CLAWMEM_WORKSPACE",
             )
+        if not is_workspace(root):
+            # Never a .memory/ (an index) in a folder that is not a workspace: `-w /etc`.
+            raise WorkspaceError(
+                f"{root}: not a clawmem workspace (no MEMORY.md, memory/, bank/ or "
+                "clawmem.toml); nothing was created there",
+                hint=f"start one with `clawmem init {root}`, or pass the workspace's own folder",
+            )
         return root.resolve()
     here = (cwd or Path.cwd()).resolve()
     for candidate in (here, *here.parents):
@@ -126,6 +135,14 @@ def find_root(explicit: Path | None = None, cwd: Path | None = None) -> Path:
         f"no clawmem workspace found in {here} or any parent folder",
         hint="start one here with `clawmem init`, or cd into a workspace (a folder with "
         "MEMORY.md or memory/), or pass --workspace DIR",
+    )
+
+
+def is_workspace(folder: Path) -> bool:
+    """Whether ``folder`` is a workspace: it holds a marker file, ``memory/`` or ``bank/``
+    (``.memory/`` alone is not one: clawmem creates it)."""
+    return any((folder / m).exists() for m in ROOT_MARKERS) or any(
+        (folder / t).is_dir() for t in TREES
     )
 
 
@@ -372,13 +389,15 @@ class Lines:
     text: str  # the lines, redacted, joined by newlines
 
     def to_dict(self) -> dict:
-        """``clawmem get --json``'s form of them."""
+        """``clawmem get --json``'s form of them (a credential in the file's name redacted)."""
+        from clawmem.text.shown_path import shown_path
+
         return {
-            "path": self.path,
+            "path": shown_path(self.path),
             "from": self.from_line,
             "to": self.to_line,
             "total_lines": self.total_lines,
-            "citation": self.citation,
+            "citation": shown_path(self.citation),
             "text": self.text,
         }
 
@@ -424,6 +443,7 @@ def _redacted_lines(text: str, lines: list[str]) -> list[str]:
     from clawmem.text.redact import redact  # lazily: scanning never needs it
 
     out = redact(text).splitlines()
-    # Redaction keeps every "\n"; a secret holding another line break (U+2028) would shift the
-    # lines, so then each line is redacted on its own.
-    return out if len(out) == len(lines) else [redact(line) for line in lines]
+    # Redaction keeps every line break splitlines counts (U+2028, \x85, \f too), so the lines
+    # match. Were they ever not to, the redacted text is still what is shown, never a line
+    # redacted on its own: a key block split at a U+2028 is no key block to a line's rules.
+    return (out + [""] * len(lines))[: len(lines)]

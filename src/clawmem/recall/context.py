@@ -26,9 +26,11 @@ import time
 from dataclasses import asdict, dataclass, field
 from datetime import date
 
-from clawmem.errors import BadArgument
+from clawmem.errors import BadArgument, ClawmemError
+from clawmem.files import safe_open
 from clawmem.files.atomic import write_atomic
 from clawmem.ingest.indexing import Indexer
+from clawmem.text.shown_path import shown_path
 
 DEFAULT_BUDGET = 200
 DEFAULT_MIN_SCORE = 0.3
@@ -242,9 +244,9 @@ def _load_probes(ix: Indexer, emb, key: str) -> list[list[float]] | None:
     digest = hashlib.sha256("\n".join([key, *NULL_PROBES]).encode()).hexdigest()[:16]
     path = ix.memory_dir / f"context-probes-{digest}.json"
     try:
-        cached = json.loads(path.read_text(encoding="utf-8"))
+        cached = json.loads(safe_open.read_bytes(path) or b"")
         return [[float(x) for x in row] for row in cached]
-    except (OSError, ValueError, TypeError):
+    except (OSError, ValueError, TypeError, ClawmemError):
         pass
     vecs = [
         [round(float(x), 6) for x in v]
@@ -321,7 +323,7 @@ def build_context(
         return res
     if hits.empty_reason and not hits.hits:
         res.degraded.append(hits.empty_reason)
-    results = hits.to_dict(explain=True)["results"]
+    results = hits.to_dict(explain=True, shown=False)["results"]
     core = next((name for name in CORE_FILES if (ix.root / name).is_file()), None)
     if core is not None:
         # The core file competes with every note for k places; ask it separately so a relevant
@@ -330,7 +332,7 @@ def build_context(
         in_core = recall(
             ix, message, k=3, mode=mode, path=core, sync=False, today=today, min_relevance=0.0
         )
-        results = in_core.to_dict(explain=True)["results"] + results
+        results = in_core.to_dict(explain=True, shown=False)["results"] + results
     null = _null_level(ix, message) if hits.vectors.get("state") in ("ok", "partial") else None
     found = _relevant_lines(ix, results, words, specific, min_score, core, null)
     res.match_count = len(found)
@@ -369,7 +371,7 @@ def _relevant_lines(
         source = "core" if hit["path"] == core else ("fact" if hit["type"] == "fact" else "note")
         best: list[ContextLine] = []
         for start, end, text in units:
-            if any((hit["path"], n) in seen for n in range(start, end + 1)):
+            if any((shown_path(hit["path"]), n) in seen for n in range(start, end + 1)):
                 continue
             if len(_tokens(text)) < 3:
                 continue  # "evidence:", "- [x] done": nothing to read on its own
@@ -380,8 +382,8 @@ def _relevant_lines(
             span = f"L{start}" if start == end else f"L{start}-L{end}"
             best.append(
                 ContextLine(
-                    citation=f"{hit['path']}#{span}",
-                    path=hit["path"],
+                    citation=f"{shown_path(hit['path'])}#{span}",
+                    path=shown_path(hit["path"]),
                     line=start,
                     end_line=end,
                     text=text,

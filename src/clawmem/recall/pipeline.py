@@ -118,7 +118,8 @@ def recall(
     )
 
     notes: list[str] = []
-    scan, idx = ix.sync_for_read(notes) if sync else (None, None)
+    # A recall that ranks by vectors embeds what an earlier sync left pending (a git hook's).
+    scan, idx = ix.sync_for_read(notes, embed=mode != "lexical") if sync else (None, None)
     if idx is None:
         if not ix.index_path.exists():
             res = RecallResult(q.text, mode, "none", [])

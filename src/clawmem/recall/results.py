@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clawmem.markdown.workspace import TRANSCRIPT_PREFIX
+from clawmem.text.shown_path import shown_path
 
 
 @dataclass(frozen=True)
@@ -77,12 +78,16 @@ class Hit:
         """The path ``get`` reads it back with: ``team:memory/x.md`` for a read scope's hit."""
         return f"{self.scope}:{self.path}" if self.scope else self.path
 
-    def to_dict(self, explain: bool = False) -> dict:
+    def to_dict(self, explain: bool = False, shown: bool = True) -> dict:
+        """The hit as ``recall --json`` and ``memory_search`` give it; ``shown`` False keeps
+        the path as it is on disk (for the context block, which reads the file again and
+        shows the path through ``shown_path`` itself)."""
+        show = shown_path if shown else str
         d: dict[str, object] = {
             "type": "fact" if self.kind else "chunk",
-            "citation": self.citation,
-            "source": self.citation,
-            "path": self.scoped_path,
+            "citation": show(self.citation),
+            "source": show(self.citation),
+            "path": show(self.scoped_path),
             "start_line": self.start_line,
             "end_line": self.end_line,
             "score": round(self.score, 6),
@@ -103,10 +108,10 @@ class Hit:
                 confidence=self.confidence,
                 valid_from=self.valid_from,
                 valid_to=self.valid_to,
-                superseded_by=self.superseded_by,
+                superseded_by=None if self.superseded_by is None else show(self.superseded_by),
             )
         if self.via is not None:
-            d["via"] = dict(self.via)
+            d["via"] = {k: show(v) if isinstance(v, str) else v for k, v in self.via.items()}
         if self.scope is not None:
             d["scope"] = self.scope
         if explain:
@@ -143,12 +148,12 @@ class RecallResult:
     # The hits held back because none reached the threshold (the terminal shows them dimmed).
     weak_hits: list[Hit] = field(default_factory=list)
 
-    def to_dict(self, explain: bool = False) -> dict:
+    def to_dict(self, explain: bool = False, shown: bool = True) -> dict:
         return {
             "query": self.query,
             "mode": self.mode,
             "ranking": self.ranking,
-            "results": [h.to_dict(explain) for h in self.hits],
+            "results": [h.to_dict(explain, shown) for h in self.hits],
             "count": len(self.hits),
             "empty_reason": self.empty_reason,
             "relevance": self.relevance,

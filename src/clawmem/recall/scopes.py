@@ -4,8 +4,10 @@ Recall asks each scope the same question, with the same filters, on the scope's 
 is: never synced, because clawmem writes nothing into a read scope, its ``.memory/`` included (a
 stale or missing index is reported in ``degraded``, with the command that fixes it). Each of a
 scope's hits carries the scope's name, so its citation (``team:memory/2025-11-27.md#L3-L3``) reads
-back with ``get``. Scores of two indexes are not comparable, so the lists are fused by reciprocal
-rank, this workspace's hit first on a tie.
+back with ``get``. Scores of two indexes are not comparable, but each hit's relevance is: the same
+fitted model calibrates it, as a probability, on every index. So the lists are merged by
+relevance, each keeping its own order (``fuse``), this workspace's hit first on a tie; without
+relevance (vector mode) they are fused by reciprocal rank.
 """
 
 from __future__ import annotations
@@ -101,6 +103,26 @@ def _scope_hits(
 
 
 def fuse(lists: list[list[Hit]]) -> list[Hit]:
+    """The ranked lists as one, by calibrated relevance: a hit of one workspace comes before a
+    hit of another when its relevance is higher, but never before a hit its own ranking put
+    above it. Each hit's key is the lowest relevance down to it in its list (the list's order
+    is kept, and a weak first hit does not carry stronger ones of another list below it); the
+    keys merge, the first list first on a tie, then by rank. Issue 45: a team fact at
+    relevance 0.64 came after a local page at 0.16 when the lists were interleaved by rank.
+    Lists without relevance (vector mode) are fused by reciprocal rank."""
+    if any(h.relevance is None for hits in lists for h in hits):
+        return _rank_fused(lists)
+    keyed = []
+    for li, hits in enumerate(lists):
+        low = 1.0
+        for rank, hit in enumerate(hits, start=1):
+            low = min(low, hit.relevance or 0.0)
+            keyed.append((-low, li, rank, hit))
+    keyed.sort(key=lambda t: (t[0], t[1], t[2]))
+    return [hit for *_, hit in keyed]
+
+
+def _rank_fused(lists: list[list[Hit]]) -> list[Hit]:
     """Reciprocal-rank fusion of ranked lists; the first list wins ties."""
     scored = []
     for li, hits in enumerate(lists):

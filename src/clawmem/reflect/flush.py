@@ -185,10 +185,13 @@ def _episode(ix: Indexer, rel: str, parsed: formats.Parsed) -> Episode | None:
 
 
 def entity_page_names(root: Path) -> list[str]:
-    """The entities that have a page (``bank/entities/<Name>.md``), as reflect names them."""
+    """The entities that have a page (``bank/entities/<Name>.md``), as reflect names them (none
+    when the folder is a link the workspace scan does not follow: its names are not ours)."""
+    from clawmem.markdown.workspace import writable_path
+
     try:
-        found = os.scandir(root / ENTITY_DIR)
-    except OSError:
+        found = os.scandir(writable_path(root, ENTITY_DIR))
+    except (OSError, ClawmemError):
         return []
     with found:
         return sorted(
@@ -211,13 +214,18 @@ def _write(
 
 
 def _write_page(root: Path, episode: Episode, notes: list[str]) -> str:
+    from clawmem.files import safe_open
     from clawmem.files.atomic import write_atomic
     from clawmem.markdown.markers import OFF, MarkerError, find_section, is_off, splice
+    from clawmem.markdown.workspace import writable_path
     from clawmem.reflect.episodes import episode_body
 
-    target = root / episode.page
+    # Never through a link (the page, or its folder, one that a cloned repository committed):
+    # WorkspaceError names the link and the fix, and the hook's log says it.
+    target = writable_path(root, episode.page)
     try:
-        old = target.read_bytes().decode("utf-8") if target.is_file() else None
+        raw = safe_open.read_bytes(target)
+        old = raw.decode("utf-8") if raw is not None else None
     except UnicodeDecodeError:
         # Rewriting it would replace bytes someone wrote: reflect refuses such a page too.
         notes.append(f"{episode.page}: not valid UTF-8, so it was left as it is")

@@ -29,7 +29,9 @@ from clawmem.reflect.pipeline import existing_entity_pages, plan_reflect
 if TYPE_CHECKING:
     from clawmem.ingest.indexing import Indexer
 
-_SUMMARY = "<!-- clawmem:summary "
+# What a rewrite without a model or transcripts cannot write again: an LLM's summary on an entity
+# page, the record of consolidated conversations (episodes) on the proposals page.
+_NEEDS_MORE = ("<!-- clawmem:summary ", "<!-- clawmem:episodes-consolidated")
 
 
 @dataclass
@@ -65,10 +67,10 @@ def rewrite_merged(
         planned = {change.path: change for change in result.changes}
         for rel in pages:
             change = planned.get(rel)
-            needs_llm = change is not None and (
-                _SUMMARY in _body(change.old) and _SUMMARY not in _body(change.new)
+            needs_more = change is not None and any(
+                tag in _body(change.old) and tag not in _body(change.new) for tag in _NEEDS_MORE
             )
-            if change is None or needs_llm:
+            if change is None or needs_more:
                 out.left.append(rel)
                 continue
             try:

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from clawmem.files import safe_open
+
 try:  # pragma: no cover - which branch runs depends on the installation
     import sqlean as sqlite
 except ImportError:  # pragma: no cover
@@ -81,6 +83,8 @@ def _load_vec(conn: Connection) -> VectorSupport:
 
 
 def connect(path: Path, *, readonly: bool = False) -> tuple[Connection, VectorSupport]:
+    # SQLite opens the database and its -wal/-shm by name and follows links: refuse them first.
+    safe_open.check_database(path)
     if readonly:
         # A WAL database on a folder we cannot write needs `immutable` (no -shm can be created).
         flags = "mode=ro" if os.access(path.parent, os.W_OK) else "mode=ro&immutable=1"

@@ -110,10 +110,14 @@ def _blob(vec: np.ndarray) -> bytes:
 def _fts_values(
     text: str, heading: str, entities: Iterable[str], context: str
 ) -> tuple[str, str, str]:
+    """The FTS columns of a unit: its searchable words only (markdown/searchable.py: a link's
+    label, not its address; no markers, checkboxes or citations)."""
+    from clawmem.markdown.searchable import searchable_text  # writes only: reads never need it
+
     return (
-        search_text(text),
-        search_text(" ".join([heading, *entities])),
-        search_text(context),
+        search_text(searchable_text(text)),
+        search_text(searchable_text(" ".join([heading, *entities]))),
+        search_text(searchable_text(context)),
     )
 
 
@@ -843,7 +847,11 @@ def make_unit(
 
 
 def embed_text(heading: str, text: str, entities: Sequence[str], kind: str | None) -> str:
-    """What the embedder sees for a unit: context first, then the text itself."""
+    """What the embedder sees for a unit: context first, then the text itself, both as their
+    searchable words (markdown/searchable.py), the same words the lexical index holds."""
+    from clawmem.markdown.searchable import searchable_text  # writes and embedding only
+
+    heading, text = searchable_text(heading), searchable_text(text)
     if kind:
         return f"{', '.join(entities)}: {text}" if entities else text
     return f"{heading}\n{text}" if heading else text

@@ -10,11 +10,12 @@ from __future__ import annotations
 SCHEMA_VERSION = 7
 # Bump when chunking.py's chunk boundaries or texts change for the same input. Kept here, beside
 # the schema's version, so that opening an index for a read (which checks it) does not import the
-# chunker (issue 16: a cold lexical recall).
-CHUNKER_VERSION = 2
+# chunker (issue 16: a cold lexical recall). Also when markdown/searchable.py keeps other words
+# (3: a link's address, markers, checkboxes and citations are no longer indexed).
+CHUNKER_VERSION = 3
 # Bump when text/redact.py redacts more for the same input: an index built under the older rules
 # may hold what the newer ones catch, so it is rebuilt rather than trusted (issue 31).
-REDACTION_VERSION = 2
+REDACTION_VERSION = 3
 
 DDL = """
 -- Key/value facts about this index: schema_version, chunker_version, normalizer_version,

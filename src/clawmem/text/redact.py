@@ -3,24 +3,29 @@ clawmem indexes, caches, writes or prints passes through ``redact`` first: the i
 lexical terms, vectors computed from the redacted text), ``get``, ``recall``, ``context`` and the
 MCP tools, and the pages ``reflect`` writes (entity pages, opinions, episodes).
 
-Two sets of rules, both run on every text: ``secret_shapes`` (a token whose form gives it away,
-``ghp_…``, a PEM block, ``DB_PASS=…``, ``mysql -p…``, a card number that passes Luhn) and
+Four sets of rules, all run on every text: ``secret_shapes`` (a token whose form gives it away,
+``ghp_…``, a PEM block, ``DB_PASS=…``, ``mysql -p…``, a card number that passes Luhn, an IBAN),
 ``secret_words`` (a secret said in words: "the wifi password is …", "mật khẩu là …",
-"パスワードは …"). Each rule names a few lower-case needles; one Aho-Corasick pass over the text
-finds them all, and a rule runs only where its needles are (most text is ordinary talk, and
-transcripts run to megabytes). Redaction keeps every newline, so line numbers and citations of the
-text around a secret do not move. docs/sessions.md lists the rules.
+"パスワードは …"), ``secret_tables`` (a column or a cell of a table whose header names a secret)
+and ``seed_words`` (a wallet's seed words, bare). Each rule names a few lower-case needles; one
+Aho-Corasick pass over the text finds them all, and a rule runs only where its needles are (most
+text is ordinary talk, and transcripts run to megabytes); the few shapes with no needle are
+searched by patterns that start with a literal. Redaction keeps every line break, so line numbers
+and citations of the text around a secret do not move. docs/sessions.md lists the rules.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from clawmem.text import secret_shapes, secret_words
+from clawmem.text import secret_shapes, secret_tables, secret_words, seed_words
 
 REDACTED = "[redacted]"
+# What str.splitlines breaks a line at ("\r\n" is one break).
+LINE_BREAK = re.compile("\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 @dataclass(frozen=True)
@@ -31,6 +36,7 @@ class Found:
 
 
 _WORDS = -1  # the owner of secret_words' needles in the automaton
+_TABLES = -2  # and of secret_tables'
 
 
 @lru_cache(maxsize=1)
@@ -43,6 +49,8 @@ def _automaton() -> Any:  # ahocorasick.Automaton, which has no type information
             owners.setdefault(n, set()).add(i)
     for n in secret_words.NEEDLES:
         owners.setdefault(n, set()).add(_WORDS)
+    for n in secret_tables.NEEDLES:
+        owners.setdefault(n, set()).add(_TABLES)
     auto = ahocorasick.Automaton()
     for n, who in owners.items():
         auto.add_word(n, (len(n), frozenset(who)))
@@ -68,34 +76,61 @@ def find_secrets(text: str) -> list[Found]:
             at.setdefault(rule, []).append(end - length + 1)
     found: list[Found] = []
     for rule, starts in sorted(at.items()):
-        if rule != _WORDS:
+        if rule >= 0:
             found += _anchored(secret_shapes.SHAPES[rule], text, starts)
+    n = len(text)
+    for shape in secret_shapes.SCANNED:
+        char, times = shape.holds  # inline: a call per shape per message costs more than this
+        if n >= shape.shortest and (not times or text.count(char) >= times):
+            found += _matches(shape, text, 0, n)
+    if found:
+        found = _unwrapped(text, found)
     for run in secret_shapes.NUMBER_RUN.finditer(text):
-        lo, hi = max(0, run.start() - 3), min(len(text), run.end() + 2)
         for shape in secret_shapes.NUMBER_SHAPES:
+            lo, hi = max(0, run.start() - shape.back), min(len(text), run.end() + shape.back)
             found += _matches(shape, text, lo, hi)
     if _WORDS in at:
         found += [Found(s.start, s.end, s.kind) for s in secret_words.find_said(text, at[_WORDS])]
+    if _TABLES in at:
+        cells = secret_tables.find_in_tables(text, at[_TABLES])
+        found += [Found(c.start, c.end, c.kind) for c in cells]
+    found += [Found(s, e, "seed words") for s, e in seed_words.find_seeds(text)]
+    found += [Found(s, e, "a Discord bot token") for s, e in secret_shapes.discord_tokens(text)]
     return found
 
 
-# The most characters a shape's match holds before its needle (a ``NAME=`` of 60, quoted).
-_BACK = 80
+# A line that is only the rest of a long token wrapped by an editor, a terminal or a mail client.
+_WRAPPED_REST = re.compile(r"[ \t]*\\?\r?\n[ \t]*([A-Za-z0-9+/=_-]{16,})[ \t]*(?=\r?\n|$)")
+
+
+def _unwrapped(text: str, found: list[Found]) -> list[Found]:
+    """A token of 32 characters or more that ends its line, followed by a line that is only
+    more of the same alphabet (with a digit and a letter): the token wrapped onto two lines, and
+    both are redacted."""
+    out = []
+    for f in found:
+        m = _WRAPPED_REST.match(text, f.end) if f.end - f.start >= 32 else None
+        rest = m.group(1) if m else ""
+        if m and any(c.isdigit() for c in rest) and any(c.isalpha() for c in rest):
+            f = Found(f.start, m.end(1), f.kind)
+        out.append(f)
+    return out
 
 
 def _anchored(shape: secret_shapes.Shape, text: str, needles_at: list[int]) -> list[Found]:
     """The shape's secrets, tried only where they can start: every match holds one of the
-    shape's needles, at most ``_BACK`` characters in (searching the whole text for each shape
-    whose needle occurs took half of redaction's time). A match its check refuses is tried one
-    character on: "note: SECRET_KEY=…" matches first as the assignment "note: …", which is not
-    one, and the real one starts inside it."""
+    shape's needles, at most ``shape.back`` characters in (searching the whole text for each
+    shape whose needle occurs took half of redaction's time). A match its check refuses is tried
+    one character on: "note: SECRET_KEY=…" matches first as the assignment "note: …", which is
+    not one, and the real one starts inside it. After a match, the next try starts at its value:
+    in "password: DB_PASSWORD = hunter2" the value of the first is the name of the second."""
     out: list[Found] = []
     # Positions before ``done`` were tried already, or lie inside a secret found: a position
     # refused for one needle is refused for every later one (its match, if any, ends before), so
     # dense needles ("token: token: …") cost one try per position, not one per needle.
     done = 0
     for i in needles_at:
-        for start in range(max(done, i - _BACK), i + 1):
+        for start in range(max(done, i - shape.back), i + 1):
             done = start + 1
             m = shape.pattern.match(text, start)
             if m is None or m.end() <= i or (shape.check is not None and not shape.check(m)):
@@ -103,7 +138,7 @@ def _anchored(shape: secret_shapes.Shape, text: str, needles_at: list[int]) -> l
             s, e = secret_shapes.secret_span(m)
             if e > s:
                 out.append(Found(s, e, shape.kind))
-            done = max(m.end(), start + 1)
+            done = max(s, start + 1)
             break
     return out
 
@@ -143,8 +178,10 @@ def redact(text: str) -> str:
             spans.append([s, e])
     out, pos = [], 0
     for s, e in spans:
-        # Keep the newlines a secret spanned (a PEM block): the lines after it keep their numbers.
-        out += [text[pos:s], REDACTED, "\n" * text.count("\n", s, e)]
+        # Keep the line breaks a secret spanned (a PEM block): the lines after it keep their
+        # numbers, counted by "\n" (the index) or by str.splitlines (get), which also breaks
+        # at U+2028, \x85, \f and the like.
+        out += [text[pos:s], REDACTED, *LINE_BREAK.findall(text, s, e)]
         pos = e
     out.append(text[pos:])
     return "".join(out)

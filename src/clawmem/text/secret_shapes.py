@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from clawmem.text.secret_words import is_prose, plausible_value
 
@@ -26,6 +27,13 @@ class Shape:
     # most text is ordinary talk, and transcripts run to megabytes). Empty: ``gate`` decides.
     needles: tuple[str, ...] = ()
     check: Callable[[re.Match[str]], bool] | None = None
+    # The most characters a match holds before its needle: where it may start (a ``NAME=`` of
+    # 60, quoted). A token that starts with its needle (``ghp_``) has 0: one try per needle.
+    back: int = 80
+    # For a shape with no needle: the fewest characters a match has, and a character it holds
+    # at least ``times`` times; a text without them is not searched (str.count is cheap).
+    shortest: int = 0
+    holds: tuple[str, int] = ("", 0)
 
 
 # --------------------------------------------------------------------------- checks
@@ -45,8 +53,18 @@ def luhn(number: str) -> bool:
     return total % 10 == 0
 
 
+# "Order #4539 1488 0343 6467": a number labelled as an order, an invoice, a tracking or
+# reference number is that, even when it passes Luhn.
+_LABELLED = re.compile(
+    r"(?i)\b(?:order|invoice|tracking|reference|ref|ticket|booking|confirmation|shipment|parcel|"
+    r"case|claim)[ \t]*(?:#|no\.?|nr\.?|number|id)?[ \t]*[:#]?[ \t]*$"
+)
+
+
 def _card(m: re.Match[str]) -> bool:
     raw = m.group(0)
+    if _LABELLED.search(m.string, max(0, m.start() - 24), m.start()):
+        return False
     num = _digits(raw)
     if not 13 <= len(num) <= 19 or num[0] not in "23456" or not luhn(num):
         return False
@@ -58,6 +76,42 @@ def _card(m: re.Match[str]) -> bool:
         or all(len(g) == 4 for g in groups[:-1])
         or ([len(g) for g in groups] == [4, 6, 5])
     )
+
+
+# IBAN lengths by country (ISO 13616 registry): a shape of the right length whose mod-97 check
+# holds is an account number, whatever its grouping.
+_IBAN_LENGTHS = dict(
+    (c[:2], int(c[2:]))
+    for c in """AD24 AE23 AL28 AT20 AZ28 BA20 BE16 BG22 BH22 BR29 BY28 CH21 CR22 CY28 CZ24 DE22
+    DK18 DO28 EE20 EG29 ES24 FI18 FO18 FR27 GB22 GE22 GI23 GL18 GR27 GT28 HR21 HU28 IE22 IL23
+    IQ23 IS26 IT27 JO30 KW30 KZ20 LB28 LC32 LI21 LT20 LU20 LV21 MC27 MD24 ME22 MK19 MR27 MT31
+    MU30 NL18 NO15 PK24 PL28 PS29 PT25 QA29 RO24 RS22 SA24 SC31 SE24 SI19 SK24 SM27 ST25 SV28
+    TL23 TN24 TR26 UA29 VA22 VG24 XK20""".split()
+)
+
+
+def _iban(m: re.Match[str]) -> bool:
+    s = re.sub(r"\s", "", m.group(0)).upper()
+    if _IBAN_LENGTHS.get(s[:2]) != len(s):
+        return False
+    moved = s[4:] + s[:4]
+    return int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
+
+
+def _pgpass(m: re.Match[str]) -> bool:
+    value = m.group("value")
+    return plausible_value(value) and not is_prose(value) and not value.isdigit()
+
+
+def _strong_value(m: re.Match[str]) -> bool:
+    """A value with letters and digits (or a symbol) in it: not a word."""
+    v = secret_of(m)
+    return plausible_value(v) and any(c.isdigit() for c in v) and any(c.isalpha() for c in v)
+
+
+def _starts_a_word(m: re.Match[str]) -> bool:
+    # Not a lookbehind in the pattern: a pattern that starts with a literal is searched fast.
+    return m.start() == 0 or not m.string[m.start() - 1].isalnum()
 
 
 def _ssn(m: re.Match[str]) -> bool:
@@ -86,7 +140,7 @@ def _kr_rrn(m: re.Match[str]) -> bool:
 # ``X-Api-Key``), and last parts that make it name something about one instead (``TOKEN_LIMIT``,
 # ``password_policy``, ``max_tokens``).
 _SECRET_WORDS = tuple("password passwd passphrase pwd secret token credential apikey".split())
-_SECRET_EXACT = frozenset({"pass", "pw", "pword", "psw"})
+_SECRET_EXACT = frozenset({"pass", "pw", "pword", "psw", "pat"})  # pat: a personal access token
 _KEY_OWNERS = frozenset(
     """api secret access private signing encryption master account auth client app license
     licence product wifi wpa wpa2 sas storage shared session""".split()
@@ -106,6 +160,7 @@ def _name_parts(name: str) -> list[str]:
     return [p for p in re.split(r"[^A-Za-z0-9]+", name.lower()) if p]
 
 
+@lru_cache(maxsize=4096)  # the same names recur all through a file (PASSWORD, api_key)
 def names_a_secret(name: str) -> bool:
     parts = _name_parts(name)
     if not parts or parts[-1] in _ABOUT:
@@ -142,8 +197,9 @@ def _s(
     regex: str,
     needles: tuple[str, ...],
     check: Callable[[re.Match[str]], bool] | None = None,
+    back: int = 80,
 ) -> Shape:
-    return Shape(kind, re.compile(regex), needles, check)
+    return Shape(kind, re.compile(regex), needles, check, back)
 
 
 # A value, quoted (spaces and all) or bare: ``secret_span`` takes whichever matched.
@@ -183,6 +239,7 @@ SHAPES: tuple[Shape, ...] = (
         "an AWS access key",
         r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b",
         ("akia", "asia", "agpa", "aida", "aroa"),
+        back=0,
     ),
     _s(
         "an AWS secret key",
@@ -193,76 +250,101 @@ SHAPES: tuple[Shape, ...] = (
         "a GitHub token",
         r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b",
         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+        back=0,
     ),
-    _s("a GitHub fine-grained token", r"\bgithub_pat_[A-Za-z0-9_]{40,}\b", ("github_pat_",)),
+    _s(
+        "a GitHub fine-grained token", r"\bgithub_pat_[A-Za-z0-9_]{40,}\b", ("github_pat_",), back=0
+    ),
     _s(
         "a GitLab token",
         r"\bgl(?:pat|dt|rt|ptt|cbt|imt|agent)-[A-Za-z0-9_-]{20,}",
         ("glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glimt-", "glagent-"),
+        back=0,
     ),
-    _s("an Anthropic API key", r"\bsk-ant-[A-Za-z0-9_-]{20,}", ("sk-ant-",)),
+    _s("an Anthropic API key", r"\bsk-ant-[A-Za-z0-9_-]{20,}", ("sk-ant-",), back=0),
     _s(
         "an OpenAI-style API key",
         r"\bsk-(?:proj-|svcacct-|or-v1-|or-)?[A-Za-z0-9_-]{20,}",
         ("sk-",),
+        back=0,
     ),
-    _s("a Slack token", r"\bxox[abposre]-[A-Za-z0-9-]{10,}", ("xox",)),
-    _s("a Slack webhook", r"https://hooks\.slack\.com/services/[\w/-]{20,}", ("hooks.slack.com",)),
+    _s("a Slack token", r"\bxox[abposre]-[A-Za-z0-9-]{10,}", ("xox",), back=0),
+    _s(
+        "a Slack webhook",
+        r"https://hooks\.slack\.com/services/[\w/-]{20,}",
+        ("hooks.slack.com",),
+        back=8,
+    ),
     _s(
         "a Discord webhook",
         r"https://(?:\w+\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{20,}",
         ("/api/webhooks/",),
+        back=48,
     ),
-    _s("a Google API key", r"\bAIza[0-9A-Za-z_-]{35}", ("aiza",)),
+    _s("a Google API key", r"\bAIza[0-9A-Za-z_-]{35}", ("aiza",), back=0),
     _s(
         "a Google OAuth secret or token",
         r"\b(?:GOCSPX-[A-Za-z0-9_-]{20,}|ya29\.[A-Za-z0-9_-]{20,}|1//0[A-Za-z0-9_-]{30,})",
         ("gocspx-", "ya29.", "1//0"),
+        back=0,
     ),
     _s(
         "a Stripe key",
         r"\b(?:sk|rk|pk|whsec)_(?:live|test)?_?[0-9A-Za-z]{16,}",
         ("_live_", "_test_", "whsec_"),
+        back=5,
     ),
-    _s("a Hugging Face token", r"\bhf_[A-Za-z0-9]{30,}", ("hf_",)),
-    _s("an npm token", r"\bnpm_[A-Za-z0-9]{36}\b", ("npm_",)),
-    _s("a PyPI token", r"\bpypi-AgE[A-Za-z0-9_-]{50,}", ("pypi-age",)),
-    _s("a SendGrid key", r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", ("sg.",)),
-    _s("a Telegram bot token", r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b", (":aa",)),
-    _s("a DigitalOcean token", r"\bdo[opr]_v1_[a-f0-9]{64}\b", ("_v1_",)),
-    _s("a HashiCorp Vault token", r"\bhv[sbr]\.[A-Za-z0-9_-]{20,}", ("hvs.", "hvb.", "hvr.")),
+    _s("a Hugging Face token", r"\bhf_[A-Za-z0-9]{30,}", ("hf_",), back=0),
+    _s("an npm token", r"\bnpm_[A-Za-z0-9]{36}\b", ("npm_",), back=0),
+    _s("a PyPI token", r"\bpypi-AgE[A-Za-z0-9_-]{50,}", ("pypi-age",), back=0),
+    _s("a SendGrid key", r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", ("sg.",), back=0),
+    _s("a Telegram bot token", r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b", (":aa",), back=10),
+    _s("a DigitalOcean token", r"\bdo[opr]_v1_[a-f0-9]{64}\b", ("_v1_",), back=3),
+    _s(
+        "a HashiCorp Vault token",
+        r"\bhv[sbr]\.[A-Za-z0-9_-]{20,}",
+        ("hvs.", "hvb.", "hvr."),
+        back=0,
+    ),
     _s(
         "a Vault token",
         r"(?i)\bvault[_ -]?token\b[\"']?\s*[:=]?\s*[\"']?(?P<value>s\.[A-Za-z0-9]{20,})",
         ("vault",),
+        back=0,
     ),
-    _s("an age secret key", r"\bAGE-SECRET-KEY-1[0-9A-Z]{50,}", ("age-secret-key-",)),
+    _s("an age secret key", r"\bAGE-SECRET-KEY-1[0-9A-Z]{50,}", ("age-secret-key-",), back=0),
     _s(
         "a Shopify token",
         r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b",
         ("shpat_", "shpca_", "shppa_", "shpss_"),
+        back=0,
     ),
-    _s("a Tailscale key", r"\btskey-[a-z]+-[A-Za-z0-9]+-[A-Za-z0-9]+", ("tskey-",)),
-    _s("a Databricks token", r"\bdapi[0-9a-f]{32}(?:-\d)?\b", ("dapi",)),
-    _s("a Postman key", r"\bPMAK-[0-9a-f]{24}-[0-9a-f]{34}\b", ("pmak-",)),
+    _s("a Tailscale key", r"\btskey-[a-z]+-[A-Za-z0-9]+-[A-Za-z0-9]+", ("tskey-",), back=0),
+    _s("a Databricks token", r"\bdapi[0-9a-f]{32}(?:-\d)?\b", ("dapi",), back=0),
+    _s("a Postman key", r"\bPMAK-[0-9a-f]{24}-[0-9a-f]{34}\b", ("pmak-",), back=0),
     _s(
         "a Grafana token",
         r"\b(?:glsa_[A-Za-z0-9]{32}_[0-9a-f]{8}|glc_[A-Za-z0-9+/]{32,}={0,2})",
         ("glsa_", "glc_"),
+        back=0,
     ),
-    _s("a Linear key", r"\blin_(?:api|oauth)_[A-Za-z0-9]{40}\b", ("lin_api_", "lin_oauth_")),
-    _s("a Doppler token", r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}", ("dp.",)),
-    _s("a Mailgun key", r"\bkey-[0-9a-f]{32}\b", ("key-",)),
-    _s("a Square token", r"\bsq0(?:atp|csp)-[0-9A-Za-z_-]{22,}", ("sq0",)),
+    _s(
+        "a Linear key", r"\blin_(?:api|oauth)_[A-Za-z0-9]{40}\b", ("lin_api_", "lin_oauth_"), back=0
+    ),
+    _s("a Doppler token", r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}", ("dp.",), back=0),
+    _s("a Mailgun key", r"\bkey-[0-9a-f]{32}\b", ("key-",), back=0),
+    _s("a Square token", r"\bsq0(?:atp|csp)-[0-9A-Za-z_-]{22,}", ("sq0",), back=0),
     _s(
         "a Groq or Replicate key",
         r"\b(?:gsk_[A-Za-z0-9]{40,}|r8_[A-Za-z0-9]{30,})",
         ("gsk_", "r8_"),
+        back=0,
     ),
     _s(
         "a JSON web token",
         r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
         ("eyj",),
+        back=0,
     ),
     _s(
         "a connection string with a password",
@@ -271,12 +353,14 @@ SHAPES: tuple[Shape, ...] = (
         r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,30}://[^\s:/@\"'<>]*:(?P<value>[^\s\"'<>]+)"
         r"@[A-Za-z0-9_.\[\]-]+(?=[:/?#\s\"'<>),;]|$)",
         ("://",),
+        back=32,
     ),
     _s(
         "an account key in a connection string",
         r"(?i)\b(?:AccountKey|SharedAccessKey|SharedAccessSignature|Password|Pwd)=(?P<value>[^;\s\"']{3,})",
         ("accountkey=", "sharedaccess", "password=", "pwd="),
         _value_ok,
+        back=0,
     ),
     _s(
         "an Authorization header",
@@ -284,14 +368,68 @@ SHAPES: tuple[Shape, ...] = (
         r"(?P<value>[^\s\"']{6,}(?:[ ,]+[A-Za-z]+=[^\s\"']+)*)",
         ("authorization",),
         _value_ok,
+        back=6,
     ),
-    _s("a bearer token", r"(?i)\bBearer\s+(?P<value>[A-Za-z0-9._~+/=-]{8,})", ("bearer",)),
+    _s("a bearer token", r"(?i)\bBearer\s+(?P<value>[A-Za-z0-9._~+/=-]{8,})", ("bearer",), back=0),
+    _s("a clawmem token", r"\bcmt_[A-Za-z0-9_-]{40,}", ("cmt_",), back=0),
+    _s(
+        "a signature or token in a URL",
+        # Azure SAS ``sig=``, S3/GCS presigned URLs, ``?access_token=``, ``&code=`` of OAuth.
+        r"(?i)[?&;](?:sig|signature|x-amz-signature|x-goog-signature|x-amz-security-token|"
+        r"access_token|id_token|refresh_token|token|api_?key|key|code|secret|client_secret|"
+        r"password|pwd)=(?P<value>[^&\s\"'#<>]{12,})",
+        ("sig=", "signature=", "token=", "key=", "code=", "secret=", "password=", "pwd="),
+        _strong_value,
+        back=22,
+    ),
+    _s(
+        "a Docker registry login",
+        r"\"(?:auth|identitytoken|registrytoken)\"\s*:\s*\"(?P<value>[A-Za-z0-9+/=_.-]{8,})\"",
+        ('"auth"', '"identitytoken"', '"registrytoken"'),
+        back=0,
+    ),
+    _s(
+        "a cookie",
+        # Every value of a Cookie header: session ids, CSRF and auth cookies alike.
+        r"(?i)\b(?:set-)?cookie[ \t]*:[ \t]*(?P<value>[^\s=;'\"]+=[^\n'\"]+)",
+        ("cookie",),
+        back=4,
+    ),
+    _s(
+        "a password hash",
+        # crypt(3) and htpasswd forms: $apr1$, $2y$ (bcrypt), $5$/$6$ (SHA-crypt), $y$
+        # (yescrypt), $argon2id$, {SSHA}: an offline guess away from the password.
+        r"(?:\$(?:apr1|2[abxy]|[156]|y|gy|7|argon2(?:id|i|d)|scrypt|pbkdf2(?:-sha\d+)?)\$"
+        r"[A-Za-z0-9./+=$,-]{16,}|\{(?:SSHA|SHA|SMD5|SSHA256|SSHA512)\}[A-Za-z0-9+/]{20,}={0,2})",
+        ("$apr1$", "$2a$", "$2b$", "$2x$", "$2y$", "$1$", "$5$", "$6$", "$y$", "$gy$", "$7$")
+        + ("$argon2", "$scrypt$", "$pbkdf2", "{ssha", "{sha}", "{smd5}"),
+        back=0,
+    ),
+    _s(
+        "a one-time code",
+        r"(?i)(?<![\w-])(?:[a-z]-)?(?P<value>\d{4,8})[ \t]+is[ \t]+your[ \t]+(?:[\w-]+[ \t]+){0,3}"
+        r"(?:code|otp|pin|passcode|password|verification code)\b",
+        ("is your",),
+        back=16,
+    ),
+    _s(
+        "an email address with its password",
+        # "anna@gmail.com / Blue-Whale-77": the match starts at the "@" (the address before it is
+        # not secret, and a start there costs one try).
+        r"@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+[ \t]*/[ \t]*(?P<value>[^\s/]{5,})",
+        ("@",),
+        lambda m: (
+            _strong_value(m) or (not secret_of(m).isalnum() and plausible_value(secret_of(m)))
+        ),
+        back=0,
+    ),
     _s(
         "a secret assignment",
         # NAME = value, NAME: value, "name": "value": the name must name a secret (names_a_secret).
         r"(?<![/\\])(?P<name>[\"']?\b[A-Za-z][A-Za-z0-9_.-]{0,60}[\"']?)[ \t]*(?::=|=|:)[ \t]*"
         + _QUOTED_OR_BARE,
-        ("pass", "pwd", "psw", "pw", "secret", "token", "key", "credential"),
+        ("pass", "pwd", "psw", "pw", "secret", "token", "key", "credential")
+        + ("_pat", "-pat", "pat=", "pat:", "pat =", 'pat"', "pat'"),  # GH_PAT, not "path"
         _assignment,
     ),
     _s(
@@ -323,20 +461,101 @@ SHAPES: tuple[Shape, ...] = (
 )
 
 # Shapes tried only around a run of digits (``NUMBER_RUN``): they have no letters to look for.
+# Each is searched within ``back`` characters either side of the run.
 NUMBER_SHAPES: tuple[Shape, ...] = (
-    _s("a card number", r"(?<![\d.,/-])[2-6]\d{3}(?:[ -]?\d){9,15}(?![\d-]|[.,]\d)", (), _card),
-    _s("a US social security number", r"(?<![\d-])\d{3}-\d{2}-\d{4}(?![\d-])", (), _ssn),
+    _s(
+        "a card number",
+        r"(?<![\d.,/-])[2-6]\d{3}(?:[ -]?\d){9,15}(?![\d-]|[.,]\d)",
+        (),
+        _card,
+        back=3,
+    ),
+    # An IBAN's digits start at most 4 characters in and it has at most 34: around a run of
+    # digits, ``back`` characters each side.
+    Shape(
+        "a bank account number (IBAN)",
+        re.compile(r"\b[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,4})?\b"),
+        (),
+        _iban,
+        back=36,
+    ),
+    _s("a US social security number", r"(?<![\d-])\d{3}-\d{2}-\d{4}(?![\d-])", (), _ssn, back=3),
     _s(
         "a Chinese resident id number",
         r"(?<![\dA-Za-z])[1-9]\d{16}[\dXx](?![\dA-Za-z])",
         (),
         _cn_id,
+        back=3,
     ),
     _s(
-        "a Korean resident registration number", r"(?<![\d-])\d{6}-[1-4]\d{6}(?![\d-])", (), _kr_rrn
+        "a Korean resident registration number",
+        r"(?<![\d-])\d{6}-[1-4]\d{6}(?![\d-])",
+        (),
+        _kr_rrn,
+        back=3,
     ),
-    _s("a BitLocker recovery key", r"\b\d{6}(?:-\d{6}){7}\b", ()),
+    _s("a BitLocker recovery key", r"\b\d{6}(?:-\d{6}){7}\b", (), back=3),
 )
 # Six digits or more, maybe grouped by spaces or dashes: cheap to find (the pattern starts with
 # a digit class), and every number shape holds one.
 NUMBER_RUN = re.compile(r"\d(?:[ -]?\d){5,}")
+
+# Shapes with no needle, searched over the whole text: each pattern starts with a literal or a
+# small class that the regular-expression engine skips to, so a search costs about what one
+# needle does.
+SCANNED: tuple[Shape, ...] = (
+    Shape(
+        "a Twilio API key",
+        re.compile(r"SK[0-9a-f]{32}(?![A-Za-z0-9])"),
+        check=_starts_a_word,
+        shortest=34,
+    ),
+    Shape(
+        "a .pgpass line",
+        # hostname:port:database:username:password, a line of its own.
+        re.compile(
+            r"(?m)^[ \t]*[A-Za-z0-9_.*-]+:(?:\d{1,5}|\*):[A-Za-z0-9_.*-]+:[A-Za-z0-9_.*@-]+:"
+            r"(?P<value>\S+)[ \t]*$"
+        ),
+        check=_pgpass,
+        shortest=11,
+        holds=(":", 4),
+    ),
+)
+
+# A Discord bot token: the bot's user id (a snowflake, 17 to 20 digits) in base64, a dot, six or
+# seven characters, a dot, 27 to 40 more. Searched from its first dot (a pattern that starts
+# with a literal is searched fast; one that starts with [MNO] tried every capital M, N and O,
+# eight times as long), then its head is read back from there.
+_DISCORD_TAIL = re.compile(r"\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])")
+_DISCORD_HEAD = re.compile(r"[MNO][A-Za-z0-9_-]{22,26}")
+
+
+def discord_tokens(text: str) -> list[tuple[int, int]]:
+    """The spans of Discord bot tokens in ``text``."""
+    out: list[tuple[int, int]] = []
+    if len(text) < 59:
+        return out
+    for m in _DISCORD_TAIL.finditer(text):
+        start = m.start()
+        while (
+            start > 0
+            and start > m.start() - 27
+            and (text[start - 1].isalnum() or text[start - 1] in "_-")
+        ):
+            start -= 1
+        if (start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "_-")) and (
+            _DISCORD_HEAD.fullmatch(text, start, m.start()) and _snowflake(text[start : m.start()])
+        ):
+            out.append((start, m.end()))
+    return out
+
+
+def _snowflake(head: str) -> bool:
+    import base64  # here: only a token-shaped run pays for it
+
+    try:
+        uid = base64.b64decode(head + "=" * (-len(head) % 4), validate=False).decode("ascii")
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return uid.isdigit() and 17 <= len(uid) <= 20

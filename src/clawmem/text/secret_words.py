@@ -69,6 +69,22 @@ _CUES: tuple[tuple[str, str, str], ...] = (
         r"护照(?:号码|号)|護照(?:號碼|號)|주민등록번호|주민번호|여권번호",
     ),
     (
+        "cvv",
+        "tight",
+        r"cvv2?|cvc2?|csc|card security (?:code|number)|card verification (?:code|value)|"
+        r"security code on the back",
+    ),
+    (
+        "otp",
+        "tight",
+        # "your code is 482913"; never "the error code is 1045" or "the promo code".
+        r"(?:your|my|the|this|sms|text|login|sign-in|signin|security|confirmation|one-time|"
+        r"2fa|mfa|access|auth|verification)(?: (?!(?:error|zip|postal|area|country|status|exit|"
+        r"return|source|dial|promo|discount|coupon|voucher|gift|tracking|qr|bar|color|colour|"
+        r"iso|language|airport|product|item|class)\b)[a-z]+)? code",
+    ),
+    ("pin", "loose", r"รหัส ?(?:otp|pin|ยืนยัน)|ओटीपी|पिन"),
+    (
         "pin",
         "tight",
         r"pin(?:[ -]?code| number)?|puk|(?:door|gate|alarm|garage|lock|locker|safe|entry|access|"
@@ -99,7 +115,8 @@ _CUES: tuple[tuple[str, str, str], ...] = (
     (
         "login",
         "tight",
-        r"login|log-in|logon|sign-in|credentials|creds|user/pass(?:word)?|username/password|u/p|"
+        r"(?:e-?mail|user(?:name)?|login|account|acct) ?/ ?(?:pass(?:word)?|pwd?)|"
+        r"login|log-in|logon|sign-in|credentials|creds|u/p|"
         r"логин|учётка|учетка|zugangsdaten|identifiants|credenciales",
     ),
     (
@@ -107,18 +124,25 @@ _CUES: tuple[tuple[str, str, str], ...] = (
         "loose",
         r"đăng nhập|tài khoản|ログイン|認証情報|账号|帳號|账户|帳戶|登录|登錄|로그인|계정",
     ),
+    # Vietnamese "pass wifi", "mk wifi" (mk: mật khẩu): before the tight "pass"/"mk", whose
+    # qualifier would have to start with a preposition ("pass wifi nhà mình là …").
+    ("password", "loose", r"(?<![\w-])(?:pass|mk) ?wi-?fi(?![\w-])"),
     (
         "password",
         "tight",
         r"passwords?|passwd|passcode|pass code|pw|pwd|pword|(?:wi-?fi|wlan|router|door|admin|"
-        r"root|db|user)[ -]pass|(?:wi-?fi|wpa2?|wlan|network)[ -]key|passwort|kennwort|"
+        r"root|db|user)[ -]pass|(?:wi-?fi|wpa2?|wlan|network)[ -]key|"
+        r"(?:wlan|wifi|wi-fi|admin|root|router|e-?mail|netzwerk|haupt)-?(?:passwort|kennwort)|"
+        r"passwort|kennwort|mk|"
         r"contraseñas?|contrasenas?|clave|mot de passe|senha|parola|hasło|haslo|lösenord|"
         r"wachtwoord|şifre|sifre|kata sandi|парол[а-я]*",
     ),
     (
         "password",
         "loose",
-        r"mật khẩu|mat khau|mật mã|パスワード|パスコード|合言葉|密码|密碼|口令|비밀번호|암호|패스워드",
+        r"mật khẩu|mat khau|mật mã|パスワード|パスコード|合言葉|"
+        r"密码|密碼|口令|비밀번호|암호|패스워드|รหัสผ่าน|รหัส ?wi-?fi|พาสเวิร์ด|पासवर्ड|पास ?वर्ड|"
+        r"कूटशब्द",
     ),
 )
 
@@ -150,7 +174,9 @@ NEEDLES: tuple[str, ...] = tuple(
         "リカバリー|バックアップ|マイナンバー|個人番号|旅券|キー|トークン|シークレット|秘密鍵|"
         "ログイン|密码|密碼|口令|验证码|驗證碼|码|恢复码|备用码|復原碼|助记词|助記詞|密钥|秘钥|"
         "令牌|账号|帳號|账户|帳戶|登录|登錄|身份|护照|護照|비밀|암호|패스워드|인증|핀|복구|"
-        "백업|시드|주민|여권|키|토큰|로그인|계정"
+        "백업|시드|주민|여권|키|토큰|로그인|계정|cvv|cvc|csc|card security|"
+        "card verification|mk|รหัส|พาสเวิร์ด|पासवर्ड|पास वर्ड|ओटीपी|पिन|कूटशब्द|mail/|mail /|"
+        "user/|user /|username/|username /|account/|account /|acct/|acct /"
     ).split("|")
 )
 _WINDOW = 28  # characters before a needle where its cue may start ("answer to my security …")
@@ -159,9 +185,10 @@ _WINDOW = 28  # characters before a needle where its cue may start ("answer to m
 
 _CONNECTORS = r"""(?P<sym>["'”’]?[ \t]*(?:[:=：＝]|->|=>|→)[ \t]*|[ \t]+[-–—][ \t]+|[ \t]*[–—][ \t]*)
     |(?P<word>[ \t]+(?:is|was|are|were|(?:will|would|should|must|can|could|shall)[ \t]+be|
-        remains|becomes|là|la|es|era|será|est|était|sera|ist|lautet|war|é|è|это)(?:[ \t]*:)?[ \t]+
+        remains|becomes|là|la|es|era|será|est|était|sera|ist|lautet|war|é|è|это|jest|है|हैं)
+        (?:[ \t]*:)?[ \t]+
         |['’]s[ \t]+)
-    |(?P<cjk>[ \t]*(?:は|が|是|为|為|는|은|이|가)[ \t]*)
+    |(?P<cjk>[ \t]*(?:は|が|是|为|為|는|은|이|가|คือ|เป็น)[ \t]*)
     |(?P<to>[ \t]+(?:to|thành|sang)[ \t]+)"""
 _CONNECTOR = re.compile(_CONNECTORS + r"|(?P<bare>[ \t]+)", re.IGNORECASE | re.VERBOSE)
 # Between a tight cue and its connector: a phrase that starts with a preposition ("password for
@@ -229,8 +256,14 @@ _STOP_OTHER = frozenset(
     новый старый где какой какая что как у с к по для ещё еще уже неверный верный правильный
     изменён изменен сброшен el la los las un una en de del que no muy demasiado nuevo nueva
     le les une du des ne pas trop très nouveau nouvelle der die das ein eine im zu nicht sehr
-    neu alt o os as um uma em do da não muito novo nova""".split()
+    neu alt o os as um uma em do da não muito novo nova thứ thu những nhung một mot các cac
+    người nguoi điều dieu việc viec nên nen phải quy mỗi moi za na w z do nie się sie tak
+    bardzo jest są sa już juz sur dans sous chez avec sans collé colle écrit ecrit noté note
+    está esta en la nevera aquí aqui allí alli""".split()
 )
+# A word with a Vietnamese letter or tone mark (ă â đ ê ô ơ ư, ạ … ỹ) and no digit or symbol is
+# a word of the sentence: passwords are typed without them.
+_VI_LETTERS = re.compile("[ăâđêôơưĂÂĐÊÔƠƯ\u1ea0-\u1ef9]")
 _UNITS = re.compile(
     r"(?i)\s*(?:characters?|chars?|digits?|letters?|symbols?|numbers?|words?|days?|weeks?|"
     r"months?|years?|hours?|minutes?|times?|attempts?|tries|ký tự|ky tu|chữ số|文字|桁|位|个字符|"
@@ -242,6 +275,8 @@ _CODE_LINE = re.compile(r"[ \t]*(?:[-*•]|\d{1,2}[.)])?[ \t]*([A-Za-z0-9][A-Za-
 def is_prose(word: str, adjectives: bool = True) -> bool:
     w = word.lower().strip(_TRAILING)
     if w in _STOP or w in _STOP_OTHER or (adjectives and w in _ADJECTIVES):
+        return True
+    if w.isalpha() and _VI_LETTERS.search(w):
         return True
     # An English word of ordinary talk by its ending ("is encrypted", "is expiring", "is usually").
     return w.isalpha() and w.isascii() and len(w) > 4 and w.endswith(("ed", "ing", "ly"))
@@ -297,6 +332,8 @@ _KIND = {
     "codes": "2FA recovery codes",
     "login": "a login with its password",
     "id": "a national id or passport number",
+    "cvv": "a card security code",
+    "otp": "a one-time code",
 }
 
 
@@ -322,7 +359,7 @@ def _quoted(text: str, p: int) -> tuple[int, int] | None:
     return p + 1, end
 
 
-_CLAUSE_END = re.compile(r"\n|[.!?。！？](?=\s|$)|[;；]|\s\(")
+_CLAUSE_END = re.compile(r"\n|[.!?。！？](?=\s|$)|[;；]|\s\(|\s[-–—]\s")
 
 
 def _clause_end(text: str, p: int, limit: int = 200) -> int:
@@ -337,14 +374,33 @@ def _phrase(text: str, p: int, connector: str) -> tuple[int, int] | None:
     words = said.split()
     if not words or is_prose(words[0], adjectives=False) or not plausible_value(said):
         return None
+    if connector == "bare" and words[0].endswith(":"):
+        return None  # "security answer hint: first pet": the cue names what follows
+    # "is long and random", "length must be at least 12": a sentence about a passphrase. Seed
+    # words are the exception ("about", "above" are in BIP-39's list).
+    # After a colon, what follows is given as the value.
+    if (
+        connector != "sym"
+        and any(w.lower().strip(_TRAILING) in _STOP for w in words)
+        and not _all_seed_words(words)
+    ):
+        return None
     return p, end
+
+
+def _all_seed_words(words: list[str]) -> bool:
+    from clawmem.text.seed_words import is_seed_word
+
+    return all(is_seed_word(w.lower().strip(_TRAILING)) for w in words)
 
 
 def _codes(text: str, p: int, connector: str) -> tuple[int, int] | None:
     end = text.find("\n", p)
     end = len(text) if end < 0 else end
     if text[p:end].strip():
-        return (p, end) if sum(c.isdigit() for c in text[p:end]) >= 2 else None
+        # "10 codes, each usable once" counts them; a code holds four characters or more, three
+        # of them digits ("8812", "8f3a-91c2").
+        return (p, end) if _A_CODE.search(text, p, end) else None
     # The codes are listed below the cue: every following line that is one.
     pos, last = end + 1, None
     for _ in range(24):
@@ -365,7 +421,14 @@ def _login(text: str, p: int, connector: str) -> tuple[int, int] | None:
     if tok is None:
         return None
     pw = text[tok[0] : tok[1]]
-    return tok if plausible_value(pw) and not is_prose(pw) else None
+    if not plausible_value(pw) or is_prose(pw):
+        return None
+    if pw.isalpha() and not _strong(pw):
+        # "peter / SSO", "anna / Google", "Peter / hardware key": a way to sign in, named. A
+        # word is a password only in lower case and ending its clause ("admin / hunter").
+        if not pw.islower() or len(pw) < 6 or _GAP.match(text, tok[1]):
+            return None
+    return tok
 
 
 def _id(text: str, p: int, connector: str) -> tuple[int, int] | None:
@@ -378,6 +441,20 @@ def _id(text: str, p: int, connector: str) -> tuple[int, int] | None:
     if connector == "bare" and not text[s:e].isalnum():
         return None
     return (s, e) if sum(c.isdigit() for c in text[s:e]) >= 5 else None
+
+
+def _cvv(text: str, p: int, connector: str) -> tuple[int, int] | None:
+    m = _CVV.match(text, p)
+    return m.span() if m and not _UNITS.match(text, m.end()) else None
+
+
+def _otp(text: str, p: int, connector: str) -> tuple[int, int] | None:
+    m = _OTP.match(text, p)
+    if m is None or _UNITS.match(text, m.end()):
+        return None
+    if connector == "bare" and len(m.group(0)) != 6:
+        return None
+    return m.span()
 
 
 def _pin(text: str, p: int, connector: str) -> tuple[int, int] | None:
@@ -402,6 +479,7 @@ def _strict(text: str, p: int, connector: str) -> tuple[int, int] | None:
         return tok if _strong(value) and any(c.isdigit() for c in value) else None
     ok = (
         len(value) >= 8
+        and not _AMOUNT.fullmatch(value)  # "Tokens: 1,204,551"
         and any(c.isdigit() or (connector == "sym" and c in "-_./+=") for c in value)
         and not value.isalpha()
         and plausible_value(value)
@@ -417,7 +495,8 @@ def _password(text: str, p: int, connector: str) -> tuple[int, int] | None:
     value = text[tok[0] : tok[1]]
     if connector == "bare":
         return tok if _strong(value) else None
-    if is_prose(value) or not plausible_value(value):
+    # After a colon an adjective may start a passphrase ("password: correct horse battery").
+    if is_prose(value, adjectives=connector != "sym") or not plausible_value(value):
         return None
     if value.isdigit() and _UNITS.match(text, tok[1]):
         return None  # "is 12 characters long"
@@ -436,6 +515,10 @@ def _password(text: str, p: int, connector: str) -> tuple[int, int] | None:
     return start, end
 
 
+_A_CODE = re.compile(r"(?<![\w])(?=(?:[A-Za-z-]*\d){3})[A-Za-z0-9]{4,}(?:-[A-Za-z0-9]{3,})*")
+_AMOUNT = re.compile(r"\d{1,3}(?:[,.\u202f ]\d{3})+(?:[.,]\d+)?[kKmMbB]?")
+_CVV = re.compile(r"\d{3,4}(?![\d/.,:-]?\d)")
+_OTP = re.compile(r"(?:\d{4,8}|\d{3}[ -]\d{3})(?![\d/:-]?\d|[.,]\d)")
 _USER_SEP = re.compile(r"([^\s/:|,]+)[ \t]*(?:/|:|\|)[ \t]*")
 _ID_NUMBER = re.compile(r"[A-Z0-9](?:[A-Z0-9.-]|[ ](?=[A-Z0-9]))*")
 _PIN = re.compile(r"[0-9A-Za-z#*-]{3,16}")
@@ -449,6 +532,8 @@ _RULES: dict[str, Reader] = {
     "codes": _codes,
     "login": _login,
     "id": _id,
+    "cvv": _cvv,
+    "otp": _otp,
     "pin": _pin,
     "strict": _strict,
     "password": _password,
@@ -469,7 +554,7 @@ def _value(text: str, p: int, rule: str, connector: str) -> tuple[int, int] | No
 
 
 _WORD_START = re.compile(r"(?<![\w-])\w")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_CJK = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")  # Thai too
 
 
 def find_said(text: str, needles_at: list[int]) -> list[Said]:
@@ -498,6 +583,18 @@ def find_said(text: str, needles_at: list[int]) -> list[Said]:
     return found
 
 
+_POLISH = re.compile(r"(?i)has[lł]")
+_VI = re.compile(r"(?i)m[aậ]t|mk|pass")
+_ONE_TOKEN_LINE = re.compile(r"\r?\n[ \t]*(?=\S)([^\s]+|\"[^\"\n]+\"|'[^'\n]+')[ \t]*(?:\r?\n|$)")
+
+
+def _next_line_value(text: str, p: int) -> int:
+    """Where the value on the line after ``p`` starts, when that line holds only one token (a
+    line of words is the text under a heading "Password:"), or -1."""
+    m = _ONE_TOKEN_LINE.match(text, p)
+    return m.start(1) if m else -1
+
+
 def _said_after(text: str, m: re.Match[str]) -> list[Said]:
     """The secret after the cue ``m``: its value read by the cue's rule, if there is one."""
     rule, style, _ = (m.lastgroup or "").split("__")
@@ -510,13 +607,23 @@ def _said_after(text: str, m: re.Match[str]) -> list[Said]:
         if not c:
             continue
         connector = c.lastgroup or ""
-        if connector == "to" and not _CHANGED.search(text, max(0, m.start() - 40), m.start()):
+        if (
+            connector == "to"
+            and not _POLISH.match(m.group(0))  # "hasło do wifi to Kasztan2024": "to" is "is"
+            and not _CHANGED.search(text, max(0, m.start() - 40), m.start())
+        ):
             continue  # "password to the vault": only "changed the password to X" gives one
+        if connector == "word" and c.group(0).strip().lower() == "la" and not _VI.match(m.group(0)):
+            continue  # "la" is Vietnamese "là" typed bare; in Spanish or French it is "the"
         if connector == "bare" and after != p:
             continue  # "password for the db hunter2": too loose to trust
         v = c.end()
         if connector in ("word", "to", "sym"):
             v = _FILLERS.match(text, v).end()  # type: ignore[union-attr]
+        if rule != "codes" and connector == "sym" and text.startswith(("\n", "\r\n"), v):
+            v = _next_line_value(text, v)  # "Password:" and the value alone on the next line
+            if v < 0:
+                continue
         span = _value(text, v, rule, connector)
         if span is not None:
             return [Said(span[0], span[1], _KIND[rule])]

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from stat import S_ISLNK, S_ISREG
 
+from clawmem.errors import ClawmemError
+from clawmem.files import safe_open
 from clawmem.markdown.workspace import (
     INDEX_DIR,
     MAX_TRANSCRIPT_BYTES,
@@ -54,13 +56,13 @@ def load(root: Path) -> dict[str, Path]:
     if hit is not None and hit[:2] == (st.st_size, st.st_mtime_ns):
         return dict(hit[2])
     try:
-        entries = json.loads(path.read_bytes())["transcripts"]
+        entries = json.loads(safe_open.read_bytes(path) or b"")["transcripts"]
         found = {
             rel: Path(entry["path"])
             for rel, entry in entries.items()
             if isinstance(rel, str) and valid_name(rel) and Path(entry["path"]).is_absolute()
         }
-    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, ClawmemError):
         return {}
     _cache[str(path)] = (st.st_size, st.st_mtime_ns, found)
     return dict(found)

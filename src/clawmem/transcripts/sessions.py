@@ -432,13 +432,15 @@ class TranscriptLines:
     text: str  # the messages as "User: …" and "Assistant: …" paragraphs
 
     def to_dict(self) -> dict:
-        """``clawmem get --json``'s form of them."""
+        """``clawmem get --json``'s form of them (a credential in the file's name redacted)."""
+        from clawmem.text.shown_path import shown_path
+
         return {
-            "path": self.path,
+            "path": shown_path(self.path),
             "from": self.from_line,
             "to": self.to_line,
             "total_lines": self.total_lines,
-            "citation": self.citation,
+            "citation": shown_path(self.citation),
             "session_id": self.session_id,
             "format": self.format,
             "messages": [

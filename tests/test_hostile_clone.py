@@ -1,0 +1,313 @@
+"""A workspace you did not write cannot hurt you: a cloned repository that commits links.
+
+git checks out symbolic links as links, so a repository can commit ``.memory/write.lock.owner``
+as a link to a file of yours, ``.memory`` itself as a link to a folder elsewhere, or an episode
+folder or page that leads out of the workspace. Each hostile repository here is cloned with real
+git, every command and every git hook is run in the clone as a user runs it, and then not one
+byte outside the workspace may have changed (the sentinel tree is hashed before and after), and
+each command either works or fails with the one-line error that names the link and the fix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from .conftest import FIXTURE, Run, cli_subprocess
+from .test_flush import SID, Transcript
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+# Every file clawmem keeps in .memory/ (and some it may keep one day), each committed as a link.
+MEMORY_FILES = (
+    "write.lock",
+    "write.lock.owner",
+    "write.lock.queue",
+    "watch.lock",
+    "watch.lock.owner",
+    "watch.json",
+    "watch.sock",
+    "flush.log",
+    "index.sqlite",
+    "index.sqlite-wal",
+    "index.sqlite-shm",
+    "index.sqlite-journal",
+    ".gitignore",
+    "transcripts.json",
+    "graph.html",
+)
+
+
+@pytest.fixture
+def gitenv(tmp_path, monkeypatch):
+    config = tmp_path / "gitconfig"
+    config.write_text(
+        "[init]\n\tdefaultBranch = main\n[user]\n\tname = t\n\temail = t@example.com\n"
+        "[advice]\n\tdetachedHead = false\n"
+    )
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("CLAWMEM_RESIDENT_EMBEDDER", "0")
+    return config
+
+
+def git(repo: Path, *args: str) -> str:
+    proc = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True)
+    assert proc.returncode == 0, f"git {' '.join(args)}: {proc.stderr}"
+    return proc.stdout
+
+
+def sentinel(outside: Path) -> dict[str, str]:
+    """Every entry under ``outside``: a file's sha256, a folder, a link's target."""
+    seen = {}
+    for folder, dirs, files in os.walk(outside):
+        for name in dirs + files:
+            p = Path(folder) / name
+            rel = str(p.relative_to(outside))
+            if p.is_symlink():
+                seen[rel] = "link " + os.readlink(p)
+            elif p.is_dir():
+                seen[rel] = "dir"
+            else:
+                seen[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
+                seen[rel + " mode"] = oct(p.stat().st_mode)
+    return seen
+
+
+def outside_tree(tmp_path: Path) -> Path:
+    out = tmp_path / "outside"
+    (out / "targets").mkdir(parents=True)
+    for name in MEMORY_FILES:
+        (out / "targets" / name).write_text(f"precious {name}\n")
+    (out / "gitconfig").write_text("[user]\n\tname = me\n")
+    (out / "state-dir").mkdir()
+    (out / "state-dir" / "keep.txt").write_text("mine\n")
+    (out / "episodes").mkdir()
+    (out / "page.md").write_text("# my own page\n\nprivate words: zebra-kettle-91\n")
+    (out / "entities").mkdir()
+    (out / "entities" / "Mallory.md").write_text("# Mallory\n")
+    (out / "log.md").write_text("# 2026-03-05\n\n## Retain\n- W: outside fact\n")
+    (out / "gitignore").write_text("outside-ignore\n")
+    return out
+
+
+def hostile_repo(tmp_path: Path, name: str, plant) -> Path:
+    """A repository with the fixture workspace and whatever ``plant(repo)`` adds, committed."""
+    src = tmp_path / f"{name}-src"
+    shutil.copytree(FIXTURE, src, ignore=shutil.ignore_patterns(".memory"))
+    git(src, "init", "-q")
+    plant(src)
+    git(src, "add", "-A", "-f")
+    git(src, "commit", "-qm", "hostile")
+    clone = tmp_path / f"{name}-clone"
+    git(tmp_path, "clone", "-q", str(src), str(clone))
+    return clone
+
+
+def link(at: Path, target: Path) -> None:
+    at.parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(target, at)
+
+
+def plant_memory_links(out: Path):
+    def plant(repo: Path) -> None:
+        for name in MEMORY_FILES:
+            link(repo / ".memory" / name, out / "targets" / name)
+        link(repo / ".memory" / "dangling-wal", out / "created-by-a-follow")
+
+    return plant
+
+
+def plant_memory_dir_link(out: Path):
+    return lambda repo: link(repo / ".memory", out / "state-dir")
+
+
+def plant_episode_folder(out: Path):
+    return lambda repo: link(repo / "memory" / "episodes", out / "episodes")
+
+
+def plant_episode_page(out: Path):
+    # The page flush writes for the transcript below: memory/episodes/<first day>-<session>.md.
+    return lambda repo: link(repo / "memory" / "episodes" / f"2026-03-01-{SID}.md", out / "page.md")
+
+
+def plant_workspace_links(out: Path):
+    def plant(repo: Path) -> None:
+        shutil.rmtree(repo / "bank" / "entities", ignore_errors=True)
+        link(repo / "bank" / "entities", out / "entities")
+        link(repo / "memory" / "2026-03-05.md", out / "log.md")
+        (repo / ".gitignore").unlink(missing_ok=True)
+        link(repo / ".gitignore", out / "gitignore")
+        link(repo / ".gitattributes", out / "gitignore")
+
+    return plant
+
+
+def one_clean_outcome(r, what: str) -> None:
+    """Worked, or failed with clawmem's one-line error (and its hint): never a traceback."""
+    assert "Traceback" not in r.err, f"{what}: {r.err}"
+    if r.code != 0:
+        lines = [ln for ln in r.err.splitlines() if ln.strip()]
+        errors = [ln for ln in lines if ln.startswith("clawmem: error:")]
+        assert errors, f"{what}: exit {r.code} without clawmem's error line: {r.err!r}"
+
+
+def run_everything(clone: Path, transcript: Transcript, *, hybrid: bool) -> dict[str, Run]:
+    """Every command, as a user and an agent's hook run them; their results by name."""
+    w = ("-w", str(clone))
+    runs: dict[str, Run] = {}
+    lexical = {"CLAWMEM_VECTORS": "0"}
+    runs["recall lexical"] = cli_subprocess(
+        *w, "recall", "postgres", "--mode", "lexical", env=lexical
+    )
+    if hybrid:
+        runs["recall hybrid"] = cli_subprocess(*w, "recall", "postgres", "--mode", "hybrid")
+    runs["index"] = cli_subprocess(*w, "index", env=lexical)
+    runs["status"] = cli_subprocess(*w, "status", env=lexical)
+    runs["retain"] = cli_subprocess(
+        *w, "retain", "Ann moved the cron job to Friday", "--date", "2026-03-05", env=lexical
+    )
+    runs["reflect"] = cli_subprocess(*w, "reflect", env=lexical)
+    payload = {
+        "session_id": SID,
+        "transcript_path": str(transcript.path),
+        "cwd": str(clone),
+        "hook_event_name": "PreCompact\n2026-01-01T00:00:00Z flushed forged line",
+        "trigger": "auto",
+    }
+    runs["flush --hook"] = cli_subprocess(
+        *w, "flush", "--hook", input=json.dumps(payload), env=lexical
+    )
+    runs["check"] = cli_subprocess(*w, "check", env=lexical)
+    runs["get"] = cli_subprocess(*w, "get", "MEMORY.md", env=lexical)
+    runs["context"] = cli_subprocess(*w, "context", "what do we use postgres for?", env=lexical)
+    runs["graph"] = cli_subprocess(*w, "graph", env=lexical)
+    watch = subprocess.Popen(
+        [sys.executable, "-m", "clawmem", *w, "watch"],
+        env={**os.environ, **lexical},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(2.5)
+    (clone / "memory" / "2026-03-09.md").write_text("# 2026-03-09\n\nwatched line\n")
+    time.sleep(1.0)
+    watch.send_signal(signal.SIGINT)
+    out, err = watch.communicate(timeout=30)
+    (clone / "memory" / "2026-03-09.md").unlink()
+    runs["watch"] = Run(0 if watch.returncode in (0, 130, -2) else watch.returncode, out, err)
+    runs["init --git"] = cli_subprocess("init", str(clone), "--git", env=lexical)
+    # The git hooks `init --git` installed, run by git itself on a checkout.
+    git(clone, "checkout", "-q", "-b", "other")
+    (clone / "memory" / "2026-03-10.md").write_text("# 2026-03-10\n\n## Retain\n- W: hook day\n")
+    git(clone, "add", "-A")
+    commit = subprocess.run(
+        ["git", "commit", "-qm", "x"], cwd=clone, capture_output=True, text=True
+    )
+    runs["pre-commit hook"] = Run(0, commit.stdout, commit.stderr)
+    co = subprocess.run(
+        ["git", "checkout", "-q", "main"], cwd=clone, capture_output=True, text=True
+    )
+    runs["post-checkout hook"] = Run(0, co.stdout, co.stderr)
+    return runs
+
+
+SCENARIOS = {
+    ".memory full of links": plant_memory_links,
+    ".memory is a link": plant_memory_dir_link,
+    "episode folder is a link": plant_episode_folder,
+    "episode page is a link": plant_episode_page,
+    "workspace files are links": plant_workspace_links,
+}
+
+
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+def test_a_hostile_clone_changes_no_byte_outside_the_workspace(tmp_path, gitenv, scenario):
+    out = outside_tree(tmp_path)
+    clone = hostile_repo(tmp_path, "h", SCENARIOS[scenario](out))
+    agent = Transcript(tmp_path / "agent" / "proj" / f"{SID}.jsonl")
+    agent.user("Which database do the payments use? We settled on postgres for the ledger.")
+    agent.assistant("Postgres it is; we decided to keep the ledger in Postgres 16.")
+    before = sentinel(out)
+
+    runs = run_everything(clone, agent, hybrid=scenario == ".memory full of links")
+
+    assert sentinel(out) == before, f"{scenario}: a file outside the workspace changed"
+    assert not (out / "created-by-a-follow").exists()
+    for what, r in runs.items():
+        one_clean_outcome(r, f"{scenario}: {what}")
+    if scenario in (".memory full of links", ".memory is a link"):
+        # Refused, with the link named and the fix given, before anything is opened there.
+        r = runs["status"]
+        assert r.code != 0 and "symbolic link" in r.err and "rm " in r.err, r.err
+        assert "zebra" not in json.dumps([getattr(x, "out", "") for x in runs.values()])
+    if scenario == "episode page is a link":
+        # flush never read the outside page into one of ours (nor indexed it).
+        recalled = cli_subprocess(
+            "-w",
+            str(clone),
+            "recall",
+            "zebra-kettle-91",
+            "--mode",
+            "lexical",
+            "--json",
+            env={"CLAWMEM_VECTORS": "0"},
+        )
+        data = json.loads(recalled.out)
+        assert "zebra" not in json.dumps(data.get("results")), data
+        log = (clone / ".memory" / "flush.log").read_text()
+        assert "symbolic link" in log, log
+    if scenario == "episode folder is a link":
+        assert not list((out / "episodes").iterdir())
+    if scenario == "workspace files are links":
+        assert runs["retain"].code != 0 and "symbolic link" in runs["retain"].err
+    if (clone / ".memory" / "flush.log").is_file() and not (clone / ".memory").is_symlink():
+        # The hook's event name cannot forge a line of its own (item 7 of issue 40).
+        lines = (clone / ".memory" / "flush.log").read_text().splitlines()
+        assert not any(ln.startswith("2026-01-01T00:00:00Z") for ln in lines), lines
+
+
+def test_a_folder_that_is_not_a_workspace_is_refused_and_left_as_it_is(tmp_path):
+    """`clawmem -w /etc recall x` created /etc/.memory/index.sqlite and exited 0."""
+    place = tmp_path / "etc"
+    place.mkdir()
+    (place / "hosts").write_text("127.0.0.1 localhost\n")
+    for args in (("recall", "x"), ("status",), ("index",), ("retain", "a fact")):
+        r = cli_subprocess("-w", str(place), *args, env={"CLAWMEM_VECTORS": "0"})
+        assert r.code == 3, (args, r.err)
+        assert "not a clawmem workspace" in r.err and "clawmem init" in r.err, r.err
+        assert sorted(p.name for p in place.iterdir()) == ["hosts"]
+    r = cli_subprocess("recall", "x", env={"CLAWMEM_WORKSPACE": str(place), "CLAWMEM_VECTORS": "0"})
+    assert r.code == 3 and not (place / ".memory").exists()
+
+
+def test_a_nested_index_folder_never_captures_workspace_discovery(tmp_path):
+    """`-w notes/memory` of an older version left notes/memory/.memory/: a command run from that
+    folder still finds the workspace above it."""
+    ws = tmp_path / "notes"
+    shutil.copytree(FIXTURE, ws, ignore=shutil.ignore_patterns(".memory"))
+    (ws / "memory" / ".memory").mkdir()
+    (ws / "memory" / ".memory" / "index.sqlite").write_bytes(b"")
+    r = cli_subprocess(
+        "recall",
+        "postgres",
+        "--mode",
+        "lexical",
+        "--json",
+        cwd=ws / "memory",
+        env={"CLAWMEM_VECTORS": "0"},
+    )
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["results"], r.out
+    assert (ws / ".memory" / "index.sqlite").is_file()
+    r = cli_subprocess("-w", str(ws / "memory"), "recall", "x", env={"CLAWMEM_VECTORS": "0"})
+    assert r.code == 3 and "clawmem init" in r.err
