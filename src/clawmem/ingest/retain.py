@@ -39,6 +39,7 @@ from clawmem.markdown.facts import (
 )
 from clawmem.markdown.supersession import supersedes_note
 from clawmem.markdown.workspace import writable_path
+from clawmem.markdown.writers import WRITERS
 from clawmem.markdown.writers import record as record_writer
 from clawmem.store import db, queries
 from clawmem.store.index import Index
@@ -262,7 +263,9 @@ def retain(
 
         summary = redact(stored.content)
         summary = summary if len(summary) <= 60 else summary[:57] + "..."
-        why_not = commit_files(ix.root, [relpath], f"clawmem retain: {summary}")
+        # The log, and the line that says who wrote the fact (.clawmem/writers) with it.
+        paths = [relpath] + ([WRITERS] if (ix.root / WRITERS).is_file() else [])
+        why_not = commit_files(ix.root, paths, f"clawmem retain: {summary}")
         committed = why_not or "committed"
     return Retained(
         stored=dup is None,
