@@ -33,11 +33,15 @@ def test_a_fact_older_than_the_window_says_why_it_was_kept(ws):
     kept = [h for h in data["results"] if h["timestamp"] < "2025-12-20"]
     assert kept, data["results"]
     cite = kept[0]["citation"]
-    notes = [n for n in data["notes"] if n.startswith(cite)]
-    assert notes and "open-ended" in notes[0] and "overlaps the window" in notes[0], data["notes"]
+    notes = [n for n in data["notes"] if cite in n]
+    assert len(notes) == 1, data["notes"]
+    assert notes[0].startswith("kept though recorded outside the window 2025-12-20 to …")
+    assert f"{cite} (recorded {kept[0]['timestamp']}; valid from" in notes[0]
+    assert "open-ended" in notes[0]
     human = cli(*args)
     assert human.code == 0
-    assert f"note: {cite} is recorded" in human.err and "open-ended" in human.err
+    assert "note: kept though recorded outside the window" in human.err
+    assert f"{cite} (recorded" in human.err
 
 
 @lexical_only

@@ -646,3 +646,34 @@ def test_two_transcripts_with_one_name_get_two_names(ws, tmp_path, lexical):
     assert "five times" in cli("-w", str(ws), "get", f"{one['transcript']}#L2-L2").out
     assert "Mondays" in cli("-w", str(ws), "get", f"{two['transcript']}#L2-L2").out
     assert json.loads(cli("-w", str(ws), "status", "--json").out)["sessions"]["flushed"] == 2
+
+
+def test_transcripts_sharing_a_session_id_never_share_an_episode_page(ws):
+    """Issue 40: two transcripts with the same session id and start date (one id in two
+    projects' folders, a copied or resumed session) shared one episode page, and the second
+    flush replaced the first's. Each now has its own page, citing its own transcript."""
+    words = {"projA": "the ledger moves to Postgres", "projB": "the queue moves to Kafka"}
+    paths = []
+    for project, said in [*words.items(), ("projC", "the cache moves to Redis")]:
+        name = f"{SID}.jsonl" if project != "projC" else "copy-of-session.jsonl"
+        t = Transcript(ws.parent / "agent" / project / name)
+        t.user(f"We decided that {said}.")
+        t.assistant(f"Noted: {said}.")
+        paths.append(t)
+        r = hook(ws, payload(t), env={"CLAWMEM_VECTORS": "0"})
+        assert r.code == 0, r.err
+    pages = episode_pages(ws)
+    assert len(pages) == 3, [p.name for p in pages]
+    texts = [p.read_text(encoding="utf-8") for p in pages]
+    for said in [*words.values(), "the cache moves to Redis"]:
+        assert sum(said in t for t in texts) == 1, said
+    for page in pages:
+        cited = {m[0].split("#")[0] for m in CITE.findall(page.read_text(encoding="utf-8"))}
+        assert len(cited) == 1, (page.name, cited)
+    # Flushing the first again updates its own page; the others stay as they are.
+    before = {p.name: p.read_bytes() for p in pages}
+    paths[0].user("One more thing: keep the ledger on Postgres 16.")
+    assert hook(ws, payload(paths[0]), env={"CLAWMEM_VECTORS": "0"}).code == 0
+    after = {p.name: p.read_bytes() for p in episode_pages(ws)}
+    assert after.keys() == before.keys()
+    assert sum(after[n] != before[n] for n in after) == 1

@@ -84,6 +84,9 @@ def _prepare(path: str, ws: Path, home: Path) -> None:
         (ws / "base.md").write_text(text, encoding="utf-8")
         (ws / "ours.md").write_text(text + "\nOur line.\n", encoding="utf-8")
         (ws / "theirs.md").write_text(text + "\nTheir line.\n", encoding="utf-8")
+    if path == "trust":  # a teammate's clawmem.toml, pulled through git, reaching outside
+        (home / "team-notes" / "memory").mkdir(parents=True)
+        (ws / "clawmem.toml").write_text('[scopes]\nteam = "~/team-notes"\n', encoding="utf-8")
     if path == "token revoke":
         assert cli("-w", str(ws), "token", "create", "--name", "laptop").code == 0
     if path == "flush":

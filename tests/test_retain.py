@@ -76,7 +76,8 @@ def test_retain_keeps_existing_bytes_and_appends_to_section(ws):
     after = log.read_bytes()
     new_line = b"- B @payments-service: The refund job finished at 23:10.\n"
     i = after.index(new_line)
-    assert after[:i] + after[i + len(new_line) :] == before  # only the new line was inserted
+    assert after[:i] + after[i + len(new_line) :] == before  # only the new line was added
+    assert after.startswith(before)  # at the end: a log is only ever appended to
     lines = after.decode().split("\n")
     assert lines[fact["line"] - 1] == new_line.decode().rstrip("\n")
     assert fact["line"] > [n for n, line in enumerate(lines, 1) if line.startswith("## Retain")][0]
@@ -97,11 +98,12 @@ def test_crlf_file_stays_crlf(ws):
     log.write_bytes(b"# 2025-12-05\r\n\r\n## Retain\r\n- W @Peter: one\r\n\r\n## Later\r\ntext\r\n")
     r, fact = retain(ws, "two", "--entity", "Peter", "--date", "2025-12-05")
     assert r.code == 0, r.err
-    assert (
-        log.read_bytes()
-        == b"# 2025-12-05\r\n\r\n## Retain\r\n- W @Peter: one\r\n- W @Peter: two\r\n\r\n## Later\r\ntext\r\n"
+    # Appended (a log is never rewritten): a new Retain section after the one that follows.
+    assert log.read_bytes() == (
+        b"# 2025-12-05\r\n\r\n## Retain\r\n- W @Peter: one\r\n\r\n## Later\r\ntext\r\n"
+        b"\r\n## Retain\r\n- W @Peter: two\r\n"
     )
-    assert fact["line"] == 5
+    assert fact["line"] == 10
 
 
 def test_duplicates_are_not_appended_twice(ws):

@@ -3,7 +3,8 @@
 The time is shared in the ratio kills 70 : concurrency 15 : bad input 8 after what the resource
 checks take (kills are the costliest figure to gather: about 3.5 s a round). The resource
 checks take what they take: a few minutes with ``--hold-seconds 30``; so does the secret
-planting (``secrets.py``, about a minute). Exit status 1
+planting (``secrets.py``, about a minute) and the hostile clone (``hostile.py``: links a cloned
+repository commits, half a minute). Exit status 1
 when a figure that must be zero is not (``--json`` keeps every figure and failure).
 """
 
@@ -37,10 +38,12 @@ MUST_BE_ZERO = {
         "facts_missing",
         "facts_duplicated",
         "foreign_lines_lost",
+        "held_open_lines_lost",
     ],
     "fuzz": ["crashes", "bad_rejections", "markdown_changed", "model_path_failures"],
     "resources": ["failures"],
     "secrets": ["secrets_found", "accepted_without_flag", "false_positives"],
+    "hostile": ["outside_entries_changed", "crashes"],
 }
 
 
@@ -55,8 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1, help="the seed of every random choice")
     ap.add_argument(
         "--parts",
-        default="kills,concurrency,fuzz,resources,secrets",
-        help="comma-separated subset of kills,concurrency,fuzz,resources,secrets",
+        default="kills,concurrency,fuzz,resources,secrets,hostile",
+        help="comma-separated subset of kills,concurrency,fuzz,resources,secrets,hostile",
     )
     ap.add_argument(
         "--hold-seconds",
@@ -83,8 +86,16 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         ap.error(f"unknown part(s): {', '.join(sorted(unknown))}")
     # The secret planting takes what it takes (about a minute), outside the budget.
-    share = {"kills": 0.70, "concurrency": 0.15, "fuzz": 0.08, "resources": 0.1, "secrets": 0.0}
-    total = sum(share[p] for p in parts if p not in ("resources", "secrets")) or 1.0
+    # So does the hostile clone (a few dozen commands, half a minute).
+    share = {
+        "kills": 0.70,
+        "concurrency": 0.15,
+        "fuzz": 0.08,
+        "resources": 0.1,
+        "secrets": 0.0,
+        "hostile": 0.0,
+    }
+    total = sum(share[p] for p in parts if p not in ("resources", "secrets", "hostile")) or 1.0
     budget = args.minutes * 60 * (1 - (0.1 if "resources" in parts else 0))
     work = Path(tempfile.mkdtemp(prefix="clawmem-soak-"))
     out: dict = {
@@ -123,6 +134,10 @@ def main(argv: list[str] | None = None) -> int:
                 from .fuzz import run_fuzz
 
                 fig = run_fuzz(work / part, seconds, args.seed, log)
+            elif part == "hostile":
+                from .hostile import run_hostile
+
+                fig = run_hostile(work / part, log)
             elif part == "secrets":
                 from .secrets import realtalk_messages, run_secrets
 

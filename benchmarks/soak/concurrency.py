@@ -4,7 +4,10 @@ The workspace is a git repository. Writers: four processes retaining facts (each
 unique token), an editor rewriting notes (atomic renames and in-place rewrites alternately),
 ``git checkout -f`` between two branches that differ in a dozen daily logs, ``clawmem reflect``
 in a loop, a ``clawmem watch`` daemon, and another program appending a line every 10 ms to the
-daily logs the retain processes write (as an editor, an agent's own notes or a script would).
+daily logs the retain processes write (as an editor, an agent's own notes or a script would), and
+a logger that keeps one of them open for the whole run, appending 50 lines a second; two of those
+logs start with a section after their Retain section (which retain used to rename a new file
+over).
 Readers: four recall loops (two with the lazy sync)
 and an MCP client calling ``memory_search``. Afterwards every fact that ``retain`` returned for is
 counted in the Markdown and the index (exactly once each), so is every line the other program
@@ -20,6 +23,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 from .workspace import (
@@ -132,6 +136,10 @@ def run_concurrency(work: Path, seconds: float, seed: int, log) -> dict:
     ws = work / "ws"
     make_workspace(ws, 60, seed=seed)
     _repo(ws, rnd)
+    for day in ("2030-01-01", "2030-01-02"):
+        (ws / "memory" / f"{day}.md").write_text(
+            f"# {day}\n\n## Retain\n- W: the first fact of {day}\n\n## Notes\nwritten by hand\n"
+        )
     mem(ws).index()
     stop = work / "stop"
     ops = {"retain": 0, "recall": 0, "mcp_search": 0, "edits": 0, "checkouts": 0, "reflects": 0}
@@ -142,6 +150,7 @@ def run_concurrency(work: Path, seconds: float, seed: int, log) -> dict:
     workers += [_start("recall", ws, stop, work / f"recall{i}.json", i) for i in range(4)]
     workers += [_start("mcp", ws, stop, work / "mcp.json", 0)]
     workers += [_start("append", ws, stop, work / "append.json", seed)]
+    workers += [_start("held", ws, stop, work / "held.json", seed)]
     watch_log = open(work / "watch.log", "w")  # noqa: SIM115
     watcher = subprocess.Popen(
         clawmem_cmd(ws, "watch", "--debounce-ms", "200", "--reconcile-seconds", "5"),
@@ -201,7 +210,13 @@ def run_concurrency(work: Path, seconds: float, seed: int, log) -> dict:
         t.join()
     stop.touch()
     lockwatch.stop.set()
-    results: dict[str, list[dict]] = {"retain": [], "recall": [], "mcp": [], "append": []}
+    results: dict[str, list[dict]] = {
+        "retain": [],
+        "recall": [],
+        "mcp": [],
+        "append": [],
+        "held": [],
+    }
     for p, out in workers:
         try:
             p.wait(120)
@@ -242,6 +257,16 @@ def run_concurrency(work: Path, seconds: float, seed: int, log) -> dict:
     if lost_lines:
         problems.append(f"{lost_lines} of {len(appended)} lines another program appended were lost")
     problems += [e for r in results["append"] for e in r["errors"]]
+    held = sum(r["held"] for r in results["held"])
+    seen = Counter((ws / "memory" / "2030-01-02.md").read_text(encoding="utf-8").splitlines())
+    held_lost = sum(
+        seen[f"A held note {r['prefix']}{i} from a logger."] != 1
+        for r in results["held"]
+        for i in range(r["held"])
+    )
+    if held_lost:
+        problems.append(f"{held_lost} of {held} lines of the logger holding the log open were lost")
+    problems += [e for r in results["held"] for e in r["errors"]]
     diff = converges(ws, work)
     if diff:
         problems.append(f"after the last sync the index differs from a rebuild: {diff}")
@@ -271,5 +296,7 @@ def run_concurrency(work: Path, seconds: float, seed: int, log) -> dict:
         "facts_duplicated": duplicated,
         "foreign_lines_appended": len(appended),
         "foreign_lines_lost": lost_lines,
+        "held_open_lines": held,
+        "held_open_lines_lost": held_lost,
         "failures": (reader_errors + writer_errors)[:50],
     }

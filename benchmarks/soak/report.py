@@ -120,6 +120,10 @@ def render(out: dict) -> str:
                         f"{c.get('foreign_lines_appended', '-')} / "
                         f"{c.get('foreign_lines_lost', '-')}",
                     ),
+                    (
+                        "lines of a logger holding one log open (50/s) / lost",
+                        f"{c.get('held_open_lines', '-')} / {c.get('held_open_lines_lost', '-')}",
+                    ),
                 ]
             )
         )
@@ -205,6 +209,19 @@ def render(out: dict) -> str:
                         f"{s['false_positives']} of {s['non_secrets']}",
                     ),
                     ("false positives: REALTALK chat messages changed", real),
+                ]
+            )
+        )
+    if "hostile" in out:
+        h = out["hostile"]
+        parts.append("\n### A hostile clone\n\n")
+        parts.append(
+            _table(
+                [
+                    ("clones (each committing links out of the workspace)", h["clones"]),
+                    ("commands run in them", h["commands"]),
+                    ("**entries outside the workspace changed**", h["outside_entries_changed"]),
+                    ("crashes (a traceback, or an exit without the one-line error)", h["crashes"]),
                 ]
             )
         )

@@ -9,6 +9,8 @@ Each loops until the file STOP exists, then writes its figures to OUT as JSON.
 - ``append``: another program writing the daily logs the retain workers write: one line every
   10 ms (100 a second), appended as ``echo … >> log`` does, each with a unique token to be
   counted afterwards.
+- ``held``: a logger that keeps one of those logs open for the whole run, 50 lines a second
+  (``open_writer.py`` measures 250 a second beside a retain loop and beside a watcher).
 """
 
 from __future__ import annotations
@@ -127,6 +129,28 @@ def _append(ws: Path, stop, n: int) -> dict:
     return {"appended": lines, "errors": errors}
 
 
+def _held(ws: Path, stop, n: int) -> dict:
+    """A logger that keeps one daily log open for the whole run and appends 50 lines a second
+    to it, flushing each (issue 40: a log renamed over sent such a writer's lines into the
+    deleted file)."""
+    log = ws / "memory" / "2030-01-02.md"
+    written = 0
+    errors: list[str] = []
+    t0 = time.monotonic()
+    try:
+        with open(log, "a", encoding="utf-8") as fh:
+            while not stop.exists():
+                fh.write(f"A held note held{n}x{written} from a logger.\n")
+                fh.flush()
+                written += 1
+                lag = t0 + written / 50 - time.monotonic()
+                if lag > 0:
+                    time.sleep(lag)
+    except OSError as exc:
+        errors.append(f"{log.name}: {exc}")
+    return {"held": written, "prefix": f"held{n}x", "errors": errors}
+
+
 class _Stop:
     """The stop file, or the soak that started us gone (then stop too, instead of running on)."""
 
@@ -145,7 +169,7 @@ class _Stop:
 def main() -> None:
     kind, ws, out, n = sys.argv[1], Path(sys.argv[2]), sys.argv[4], int(sys.argv[5])
     stop = _Stop(Path(sys.argv[3]))
-    fn = {"retain": _retain, "recall": _recall, "mcp": _mcp, "append": _append}[kind]
+    fn = {"retain": _retain, "recall": _recall, "mcp": _mcp, "append": _append, "held": _held}[kind]
     Path(out + ".ready").touch()
     result = fn(ws, stop, n)
     Path(out).write_text(json.dumps(result), encoding="utf-8")

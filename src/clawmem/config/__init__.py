@@ -88,6 +88,12 @@ class Config:
     # each as "NAME=PATH": recall searches them too, `get NAME:path` reads them, nothing writes
     # to them (docs/workspace.md).
     read_scopes: tuple[str, ...] = ()
+    # `clawmem mcp --http`: where each request's line goes (docs/agents.md; relative to the
+    # workspace; "-" stderr, "" none), whether it holds the question (it is the user's text), and
+    # the web origins whose pages may call the server (CORS; "*" any).
+    http_access_log: str = ".memory/access.log"
+    http_log_queries: bool = False
+    http_cors_origins: tuple[str, ...] = ()
     # ``[git] autocommit = true``: each fact retained is committed at once (files/gitcommit.py),
     # for a clone written by agents that hold none of their own (docs/operations.md).
     git_autocommit: bool = False
@@ -140,6 +146,11 @@ AT_LEAST_ONE = frozenset(
 )
 
 
+# A list in an environment variable is split on os.pathsep (":"), except where its items hold
+# that character themselves: web origins (https://app.example) are separated by commas.
+LIST_SEPARATORS = {"http_cors_origins": ","}
+
+
 def _coerce(name: str, raw: Any, default: Any, origin: str, *, typed: bool = False) -> Any:
     """Convert a TOML or environment value to the type of the default, or explain the problem.
 
@@ -167,7 +178,8 @@ def _coerce(name: str, raw: Any, default: Any, origin: str, *, typed: bool = Fal
         if isinstance(default, tuple):
             if isinstance(raw, list):
                 return tuple(str(x) for x in raw)
-            return tuple(p for p in str(raw).split(os.pathsep) if p)
+            sep = LIST_SEPARATORS.get(name, os.pathsep)
+            return tuple(p.strip() for p in str(raw).split(sep) if p.strip())
         if isinstance(default, int):
             if isinstance(raw, bool):
                 raise ValueError
@@ -381,6 +393,11 @@ PATH_SETTINGS: dict[str, str] = {
     "read_scopes": "[scopes] {name} = {path}",
     "session_paths": "[sessions] paths {path}",
     "model": "model = {path}",
+    "http_access_log": "http_access_log = {path}",
+}
+# Settings that let something outside in, whatever their value: they too wait for approval.
+OPENING_SETTINGS: dict[str, str] = {
+    "http_cors_origins": "http_cors_origins {path}",
 }
 
 
@@ -390,7 +407,8 @@ def _places(key: str, value: Any) -> list[tuple[Any, str, str]]:
     for item in value if isinstance(value, tuple) else (value,):
         name, _, place = item.partition("=") if key == "read_scopes" else ("", "", item)
         if place.strip():
-            shown = PATH_SETTINGS[key].format(name=name, path=json.dumps(place.strip()))
+            form = PATH_SETTINGS.get(key) or OPENING_SETTINGS[key]
+            shown = form.format(name=name, path=json.dumps(place.strip()))
             out.append((item, place.strip(), shown))
     return out
 
@@ -407,11 +425,11 @@ def reaches_outside(root: Path, values: dict[str, Any]) -> dict[str, list[tuple[
     """Of the settings ``values``, those that lead outside the workspace: key -> [(value as
     stored, how a person writes it)]."""
     out: dict[str, list[tuple[Any, str]]] = {}
-    for key in [k for k in PATH_SETTINGS if k in values]:
+    for key in [k for k in (*PATH_SETTINGS, *OPENING_SETTINGS) if k in values]:
         far = [
             (item, shown)
             for item, place, shown in _places(key, values[key])
-            if leads_outside(root, place)
+            if key in OPENING_SETTINGS or (place != "-" and leads_outside(root, place))
         ]
         if far:
             out[key] = far

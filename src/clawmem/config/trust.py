@@ -15,7 +15,6 @@ file per user (``$CLAWMEM_TRUST_FILE``, else ``trusted.json`` in the user's conf
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
@@ -44,6 +43,8 @@ def config_key(root: Path) -> str:
 
 
 def digest(content: bytes) -> str:
+    import hashlib  # only a file that reaches outside is hashed: a cold recall never is
+
     return hashlib.sha256(content).hexdigest()
 
 

@@ -6,14 +6,14 @@ know that lock. A read-modify-rename loses whatever such a writer appended betwe
 the rename (at 100 appends a second, one line in six). So a write here:
 
 * re-checks, just before it writes, that the file is still the one that was read (same inode)
-  and still starts with the bytes that were read; lines appended since are kept, at the end,
-  when the caller says they can follow its edit unchanged (``may_follow``), otherwise it gives up
-  and the caller reads the file again and redoes its edit (``False``);
-* writes an edit that only appends in place, at the end of the file, as every other writer of a
-  log appends (``O_APPEND``): nothing another program appends can be lost, before or after;
-* otherwise writes a temporary copy, checks once more, renames it over the file, and then
-  carries over to the new file whatever a program holding the old one open appended to it
-  between that check and the rename;
+  and still starts with the bytes that were read; lines appended since are kept, before the new
+  ones, when the caller says they can come first (``may_follow``), otherwise it gives up and the
+  caller reads the file again and redoes its edit (``None``);
+* only ever appends, in place, at the end of the file, as every other writer of a log appends
+  (``O_APPEND``): nothing another program appends can be lost, before or after. A file is never
+  renamed over a log: a program holding the log open (a logger, ``{ echo a; sleep 1; echo b; }
+  >> log``) would go on writing into the deleted file, and its lines were lost (3,967 of 4,044
+  lines of a writer appending 250 lines a second beside a retain loop, issue 40);
 * creates a missing file only if nobody created it meanwhile (a hard link, which fails when the
   name exists).
 
@@ -76,12 +76,16 @@ class Written:
 def write_if_unchanged(
     path: Path, snap: Snapshot, new: bytes, *, may_follow: Callable[[bytes], bool]
 ) -> Written | None:
-    """Replace the file ``snap`` read with ``new``; None (nothing written) when another program
-    changed it otherwise than by appending lines that ``may_follow`` accepts after ``new``."""
-    remove_stale_temps(path)  # a killed write's copy, even when this one appends in place
+    """Append to the file ``snap`` read what ``new`` adds to it (``new`` must start with the
+    bytes read: a log is only ever appended to, never rewritten); None (nothing written) when
+    another program changed it otherwise than by appending lines that ``may_follow`` accepts
+    before the new ones."""
+    remove_stale_temps(path)  # a killed write's copy (older versions renamed one into place)
     if snap.data is None:
         return Written(None, new) if _create_exclusive(path, new) else None
     old = snap.data
+    if not new.startswith(old):
+        raise ValueError(f"{path}: a write here only appends to the file")
     try:
         fd = os.open(path, os.O_RDWR | os.O_APPEND | _NOFOLLOW)
     except FileNotFoundError:
@@ -91,31 +95,25 @@ def write_if_unchanged(
             extra = _appended(fd, snap)
             if extra is None or (extra and not may_follow(extra)):
                 return None
-            if new.startswith(old):
-                size = os.fstat(fd).st_size
-                try:
-                    _write_all(fd, new[len(old) :])  # O_APPEND: at the end, whatever came before
-                    os.fsync(fd)
-                except OSError:
-                    # A full disk can take part of the line: the file goes back as it was.
-                    with contextlib.suppress(OSError):
-                        os.ftruncate(fd, size)
-                    raise
-                return Written(old + extra, old + extra + new[len(old) :])
+            size = os.fstat(fd).st_size
             try:
-                tail = _rename_over(path, fd, snap, new, extra, may_follow)
-            except _Changed:
-                return None
+                _write_all(fd, new[len(old) :])  # O_APPEND: at the end, whatever came before
+                os.fsync(fd)
+            except OSError:
+                # A full disk can take part of the line: the file goes back as it was.
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, size)
+                raise
+            return Written(old + extra, old + extra + new[len(old) :])
     finally:
         os.close(fd)
-    fsync_dir(path.parent)
-    return Written(old + tail, new + tail)
 
 
 def take_back(path: Path, written: Written) -> bool:
     """Undo ``written`` if the file is still exactly what it left (False: another program has
     written since, and the file stays as it is). For a write whose sequel failed (retain's
-    index on a full disk): a failed retain leaves the log byte for byte."""
+    index on a full disk): a failed retain leaves the log byte for byte. The file is cut back
+    in place (or removed, if the write created it), never replaced."""
     try:
         fd = os.open(path, os.O_RDWR | _NOFOLLOW)
     except OSError:
@@ -131,62 +129,11 @@ def take_back(path: Path, written: Written) -> bool:
                 os.ftruncate(fd, len(written.before))  # needs no space: works on a full disk
                 os.fsync(fd)
             else:
-                tmp = temp_copy(path, written.before, st.st_mode & 0o7777)
-                try:
-                    os.replace(tmp, path)
-                except BaseException:
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(tmp)
-                    raise
+                return False
     finally:
         os.close(fd)
     fsync_dir(path.parent)
     return True
-
-
-def _rename_over(
-    path: Path,
-    fd: int,
-    snap: Snapshot,
-    new: bytes,
-    extra: bytes,
-    may_follow: Callable[[bytes], bool],
-) -> bytes:
-    """Rename a copy of ``new`` (and the lines appended so far) over the file open as ``fd``;
-    returns what follows ``new`` in the file (the lines another program appended)."""
-    old = snap.data or b""
-    tmp = temp_copy(path, new + extra, os.fstat(fd).st_mode & 0o7777)
-    try:
-        late = _appended(fd, Snapshot(old + extra, snap.dev, snap.ino))
-        if late is None or (late and not may_follow(extra + late)):
-            raise _Changed
-        if late:
-            with open(tmp, "ab") as fh:
-                fh.write(late)
-                fh.flush()
-                os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    # A program that opened the old file before the rename may still append to it: carry those
-    # bytes over (each such write is one line, a few microseconds after its open).
-    carried = len(old) + len(extra) + len(late)
-    for _ in range(3):
-        time.sleep(0.002)
-        more = os.pread(fd, 1 << 24, carried)
-        if more:
-            with open(path, "ab") as fh:
-                fh.write(more)
-                fh.flush()
-                os.fsync(fh.fileno())
-            carried += len(more)
-    return os.pread(fd, carried - len(old), len(old))  # all of it came to the old file first
-
-
-class _Changed(Exception):
-    """The file changed between the temporary copy and the rename (caught below)."""
 
 
 def _appended(fd: int, snap: Snapshot) -> bytes | None:

@@ -31,11 +31,12 @@ from clawmem.ingest.indexing import Indexer
 from clawmem.ingest.sync import unindexable
 from clawmem.markdown.facts import (
     Fact,
+    count_lines,
+    ends_in_retain_section,
     extract_facts,
     format_block,
     format_fact,
     make_fact,
-    retain_insert_index,
 )
 from clawmem.markdown.supersession import supersedes_note
 from clawmem.markdown.workspace import writable_path
@@ -107,27 +108,27 @@ class Retained:
 
 
 def place_fact(existing: str | None, fact: Fact, day: date) -> Placement:
-    """Pure: where the fact goes in the day's log and what the file becomes."""
+    """Pure: where the fact goes in the day's log and what the file becomes: always the log as
+    it was with lines appended. A log is never rewritten, because another program (an editor, a
+    logger holding it open, ``{ echo a; sleep 1; echo b; } >> log``) may be appending to it, and
+    a file renamed over it sends that program's lines into the deleted file. So the fact goes at
+    the end: into the Retain section the log ends in, else under a new ``## Retain`` heading
+    there (the grammar reads every Retain section of a file)."""
     if existing is None:
         head = f"# {day.isoformat()}\n\n## Retain\n"
         return Placement(head + format_block(fact) + "\n", 4, True, True)
     eol = "\r\n" if "\r\n" in existing else "\n"
-    lines = existing.splitlines(keepends=True)
-    at = retain_insert_index(lines)
-    if at is None:
-        # No Retain section yet: add one at the end, separated by a blank line.
-        prefix = existing
-        if prefix and not prefix.endswith(("\n", "\r")):
-            prefix += eol
-        if prefix.strip() and not prefix.endswith(eol * 2):
-            prefix += eol
-        body = f"## Retain{eol}{format_block(fact, eol)}{eol}"
-        return Placement(prefix + body, prefix.count("\n") + 2, False, True)
-    new_line = format_block(fact, eol) + eol
-    if at > 0 and not lines[at - 1].endswith(("\n", "\r")):
-        lines[at - 1] += eol  # the previous last line had no ending; the fact needs its own line
-    lines.insert(at, new_line)
-    return Placement("".join(lines), at + 1, False, False)
+    prefix = existing
+    if prefix and not prefix.endswith(("\n", "\r")):
+        prefix += eol  # the last line had no ending; the fact needs its own line
+    if ends_in_retain_section(existing):
+        return Placement(prefix + format_block(fact, eol) + eol, count_lines(prefix), False, False)
+    # The log ends in another section (or has no Retain section yet): a new one at the end,
+    # separated by a blank line.
+    if prefix.strip() and not prefix.endswith(eol * 2):
+        prefix += eol
+    body = f"## Retain{eol}{format_block(fact, eol)}{eol}"
+    return Placement(prefix + body, count_lines(prefix) + 1, False, True)
 
 
 def decode_log(raw: bytes | None, relpath: str) -> str | None:

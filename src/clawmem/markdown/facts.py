@@ -672,6 +672,22 @@ def find_retain_section(lines: list[str]) -> tuple[int, int] | None:
     return next(_retain_sections(_tokens(plain), len(plain)), None)
 
 
+def count_lines(text: str) -> int:
+    """The lines of ``text`` as its facts are numbered (a text ending in a line break has an
+    empty last line): the 1-based number of a line appended to it."""
+    return len(_split_lines(text))
+
+
+def ends_in_retain_section(text: str) -> bool:
+    """Whether the document's last line belongs to a Retain section, so that a fact appended at
+    the end of the file is in it."""
+    if "retain" not in text.casefold():
+        return False
+    plain = _split_lines(text)
+    ends = [end for _start, end in _retain_sections(_tokens(plain), len(plain))]
+    return bool(ends) and ends[-1] == len(plain)
+
+
 def retain_insert_index(lines: list[str]) -> int | None:
     """Where a new fact line goes: after the last non-blank line of the first Retain section (so
     the blank line before the next heading stays), or None when there is no Retain section."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import replace
 from datetime import date, timedelta
 
@@ -90,6 +90,7 @@ def recall(
     source: str | None = None,
     expand: bool = False,
     min_relevance: float | None = None,
+    scopes: Collection[str] | None = None,
 ) -> RecallResult:
     """Search memory. Filters (time, kind, entity, path, as-of, source) apply before ranking
     limits; ``source`` is "memory" (the Markdown), "sessions" (transcripts) or "all" (None).
@@ -100,7 +101,9 @@ def recall(
     (default: the ``min_relevance`` setting; 0 turns it off), the result has no hits, its
     ``empty_reason`` says so and names the best relevance, and ``weak_hits`` holds what was
     found. The hits of ``k=n`` are always the first n hits of ``k=m`` for n < m <= the
-    ``candidates`` setting (80); a larger ``k`` ranks a deeper pool."""
+    ``candidates`` setting (80); a larger ``k`` ranks a deeper pool. ``scopes``: which of the
+    workspace's read scopes are asked too (None: all; ``recall.scopes.recall_with_scopes``, the
+    facade's recall, reads it; this workspace's own search does not depend on it)."""
     _check_mode(mode)
     today = today or date.today()
     # The question, read once (text/query.py): everything below reads ``q``'s fields. A time it
@@ -291,27 +294,25 @@ def _within_budget(
 
 
 def _kept_by_validity(hits: list[Hit], f: Filters) -> list[str]:
-    """A note for each fact recorded outside the time window but kept because the validity
-    it states overlaps it (``queries.filter_sql``): "Lives in Hanoi (from March 2025)" written
+    """A note naming the facts recorded outside the time window but kept because the validity
+    each states overlaps it (``queries.filter_sql``): "Lives in Hanoi (from March 2025)" written
     in 2025 is still true in a window of last week, and a reader should see why it is there."""
     if not (f.since or f.until):
         return []
     lo, hi = f.since or "0000-00-00", f.until or "9999-99-99"
-    out = []
+    kept = []
     for h in hits:
         if h.kind is None or h.valid_from is None or (h.day and lo <= h.day <= hi):
             continue
         when = f"recorded {h.day}" if h.day else "undated"
-        valid = (
-            f"from {h.valid_from} to {h.valid_to}"
-            if h.valid_to
-            else f"from {h.valid_from}, open-ended"
-        )
-        out.append(
-            f"{h.citation} is {when}, outside the window {f.since or '…'} to {f.until or '…'}: "
-            f"kept because the validity it states ({valid}) overlaps the window"
-        )
-    return out
+        valid = f"to {h.valid_to}" if h.valid_to else "open-ended"
+        kept.append(f"{h.citation} ({when}; valid from {h.valid_from}, {valid})")
+    if not kept:
+        return []
+    return [
+        f"kept though recorded outside the window {f.since or '…'} to {f.until or '…'}, because "
+        f"the validity they state overlaps it: {'; '.join(kept)}"
+    ]
 
 
 def filters_of(today, since, until, kind, entity, path, as_of) -> Filters:

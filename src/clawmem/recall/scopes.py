@@ -53,11 +53,16 @@ def unknown_scope(ix: Indexer, path: str, scopes: dict[str, Path]) -> None:
 # ``recall``'s signature and documentation: it takes the same arguments and passes them on.
 @wraps(recall)
 def recall_with_scopes(ix: Indexer, query: str, **kwargs: Any) -> RecallResult:
-    # ``recall`` over this workspace and its read scopes, fused.
+    # ``recall`` over this workspace and its read scopes (those ``scopes`` names), fused.
+    only = kwargs.pop("scopes", None)
     own = recall(ix, query, **kwargs)
     if ix.cfg.held_back:  # scopes or transcripts the user has not approved (config/trust.py)
         own.degraded.append(trust.note(ix.cfg.held_back))
-    scopes = parse_scopes(ix.cfg, ix.root)
+    scopes = {
+        name: root
+        for name, root in parse_scopes(ix.cfg, ix.root).items()
+        if only is None or name in only
+    }
     if not scopes:
         return own
     lists: list[list[Hit]] = [own.hits]

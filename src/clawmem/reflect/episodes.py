@@ -26,12 +26,13 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
 
 from clawmem.config import Config
+from clawmem.errors import ClawmemError
 from clawmem.markdown.facts import format_fact, make_fact
 from clawmem.markdown.forgotten import load as forgotten_lines
 from clawmem.text.topics import jaccard, topic_words
@@ -103,12 +104,26 @@ class Episode:
     first_at: str
     last_at: str
     statements: tuple[Statement, ...]
+    # A short hash of the transcript's name, in the page's name when the session id alone would
+    # not tell it from another transcript's (``tagged``); "" for the usual one-file session.
+    tag: str = ""
 
     @property
     def page(self) -> str:
-        """Where its page goes: memory/episodes/YYYY-MM-DD-<session>.md."""
+        """Where its page goes: memory/episodes/YYYY-MM-DD-<session>.md (``-<tag>`` before the
+        ``.md`` for a transcript that shares its session id with another, ``tagged``)."""
         safe = re.sub(r"[^A-Za-z0-9_-]+", "-", self.session_id).strip("-") or "session"
-        return f"{EPISODE_DIR}/{self.first_at[:10]}-{safe}.md"
+        tag = f"-{self.tag}" if self.tag else ""
+        return f"{EPISODE_DIR}/{self.first_at[:10]}-{safe}{tag}.md"
+
+    def tagged(self) -> Episode:
+        """The same episode with a page of its own: two transcripts with one session id and
+        start date (a copied or resumed session, one id in two projects' folders) shared one
+        page, and the second flush replaced the first's."""
+        import hashlib
+
+        digest = hashlib.sha256(self.relpath.encode("utf-8", "surrogateescape")).hexdigest()
+        return replace(self, tag=digest[:8])
 
     @property
     def name(self) -> str:
@@ -132,7 +147,7 @@ def episode_of(relpath: str, parsed: transcripts.Parsed, entity_names: list[str]
     said = tuple(m for m in parsed.messages if m.at)
     if parsed.format is None or not said:
         return None
-    return Episode(
+    episode = Episode(
         relpath,
         parsed.session_id or Path(relpath).stem,
         parsed.format,
@@ -141,6 +156,30 @@ def episode_of(relpath: str, parsed: transcripts.Parsed, entity_names: list[str]
         max(m.at for m in said if m.at),
         tuple(statements(said, entity_names)),
     )
+    # A session's own file is named by its id: another file with that id (a copy, a fork) gets
+    # a page of its own from the start.
+    return episode if Path(relpath).stem == episode.session_id else episode.tagged()
+
+
+_CITED = re.compile(r"\((sessions/\S+?\.jsonl)#L\d+")
+
+
+def placed(root: Path, episode: Episode) -> Episode:
+    """``episode``, or the same one ``tagged`` when its page already holds another
+    transcript's episode (one session id in two folders: two files of the same name)."""
+    if episode.tag:
+        return episode
+    from clawmem.files import safe_open
+    from clawmem.markdown.workspace import writable_path
+
+    try:
+        raw = safe_open.read_bytes(writable_path(root, episode.page))
+    except (OSError, ClawmemError):
+        return episode  # the write that follows says what is wrong with it
+    if raw is None:
+        return episode
+    cited = set(_CITED.findall(raw.decode("utf-8", "replace")))
+    return episode.tagged() if cited and episode.relpath not in cited else episode
 
 
 def finished(
@@ -169,8 +208,13 @@ def finished(
             continue  # still going (or paused for less than the idle time)
         episode = episode_of(entry.relpath, parsed, entity_names)
         if episode is not None:
-            out.append(episode)
+            out.append(placed(root, episode))
     out.sort(key=lambda e: (e.first_at, e.relpath))
+    pages: set[str] = set()
+    for i, ep in enumerate(out):  # two of this run's own on one page: the later one moves
+        if ep.page in pages:
+            out[i] = ep = ep.tagged()
+        pages.add(ep.page)
     return out, warnings
 
 

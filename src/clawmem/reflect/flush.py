@@ -179,9 +179,10 @@ def flush(
 
 
 def _episode(ix: Indexer, rel: str, parsed: formats.Parsed) -> Episode | None:
-    from clawmem.reflect.episodes import episode_of
+    from clawmem.reflect.episodes import episode_of, placed
 
-    return episode_of(rel, parsed, entity_page_names(ix.root))
+    episode = episode_of(rel, parsed, entity_page_names(ix.root))
+    return placed(ix.root, episode) if episode is not None else None
 
 
 def entity_page_names(root: Path) -> list[str]:

@@ -57,11 +57,15 @@ def register(app: typer.Typer) -> None:
             host, port = parse_address(http)
             shown = f"[{host}]" if ":" in host else host
 
-            def announce(required: bool) -> None:
-                how = "token required" if required else "no token needed on loopback"
+            def announce(required: bool, access_log: str) -> None:
+                how = (
+                    "token required"
+                    if required
+                    else "no token needed on loopback until one is created"
+                )
                 sys.stderr.write(
                     f"clawmem mcp: serving {mem.root} at http://{shown}:{port}/mcp ({how}; "
-                    f"{names})\n"
+                    f"{names}; access log: {access_log})\n"
                 )
 
             serve_http(mem, host, port, read_only=read_only, announce=announce)
@@ -81,6 +85,22 @@ def register(app: typer.Typer) -> None:
         write: Annotated[
             bool, typer.Option("--write", help="Allow memory_retain (default: read only).")
         ] = False,
+        scopes: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--scope",
+                help="A read scope of the workspace it reaches, by name (repeatable; default: "
+                "none, the workspace itself only).",
+            ),
+        ] = None,
+        sessions: Annotated[
+            bool,
+            typer.Option(
+                "--sessions",
+                help="Reach conversation transcripts too (memory_search source sessions, "
+                "memory_get of sessions/…; default: the notes only).",
+            ),
+        ] = False,
         workspaces: Annotated[
             list[Path] | None,
             typer.Option(
@@ -91,14 +111,21 @@ def register(app: typer.Typer) -> None:
         ] = None,
         as_json: JsonOpt = False,
     ) -> None:
-        """Create a token and print its secret, once: only its hash is kept."""
+        """Create a token and print its secret, once: only its hash is kept.
+
+        A token reaches exactly what it names: its workspaces, the read scopes named with
+        --scope and, with --sessions, conversation transcripts. A running server honours it at
+        once.
+        """
         import sys
 
         from clawmem.cli.mcp import tokens
         from clawmem.markdown.workspace import find_root
 
         folders = [find_root(w) for w in workspaces or []] or [find_root(state["workspace"])]
-        token, secret = tokens.create(name, folders, write=write)
+        token, secret = tokens.create(
+            name, folders, write=write, scopes=list(scopes or []), sessions=sessions
+        )
         if as_json:
             print_json({**token.public(), "secret": secret})
             return
@@ -106,7 +133,7 @@ def register(app: typer.Typer) -> None:
         sys.stderr.write(
             f"clawmem token: created {token.id} ({token.name}, "
             f"{'read and write' if token.write else 'read only'}) for "
-            f"{', '.join(token.workspaces)}; the secret above is shown only now\n"
+            f"{', '.join(token.workspaces)}{_reach(token)}; the secret above is shown only now\n"
         )
 
     @token_app.command("list")
@@ -125,6 +152,10 @@ def register(app: typer.Typer) -> None:
         table = [("ID", "NAME", "ACCESS", "CREATED", "WORKSPACES")]
         for r in rows:
             access = "write" if r["write"] else "read"
+            # What it reaches beyond its workspaces: +scope:team, +sessions.
+            access += "".join(f"+scope:{s}" for s in r["scopes"]) + (
+                "+sessions" if r["sessions"] else ""
+            )
             table.append((r["id"], r["name"], access, r["created"], ", ".join(r["workspaces"])))
         widths = [max(len(row[i]) for row in table) for i in range(4)]
         for row in table:
@@ -142,3 +173,9 @@ def register(app: typer.Typer) -> None:
         print(f"clawmem token: revoked {token.id} ({token.name})")
 
     app.add_typer(token_app, name="token")
+
+
+def _reach(token) -> str:
+    """What a token reaches beyond its workspaces, in words."""
+    parts = [f"scope {s}" for s in token.scopes] + (["transcripts"] if token.sessions else [])
+    return f", reaching {' and '.join(parts)} too" if parts else ""

@@ -12,7 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from clawmem.errors import InputError
+from clawmem.cli.mcp import access
+from clawmem.cli.mcp.access import TOKEN_HINT, Grant
+from clawmem.errors import InputError, UsageError
 from clawmem.markdown.kinds import KINDS
 from clawmem.recall.pipeline import KINDS as RECALL_KINDS
 from clawmem.recall.pipeline import MODES, SOURCES
@@ -33,7 +35,8 @@ class ToolSpec:
     title: str
     description: str
     schema: dict
-    run: Callable[[Memory, dict], dict]  # (the workspace, validated arguments) -> JSON object
+    # (the workspace, validated arguments, what the request may reach) -> JSON object
+    run: Callable[[Memory, dict, Grant], dict]
     writes: bool = False
 
 
@@ -41,8 +44,9 @@ def _short(description: str) -> dict:
     return {"type": "string", "maxLength": MAX_SHORT_CHARS, "description": description}
 
 
-def _search(mem: Memory, a: dict) -> dict:
+def _search(mem: Memory, a: dict, grant: Grant) -> dict:
     kind = a.get("kind")
+    scopes = access.search_scopes(grant, [entry.partition("=")[0] for entry in mem.cfg.read_scopes])
     res = mem.recall(
         a["query"],
         k=a.get("k"),
@@ -54,19 +58,21 @@ def _search(mem: Memory, a: dict) -> dict:
         path=a.get("path"),
         as_of=a.get("as_of"),
         budget=a.get("budget"),
-        source=a.get("source"),
+        source=access.search_source(grant, a.get("source")),
         expand=bool(a.get("expand", False)),
         min_relevance=a.get("min_relevance"),
+        scopes=scopes,
     )
     return res.to_dict()
 
 
-def _get(mem: Memory, a: dict) -> dict:
+def _get(mem: Memory, a: dict, grant: Grant) -> dict:
     # A citation from memory_search works as it is: memory/2025-11-27.md#L12-L20.
+    access.check_get(grant, a["path"])
     return mem.get(a["path"], from_line=a.get("from"), lines=a.get("lines")).to_dict()
 
 
-def _retain(mem: Memory, a: dict) -> dict:
+def _retain(mem: Memory, a: dict, grant: Grant) -> dict:
     try:
         return mem.retain(
             a["text"],
@@ -88,7 +94,7 @@ def _retain(mem: Memory, a: dict) -> dict:
         ) from None
 
 
-def _list(mem: Memory, a: dict) -> dict:
+def _list(mem: Memory, a: dict, grant: Grant) -> dict:
     kind = a.get("kind")
     return mem.facts(
         entity=a.get("entity"),
@@ -103,36 +109,44 @@ def _list(mem: Memory, a: dict) -> dict:
     ).to_dict()
 
 
-def _update(mem: Memory, a: dict) -> dict:
+def _update(mem: Memory, a: dict, grant: Grant) -> dict:
     return mem.correct(
         a["citation"],
         a["text"],
         kind=a.get("kind"),
         confidence=a.get("confidence"),
         entities=a.get("entities"),
-        writer="mcp",
+        writer=f"mcp:{grant.who}",
     ).to_dict()
 
 
-def _forget(mem: Memory, a: dict) -> dict:
+def _forget(mem: Memory, a: dict, grant: Grant) -> dict:
+    cited = a.get("citations") or []
+    if not grant.sessions and any(c.startswith("sessions/") for c in cited):
+        raise UsageError("this token does not reach conversation transcripts", hint=TOKEN_HINT)
     return mem.forget(
         a.get("citations") or [], entity=a.get("entity"), dry_run=not a.get("confirm", False)
     ).to_dict()
 
 
-def _history(mem: Memory, a: dict) -> dict:
+def _history(mem: Memory, a: dict, grant: Grant) -> dict:
     return mem.history(a["target"]).to_dict()
 
 
-def _files(mem: Memory, a: dict) -> dict:
-    return {"result": mem.memory_tool(writer="mcp").handle(a)}
+def _files(mem: Memory, a: dict, grant: Grant) -> dict:
+    return {"result": mem.memory_tool(writer=f"mcp:{grant.who}").handle(a)}
 
 
-def _status(mem: Memory, a: dict) -> dict:
-    return mem.status().to_dict()
+def _status(mem: Memory, a: dict, grant: Grant) -> dict:
+    data = mem.status().to_dict()
+    if data.get("scopes") and grant.scopes is not None:  # only the scopes the request reaches
+        data["scopes"] = [s for s in data["scopes"] if grant.reaches_scope(s["name"])]
+    if not grant.sessions:  # nor where transcripts are read from
+        data["sessions"] = {**data["sessions"], "folders": []}
+    return data
 
 
-def _entities(mem: Memory, a: dict) -> dict:
+def _entities(mem: Memory, a: dict, grant: Grant) -> dict:
     rows = [r.to_dict() for r in mem.entities()]
     return {"entities": rows, "count": len(rows)}
 

@@ -8,6 +8,8 @@ import logging
 import threading
 from typing import TYPE_CHECKING
 
+from clawmem.cli.mcp import remote
+from clawmem.cli.mcp.access import LOCAL, Grant
 from clawmem.cli.mcp.arguments import validate_arguments
 from clawmem.cli.mcp.catalogue import tools
 from clawmem.errors import ClawmemError, UsageError
@@ -49,31 +51,48 @@ class Tools:
             except Exception:  # noqa: BLE001 - a warm-up must never take the server down
                 log.exception("warming up the embedding model failed")
 
-    def call(
-        self, name: str, args: dict | None, *, may_write: bool = True
-    ) -> tuple[bool, dict | str]:
-        """(ok, JSON object) or (False, the CLI's error text). Never raises. ``may_write``: the
-        caller's token allows memory_retain (a read-only token sees the tool as unknown)."""
+    def call(self, name: str, args: dict | None, grant: Grant = LOCAL) -> tuple[bool, dict | str]:
+        """(ok, JSON object) or (False, the CLI's error text). Never raises. ``grant``: what the
+        request may reach (``access``): a read-only grant sees memory_retain as unknown; a remote
+        one gets no absolute path back (``remote``)."""
         spec = self.specs.get(name)
-        if spec is not None and spec.writes and not may_write:
+        if spec is not None and spec.writes and not grant.write:
             spec = None
         try:
             if spec is None:
-                names = [n for n, t in self.specs.items() if may_write or not t.writes]
+                names = [n for n, t in self.specs.items() if grant.write or not t.writes]
                 hint = "tools: " + ", ".join(names)
                 if name == "memory_retain" and self.read_only:
                     hint = "the server was started with --read-only"
-                elif name == "memory_retain" and not may_write:
+                elif name == "memory_retain" and not grant.write:
                     hint = "this token may only read; `clawmem token create --write` makes one that writes"
                 raise UsageError(f"unknown tool {name!r}", hint=hint)
             clean = validate_arguments(spec, args)
             with self._lock:
-                return True, spec.run(self.mem, clean)
+                data = spec.run(self.mem, clean, grant)
+                if grant.remote:
+                    data = remote.answer(data, self._places(), ours=name == "memory_status")
+                return True, data
         except ClawmemError as exc:
-            return False, error_text(exc)
+            text = error_text(exc)
         except Exception as exc:  # noqa: BLE001 - the boundary: report it, keep serving
             log.exception("tool %s failed", name)
-            return False, (
+            text = (
                 f"clawmem: error: internal error: {type(exc).__name__}: {exc}\n"
                 "  hint: this is a bug in clawmem; the server's log (stderr) has the traceback"
             )
+        if grant.remote:
+            with self._lock:
+                text = remote.text(text, self._places(), ours=True)
+        return False, text
+
+    def _places(self) -> list[tuple[str, str]]:
+        """The workspace's places on disk and what a remote client sees instead."""
+        from clawmem.config import parse_scopes
+        from clawmem.transcripts.sessions import folders
+
+        try:
+            scopes = parse_scopes(self.mem.cfg, self.mem.root)
+        except ClawmemError:
+            scopes = {}
+        return remote.places(self.mem.root, scopes, folders(self.mem.root, self.mem.cfg))

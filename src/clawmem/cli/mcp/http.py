@@ -13,6 +13,7 @@ from clawmem.cli.mcp.protocol import build_server, log_to_stderr
 from clawmem.errors import UsageError
 
 if TYPE_CHECKING:
+    from clawmem.cli.mcp.accesslog import AccessLog
     from clawmem.cli.mcp.tokens import Verifier
     from clawmem.memory import Memory
 
@@ -52,7 +53,7 @@ def http_app(
     host: str,
     read_only: bool = False,
     verifier: Verifier,
-    required: bool = True,
+    access_log: AccessLog | None = None,
 ) -> tuple[TokenGate, Tools]:
     """The ASGI app: the SDK's streamable HTTP transport at ``/mcp`` behind ``TokenGate``.
     Stateless: every request stands alone (no session to hijack or to run out of), and its
@@ -60,21 +61,26 @@ def http_app(
     from mcp.server.transport_security import TransportSecuritySettings
 
     bound = Tools(mem, read_only=read_only)
-    server = build_server(mem, bound)
-    # The SDK checks the Host header on loopback against DNS rebinding (a web page that makes a
-    # browser call the local server). With tokens that attack has nothing to send, and a reverse
-    # proxy in front passes its own host name: the check stays for a tokenless loopback server.
-    security = (
-        TransportSecuritySettings(enable_dns_rebinding_protection=False) if required else None
-    )
+    server = build_server(mem, bound, remote=True)
+    # The SDK's own Host check against DNS rebinding is decided once, at start; whether a token
+    # is needed can change at any request, so the gate makes that check itself, for a tokenless
+    # loopback server (with tokens, a reverse proxy in front passes its own host name).
     app = server.streamable_http_app(
         streamable_http_path=PATH,
         stateless_http=True,
         json_response=True,
         host=host,
-        transport_security=security,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
-    return TokenGate(app, verifier, required=required, read_only=read_only), bound
+    gate = TokenGate(
+        app,
+        verifier,
+        always_required=not is_loopback(host),
+        read_only=read_only,
+        cors_origins=mem.cfg.http_cors_origins,
+        access_log=access_log,
+    )
+    return gate, bound
 
 
 def serve_http(
@@ -83,31 +89,39 @@ def serve_http(
     port: int,
     *,
     read_only: bool = False,
-    announce: Callable[[bool], None] | None = None,
+    announce: Callable[[bool, str], None] | None = None,
 ) -> None:
     """Serve over streamable HTTP until interrupted. Tokens are required on any address but
-    loopback, and on loopback too once a token names this workspace."""
+    loopback, and on loopback too as soon as a token names this workspace. ``announce(required,
+    where the access log goes)`` is called once the server is ready to start."""
     import threading
 
     import uvicorn
 
+    from clawmem.cli.mcp.accesslog import AccessLog
     from clawmem.cli.mcp.tokens import Verifier
 
     verifier = Verifier(mem.root)
-    has_tokens = verifier.any_for_workspace()
-    if not is_loopback(host) and not has_tokens:
+    if not is_loopback(host) and not verifier.any_for_workspace():
         raise UsageError(
             f"serving on {host} (not loopback) needs a token for this workspace",
             hint=f"create one: clawmem token create --name NAME -w {mem.root}",
         )
-    required = has_tokens or not is_loopback(host)
     mem.follow_changes()
-    app, bound = http_app(mem, host=host, read_only=read_only, verifier=verifier, required=required)
+    if mem.cfg.http_access_log and mem.cfg.http_access_log != "-":
+        mem.prepare_memory_dir()  # .memory/ with its .gitignore, as every writer makes it
+    access_log = AccessLog(mem.cfg.http_access_log, mem.root, queries=mem.cfg.http_log_queries)
+    app, bound = http_app(
+        mem, host=host, read_only=read_only, verifier=verifier, access_log=access_log
+    )
     threading.Thread(target=bound.warm_up, name="clawmem-warm-up", daemon=True).start()
     log_to_stderr()
     if announce is not None:
-        announce(required)
+        announce(app.required(), access_log.where)
     config = uvicorn.Config(
         app, host=host, port=port, log_level="warning", access_log=False, lifespan="on"
     )
-    uvicorn.Server(config).run()
+    try:
+        uvicorn.Server(config).run()
+    finally:
+        access_log.close()

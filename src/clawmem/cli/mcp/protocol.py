@@ -7,13 +7,13 @@ hand-written JSON schema, and every failure comes back as a tool error carrying 
 
 from __future__ import annotations
 
-import contextvars
 import json
 import logging
 import sys
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from clawmem.cli.mcp.access import GRANT
 from clawmem.cli.mcp.catalogue import INSTRUCTIONS
 
 if TYPE_CHECKING:
@@ -24,13 +24,11 @@ if TYPE_CHECKING:
     from clawmem.cli.mcp.dispatch import Tools
     from clawmem.memory import Memory
 
-# What the request being served may do: "write" (every tool) or "read" (no memory_retain). Set per
-# HTTP request from its token (``TokenGate``); stdio has one client, trusted like the CLI.
-GRANT: contextvars.ContextVar[str] = contextvars.ContextVar("clawmem_grant", default="write")
 
-
-def build_server(mem: Memory, bound: Tools) -> Server[Any]:
-    """The SDK's low-level server with clawmem's tools, for either transport."""
+def build_server(mem: Memory, bound: Tools, *, remote: bool = False) -> Server[Any]:
+    """The SDK's low-level server with clawmem's tools, for either transport. Each call runs
+    with the grant of the request (``access.GRANT``: the token gate's, or stdio's own). ``remote``:
+    the instructions name the workspace's folder, not its path."""
     import anyio
     import mcp_types as types
     from mcp.server.lowlevel import Server
@@ -59,14 +57,13 @@ def build_server(mem: Memory, bound: Tools) -> Server[Any]:
     async def list_tools(
         ctx: ServerRequestContext[Any], params: mcp_types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tool_list(GRANT.get() == "write"))
+        return types.ListToolsResult(tools=tool_list(GRANT.get().write))
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
     ) -> types.CallToolResult:
-        may_write = GRANT.get() == "write"
         ok, data = await anyio.to_thread.run_sync(
-            partial(bound.call, params.name, params.arguments, may_write=may_write)
+            partial(bound.call, params.name, params.arguments, GRANT.get())
         )
         if not ok:
             return types.CallToolResult(
@@ -81,7 +78,7 @@ def build_server(mem: Memory, bound: Tools) -> Server[Any]:
         "clawmem",
         version=__version__,
         title="clawmem memory",
-        instructions=INSTRUCTIONS + f"Workspace: {mem.root}\n",
+        instructions=INSTRUCTIONS + f"Workspace: {mem.root.name if remote else mem.root}\n",
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )

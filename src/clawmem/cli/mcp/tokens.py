@@ -1,7 +1,9 @@
 """Access tokens for ``clawmem mcp --http``: who may read, or write, which workspaces.
 
 A token is a random secret shown once, when it is created; only its SHA-256 is stored, with a
-name, the workspaces it opens and whether it may write (``memory_retain``) or only read. The store
+name, the workspaces it opens, whether it may write (``memory_retain``) or only read, and what
+beyond the workspace itself it reaches: the read scopes it names (``--scope team``) and the
+conversation transcripts (``--sessions``); by default, neither (``clawmem.cli.mcp.access``). The store
 is one JSON file per user (``$CLAWMEM_TOKENS_FILE``, else ``tokens.json`` in the user's config
 folder), written atomically with mode 0600 under a file lock. A running server reads it again
 whenever it changes, so a revoked token stops working at its next request without a restart.
@@ -39,6 +41,8 @@ class Token:
     workspaces: tuple[str, ...]  # absolute paths
     write: bool
     created: str  # ISO 8601 UTC
+    scopes: tuple[str, ...] = ()  # the read scopes it reaches, by name
+    sessions: bool = False  # whether it reaches conversation transcripts
 
     def opens(self, workspace: Path) -> bool:
         return str(workspace.resolve()) in self.workspaces
@@ -48,6 +52,7 @@ class Token:
         data = asdict(self)
         del data["sha256"]
         data["workspaces"] = list(self.workspaces)
+        data["scopes"] = list(self.scopes)
         return data
 
 
@@ -79,6 +84,9 @@ def _read(path: Path) -> list[Token]:
                 workspaces=tuple(r["workspaces"]),
                 write=bool(r["write"]),
                 created=r["created"],
+                # Tokens made before scopes and sessions were named reach neither.
+                scopes=tuple(r.get("scopes", ())),
+                sessions=bool(r.get("sessions", False)),
             )
             for r in rows
         ]
@@ -90,7 +98,9 @@ def _read(path: Path) -> list[Token]:
 
 
 def _write(path: Path, tokens: list[Token]) -> None:
-    rows = [{**asdict(t), "workspaces": list(t.workspaces)} for t in tokens]
+    rows = [
+        {**asdict(t), "workspaces": list(t.workspaces), "scopes": list(t.scopes)} for t in tokens
+    ]
     try:
         write_atomic(path, json.dumps({"tokens": rows}, indent=2) + "\n", mode=0o600)
     except OSError as exc:
@@ -118,12 +128,30 @@ def list_tokens(path: Path | None = None) -> list[Token]:
 
 
 def create(
-    name: str, workspaces: list[Path], *, write: bool = False, path: Path | None = None
+    name: str,
+    workspaces: list[Path],
+    *,
+    write: bool = False,
+    scopes: list[str] | None = None,
+    sessions: bool = False,
+    path: Path | None = None,
 ) -> tuple[Token, str]:
-    """A new token for ``workspaces``; returns it and its secret (the only time it is known)."""
+    """A new token for ``workspaces``; returns it and its secret (the only time it is known).
+    ``scopes``: the read scopes it reaches, by name; ``sessions``: whether it reaches
+    conversation transcripts."""
+    from clawmem.config import SCOPE_NAME
+
     name = name.strip()
-    if not name:
-        raise UsageError("a token needs a name", hint="--name laptop-agent")
+    if not name or not name.isprintable():  # it is written in the access log
+        raise UsageError(
+            f"a token needs a printable name, got {name!r}", hint="--name laptop-agent"
+        )
+    for scope in scopes or []:
+        if not SCOPE_NAME.fullmatch(scope):
+            raise UsageError(
+                f"--scope {scope!r}: not a scope's name",
+                hint="the name the workspace's [scopes] gives it: letters, digits, - and _",
+            )
     if not workspaces:
         raise UsageError("a token needs at least one workspace", param="workspace")
     path = path or store_path()
@@ -135,6 +163,8 @@ def create(
         workspaces=tuple(dict.fromkeys(str(w.resolve()) for w in workspaces)),
         write=write,
         created=datetime.now(UTC).replace(microsecond=0).isoformat(),
+        scopes=tuple(dict.fromkeys(scopes or [])),
+        sessions=sessions,
     )
     with _locked(path):
         tokens = _read(path)
@@ -165,13 +195,15 @@ class Verifier:
     def __init__(self, workspace: Path, path: Path | None = None) -> None:
         self.workspace = workspace.resolve()
         self.path = path or store_path()
-        self._seen: tuple[int, int] | None = None
+        self._seen: tuple[int, int, int] | None = None
         self._tokens: list[Token] = []
 
     def _current(self) -> list[Token]:
         try:
             st = self.path.stat()
-            key: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
+            # The store is replaced whole (write_atomic): a new inode says it changed even
+            # within the file system's time resolution.
+            key: tuple[int, int, int] | None = (st.st_ino, st.st_mtime_ns, st.st_size)
         except FileNotFoundError:
             key = None
         if key != self._seen:
