@@ -409,7 +409,7 @@ def test_mcp_list_update_forget_and_files(ws):
     ok, fixed = tools.call("memory_update", {"citation": OLD, "text": "Currently in Essaouira."})
     assert ok and fixed["supersedes"] == OLD
     ok, hist = tools.call("memory_history", {"target": OLD})
-    assert ok and hist["steps"][-1]["writer"] == "mcp"
+    assert ok and hist["steps"][-1]["writer"] == "mcp:stdio"  # the caller: a token name over HTTP
     ok, preview = tools.call("memory_forget", {"citations": [LINE]})
     assert ok and not preview["applied"] and preview["lines"][0]["citation"] == LINE
     assert "booked flights" in (ws / "memory/2025-11-16.md").read_text(encoding="utf-8")
