@@ -97,7 +97,7 @@ def embedder_status() -> tuple[Embedder | None, str | None]:
         return _EMBEDDER[0]
     try:
         from clawmem.config import Config
-        from clawmem.ingest.model_choice import load_embedder
+        from clawmem.embedders.model_choice import load_embedder
 
         # Exactly what a workspace without settings loads: the bundled default model, unless
         # $CLAWMEM_BENCH_MODEL names another GGUF (e.g. to compare models in the same harness).

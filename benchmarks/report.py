@@ -1,4 +1,3 @@
-# ruff: noqa: E501 - long prose and data strings read better unwrapped
 """Render the results as docs/benchmarks.md (Markdown tables, targets met or missed)."""
 
 from __future__ import annotations

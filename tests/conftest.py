@@ -119,7 +119,7 @@ def model_cache(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def runtime_dir(tmp_path_factory):
     """The user's runtime folder for this test run: the resident embedders the tests start
-    (ingest/resident.py) live here, one per model for every worker, as for a user; never the
+    (embedders/resident/client.py) live here, one per model for every worker, as for a user; never the
     runner's own. At the end of the run their sockets are removed, and each embedder ends
     within a second (a worker that finishes first may end one that another still uses: that one
     then starts it again)."""
@@ -207,7 +207,7 @@ def _loaded_models() -> dict:
 def shared_model(monkeypatch, _loaded_models):
     """The real model, loaded once per session and per configuration (a model is read-only, and
     loading it costs seconds): for in-process tests that run many commands on the real model."""
-    import clawmem.ingest.model_choice as mc
+    import clawmem.embedders.model_choice as mc
 
     load = mc.load_embedder
 
@@ -233,7 +233,7 @@ def indexed(indexed_template, tmp_path, shared_model) -> Path:
 def hash_model(monkeypatch):
     """The deterministic test embedder (embedders/testing.py) stands in for the configured model
     in this process: for plumbing tests (storage, cache, filters, fusion), not for meaning."""
-    import clawmem.ingest.model_choice
+    import clawmem.embedders.model_choice
     from clawmem.embedders.testing import HashEmbedder
 
     def load(root, cfg):  # the prefixes configured make a new vector space, as with a real model
@@ -241,10 +241,10 @@ def hash_model(monkeypatch):
             query_prefix=cfg.query_prefix or "", document_prefix=cfg.document_prefix or ""
         )
 
-    monkeypatch.setattr(clawmem.ingest.model_choice, "load_embedder", load)
+    monkeypatch.setattr(clawmem.embedders.model_choice, "load_embedder", load)
     # ... and for the identity a process reads from the model file without loading it.
     monkeypatch.setattr(
-        clawmem.ingest.model_choice,
+        clawmem.embedders.model_choice,
         "configured_identity",
         lambda root, cfg: load(root, cfg).identity,
     )

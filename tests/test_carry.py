@@ -416,8 +416,13 @@ def test_mcp_list_update_forget_and_files(ws):
     ok, done = tools.call("memory_forget", {"citations": [LINE], "confirm": True})
     assert ok and done["applied"]
     # A read-only caller cannot forget, correct or write files.
+    from dataclasses import replace
+
+    from clawmem.cli.mcp.access import LOCAL
+
+    reader = replace(LOCAL, write=False, who="reader")
     for name in ("memory_forget", "memory_update", "memory_files"):
-        ok, text = tools.call(name, {"citations": [LINE]}, may_write=False)
+        ok, text = tools.call(name, {"citations": [LINE]}, reader)
         assert not ok and "unknown tool" in text
     ok, made = tools.call(
         "memory_files", {"command": "create", "path": "/memories/a.md", "file_text": "hello"}

@@ -108,8 +108,8 @@ def test_a_bad_config_and_no_workspace_are_findings_too(ws, tmp_path):
 
 def test_a_socket_left_by_a_killed_embedder_is_named(indexed, tmp_path, monkeypatch):
     from clawmem.config import load_config
-    from clawmem.ingest.model_choice import configured_identity
-    from clawmem.ingest.resident import spec_for
+    from clawmem.embedders.model_choice import configured_identity
+    from clawmem.embedders.resident.client import spec_for
 
     runtime = tmp_path / "run"
     runtime.mkdir(mode=0o700)

@@ -311,3 +311,37 @@ def test_a_nested_index_folder_never_captures_workspace_discovery(tmp_path):
     assert (ws / ".memory" / "index.sqlite").is_file()
     r = cli_subprocess("-w", str(ws / "memory"), "recall", "x", env={"CLAWMEM_VECTORS": "0"})
     assert r.code == 3 and "clawmem init" in r.err
+
+
+def test_a_committed_transcript_registry_reads_nothing_outside(tmp_path, gitenv):
+    """`.memory/transcripts.json` names transcripts outside the workspace (those a hook named to
+    `clawmem flush`). One that a cloned repository commits, naming another project's transcript,
+    is not believed: it is not signed with this user's key, so nothing it names is read."""
+    other = Transcript(tmp_path / "elsewhere" / "proj" / f"{SID}.jsonl")
+    other.user("The vault combination is zebra-kettle-91, keep it private.")
+    other.assistant("Understood, zebra-kettle-91 stays private.")
+    rel = f"sessions/proj/{SID}.jsonl"
+
+    def plant(repo: Path) -> None:
+        (repo / ".memory").mkdir()
+        (repo / ".memory" / "transcripts.json").write_text(
+            json.dumps({"version": 1, "transcripts": {rel: {"path": str(other.path)}}})
+        )
+
+    clone = hostile_repo(tmp_path, "reg", plant)
+    env = {"CLAWMEM_VECTORS": "0"}
+    assert cli_subprocess("-w", str(clone), "index", env=env).code == 0
+    found = cli_subprocess(
+        "-w", str(clone), "recall", "zebra-kettle-91", "--mode", "lexical", "--json", env=env
+    )
+    assert found.code == 0, found.err
+    assert "zebra" not in json.dumps(json.loads(found.out).get("results")), found.out
+    got = cli_subprocess("-w", str(clone), "get", rel, env=env)
+    assert "zebra" not in got.out
+    # The user's own flush of that transcript registers it, signed, and then it is read.
+    payload = json.dumps({"transcript_path": str(other.path), "hook_event_name": "PreCompact"})
+    assert cli_subprocess("-w", str(clone), "flush", "--hook", input=payload, env=env).code == 0
+    assert "mac" in json.loads((clone / ".memory" / "transcripts.json").read_text())
+    assert cli_subprocess("-w", str(clone), "index", env=env).code == 0
+    got = cli_subprocess("-w", str(clone), "get", rel, env=env)
+    assert got.code == 0 and "vault combination" in got.out, got.err

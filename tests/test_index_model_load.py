@@ -33,14 +33,14 @@ def test_an_index_with_nothing_to_embed_never_loads_the_model(indexed_template, 
     mem = open_workspace(ws)
     report = mem.index()
     assert (report.files_indexed, report.embedded, report.pending) == (0, 0, 0)
-    assert mem.indexer.loaded_embedder is None
-    assert mem.indexer.embedder_error is None
+    assert mem.indexer.supply.loaded is None
+    assert mem.indexer.supply.error is None
 
     # The git hook's sync (no embedding) of an edited file: synced, pending, still no model.
     append(ws, "Zoltan moved the backup window to 03:00 on castle-01.")
     report = mem.index(embed=False)
     assert report.files_indexed == 1 and report.pending >= 1
-    assert mem.indexer.loaded_embedder is None
+    assert mem.indexer.supply.loaded is None
 
 
 def test_an_index_with_a_few_units_to_embed_embeds_them_in_the_resident_embedder(
@@ -51,7 +51,7 @@ def test_an_index_with_a_few_units_to_embed_embeds_them_in_the_resident_embedder
     mem = open_workspace(ws)
     report = mem.index()
     assert report.files_indexed == 1 and report.embedded >= 1 and report.pending == 0
-    assert mem.indexer.loaded_embedder is None  # the user's resident embedder embedded them
+    assert mem.indexer.supply.loaded is None  # the user's resident embedder embedded them
     hits = mem.recall("When is the backup window on castle-01?", mode="vector", k=3).hits
     assert any("Zoltan" in h.text for h in hits)
 
@@ -65,7 +65,7 @@ def test_an_index_with_text_to_embed_loads_the_model_and_embeds_it(
     mem = open_workspace(ws)
     report = mem.index()
     assert report.files_indexed == 1 and report.embedded >= 1 and report.pending == 0
-    emb = mem.indexer.loaded_embedder
+    emb = mem.indexer.supply.loaded
     assert emb is not None
     idx = mem.indexer.open_for_read()
     assert idx.get_meta("embedder") == emb.identity.key()
@@ -90,17 +90,17 @@ def test_the_cli_reports_the_deferred_embedding(indexed_template, tmp_path):
 def test_the_loaded_models_identity_wins_over_the_files_metadata(ws, hash_model, monkeypatch):
     """Should a model file's metadata promise another vector space than the loaded model gives,
     the units are embedded in the model's space, not left pending under the promised one."""
-    import clawmem.ingest.model_choice
+    import clawmem.embedders.model_choice
     from clawmem.embedders.testing import HashEmbedder
 
     promised = HashEmbedder(query_prefix="promised: ").identity
     monkeypatch.setattr(
-        clawmem.ingest.model_choice, "configured_identity", lambda root, cfg: promised
+        clawmem.embedders.model_choice, "configured_identity", lambda root, cfg: promised
     )
     mem = open_workspace(ws, environ={})
     report = mem.index()
     assert report.embedded > 0 and report.pending == 0
     idx = mem.indexer.open_for_read()
-    assert idx.get_meta("embedder") == mem.indexer.loaded_embedder.identity.key()
+    assert idx.get_meta("embedder") == mem.indexer.supply.loaded.identity.key()
     assert idx.get_meta("embedder") != promised.key()
     mem.indexer.release(idx)

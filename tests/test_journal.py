@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from clawmem.embedders.resident import protocol
 from clawmem.ingest import journal
 from clawmem.memory import open_workspace
 from clawmem.store.index import Index
@@ -298,7 +299,7 @@ def test_a_watcher_busy_embedding_says_so_at_once_instead_of_queueing_every_reca
         answers: list = []
 
         def ask(text: str) -> None:
-            answers.append(journal.ask_vector(mem.memory_dir, key, text, timeout=10))
+            answers.append(protocol.ask_vector(mem.memory_dir, key, text, timeout=10))
 
         waiting = [
             threading.Thread(target=ask, args=(f"q{i}",)) for i in range(journal.MAX_EMBEDDING)
@@ -309,7 +310,7 @@ def test_a_watcher_busy_embedding_says_so_at_once_instead_of_queueing_every_reca
         while j._embedding._value > 0 and time.monotonic() < deadline:  # all of them queued
             time.sleep(0.01)
         started = time.monotonic()
-        raw, why = journal.ask_vector(mem.memory_dir, key, "one more", timeout=10)
+        raw, why = protocol.ask_vector(mem.memory_dir, key, "one more", timeout=10)
         assert raw is None and "busy" in why
         assert time.monotonic() - started < 1.0  # told at once, not after a timeout
         emb.gate.set()
@@ -317,7 +318,7 @@ def test_a_watcher_busy_embedding_says_so_at_once_instead_of_queueing_every_reca
             t.join(10)
         assert len(answers) == journal.MAX_EMBEDDING
         assert all(raw is not None and len(raw) == 4 * emb.identity.dims for raw, _ in answers)
-        raw, why = journal.ask_vector(mem.memory_dir, key, "after", timeout=10)  # room again
+        raw, why = protocol.ask_vector(mem.memory_dir, key, "after", timeout=10)  # room again
         assert raw is not None, why
     finally:
         j.close()

@@ -216,18 +216,6 @@ def test_the_start_up_check_sees_a_heavy_import():
     assert _run(code) == "True True"
 
 
-def _runtime_imports(path: Path) -> set[str]:
-    """The clawmem modules ``path`` imports when it runs (``if TYPE_CHECKING:`` blocks aside)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            node.body = [ast.Pass()]
-    module = _module_name(path)
-    found = imported_modules(ast.unparse(tree), module, is_package=path.name == "__init__.py")
-    known = {_module_name(p) for p in SRC.rglob("*.py")}
-    return {n for n in found if n in known and n != module}
-
-
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     cycles, state = [], {}
 
@@ -247,17 +235,28 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_no_import_cycles():
-    """Modules form layers: nothing imports a module that (even lazily) imports it back. The
-    entry points (``clawmem/__init__.py``: lazy exports for users; ``clawmem/cli/__init__.py``:
-    the console script's ``main``) are not layers; the CLI imports every command module
+    """Modules form layers: nothing imports a module that imports it back, even lazily or only
+    for type checking (an ``if TYPE_CHECKING:`` import is a dependency a reader follows, and hid
+    the circle indexing -> model_choice -> resident -> indexing, issue 42). The entry points
+    (``clawmem/__init__.py``: lazy exports for users; ``clawmem/cli/__init__.py``: the console
+    script's ``main``) are not layers; the CLI imports every command module
     (``cli.app._register_command_modules``, by name)."""
-    graph = {}
-    for path in SRC.rglob("*.py"):
-        name = _module_name(path)
-        if name not in ENTRY_POINTS:
-            graph[name] = _runtime_imports(path) - ENTRY_POINTS
+    graph = _all_imports()
     graph["clawmem.cli.app"] |= {n for n in graph if n.startswith("clawmem.cli.commands.")}
     assert _cycles(graph) == []
+
+
+def test_the_cycle_check_reads_type_only_imports():
+    """A circle closed only by an ``if TYPE_CHECKING:`` import is found."""
+    source = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from clawmem.ingest.indexing import Indexer\n"
+    found = imported_modules(source, "clawmem.ingest.model_choice")
+    graph = {
+        "clawmem.ingest.indexing": {"clawmem.ingest.model_choice"},
+        "clawmem.ingest.model_choice": found,
+    }
+    assert _cycles(graph) == [
+        ["clawmem.ingest.indexing", "clawmem.ingest.model_choice", "clawmem.ingest.indexing"]
+    ]
 
 
 def test_the_cycle_check_finds_a_cycle():

@@ -117,7 +117,7 @@ def test_a_waiting_writer_gets_the_lock_before_a_holder_that_takes_it_again(tmp_
 def test_the_model_is_loaded_before_the_write_lock_is_taken(hash_indexed, monkeypatch, command):
     # A cold `clawmem retain` held the write lock 3.5 s of its 5.2 s, loading the model inside
     # it (0.3 s once loaded before): every other writer waited for this process's start-up.
-    import clawmem.ingest.model_choice
+    import clawmem.embedders.model_choice
     from clawmem.embedders.testing import HashEmbedder
     from clawmem.memory import open_workspace
 
@@ -127,9 +127,9 @@ def test_the_model_is_loaded_before_the_write_lock_is_taken(hash_indexed, monkey
         held_while_loading.append(is_held(root / ".memory" / "write.lock"))
         return HashEmbedder()
 
-    monkeypatch.setattr(clawmem.ingest.model_choice, "load_embedder", load)
+    monkeypatch.setattr(clawmem.embedders.model_choice, "load_embedder", load)
     monkeypatch.setattr(
-        clawmem.ingest.model_choice,
+        clawmem.embedders.model_choice,
         "configured_identity",
         lambda root, cfg: HashEmbedder().identity,
     )

@@ -60,7 +60,7 @@ def start_server(ws: Path, tmp_path: Path, *args: str, host: str = "127.0.0.1") 
     proc = subprocess.Popen(
         [sys.executable, "-m", "clawmem", "-w", str(ws), "mcp", "--http", f"{host}:{port}", *args],
         stdout=subprocess.DEVNULL,
-        stderr=open(log, "w"),  # noqa: SIM115 - the child keeps it
+        stderr=open(log, "w"),  # the child keeps it
     )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

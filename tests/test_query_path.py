@@ -279,12 +279,12 @@ def test_a_loading_embedder_says_so_at_once_to_a_process_that_will_not_wait(mode
     once while the model loads (it then embeds the query itself); others still wait for it."""
     import time
 
-    from clawmem.ingest import resident
+    from clawmem.embedders.resident.server import Server
 
     from .test_resident import spec_of
 
     spec = spec_of(default_model_path(model_cache))
-    server = resident._Server(spec, tmp_path / "s.sock", tmp_path / "s.lock")  # not loaded yet
+    server = Server(spec, tmp_path / "s.sock", tmp_path / "s.lock")  # not loaded yet
     t0 = time.monotonic()
     reply = server.reply({"embed": "x", "model": spec.key, "ready_only": True})
     assert time.monotonic() - t0 < 1.0

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from clawmem import open_workspace
+from clawmem.embedders.resident import protocol
 from clawmem.embedders.testing import HashEmbedder
 from clawmem.ingest import journal
 
@@ -51,7 +52,7 @@ def test_a_cold_recall_gets_its_query_vector_from_the_watcher(indexed_template, 
     key = mem.open_index().get_meta("embedder")
     d = daemons(ws, "--debounce-ms", "100")
     # The watcher loads its model after it starts; until then it says it has none.
-    wait_until(lambda: journal.ask_vector(mem.memory_dir, key, "x")[0] is not None, timeout=60)
+    wait_until(lambda: protocol.ask_vector(mem.memory_dir, key, "x")[0] is not None, timeout=60)
 
     served = recall_json(ws)
     assert served["vectors"]["query_by"] == "watcher"
@@ -75,7 +76,7 @@ def test_a_cold_recall_gets_its_query_vector_from_the_watcher(indexed_template, 
     assert ranked(shared) == ranked(served)
 
     # The watcher's vector is the model's vector for the query, bit for bit.
-    raw, why = journal.ask_vector(mem.memory_dir, key, QUERY)
+    raw, why = protocol.ask_vector(mem.memory_dir, key, QUERY)
     assert raw is not None, why
     local = mem.embedder().embed_query(QUERY)
     assert np.array_equal(np.frombuffer(raw, dtype="<f4"), local)
@@ -91,7 +92,7 @@ def test_a_recall_configured_for_another_model_does_not_take_the_watchers_vector
     mem = open_workspace(ws)
     key = mem.open_index().get_meta("embedder")
     daemons(ws, "--debounce-ms", "100")
-    wait_until(lambda: journal.ask_vector(mem.memory_dir, key, "x")[0] is not None, timeout=60)
+    wait_until(lambda: protocol.ask_vector(mem.memory_dir, key, "x")[0] is not None, timeout=60)
     # A query prefix makes another vector space: the index's vectors do not match this model,
     # and the recall says so, as it does without a watcher, instead of using the watcher's.
     r = cli_subprocess(
@@ -112,19 +113,21 @@ def test_the_socket_answers_only_for_its_own_model_and_keeps_vouching(tmp_path):
     j = journal.Journal(mem.root, mem.memory_dir, mem.cfg, embedder=lambda: emb)
     j.start()
     try:
-        raw, why = journal.ask_vector(mem.memory_dir, emb.identity.key(), "where is the ibex")
+        raw, why = protocol.ask_vector(mem.memory_dir, emb.identity.key(), "where is the ibex")
         assert why == "" and raw is not None
         assert np.array_equal(np.frombuffer(raw, dtype="<f4"), emb.embed_query("where is the ibex"))
 
-        raw, why = journal.ask_vector(mem.memory_dir, "llama.cpp:other:0:384:x", "ibex")
+        raw, why = protocol.ask_vector(mem.memory_dir, "llama.cpp:other:0:384:x", "ibex")
         assert raw is None and f"the watcher's model is {emb.identity.key()}" in why
 
         too_long = "ibex " * 2000
-        raw, why = journal.ask_vector(mem.memory_dir, emb.identity.key(), too_long)
+        raw, why = protocol.ask_vector(mem.memory_dir, emb.identity.key(), too_long)
         assert raw is None and "too long" in why
 
         # A garbled request gets an answer, and the journal goes on answering freshness.
-        reply, why = journal._round_trip(mem.memory_dir, b"{not json", 1.0)
+        reply, why = protocol.exchange(
+            mem.memory_dir / protocol.WATCHER_SOCKET, b"{not json", 1.0, who="watcher"
+        )
         assert reply == {"why": "the request was unreadable"}
         j.caught_up(j.begin())
         assert journal.ask(mem.memory_dir, journal.scan_key(mem.root, mem.cfg)) == (True, "")
@@ -135,7 +138,7 @@ def test_the_socket_answers_only_for_its_own_model_and_keeps_vouching(tmp_path):
     j = journal.Journal(mem.root, mem.memory_dir, mem.cfg, embedder=lambda: None)
     j.start()
     try:
-        raw, why = journal.ask_vector(mem.memory_dir, emb.identity.key(), "ibex")
+        raw, why = protocol.ask_vector(mem.memory_dir, emb.identity.key(), "ibex")
         assert raw is None and "no embedding model" in why
     finally:
         j.close()

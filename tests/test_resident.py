@@ -1,8 +1,8 @@
-"""The resident embedder (ingest/resident.py): one model process shared by the user's clawmem
+"""The resident embedder (embedders/resident/): one model process shared by the user's clawmem
 processes, started on demand, alone, detached, gone when idle or when its files go.
 
-Real processes throughout: the embedder is `python -m clawmem.ingest.resident` on the real default
-model, the recalls are real CLI processes, as a user or an agent's shell runs them.
+Real processes throughout: the embedder is `python -m clawmem.embedders.resident.server` on the
+real default model, the recalls are real CLI processes, as a user or an agent's shell runs them.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ import pytest
 
 from clawmem.embedders.default import default_model_path
 from clawmem.embedders.llama import LlamaEmbedder, identity_of
-from clawmem.ingest import resident
+from clawmem.embedders.resident import client as resident
+from clawmem.embedders.resident import protocol
 
 from .conftest import cli_subprocess
 from .test_watch import wait_until
@@ -58,15 +59,15 @@ def model(model_cache) -> Path:
     return default_model_path(model_cache)
 
 
-def spec_of(model: Path, idle_s: float = 600.0) -> resident.Spec:
+def spec_of(model: Path, idle_s: float = 600.0) -> protocol.Spec:
     ident = identity_of(model)
     assert ident is not None
-    return resident.Spec(
+    return protocol.Spec(
         model.resolve(), ident.key(), ident.query_prefix, ident.document_prefix, 0, idle_s
     )
 
 
-def borrowed(spec: resident.Spec, load=lambda: None) -> resident.Borrowed:
+def borrowed(spec: protocol.Spec, load=lambda: None) -> resident.Borrowed:
     ident = identity_of(spec.model_path)
     return resident.Borrowed(
         ident, watcher_dir=None, spec=spec, load=load, load_error=lambda: "not loaded here"
@@ -172,7 +173,7 @@ def test_only_one_embedder_runs_when_several_start_at_once(rt, model):
     args = [
         sys.executable,
         "-m",
-        "clawmem.ingest.resident",
+        "clawmem.embedders.resident.server",
         "--foreground",
         "--model",
         str(spec.model_path),
@@ -309,7 +310,7 @@ def test_a_cold_retain_embeds_its_fact_in_the_resident_embedder(
 def test_a_runtime_folder_others_can_enter_is_not_used(rt, model):
     rt.chmod(0o755)
     with pytest.raises(OSError, match="open to other users"):
-        resident.private_dir()
+        protocol.private_dir()
     b = borrowed(spec_of(model))
     assert b.embed_query(QUERY) is None  # nothing loaded here (load returns None) and no embedder
     assert "open to other users" in b.query_by

@@ -32,7 +32,7 @@ class Daemon:
     def __init__(self, ws: Path, *args: str, log: Path | None = None) -> None:
         self.ws = ws
         self.log_path = log or ws.parent / f"watch-{time.monotonic_ns()}.log"
-        self._fh = open(self.log_path, "w")  # noqa: SIM115 - closed in stop()
+        self._fh = open(self.log_path, "w")  # closed in stop()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "clawmem", "--workspace", str(ws), "watch", *args],
             stdout=subprocess.DEVNULL,

@@ -80,7 +80,7 @@ def _start(kind: str, ws: Path, stop: Path, out: Path, n: int) -> tuple[subproce
         ],
         env=child_env(),
         stdin=subprocess.DEVNULL,
-        stderr=open(str(out) + ".err", "w"),  # noqa: SIM115 - the child owns it
+        stderr=open(str(out) + ".err", "w"),  # the child owns it
     )
     return p, out
 
@@ -151,7 +151,7 @@ def run_concurrency(work: Path, seconds: float, seed: int, log) -> dict:
     workers += [_start("mcp", ws, stop, work / "mcp.json", 0)]
     workers += [_start("append", ws, stop, work / "append.json", seed)]
     workers += [_start("held", ws, stop, work / "held.json", seed)]
-    watch_log = open(work / "watch.log", "w")  # noqa: SIM115
+    watch_log = open(work / "watch.log", "w")
     watcher = subprocess.Popen(
         clawmem_cmd(ws, "watch", "--debounce-ms", "200", "--reconcile-seconds", "5"),
         env=child_env(),

@@ -41,7 +41,7 @@ PHASES = (
 def read_marks(path) -> list[tuple[float, str]]:
     """The marks a victim left (time, phase), oldest first; [] if it wrote none."""
     try:
-        text = open(path, encoding="utf-8").read()  # noqa: SIM115 - read at once
+        text = open(path, encoding="utf-8").read()  # read at once
     except OSError:
         return []
     out = []

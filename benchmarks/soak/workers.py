@@ -76,7 +76,7 @@ def _recall(ws: Path, stop, n: int) -> dict:
     return {"ops": ops, "empty": empty, "errors": errors}
 
 
-def _mcp(ws: Path, stop, n: int) -> dict:  # noqa: ARG001
+def _mcp(ws: Path, stop, n: int) -> dict:
     import anyio
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client

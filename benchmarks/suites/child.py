@@ -145,7 +145,7 @@ def op_index(args: dict) -> dict:
     mem = clawmem.open_workspace(root, environ=env)
     timed: TimedEmbedder | StubEmbedder | None = None
     if args["embed"] in ("real", "stub"):
-        from clawmem.ingest.model_choice import load_embedder
+        from clawmem.embedders.model_choice import load_embedder
 
         real = load_embedder(root, mem.cfg)
         if args["embed"] == "real":

@@ -128,6 +128,7 @@ def live_watcher(root: Path, timeout: float = 300.0, *, with_model: bool = False
     """A real ``clawmem watch`` on ``root``, caught up (its journal vouches), for the freshness
     check a recall pays while a watcher runs: ``--no-embed`` with vectors off, or, with
     ``with_model``, with its model loaded (it embeds recalls' queries)."""
+    from clawmem.embedders.resident import protocol
     from clawmem.ingest import journal
     from clawmem.memory import open_workspace
 
@@ -145,7 +146,7 @@ def live_watcher(root: Path, timeout: float = 300.0, *, with_model: bool = False
     def ready() -> bool:
         if not journal.ask(mem.memory_dir, key)[0]:
             return False
-        return model is None or journal.ask_vector(mem.memory_dir, model, "ready?")[0] is not None
+        return model is None or protocol.ask_vector(mem.memory_dir, model, "ready?")[0] is not None
 
     try:
         deadline = time.monotonic() + timeout

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from clawmem.memory import Memory, open_workspace
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     # Imported on first use so that `clawmem --help` and `import clawmem.errors` stay fast.
     if name in ("Memory", "open_workspace"):
         from clawmem import memory

@@ -55,12 +55,12 @@ class _Lazy:
 
 if TYPE_CHECKING:  # the real signatures, for type checkers and editors
     from clawmem.config.trust import TrustState
-    from clawmem.embedders.base import Embedder
+    from clawmem.embedders.base import Embedder, VectorSource
     from clawmem.ingest.check import check as _check
     from clawmem.ingest.claude_memory import MemoryTool
     from clawmem.ingest.correct import correct as _correct
     from clawmem.ingest.importing import import_memory as _import_memory
-    from clawmem.ingest.model_choice import ModelStatus, ModelUsed
+    from clawmem.ingest.models import ModelStatus, ModelUsed
     from clawmem.ingest.retain import retain as _retain
     from clawmem.ingest.status import status as _status
     from clawmem.recall.entities import list_entities as _list_entities
@@ -161,21 +161,21 @@ class Memory:
 
     def embedder(self) -> Embedder | None:
         """The embedding model, loaded once; None (and ``embedder_error``) when unusable."""
-        return self.indexer.embedder()
+        return self.indexer.supply.embedder()
 
-    def query_embedder(self) -> Embedder | None:
+    def query_embedder(self) -> VectorSource | None:
         """An embedder for a query or two without loading the model here when another process
-        holds it (``Indexer.query_embedder``); None (and ``embedder_error``) when unusable."""
-        return self.indexer.query_embedder()
+        holds it (``EmbedderSupply.query_embedder``); None (and ``embedder_error``) when unusable."""
+        return self.indexer.supply.query_embedder()
 
     def warm_up(self) -> None:
         """Make this process's first query vector quick: start the user's resident embedder if
         it is on (this process then never loads the model for queries), else load the model."""
-        self.indexer.warm_up()
+        self.indexer.supply.warm_up()
 
     @property
     def embedder_error(self) -> str | None:
-        return self.indexer.embedder_error
+        return self.indexer.supply.error
 
     def scan(self) -> Scan:
         """The memory files of the workspace (and what was left out, with reasons)."""
@@ -269,7 +269,7 @@ class Memory:
     # ------------------------------------------------------------------ model
     def model_status(self) -> ModelStatus:
         """The configured embedding model: name, languages, licence, identity, index match."""
-        from clawmem.ingest.model_choice import model_status
+        from clawmem.ingest.models import model_status
 
         return model_status(self.indexer)
 
@@ -282,7 +282,7 @@ class Memory:
     ) -> ModelUsed:
         """Use ``target`` here: None (the default), a built-in name ("e5", "minilm") or a
         GGUF path, after checking it loads."""
-        from clawmem.ingest.model_choice import use_model
+        from clawmem.ingest.models import use_model
 
         return use_model(
             self.indexer, target, query_prefix=query_prefix, document_prefix=document_prefix

@@ -12,10 +12,10 @@ import itertools
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from functools import partial
 from pathlib import Path
-from typing import Annotated, cast
+from typing import Annotated, Any, BinaryIO, cast
 
 import typer
 
@@ -74,7 +74,7 @@ def _coerce_without_pydantic() -> None:
     unchecked = {"parser": None, "min": None, "max": None, "exists": False, "resolve_path": False}
     unchecked |= {"path_type": None, "allow_dash": False, "writable": False}
 
-    def one(kind: type, value, param, ctx):
+    def one(kind: type, value: object, param: Any, ctx: Any) -> object:
         if isinstance(value, kind) and (kind is bool or not isinstance(value, bool)):
             return value
         if kind is bool and isinstance(value, str) and value.strip().lower() in truth:
@@ -93,12 +93,12 @@ def _coerce_without_pydantic() -> None:
         kind: type = str
         many: bool = False
 
-        def _coerce_value(self, value, param, ctx):
+        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> object:
             if self.many:
                 return [one(self.kind, v, param, ctx) for v in value]
             return one(self.kind, value, param, ctx)
 
-    def get_runtime_param(self):
+    def get_runtime_param(self: Any) -> object:
         if getattr(self, "_runtime_param", None) is None:
             desc = getattr(self, "type_descriptor", None)
             info = getattr(desc, "parameter_info", None)
@@ -135,7 +135,7 @@ def _flags_show_no_type() -> None:
     if cls is None or original is None:
         return  # pragma: no cover - another typer: its own help
 
-    def display_type_rich(self, ctx):
+    def display_type_rich(self: Any, ctx: Any) -> object:
         if getattr(self, "is_flag", False) or getattr(self, "count", False):
             return None
         return original(self, ctx)
@@ -303,7 +303,8 @@ def recall(
             "give either a QUERY or --queries FILE", hint='e.g. clawmem recall "payments decision"'
         )
     mem = open_mem(workspace)
-    opts = dict(
+    # The options as keywords of Memory.recall (a queries file's line may override some).
+    opts: dict[str, Any] = dict(
         k=k,
         mode=mode,
         since=since,
@@ -330,6 +331,7 @@ def recall(
             first = False
             print_json(res.to_dict(explain))
         return
+    assert query is not None  # exactly one of QUERY and --queries, checked above
     res = mem.recall(query, **opts)
     if as_json:
         print_json(res.to_dict(explain))
@@ -340,14 +342,14 @@ def recall(
         recall_human(res.to_dict(explain=True), explain, weak)
 
 
-def _open_queries(path: str):
+def _open_queries(path: str) -> BinaryIO:
     try:
         return open(path, "rb")  # decoded line by line, so a bad byte names its line
     except OSError as exc:
         raise InputError(f"{path}: cannot read the queries file ({exc.strerror})") from None
 
 
-def _stdin_bytes():
+def _stdin_bytes() -> Iterable[bytes]:
     if hasattr(sys.stdin, "buffer"):
         return sys.stdin.buffer
     return (line.encode("utf-8", "surrogateescape") for line in sys.stdin)  # a text stream
@@ -729,7 +731,7 @@ def _main(argv: list[str] | None) -> None:
         sys.exit(130)
     except BrokenPipeError:
         _closed_pipe()
-    except Exception as exc:  # noqa: BLE001 - the boundary: anything unexpected is a bug report
+    except Exception as exc:  # the boundary: anything unexpected is a bug report
         if _debug():
             raise
         sys.stderr.write(

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
+
+if TYPE_CHECKING:
+    from clawmem.recall.facts_list import FactList
+    from clawmem.reflect.forget import ForgetResult
 
 
 class _Console(Console):
@@ -42,7 +47,7 @@ class IndexProgress:
             self._progress.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._progress is not None:
             self._progress.stop()
 
@@ -283,9 +288,9 @@ def fact_line(h: dict) -> str:
     return line
 
 
-def print_fact_list(result) -> None:
+def print_fact_list(result: FactList) -> None:
     """``clawmem facts``: the facts, newest first; how many more there are on stderr."""
-    d = result.to_dict()
+    d: dict[str, Any] = result.to_dict()
     for note in d["notes"]:
         err.print(f"[dim]{escape(note)}[/dim]")
     if not d["facts"]:
@@ -300,9 +305,9 @@ def print_fact_list(result) -> None:
         )
 
 
-def print_forget(result) -> None:
+def print_forget(result: ForgetResult) -> None:
     """``clawmem forget``: the preview (or what was done) — every line, by file."""
-    d = result.to_dict()
+    d: dict[str, Any] = result.to_dict()
     verb = "forgot" if d["applied"] else "would forget"
     lines, said = d["lines"], d["transcript_lines"]
     out.print(f"{verb} {len(lines) + len(said)} line(s):")

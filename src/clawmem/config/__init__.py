@@ -57,7 +57,7 @@ class Config:
     embed_threads: int = 0
     vectors: bool = True
     # A process that has not loaded the model asks the user's resident embedder for its vectors
-    # (ingest/resident.py), starting it if none runs; it exits after this many idle minutes.
+    # (embedders/resident/client.py), starting it if none runs; it exits after this many idle minutes.
     resident_embedder: bool = True
     resident_idle_minutes: float = 10.0
     # A process whose query finds no watcher and no resident embedder ready embeds it with the

@@ -1,7 +1,7 @@
 """Text embedders: a protocol, the llama.cpp implementation, and the bundled default.
 
 Importing this package is cheap: its names are imported on first use (``__getattr__``), so a
-process that only reads a model file's identity (``clawmem.ingest.model_choice``) never imports
+process that only reads a model file's identity (``clawmem.embedders.model_choice``) never imports
 NumPy, and llama_cpp and gguf are imported only when a model is opened or converted.
 """
 

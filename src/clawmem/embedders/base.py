@@ -12,9 +12,11 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, Union, runtime_checkable
 
 if TYPE_CHECKING:
+    import array
+
     import numpy as np
 
 
@@ -81,6 +83,23 @@ class Embedder(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+# A query's vector: float32, as NumPy gives it (a model loaded here) or as an ``array.array`` (lent
+# by another process, so that a process that borrows never imports NumPy).
+Vector = Union["np.ndarray", "array.array"]
+
+
+class VectorSource(Protocol):
+    """What a query or the few units of an edit need: vectors of one identity, from a model
+    loaded here (an ``Embedder``) or lent by another process (``resident.client.Borrowed``:
+    float32 ``array.array``s, so that a process that borrows never imports NumPy)."""
+
+    identity: EmbedderIdentity
+
+    def embed_documents(self, texts: Sequence[str]) -> EmbedResult: ...
+
+    def embed_query(self, text: str) -> Vector | None: ...
 
 
 def normalize(vec: np.ndarray) -> np.ndarray | None:

@@ -492,7 +492,7 @@ class LlamaEmbedder:
             lane.widest = 0
             shrunk = True
         if shrunk:
-            _trim_heap()
+            trim_heap()
 
     def _pick_threads(self, n_tokens: int) -> int:
         if n_tokens <= _SMALL_BATCH_TOKENS or self._n_threads == 1:
@@ -578,7 +578,7 @@ class _Lane:
     widest: int = 0  # tokens of its widest decode (its output buffer's size) since made
 
 
-def _trim_heap() -> None:
+def trim_heap() -> None:
     """Hand the C heap's free pages back to the system (glibc keeps them in its per-thread
     arenas, which the lanes' threads filled): 7-10 MB measured after a bulk call. Nothing
     elsewhere."""
@@ -916,7 +916,7 @@ def _load(path: Path, *, batch_tokens: int, n_threads: int, pooling_type: int | 
         with _captured_stderr() as sink:
             try:
                 llm = llama_cpp.Llama(**kwargs)
-            except Exception as exc:  # llama-cpp-python raises ValueError/RuntimeError
+            except Exception as exc:  # noqa: BLE001 - llama-cpp-python raises ValueError, RuntimeError and others
                 reason = str(exc).replace(str(path), "").strip(" :")
                 detail = _captured_text(sink)
                 errors.append(reason + (f" [llama.cpp: {detail}]" if detail else ""))

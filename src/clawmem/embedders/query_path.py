@@ -101,7 +101,7 @@ def ensure(model_path: Path, sha256: str) -> str | None:
 
 def build(model_path: Path, sha256: str) -> Path:
     """Write ``<model>.qpath.sqlite`` atomically (a temporary file renamed over it)."""
-    from clawmem.embedders import ugm
+    import clawmem.embedders.ugm as ugm  # the module itself: not the package's lazy facade
     from clawmem.embedders.gguf_header import read_layout
 
     stamp = _stamp(model_path)

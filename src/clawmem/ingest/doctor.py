@@ -330,7 +330,7 @@ def _model(ix: Indexer, load: bool) -> list[Finding]:
     if not ix.cfg.vectors:
         where = ix.cfg.sources.get("vectors", "default")
         return [Finding("model", "model", OFF, f"vectors are off (vectors = false, {where})")]
-    from clawmem.ingest.model_choice import configured_identity, model_choice
+    from clawmem.embedders.model_choice import configured_identity, model_choice
 
     fix_model = "clawmem model status (and `clawmem model use e5|minilm|PATH.gguf`)"
     choice = model_choice(ix.root, ix.cfg)
@@ -363,9 +363,9 @@ def _model(ix: Indexer, load: bool) -> list[Finding]:
     out.append(Finding("model", "file", OK, str(path)))
     identity = configured_identity(ix.root, ix.cfg)
     if load:
-        emb = ix.embedder()
+        emb = ix.supply.embedder()
         if emb is None:
-            out.append(Finding("model", "loads", FAIL, str(ix.embedder_error), fix_model))
+            out.append(Finding("model", "loads", FAIL, str(ix.supply.error), fix_model))
             return out
         identity = emb.identity
         out.append(
@@ -499,7 +499,7 @@ def _index(ix: Indexer) -> list[Finding]:
 
 
 def _resident(ix: Indexer) -> list[Finding]:
-    from clawmem.ingest.resident import status_of
+    from clawmem.embedders.resident.client import status_of
     from clawmem.ingest.watch import describe_watcher, watcher_status
 
     out = []

@@ -1,9 +1,10 @@
 """The index's life cycle for one workspace: build, sync, rebuild, and the lazy sync before a read.
 
-``Indexer`` owns the paths (``.memory/index.sqlite``), the configuration and the embedding model
-of an opened workspace. What a sync does to the database is in ``sync.py`` (pure planning, then
-applying the plan); this module decides *when*: under the write lock, rebuilding when the index is
-missing, incompatible or corrupt, and syncing changed files before a read when that is cheap.
+``Indexer`` owns the paths (``.memory/index.sqlite``) and the configuration of an opened
+workspace; its vectors come from its ``supply`` (``embedders/supply.py``). What a sync does to
+the database is in ``sync.py`` (pure planning, then applying the plan); this module decides
+*when*: under the write lock, rebuilding when the index is missing, incompatible or corrupt, and
+syncing changed files before a read when that is cheap.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from clawmem.config import Config
-from clawmem.errors import LockedError, ModelError, StoreError
+from clawmem.embedders.supply import EmbedderSupply
+from clawmem.errors import LockedError, StoreError
 from clawmem.files import safe_open
 from clawmem.files.locking import WRITE_LOCK, read_owner, try_write_lock, write_lock
 from clawmem.ingest import journal
@@ -41,6 +43,7 @@ from clawmem.store.index import Index, inode
 from clawmem.transcripts import registry
 
 if TYPE_CHECKING:
+    from clawmem.embedders.base import Embedder, VectorSource
     from clawmem.transcripts.sessions import Read
 
 
@@ -55,19 +58,16 @@ WATCHER_WAIT_S = 2.0
 
 
 class Indexer:
-    """One workspace's index: where it is, how it is built, which model embeds it."""
+    """One workspace's index: where it is, how it is built; ``supply`` gives its vectors."""
 
-    def __init__(self, root: Path, cfg: Config, *, embedder=None) -> None:
+    def __init__(self, root: Path, cfg: Config, *, embedder: Embedder | None = None) -> None:
         self.root = root
-        self.cfg = cfg
         self.memory_dir = root / INDEX_DIR
         self.index_path = self.memory_dir / INDEX_NAME
         # A .memory that is a link, another user's, or holding a link (a cloned repository can
         # commit one) is refused before anything opens a file in it (files/safe_open.py).
         safe_open.check_state_dir(self.memory_dir)
-        self._embedder = embedder
-        self._embedder_error: str | None = None
-        self._borrowed_vectors: dict = {}  # queries' vectors from a watcher or the resident embedder
+        self.supply = EmbedderSupply(root, cfg, self.memory_dir, embedder=embedder)
         self._clean_scan: Scan | None = None  # the last scan a lazy sync found nothing new in
         # How the last lazy sync knew the index was fresh: ("watcher" | "stat scan", why the
         # watcher was not asked or not trusted, or None).
@@ -86,7 +86,19 @@ class Indexer:
         self._kept: Index | None = None
         self._kept_lock = threading.Lock()
 
-    # ------------------------------------------------------------------ configuration and model
+    # ------------------------------------------------------------------ configuration
+    @property
+    def cfg(self) -> Config:
+        return self.supply.cfg
+
+    @cfg.setter
+    def cfg(self, cfg: Config) -> None:
+        self.supply.cfg = cfg  # the same model: options such as debounce or sync-on-read
+
+    def reconfigure(self, cfg: Config, *, embedder: Embedder | None = None) -> None:
+        """Use ``cfg`` from now on; the model is loaded again when next needed."""
+        self.supply.reconfigure(cfg, embedder=embedder)
+
     def follow_changes(self) -> None:
         """For a long-running process (``clawmem mcp``): follow the memory files' changes with an
         inotify journal of this process's own, so that a read with nothing changed since the
@@ -114,100 +126,6 @@ class Indexer:
                 else:
                     self._own = own
             return self._own
-
-    def reconfigure(self, cfg: Config, *, embedder=None) -> None:
-        """Use ``cfg`` from now on; the model is loaded again when next needed."""
-        self.cfg = cfg
-        self._embedder, self._embedder_error = embedder, None
-
-    def embedder(self):
-        """The embedding model, loaded once; None (and ``embedder_error``) when unusable."""
-        if self._embedder is None and self._embedder_error is None:
-            if not self.cfg.vectors:
-                where = self.cfg.sources.get("vectors", "default")
-                self._embedder_error = f"vectors are turned off (vectors = false, {where})"
-            else:
-                from clawmem.ingest.model_choice import load_embedder
-
-                try:
-                    self._embedder = load_embedder(self.root, self.cfg)
-                except ModelError as exc:
-                    self._embedder_error = f"embedding model unavailable: {exc.message}"
-        return self._embedder
-
-    @property
-    def embedder_error(self) -> str | None:
-        return self._embedder_error
-
-    def borrowed(self, key: str | None):
-        """An embedder of the vector space ``key`` (the index's) that does not load the model in
-        this process: a query's vector from a running watcher, else from the user's resident
-        embedder (``resident.py``, started if none runs), loading the model here only if they
-        cannot give it. None when the model is loaded here already, vectors are off, the
-        configured model (known from its file's metadata) is not the one of ``key``, or neither
-        a watcher nor the resident embedder can serve: then ``embedder()`` loads it, or says why
-        not."""
-        if self._embedder is not None or self._embedder_error is not None or not key:
-            return None
-        if not self.cfg.vectors:
-            return None
-        from clawmem.ingest import resident
-        from clawmem.ingest.model_choice import configured_identity
-
-        identity = configured_identity(self.root, self.cfg)
-        if identity is None or identity.key() != key:
-            return None
-        spec = resident.spec_for(self.root, self.cfg, identity)
-        watcher = self.memory_dir if (self.memory_dir / journal.SOCKET_NAME).exists() else None
-        if spec is None and watcher is None:
-            return None
-        return resident.Borrowed(
-            identity,
-            watcher_dir=watcher,
-            spec=spec,
-            load=self.embedder,
-            load_error=lambda: self._embedder_error,
-            memo=self._borrowed_vectors,
-            quick=self.cfg.query_path,
-        )
-
-    def query_embedder(self):
-        """The model if this process loaded it, else an embedder borrowed from a watcher or the
-        resident embedder (``borrowed``) for the configured model, else the model loaded here."""
-        if self._embedder is None and self._embedder_error is None and self.cfg.vectors:
-            identity = self._declared_identity()
-            emb = self.borrowed(identity.key()) if identity is not None else None
-            if emb is not None:
-                return emb
-        return self.embedder()
-
-    def warm_up(self) -> None:
-        """``Memory.warm_up``: the resident embedder started (not waited for), else the model
-        loaded here."""
-        if self._embedder is None and self._embedder_error is None and self.cfg.vectors:
-            identity = self._declared_identity()
-            emb = self.borrowed(identity.key()) if identity is not None else None
-            if emb is not None:
-                emb.start()
-                return
-        self.embedder()
-
-    def _few_embedder(self, count: int, key: str | None):
-        """The embedder for ``count`` pending units: for the few of an edit, the resident
-        embedder's (this process then never loads the model: 1-2 s of a 0.1 s sync), else the
-        model loaded here."""
-        from clawmem.ingest.resident import MAX_DOCUMENTS
-
-        if count <= MAX_DOCUMENTS:
-            emb = self.borrowed(key)
-            if emb is not None:
-                return emb
-        return self.embedder()
-
-    @property
-    def loaded_embedder(self):
-        """The embedding model if this process has loaded it already, else None (never loads)."""
-        return self._embedder
 
     def scan(self) -> Scan:
         """Memory files of the workspace, and the transcripts of the configured sessions folders
@@ -336,7 +254,8 @@ class Indexer:
         # the default) while other writers may go on, then the lock is taken again to embed.
         # A sync that changed no text (a pre-commit hook, cron, `clawmem index` out of habit)
         # never loads it.
-        defer = embed and self._embedder is None and self._declared_identity() is not None
+        supply = self.supply
+        defer = embed and supply.loaded is None and supply.declared_identity() is not None
         first = not self.index_path.exists()
         try:
             with write_lock(self.memory_dir, timeout=lock_timeout, purpose="clawmem index"):
@@ -348,7 +267,8 @@ class Indexer:
                 )
             if defer and report.pending:
                 count = min(report.pending, embed_limit or report.pending)
-                emb = self._few_embedder(count, self._declared_identity().key())
+                declared = supply.declared_identity()
+                emb = supply.for_documents(count, declared.key() if declared else None)
                 if emb is not None:
                     with write_lock(self.memory_dir, timeout=lock_timeout, purpose="clawmem index"):
                         self._embed_round(emb, report, embed_limit, progress)
@@ -391,20 +311,12 @@ class Indexer:
             hint="free some disk space, then run `clawmem index` again to finish",
         )
 
-    def _declared_identity(self):
-        """The identity of the vectors this workspace asks for: the loaded model's, else read
-        from the model file's metadata without loading it; None when vectors are off or only
-        loading the model can tell (then ``embedder()`` is asked, and says why if it fails)."""
-        if self._embedder is not None:
-            return self._embedder.identity
-        if not self.cfg.vectors or self._embedder_error is not None:
-            return None
-        from clawmem.ingest.model_choice import configured_identity
-
-        return configured_identity(self.root, self.cfg)
-
     def _embed_round(
-        self, emb, report: SyncReport, embed_limit: int | None, progress: Progress | None
+        self,
+        emb: VectorSource | None,
+        report: SyncReport,
+        embed_limit: int | None,
+        progress: Progress | None,
     ) -> None:
         """Embed the pending units of the live index (the second half of a deferred ``index``)."""
         idx = Index.open(self.index_path)
@@ -425,7 +337,7 @@ class Indexer:
     def _embed_pending(
         self,
         idx: Index,
-        emb,
+        emb: VectorSource,
         report: SyncReport,
         limit: int | None,
         progress: Progress = _silent,
@@ -452,15 +364,16 @@ class Indexer:
         sc = self.scan()
         # Even with embed=False the vector space is declared (units pending): from the model
         # file's metadata when that tells, else by loading the model.
+        supply, loaded = self.supply, self.supply.loaded
         if load_model:
-            identity = self._declared_identity()
+            identity = supply.declared_identity()
         else:
-            identity = self._embedder.identity if self._embedder is not None else None
+            identity = loaded.identity if loaded is not None else None
         load = (identity is None and load_model) or embed
         # The few units of a retain are embedded by the resident embedder when it can (as
         # ``index`` does after an edit): a cold retain would otherwise load the model, 1-2 s.
-        few = embed and self._embedder is None and identity is not None
-        emb = self.embedder() if load and not few else self._embedder
+        few = embed and loaded is None and identity is not None
+        emb: VectorSource | None = supply.embedder() if load and not few else loaded
         if emb is not None:
             identity = emb.identity
         idx, why = (None, "--force") if force else self.open_existing()
@@ -509,7 +422,7 @@ class Indexer:
             if few and identity is not None:
                 pending = idx.pending_count()
                 if pending:
-                    emb = self._few_embedder(min(pending, embed_limit or pending), identity.key())
+                    emb = supply.for_documents(min(pending, embed_limit or pending), identity.key())
             if emb is not None and embed:
                 self._embed_pending(idx, emb, report, embed_limit, prog)
             report.pending = idx.pending_count()
@@ -688,7 +601,7 @@ class Indexer:
         key = idx.get_meta("embedder")
         if not pending or not key:
             return
-        emb = self._few_embedder(min(pending, self.cfg.lazy_embed_limit), key)
+        emb = self.supply.for_documents(min(pending, self.cfg.lazy_embed_limit), key)
         if emb is not None and emb.identity.key() == key:
             self._embed_pending(idx, emb, report, self.cfg.lazy_embed_limit)
 

@@ -25,8 +25,9 @@ a stopped process, another scan key, "dirty") and the recall runs its own stat p
 
 The same socket answers a second question: a line holding a JSON object ``{"embed": query,
 "model": identity key}`` asks the watcher to embed a recall's query with the model it keeps
-loaded, if that model has this identity (``ask_vector``). A new process then does not load the
-model just for its query (~1.5 s for the default model, against ~30 ms for the embedding).
+loaded, if that model has this identity (``embedders/resident/protocol.py``: ``ask_vector``). A
+new process then does not load the model just for its query (~1.5 s for the default model,
+against ~30 ms for the embedding).
 
 Linux only (inotify through libc, no extra dependency); elsewhere the watcher offers no journal.
 Not seen by inotify, hence not vouched for by design: writes through a shared memory mapping
@@ -49,6 +50,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from clawmem.embedders.resident import protocol
+from clawmem.embedders.resident.protocol import WATCHER_SOCKET as SOCKET_NAME
 from clawmem.files import safe_open
 
 if TYPE_CHECKING:
@@ -56,15 +59,10 @@ if TYPE_CHECKING:
 
     from clawmem.config import Config
 
-SOCKET_NAME = "watch.sock"
 PROBE_NAME = "watch.probe"
 BEHIND = "the watcher is not caught up"
 CHANGED = "changes since its last sync"
 ASK_TIMEOUT_S = 0.25  # a stopped or swamped watcher costs a recall this much, then the stat pass
-# A query's embedding takes ~30 ms; a watcher busy embedding a batch of its own holds its model
-# longer, and the recall then loads the model itself (~1.5 s for the default model).
-EMBED_TIMEOUT_S = 0.5
-MAX_QUERY_CHARS = 8000  # longer queries are embedded in the recall's own process
 # Query vectors the watcher embeds or queues at once; a recall asking beyond that is told the
 # watcher is busy at once (a query takes ~15-30 ms, so the last of 4 waits ~0.1 s).
 MAX_EMBEDDING = 4
@@ -167,113 +165,10 @@ def ask_token(
     return Answer(False, f"{BEHIND} ({reply.get('why', 'no reason given')})", got, pid)
 
 
-def ask_vector(
-    memory_dir: Path, model: str, text: str, timeout: float = EMBED_TIMEOUT_S
-) -> tuple[bytes | None, str]:
-    """(the query vector as float32 bytes, "") from a live watcher whose model has the identity
-    key ``model``; else (None, why not). Never raises for a missing, dead or busy watcher."""
-    if len(text) > MAX_QUERY_CHARS:
-        return None, "the query is too long to send to the watcher"
-    line = json.dumps({"embed": text, "model": model}).encode()
-    reply, why = _round_trip(memory_dir, line, timeout)
-    if reply is None:
-        return None, why
-    if reply.get("model") != model or not isinstance(reply.get("vector"), str):
-        return None, f"the watcher did not embed the query ({reply.get('why', 'no reason given')})"
-    import base64  # here: only a hybrid recall with a watcher running asks for a vector
-
-    try:
-        return base64.b64decode(reply["vector"], validate=True), ""
-    except ValueError:
-        return None, "the watcher's answer was unreadable"
-
-
 def _round_trip(memory_dir: Path, line: bytes, timeout: float) -> tuple[dict | None, str]:
     """Send one line to the watcher's socket and read its one-line JSON answer: (answer, "")
     or (None, why there is none)."""
-    return exchange(memory_dir / SOCKET_NAME, line, timeout, who="watcher")
-
-
-def exchange(path: Path, line: bytes, timeout: float, *, who: str) -> tuple[dict | None, str]:
-    """One line to the Unix socket ``path`` and its one-line JSON answer: (answer, "") or (None,
-    why there is none, naming the server ``who``). The watcher's and the resident embedder's
-    (``resident.py``) protocol. Never raises for a missing, dead, hung or garbled server."""
-    try:
-        os.lstat(path)
-    except FileNotFoundError:
-        # Most reads run with no watcher: the connect's answer, given before importing socket
-        # (a few ms of every cold recall, issue 16).
-        return None, f"no {who} running"
-    except OSError:
-        pass  # the connect below says what is wrong
-    import socket
-
-    if not hasattr(socket, "AF_UNIX"):
-        return None, f"no {who} on this platform"
-    try:
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    except OSError as exc:
-        return None, f"cannot ask the {who} ({exc.strerror})"
-    try:
-        s.settimeout(timeout)
-        try:
-            s.connect(str(path))
-        except FileNotFoundError:
-            return None, f"no {who} running"
-        except ConnectionRefusedError:
-            return None, f"the {who} is not running (its socket is left over)"
-        except OSError as exc:
-            return None, f"cannot reach the {who} ({exc.strerror or exc})"
-        deadline = time.monotonic() + timeout
-        s.sendall(line + b"\n")
-        buf = b""
-        while not buf.endswith(b"\n"):
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError
-            s.settimeout(left)
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            buf += chunk
-    except TimeoutError:
-        return None, f"the {who} did not answer within {timeout * 1000:.0f} ms"
-    except OSError as exc:
-        return None, f"cannot ask the {who} ({exc.strerror or exc})"
-    finally:
-        s.close()
-    if not buf:
-        return None, f"the {who} closed the connection without answering"
-    try:
-        reply = json.loads(buf)
-    except ValueError:
-        return None, f"the {who}'s answer was unreadable"
-    if not isinstance(reply, dict):
-        return None, f"the {who}'s answer was unreadable"
-    return reply, ""
-
-
-def vector_reply(request: Any, emb: Any, *, who: str) -> dict:
-    """The answer to a vector request ``{"embed": text, "model": identity key}`` from ``emb``
-    (None: no model): the query's vector, if ``emb`` makes vectors of that identity. The
-    watcher's and the resident embedder's (``resident.py``)."""
-    try:
-        text, model = request["embed"], request["model"]
-        if not isinstance(text, str) or not isinstance(model, str):
-            raise TypeError
-    except (KeyError, TypeError):
-        return {"why": "the request was unreadable"}
-    if emb is None:
-        return {"why": f"the {who} has no embedding model"}
-    if emb.identity.key() != model:
-        return {"why": f"the {who}'s model is {emb.identity.key()}"}
-    vec = emb.embed_query(text)
-    if vec is None:
-        return {"why": "the model returned no usable vector"}
-    import base64
-
-    raw = vec.astype("<f4").tobytes()
-    return {"model": model, "vector": base64.b64encode(raw).decode()}
+    return protocol.exchange(memory_dir / SOCKET_NAME, line, timeout, who="watcher")
 
 
 def wait_caught_up(memory_dir: Path, key: str, timeout: float, token: int | None = None) -> bool:
@@ -758,7 +653,7 @@ class Journal:
             except ValueError:
                 request = None
             emb = self.embedder() if self.embedder is not None else None
-            reply = vector_reply(request, emb, who="watcher")
+            reply = protocol.vector_reply(request, emb, who="watcher")
             conn.settimeout(1.0)
             conn.sendall(json.dumps(reply).encode() + b"\n")
         except Exception as exc:  # noqa: BLE001 - a failed answer must only make the recall load

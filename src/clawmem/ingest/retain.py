@@ -233,7 +233,7 @@ def retain(
     # The fact's vector comes from the resident embedder, started now so that it loads while
     # this process writes; with it off, the model is loaded here before the lock (seconds on a
     # cold start): other writers wait only for the write and the fact's one embedding.
-    ix.warm_up()
+    ix.supply.warm_up()
     with write_lock(ix.memory_dir, purpose="clawmem retain"):
         existing = decode_log(_snapshot(path, relpath).data, relpath)
         # A correction is written even when its statement is already somewhere: the note that

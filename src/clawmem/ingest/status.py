@@ -44,7 +44,7 @@ class Status:
     config_not_approved: dict | None = None
     watcher: str
     resident_embedder: dict
-    query_path: str  # the NumPy query path: ready, off, or why not (ingest/resident.py)
+    query_path: str  # the NumPy query path: ready, off, or why not (embedders/resident/client.py)
     schema_version: str | None = None
     chunker_version: str | None = None
     normalizer_version: str | None = None
@@ -144,7 +144,7 @@ def status(ix: Indexer) -> Status:
     from clawmem.ingest.watch import describe_watcher, watcher_status
 
     out["watcher"] = describe_watcher(watcher_status(ix.memory_dir))
-    from clawmem.ingest.resident import query_path_status, status_of
+    from clawmem.embedders.resident.client import query_path_status, status_of
 
     out["resident_embedder"] = status_of(ix.root, ix.cfg)
     out["query_path"] = query_path_status(ix.root, ix.cfg)
@@ -200,7 +200,7 @@ def status(ix: Indexer) -> Status:
         # yet, no dimensions in the file, or a file that fails to load: then it says why).
         configured = _configured(ix)
         if configured is None:
-            emb = ix.embedder()
+            emb = ix.supply.embedder()
             if emb is not None:
                 configured = (emb.model_path, emb.identity, getattr(emb, "about", None))
         if configured is not None:
@@ -214,7 +214,7 @@ def status(ix: Indexer) -> Status:
                 else (f"{counts['pending']} pending" if counts["pending"] else "ok")
             )
         else:
-            vec["state"] = f"off: {ix.embedder_error}"
+            vec["state"] = f"off: {ix.supply.error}"
         if compat:
             state = f"needs rebuild: {compat}"
         elif stale:
@@ -245,9 +245,9 @@ def scope_states(ix: Indexer) -> list[dict]:
 def _configured(ix: Indexer) -> tuple[Path, Any, dict | None] | None:
     """(model file, identity, about) of the configured model, read without loading it; None
     when the model is loaded here already, vectors are off, or only loading it can tell."""
-    if ix.loaded_embedder is not None or not ix.cfg.vectors or ix.embedder_error is not None:
+    if ix.supply.loaded is not None or not ix.cfg.vectors or ix.supply.error is not None:
         return None
-    from clawmem.ingest.model_choice import configured_identity, model_choice
+    from clawmem.embedders.model_choice import configured_identity, model_choice
 
     identity = configured_identity(ix.root, ix.cfg)
     if identity is None:

@@ -28,7 +28,7 @@ from clawmem.store.index import Index, make_unit
 if TYPE_CHECKING:
     from types import FrameType
 
-    from clawmem.embedders.base import Embedder, EmbedderIdentity
+    from clawmem.embedders.base import EmbedderIdentity, VectorSource
     from clawmem.markdown.links import Link
     from clawmem.transcripts.sessions import Read
 
@@ -417,7 +417,7 @@ def _sync_transcript(
 
 def embed_pending(
     index: Index,
-    embedder: Embedder,
+    embedder: VectorSource,
     *,
     batch: int,
     report: SyncReport,

@@ -442,7 +442,7 @@ class Watcher:
             if self.journal is not None:
                 self.journal.caught_up(token)  # every file as the index says, as of the token
             if self.embed and idx.pending_count():
-                emb = self.ix.embedder()
+                emb = self.ix.supply.embedder()
                 if emb is not None:
                     return f"{idx.pending_count()} chunk(s) waiting for vectors"
             return None
@@ -537,10 +537,10 @@ class Watcher:
             if journal is not None:
                 journal.syncing = False
         self.syncs += 1
-        if self.embed and self.ix.embedder_error and not self._vectors_off_logged:
+        if self.embed and self.ix.supply.error and not self._vectors_off_logged:
             self._vectors_off_logged = True
-            self.log(f"note: {self.ix.embedder_error}; syncing the lexical index only")
-        summary = _summary(report, vectors=self.embed and not self.ix.embedder_error)
+            self.log(f"note: {self.ix.supply.error}; syncing the lexical index only")
+        summary = _summary(report, vectors=self.embed and not self.ix.supply.error)
         # The state first: whoever reads the log line (a person, a test) then finds the sync in
         # `clawmem status` too.
         self._save_state(last_sync_at=time.time(), last_sync=summary, last_error=None)
@@ -564,7 +564,7 @@ class Watcher:
         if self.embed and self.journal is not None and self.ix.cfg.vectors:
             # Load the model now rather than at the first edit: recalls then get their query's
             # vector from this process (~30 ms) instead of loading the model (~1.5 s) each.
-            self.ix.embedder()
+            self.ix.supply.embedder()
         try:
             self._loop()
         finally:
@@ -585,7 +585,7 @@ class Watcher:
             log=self.log,
             # Only a model already loaded (``run`` loads it after the journal starts): a recall
             # that asks before then loads its own rather than wait.
-            embedder=lambda: self.ix.loaded_embedder if self.embed else None,
+            embedder=lambda: self.ix.supply.loaded if self.embed else None,
         )
         try:
             journal.start()
@@ -728,7 +728,7 @@ def run_watch(
     if lock.previous is not None and lock.previous.pid is not None:
         log(f"took over the watch lock of pid {lock.previous.pid}, which is no longer running")
 
-    def on_signal(signum: int, frame: FrameType | None) -> None:  # noqa: ARG001
+    def on_signal(signum: int, frame: FrameType | None) -> None:
         name = signal.Signals(signum).name
         if watcher.syncing and not watcher.stop_requested:
             # Let the sync reach its next commit; a second signal stops at once.

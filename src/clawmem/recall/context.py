@@ -25,12 +25,16 @@ import re
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import date
+from typing import TYPE_CHECKING
 
 from clawmem.errors import BadArgument, ClawmemError
 from clawmem.files import safe_open
 from clawmem.files.atomic import write_atomic
 from clawmem.ingest.indexing import Indexer
 from clawmem.text.shown_path import shown_path
+
+if TYPE_CHECKING:
+    from clawmem.embedders.base import VectorSource
 
 DEFAULT_BUDGET = 200
 DEFAULT_MIN_SCORE = 0.3
@@ -220,9 +224,9 @@ _probe_vectors: dict[str, list[list[float]] | None] = {}
 def _null_level(ix: Indexer, message: str) -> float | None:
     """The message's mean cosine to NULL_PROBES, or None when vectors are off. The message's
     vector comes from wherever the recall's came from (the model loaded here, a watcher, the
-    resident embedder: ``Indexer.query_embedder``), and eight dot products need no NumPy: a
+    resident embedder: ``EmbedderSupply.query_embedder``), and eight dot products need no NumPy: a
     prompt hook that imported it for them would pay ~60-100 ms of every prompt."""
-    emb = ix.query_embedder()
+    emb = ix.supply.query_embedder()
     if emb is None:
         return None
     key = emb.identity.key()
@@ -235,7 +239,7 @@ def _null_level(ix: Indexer, message: str) -> float | None:
     return sum(sum(a * b for a, b in zip(p, qs, strict=True)) for p in probes) / len(probes)
 
 
-def _load_probes(ix: Indexer, emb, key: str) -> list[list[float]] | None:
+def _load_probes(ix: Indexer, emb: VectorSource, key: str) -> list[list[float]] | None:
     """The probes' vectors for this model: embedding them costs about half a second, so a hook
     that runs on every prompt reads them from .memory/ (derived data, like the index)."""
     import hashlib
@@ -355,7 +359,13 @@ def build_context(
 
 
 def _relevant_lines(
-    ix: Indexer, results, words, specific, min_score, core, null
+    ix: Indexer,
+    results: list[dict],
+    words: list[str],
+    specific: set[str],
+    min_score: float,
+    core: str | None,
+    null: float | None,
 ) -> list[ContextLine]:
     """The lines of the recalled hits that pass the threshold, in recall order, no repeats."""
     found: list[ContextLine] = []

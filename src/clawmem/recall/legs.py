@@ -16,6 +16,8 @@ from clawmem.text.textnorm import LexQuery
 if TYPE_CHECKING:
     import numpy as np
 
+    from clawmem.embedders.base import Vector
+
 # ---------------------------------------------------------------------------- the two legs
 
 
@@ -216,12 +218,12 @@ def vector_search(index: Index) -> str:
     return f"held in memory: exact scan of {rows:,}"
 
 
-def held_leg(held: tuple, qvec, limit: int) -> list[fusion.LegHit]:
+def held_leg(held: tuple, qvec: Vector, limit: int) -> list[fusion.LegHit]:
     """The vector leg from ``held_vectors``: the same exact cosine ranking as vec0's."""
     return scan_hits(held_scan(held, qvec, limit))
 
 
-def held_scan(held: tuple, qvec, limit: int) -> vector_matrix.Scan:
+def held_scan(held: tuple, qvec: Vector, limit: int) -> vector_matrix.Scan:
     """A scan of ``held_vectors`` that several threads may work on (``Scan.work``)."""
     ids, mat, codes, keep = held
     return vector_matrix.Scan(ids, mat, qvec, limit, keep=keep, codes=codes)
@@ -234,7 +236,7 @@ def scan_hits(scan: vector_matrix.Scan) -> list[fusion.LegHit]:
 
 
 def vector_leg(
-    index: Index, qvec: np.ndarray, f: Filters, limit: int, *, count: bool = True
+    index: Index, qvec: Vector, f: Filters, limit: int, *, count: bool = True
 ) -> list[fusion.LegHit]:
     """The ``limit`` units closest to ``qvec`` under ``f``, by cosine (``count``: as for
     ``held_vectors``)."""
@@ -262,7 +264,7 @@ def vectors_of(index: Index, ids: list[int]) -> dict[int, np.ndarray]:
 VEC0_MAX_K = 4096  # sqlite-vec's limit on a KNN query's k
 
 
-def stored_leg(index: Index, qvec: np.ndarray, f: Filters, limit: int) -> list[fusion.LegHit]:
+def stored_leg(index: Index, qvec: Vector, f: Filters, limit: int) -> list[fusion.LegHit]:
     """The vector leg through the index's connection: sqlite-vec's KNN, or an exact NumPy scan
     of the filtered units."""
     blob = _query_blob(qvec)
@@ -315,7 +317,7 @@ def stored_leg(index: Index, qvec: np.ndarray, f: Filters, limit: int) -> list[f
     return [fusion.LegHit(cid, i, s) for i, (cid, s) in enumerate(scored[:limit], 1)]
 
 
-def _query_blob(qvec) -> bytes:
+def _query_blob(qvec: Vector) -> bytes:
     """The query's vector as sqlite-vec takes it (little-endian float32). A vector from another
     process comes as an ``array.array("f")``: a cold hybrid recall then never imports NumPy
     (~60 ms of its ~0.2 s)."""
@@ -335,7 +337,9 @@ def _query_blob(qvec) -> bytes:
 _PLAIN_SCAN_MAX = 256
 
 
-def exact_scores(index: Index, qvec, where: str, args: list, table: str) -> list[tuple[int, float]]:
+def exact_scores(
+    index: Index, qvec: Vector, where: str, args: list, table: str
+) -> list[tuple[int, float]]:
     """Cosine similarity of the query with every embedded unit matching ``where``."""
     rows = index.conn.execute(
         f"SELECT c.id, v.embedding FROM chunks c JOIN {table} v ON v.chunk_id = c.id "

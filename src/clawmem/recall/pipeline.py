@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import replace
 from datetime import date, timedelta
+from typing import TYPE_CHECKING
 
 from clawmem.errors import BadArgument, InputError, StoreError, UsageError
 from clawmem.ingest.indexing import Indexer
@@ -32,6 +33,10 @@ from clawmem.store.index import Filters, Index
 from clawmem.text.query import Query
 from clawmem.text.textnorm import require_text
 from clawmem.text.timeexpr import TimeRange, parse_date, parse_since, parse_until
+
+if TYPE_CHECKING:
+    from clawmem.embedders.base import EmbedResult, Vector, VectorSource
+    from clawmem.recall.relevance import Model
 
 MODES = ("hybrid", "lexical", "vector")
 KINDS = (*FACT_KINDS, CHUNK)
@@ -315,7 +320,15 @@ def _kept_by_validity(hits: list[Hit], f: Filters) -> list[str]:
     ]
 
 
-def filters_of(today, since, until, kind, entity, path, as_of) -> Filters:
+def filters_of(
+    today: date,
+    since: str | None,
+    until: str | None,
+    kind: str | list[str] | None,
+    entity: str | None,
+    path: str | None,
+    as_of: str | None,
+) -> Filters:
     """The recall arguments that restrict what is searched, as one ``Filters`` (also read by
     ``clawmem facts``, which lists what the same filters keep)."""
     kinds: tuple[str, ...] = ()
@@ -366,7 +379,9 @@ def _said(idx: Index, h: Hit) -> Hit:
     return replace(h, session_id=session_id, said_at=said_at)
 
 
-def _vector_state(ix: Indexer, idx: Index, mode: str):
+def _vector_state(
+    ix: Indexer, idx: Index, mode: str
+) -> tuple[list[str], dict, VectorSource | None]:
     """(degraded reasons, vectors summary, embedder or None) for a recall."""
     degraded: list[str] = []
     counts = idx.vector_counts()
@@ -383,16 +398,10 @@ def _vector_state(ix: Indexer, idx: Index, mode: str):
     if mode == "lexical":
         state["state"] = "unused"
         return degraded, state, None
-    emb = ix.loaded_embedder
+    emb = ix.supply.for_query(idx.get_meta("embedder"))
     if emb is None:
-        emb = ix.borrowed(idx.get_meta("embedder"))
-        if emb is not None:
-            emb.start()  # the resident embedder, if it must start, loads during the lexical leg
-        else:
-            emb = ix.embedder()
-    if emb is None:
-        state.update(state="off", reason=ix.embedder_error)
-        degraded.append(f"vector search off: {ix.embedder_error}")
+        state.update(state="off", reason=ix.supply.error)
+        degraded.append(f"vector search off: {ix.supply.error}")
         return degraded, state, None
     if idx.get_meta("embedder") != emb.identity.key():
         why = (
@@ -411,20 +420,20 @@ def _vector_state(ix: Indexer, idx: Index, mode: str):
 class _QueryOnce:
     """An embedder that embeds each query text once (documents pass straight through)."""
 
-    def __init__(self, embedder) -> None:
+    def __init__(self, embedder: VectorSource) -> None:
         self._embedder = embedder
         self.identity = embedder.identity
-        self._memo: dict[str, object] = {}
+        self._memo: dict[str, Vector | None] = {}
 
-    def embed_query(self, text: str):
+    def embed_query(self, text: str) -> Vector | None:
         if text not in self._memo:
             self._memo[text] = self._embedder.embed_query(text)
         return self._memo[text]
 
-    def embed_documents(self, texts):
+    def embed_documents(self, texts: Sequence[str]) -> EmbedResult:
         return self._embedder.embed_documents(texts)
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> object:
         return getattr(self._embedder, name)
 
 
@@ -496,7 +505,7 @@ def _time_hinted(
     return out
 
 
-def _scored(hits: list[Hit], model) -> list[Hit]:
+def _scored(hits: list[Hit], model: Model | None) -> list[Hit]:
     """Each hit's relevance from its features at its final place in the list."""
     if model is None:
         return hits

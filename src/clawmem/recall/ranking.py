@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from dataclasses import replace as replace_hit
 from datetime import date
+from typing import TYPE_CHECKING
 
 from clawmem.markdown.workspace import TRANSCRIPT_PREFIX
 from clawmem.recall import aggregate, fusion, legs, relevance
@@ -25,6 +26,11 @@ from clawmem.store.index import Filters, Index
 from clawmem.text import spelling
 from clawmem.text.query import Query
 from clawmem.text.textnorm import LexQuery, fold
+
+if TYPE_CHECKING:
+    from sqlite3 import Row
+
+    from clawmem.embedders.base import Vector, VectorSource
 
 # How many units each leg brings to fusion, whatever the number of hits asked for: ranking a
 # depth that grew with k made the first hits of ``-k 2`` and ``-k 10`` differ (a unit found deep
@@ -74,14 +80,14 @@ class _VectorLeg:
     def __init__(
         self,
         index: Index,
-        embedder,
+        embedder: VectorSource,
         query: str,
         f: Filters,
         limit: int,
         *,
-        threaded,
+        threaded: bool,
         also: str | None = None,
-    ):
+    ) -> None:
         self._box: list = []
         self.also_vec = None  # ``also``'s vector, once ``wait`` returned
         self._scan = None
@@ -165,7 +171,7 @@ def rank(
     *,
     mode: str,
     filters: Filters,
-    embedder=None,
+    embedder: VectorSource | None = None,
     fusion_name: str = "rrf",
     ranking: fusion.Ranking | None = None,
     candidates: int = DEFAULT_CANDIDATES,
@@ -226,7 +232,7 @@ def rank(
     )
 
     # Stable order: score, then the better lexical rank, then path and line.
-    def order_key(c: int):
+    def order_key(c: int) -> tuple[float, int, str, int, int]:
         lr = lex_by[c].rank if c in lex_by else 10**9
         return (-final[c], lr, rows[c]["path"], rows[c]["start_line"], c)
 
@@ -264,7 +270,9 @@ def rank(
     # never abstains (the hybrid model, reading no BM25, refused good answers there).
     model = None
     if mode != "vector":
-        model = relevance.model_for(embedder.identity.key() if vector_used else None)
+        model = relevance.model_for(
+            embedder.identity.key() if vector_used and embedder is not None else None
+        )
     result.relevance_model = model
 
     def features(cid: int, place: int) -> relevance.Features:
@@ -325,12 +333,12 @@ def _run_legs(
     query: Query,
     mode: str,
     filters: Filters,
-    embedder,
+    embedder: VectorSource | None,
     n_cand: int,
     rk: fusion.Ranking,
     result: Ranked,
     also: str | None = None,
-) -> tuple[list[fusion.LegHit], list[fusion.LegHit], dict[int, float], bool, object | None]:
+) -> tuple[list[fusion.LegHit], list[fusion.LegHit], dict[int, float], bool, Vector | None]:
     """Each leg's candidates (the vector leg on a thread while the lexical one ranks), the
     lexical hits' coverage of the question, whether the vector leg ran, and the vector of
     ``also`` (embedded on the vector leg's thread) or None; what went wrong and which ranking
@@ -407,7 +415,7 @@ def _fused(
 
 def _content_leg(
     index: Index,
-    qvec,
+    qvec: Vector,
     filters: Filters,
     n_cand: int,
     rk: fusion.Ranking,
@@ -523,7 +531,7 @@ def _boost_people(
                 final[cid] *= 1.0 + rk.person_boost
 
 
-def _grow(index: Index, row, score: dict, taken: set[int], min_chars: int) -> list:
+def _grow(index: Index, row: Row, score: dict, taken: set[int], min_chars: int) -> list:
     """A short unit (a chat message, a checklist item) with the units right next to it, until
     the group is about ``min_chars`` long: one hit then carries the question a reply answers, or
     the reply a question got. Only units on adjacent lines of the same section join (so the
@@ -553,7 +561,9 @@ def _grow(index: Index, row, score: dict, taken: set[int], min_chars: int) -> li
     return group
 
 
-def _diversify(ordered: list[int], score: dict, section, factor: float) -> list[int]:
+def _diversify(
+    ordered: list[int], score: dict, section: Callable[[int], tuple[str, str]], factor: float
+) -> list[int]:
     """Greedy re-ranking: each pick from a section already picked counts ``factor`` times less,
     so questions whose evidence spans days get several short hits rather than one section."""
     shown: dict = {}

@@ -97,7 +97,7 @@ def _scope_hits(
     mode = kwargs.get("mode", "hybrid")
     # The model this process loaded serves the scope too when its index was built with it; a
     # scope indexed with another model answers lexically and says so.
-    shared = ix.embedder() if mode != "lexical" else None
+    shared = ix.supply.embedder() if mode != "lexical" else None
     try:
         scope_ix = Indexer(root, load_config(root), embedder=shared)
         res = recall(scope_ix, query, **{**kwargs, "sync": False})

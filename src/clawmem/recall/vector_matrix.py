@@ -38,8 +38,11 @@ from clawmem.store import db
 from clawmem.store.index import inode
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import numpy as np
 
+    from clawmem.embedders.base import Vector
     from clawmem.store.index import Index
 
 # The matrix is loaded at this many-th unfiltered vector search on one index in this process.
@@ -128,7 +131,7 @@ def wait() -> None:
         t.join()
 
 
-def _load_in_background(path, ino: int) -> None:
+def _load_in_background(path: Path, ino: int) -> None:
     key = str(path)
     probe = None
     loaded = None
@@ -154,7 +157,7 @@ def _load_in_background(path, ino: int) -> None:
         _matrices[key] = _Matrix(ino, probe, version, *loaded, codes)
 
 
-def held_state(path) -> tuple[int, bool] | None:
+def held_state(path: Path) -> tuple[int, bool] | None:
     """(rows, whether a scan ranks codes first) of the matrix this process holds for the index
     at ``path``, or None (vec0 answers); changes nothing (``recall --json``'s vectors.search)."""
     with _lock:
@@ -237,7 +240,7 @@ def rows_of(ids: np.ndarray, wanted: list[int]) -> np.ndarray:
     return keep
 
 
-def top(ids: np.ndarray, mat: np.ndarray, qvec, limit: int) -> list[tuple[int, float]]:
+def top(ids: np.ndarray, mat: np.ndarray, qvec: Vector, limit: int) -> list[tuple[int, float]]:
     """The ``limit`` best (chunk id, cosine) by score, then id: vec0's ranking, exactly."""
     scan = Scan(ids, mat, qvec, limit)
     scan.work()
@@ -308,7 +311,7 @@ class Scan:
         self,
         ids: np.ndarray,
         mat: np.ndarray,
-        qvec,
+        qvec: Vector,
         limit: int,
         *,
         keep: np.ndarray | None = None,

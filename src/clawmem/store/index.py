@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -296,7 +296,7 @@ class Index:
         rows = self.conn.execute("SELECT path, size, mtime_ns, sha256 FROM files")
         return {r[0]: (r[1], r[2], r[3]) for r in rows}
 
-    def same_stats(self, files) -> bool:
+    def same_stats(self, files: Collection[tuple[str, int, int]]) -> bool:
         """Whether the index holds exactly these (relpath, size, mtime_ns) and nothing else.
 
         The check before every read, so it is built for speed: one row from SQLite (the files
@@ -648,7 +648,9 @@ class Index:
         table = "chunk_vectors" if self.vec.available else "chunk_vectors_plain"
         self.conn.execute(f"DELETE FROM {table} WHERE chunk_id = ?", (chunk_id,))
 
-    def _put_vector(self, chunk_id: int, vec: bytes, day: str | None, kind: str | None, now: int):
+    def _put_vector(
+        self, chunk_id: int, vec: bytes, day: str | None, kind: str | None, now: int
+    ) -> None:
         if self.vec.available:
             self.conn.execute(
                 "INSERT INTO chunk_vectors(chunk_id, embedding, day, kind, evergreen) "
@@ -674,7 +676,9 @@ class Index:
     def pending_count(self) -> int:
         return self.conn.execute("SELECT count(*) FROM chunks WHERE embedded = 0").fetchone()[0]
 
-    def store_vectors(self, rows: Sequence[tuple[int, np.ndarray | None, str | None, str | None]]):
+    def store_vectors(
+        self, rows: Sequence[tuple[int, np.ndarray | None, str | None, str | None]]
+    ) -> None:
         """Commit one batch of computed vectors. A None vector (NaN/zero from the model) is marked
         embedded=-1 so it is neither retried forever nor searched."""
         now = int(time.time())

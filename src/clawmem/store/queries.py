@@ -9,9 +9,13 @@ overlaps it" is written once.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from clawmem.markdown.workspace import ENTITY_DIR, TRANSCRIPT_PREFIX, entity_page_path
 from clawmem.store.index import Filters, Index
+
+if TYPE_CHECKING:
+    from sqlite3 import Row  # sqlean's rows are the standard library's
 
 # The columns of a unit that recall reads, as ``row["name"]``.
 COLUMNS = (
@@ -100,7 +104,7 @@ def rows_around(index: Index, ids: list[int]) -> dict:
     return rows
 
 
-def chunks_near(index: Index, row, reach: int = 8) -> dict:
+def chunks_near(index: Index, row: Row, reach: int = 8) -> dict[int, Row]:
     """The plain chunks of ``row``'s file within ``reach`` ids of it, by id."""
     near = index.conn.execute(
         f"SELECT {COLUMNS} FROM chunks c WHERE c.id BETWEEN ? AND ? AND c.path = ? "
@@ -117,7 +121,7 @@ def unit_count(index: Index, f: Filters | None = None) -> int:
     return index.conn.execute(sql, args).fetchone()[0]
 
 
-def entity_page(index: Index, entity: str):
+def entity_page(index: Index, entity: str) -> Row | None:
     """The first unit of ``bank/entities/ENTITY.md`` (any case), or None."""
     # The case-blind match runs over the files table (one row per file), then the chunks come
     # by their path index: lower(path) over every chunk cost ~25-100 ms a recall at 100k units.
@@ -202,7 +206,7 @@ def facts_about(index: Index, entities: tuple[str, ...], limit: int) -> list:
     ).fetchall()
 
 
-def fact_row(index: Index, path: str, line: int):
+def fact_row(index: Index, path: str, line: int) -> Row | None:
     """The fact at ``path`` line ``line`` (``COLUMNS``), or None."""
     return index.conn.execute(
         f"SELECT {COLUMNS} FROM chunks c WHERE c.path = ? AND c.start_line = ? "
@@ -351,7 +355,9 @@ def indexed_paths(index: Index) -> list[str]:
     return [p for (p,) in index.conn.execute("SELECT path FROM files ORDER BY path")]
 
 
-def unit_at(index: Index, path: str, line: int | None = None, heading: str | None = None):
+def unit_at(
+    index: Index, path: str, line: int | None = None, heading: str | None = None
+) -> Row | None:
     """The plain unit of ``path`` holding ``line``; else the first unit under a heading that ends
     with ``heading``; else the note's first unit. None if the note has no units."""
     if line is not None:

@@ -28,7 +28,7 @@ from clawmem.errors import InputError
 _T = TypeVar("_T")
 
 
-class _lazy:  # noqa: N801 - stands where re.compile stood
+class _lazy:  # lower case: it stands where re.compile stood
     """A regular expression compiled on first use. This module's patterns are large (compiling
     them all took ~40% of a lexical `clawmem recall`'s imports); most commands need few of them."""
 

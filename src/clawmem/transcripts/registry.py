@@ -8,6 +8,12 @@ Code and ``sessions/<session>.jsonl`` for OpenClaw, the names that configuring t
 folders (``~/.claude/projects``, ``~/.openclaw/agents/<agent>/sessions``) would give, so that
 adding the folder later changes no citation. Like the index, the file is derived: deleting
 ``.memory/`` forgets these transcripts until their next flush; their episode pages stay.
+
+The registry names files outside the workspace, so it is believed only when this user's clawmem
+wrote it: it carries an HMAC of its entries and the workspace's path, keyed by a secret of the
+user's own (``registry.key`` beside the trust store, mode 0600). A ``transcripts.json`` that a
+cloned repository committed (naming, say, another project's transcripts) fails the check and
+reads as empty, as a damaged one does.
 """
 
 from __future__ import annotations
@@ -44,6 +50,55 @@ def exists(root: Path) -> bool:
     return registry_path(root).exists()
 
 
+def _user_key(*, create: bool) -> bytes | None:
+    """This user's registry key (made on first use when ``create``); None when there is none,
+    or it is not the user's own file, or others may read it."""
+    import stat
+
+    from clawmem.config.trust import store_path
+
+    path = store_path().parent / "registry.key"
+    try:
+        st = os.lstat(path)
+        own = stat.S_ISREG(st.st_mode) and not st.st_mode & 0o077
+        if own and (not hasattr(os, "getuid") or st.st_uid == os.getuid()):
+            key = safe_open.read_bytes(path)
+            return key if key and len(key) >= 32 else None
+        return None
+    except FileNotFoundError:
+        if not create:
+            return None
+    except (OSError, ClawmemError):
+        return None
+    import secrets
+
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(
+            path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600
+        )
+    except FileExistsError:
+        return _user_key(create=False)  # another process made it first
+    except OSError:
+        return None
+    key = secrets.token_bytes(32)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(key)
+    return key
+
+
+def _mac(root: Path, transcripts: object, *, create: bool) -> str | None:
+    """The HMAC that shows this user's clawmem wrote ``transcripts`` for the workspace ``root``."""
+    key = _user_key(create=create)
+    if key is None:
+        return None
+    import hashlib
+    import hmac
+
+    body = json.dumps([str(root.resolve()), transcripts], sort_keys=True, ensure_ascii=False)
+    return hmac.new(key, body.encode("utf-8", "surrogateescape"), hashlib.sha256).hexdigest()
+
+
 def load(root: Path) -> dict[str, Path]:
     """``sessions/…`` name -> the transcript's absolute path. A missing, unreadable or damaged
     registry reads as empty: it only adds to what the configured folders give."""
@@ -56,7 +111,14 @@ def load(root: Path) -> dict[str, Path]:
     if hit is not None and hit[:2] == (st.st_size, st.st_mtime_ns):
         return dict(hit[2])
     try:
-        entries = json.loads(safe_open.read_bytes(path) or b"")["transcripts"]
+        data = json.loads(safe_open.read_bytes(path) or b"")
+        entries = data["transcripts"]
+        mac = _mac(root, entries, create=False)
+        if mac is None or not isinstance(data.get("mac"), str) or data["mac"] != mac:
+            # Not written by this user's clawmem (a cloned repository's, or an older version's):
+            # its paths are not followed. The next flush of each transcript registers it again.
+            _cache[str(path)] = (st.st_size, st.st_mtime_ns, {})
+            return {}
         found = {
             rel: Path(entry["path"])
             for rel, entry in entries.items()
@@ -110,10 +172,12 @@ def register(root: Path, rel: str, path: Path) -> bool:
     if known.get(rel) == path and len(kept) == len(known) - 1:
         return False
     kept[rel] = path
+    transcripts = {r: {"path": str(p)} for r, p in sorted(kept.items())}
     data = {
         "version": VERSION,
         "about": "transcripts named by agent hooks (clawmem flush); derived, safe to delete",
-        "transcripts": {r: {"path": str(p)} for r, p in sorted(kept.items())},
+        "transcripts": transcripts,
+        "mac": _mac(root, transcripts, create=True),
     }
     write_atomic(registry_path(root), json.dumps(data, indent=1, ensure_ascii=False) + "\n")
     return True

@@ -11,9 +11,12 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from clawmem.memory import Memory
 
 state: dict = {"workspace": None, "traceback": False}
 
@@ -35,7 +38,7 @@ def current_workspace(workspace: Path | None = None) -> Path | None:
     return workspace or state["workspace"]
 
 
-def open_mem(workspace: Path | None = None, *, quiet: bool = False):
+def open_mem(workspace: Path | None = None, *, quiet: bool = False) -> Memory:
     """The workspace's ``Memory``. Unless ``quiet``, one line on stderr when settings of its
     clawmem.toml are ignored until the user approves the file (``clawmem trust``)."""
     from clawmem.memory import open_workspace
@@ -48,5 +51,5 @@ def open_mem(workspace: Path | None = None, *, quiet: bool = False):
     return mem
 
 
-def print_json(data) -> None:
+def print_json(data: object) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")

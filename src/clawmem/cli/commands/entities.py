@@ -2,7 +2,7 @@
 
 # No `from __future__ import annotations`: typer reads these annotations at run time.
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -35,7 +35,7 @@ def register(app: typer.Typer) -> None:
             if as_json:
                 print_json(detail.to_dict())
                 return
-            d = detail.to_dict()
+            d: dict[str, Any] = detail.to_dict()
             page = f"{d['page']} ({d['page_lines']} lines)" if d["page"] else "(no page)"
             out.print(f"[bold]@{escape(d['entity'])}[/bold]  page {escape(page)}")
             for h in d["facts"]:

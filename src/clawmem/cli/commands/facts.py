@@ -2,7 +2,7 @@
 
 # No `from __future__ import annotations`: typer reads these annotations at run time.
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -93,7 +93,8 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print_json(h.to_dict())
             return
-        for step in h.to_dict()["steps"]:
+        d: dict[str, Any] = h.to_dict()
+        for step in d["steps"]:
             who = step["writer"] + (f", {step['written_at']}" if step["written_at"] else "")
             if step["commit"]:
                 who += f"; git {step['commit']}"

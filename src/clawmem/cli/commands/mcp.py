@@ -5,11 +5,14 @@ clawmem.cli.mcp.tokens)."""
 # No `from __future__ import annotations`: typer reads these annotations at run time.
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from clawmem.cli.commands import JsonOpt, WorkspaceOpt, open_mem, print_json, state
+
+if TYPE_CHECKING:
+    from clawmem.cli.mcp.tokens import Token
 
 
 def register(app: typer.Typer) -> None:
@@ -175,7 +178,7 @@ def register(app: typer.Typer) -> None:
     app.add_typer(token_app, name="token")
 
 
-def _reach(token) -> str:
+def _reach(token: "Token") -> str:
     """What a token reaches beyond its workspaces, in words."""
     parts = [f"scope {s}" for s in token.scopes] + (["transcripts"] if token.sessions else [])
     return f", reaching {' and '.join(parts)} too" if parts else ""

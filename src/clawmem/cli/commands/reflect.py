@@ -4,11 +4,14 @@
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from clawmem.cli.commands import JsonOpt, WorkspaceOpt, open_mem, print_json
+
+if TYPE_CHECKING:
+    from clawmem.reflect.pipeline import ReflectResult
 
 
 def register(app: typer.Typer) -> None:
@@ -119,7 +122,7 @@ def register(app: typer.Typer) -> None:
         (sys.stderr if dry_run else sys.stdout).write(result.summary_line() + "\n")
 
 
-def explain_text(result) -> str:
+def explain_text(result: "ReflectResult") -> str:
     lines = []
     for rep in result.opinions:
         op = rep.opinion

@@ -2,9 +2,12 @@
 
 # No `from __future__ import annotations`: typer reads these annotations at run time.
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from clawmem.ingest.retain import Retained
 
 from clawmem.cli.commands import JsonOpt, WorkspaceOpt, open_mem, print_json
 
@@ -104,7 +107,7 @@ def register(app: typer.Typer) -> None:
         show_retained(res, as_json)
 
 
-def show_retained(res, as_json: bool) -> None:
+def show_retained(res: "Retained", as_json: bool) -> None:
     from clawmem.cli.render import err, out
 
     if as_json:
