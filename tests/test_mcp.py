@@ -23,9 +23,10 @@ from clawmem.errors import UsageError
 from .conftest import cli
 
 READ_TOOLS = {"memory_search", "memory_get", "memory_status", "memory_entities", "memory_list"}
-READ_TOOLS |= {"memory_history"}
-WRITE_TOOLS = {"memory_retain", "memory_update", "memory_forget", "memory_files"}
-TOOL_NAMES = READ_TOOLS | WRITE_TOOLS
+READ_TOOLS |= {"memory_history", "memory_proposals"}
+WRITING_TOOLS = {"memory_retain", "memory_update", "memory_forget", "memory_files"}
+WRITING_TOOLS |= {"memory_proposal_accept", "memory_proposal_reject"}
+TOOL_NAMES = READ_TOOLS | WRITING_TOOLS
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -185,7 +186,7 @@ def test_read_only_leaves_out_the_writing_tool(ws, tmp_path):
         return names, await s.call_tool("memory_retain", {"text": "anything"})
 
     names, retain = run_session(tmp_path, ws, scenario, "--read-only", env={"CLAWMEM_VECTORS": "0"})
-    assert names == READ_TOOLS
+    assert names == TOOL_NAMES - WRITING_TOOLS
     assert "--read-only" in _error(retain)
     assert not (ws / "memory" / "2025-12-01.md").exists()
 

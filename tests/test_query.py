@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import shutil
 import sys
 import threading
 from datetime import date
@@ -37,7 +38,7 @@ def test_the_parsed_question_holds_each_parse_of_its_text():
     assert '"payment retries"' in q.lex.terms
     assert q.quoted == ("payment retries",)
     assert q.time_hint == query_time_hint(text, TODAY) == TimeRange(date(2025, 11, 24), date(2025, 11, 30))  # fmt: skip
-    assert q.names == tuple(names(text)) == ('"peter"', '"dec 0054"')
+    assert q.names == tuple(names(text)) == ("peter", "dec 0054")
     assert q.asks_for_all is asks_for_all(text) is False
     assert q.entities == ()  # resolved against an index by the recall pipeline, not here
 
@@ -177,6 +178,42 @@ def test_a_cli_recall_reads_its_question_once(hash_indexed: Path):
     assert reads.outside == [], "parsed again outside Query.parse:\n" + "\n".join(reads.outside)
 
 
+def test_a_recall_with_read_scopes_reads_its_question_once(hash_indexed: Path, tmp_path: Path):
+    """One request, two indexes: the question is read once, and the scope's search takes that
+    reading (``pipeline.read_question``)."""
+    from .conftest import FIXTURE, approve
+
+    team = tmp_path / "team"
+    shutil.copytree(FIXTURE, team)
+    open_workspace(team, environ={"CLAWMEM_VECTORS": "0"}).index()
+    (hash_indexed / "clawmem.toml").write_text('[scopes]\nteam = "../team"\n')
+    approve(hash_indexed)
+    mem = open_workspace(hash_indexed, environ={}, embedder=HashEmbedder())
+    text = "What did Peter decide about the payments-service last week?"
+    res = None
+
+    def run() -> None:
+        nonlocal res
+        res = mem.recall(text, today=TODAY, mode="lexical")
+
+    reads = _watched(text, run)
+    assert res is not None and {h.scope for h in res.hits} >= {None, "team"}
+    assert reads.parses == 1, f"Query.parse ran {reads.parses} times"
+    assert reads.outside == [], "parsed again outside Query.parse:\n" + "\n".join(reads.outside)
+
+
+def test_a_context_request_reads_its_message_once(hash_indexed: Path):
+    """``context`` searches twice (the notes, then the core file) on one reading of the message."""
+    from clawmem.recall.context import build_context
+
+    mem = open_workspace(hash_indexed, environ={}, embedder=HashEmbedder())
+    text = "What did Peter decide about the payments-service and DEC-0054?"
+    out = []
+    reads = _watched(text, lambda: out.append(build_context(mem.indexer, text, today=TODAY)))
+    assert out[0].lines, "the message must find something for the test to mean it"
+    assert reads.parses == 1, f"Query.parse ran {reads.parses} times"
+
+
 def test_the_watch_catches_a_parse_outside_the_parser():
     # The guard can fail: a fold of the question outside Query.parse is reported.
     text = "What did Peter decide?"
@@ -225,4 +262,4 @@ def test_recall_calls_no_question_parser():
 def test_a_date_written_with_digits_is_read_as_a_date_not_a_name():
     q = Query.parse("What did Paola cook on 22.01.2024?", TODAY)
     assert q.dates == ('"22 01 2024"',)
-    assert q.names == ('"paola"',)
+    assert q.names == ("paola",)

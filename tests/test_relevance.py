@@ -129,19 +129,19 @@ def test_every_hit_has_a_relevance_from_the_fitted_model(mem):
 
 
 def test_a_name_the_memory_never_saw_lowers_every_hit():
-    assert names("What did Kevin cook on 3 Jan 2024?") == ['"kevin"']
+    assert names("What did Kevin cook on 3 Jan 2024?") == ["kevin"]
     assert names("Where is Peter's desk? Ask @Linh about DEC-0054.") == [
-        '"peter"',
-        '"linh"',
-        '"dec 0054"',
+        "peter",
+        "linh",
+        "dec 0054",
     ]
     assert names("When did we meet in December?") == []
     # A date written with digits is a time (the logs' file names hold it), not a name; words
     # joined by a slash are alternatives, not an identifier; a version number still is one.
-    assert names("What did Paola cook on 22.01.2024?") == ['"paola"']
-    assert names("What did Leo cook on April 29th or May 2nd?") == ['"leo"']
-    assert names("Where do Elise's friends study/work?") == ['"elise"']
-    assert names("Did v2.3.1 ship on 2025-11-27 or 2025/11/28?") == ['"v2 3 1"']
+    assert names("What did Paola cook on 22.01.2024?") == ["paola"]
+    assert names("What did Leo cook on April 29th or May 2nd?") == ["leo"]
+    assert names("Where do Elise's friends study/work?") == ["elise"]
+    assert names("Did v2.3.1 ship on 2025-11-27 or 2025/11/28?") == ["v2 3 1"]
     base = relevance.Features(0.5, 0.3, 0.85, 1, 0.0, 0.0, 0.85)
     # A person or place the memory never heard of: "What did Kevin cook?"
     stranger = relevance.Features(0.5, 0.3, 0.85, 1, 0.0, 1.0, 0.85, unknown_proper=1.0)

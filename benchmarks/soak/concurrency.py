@@ -5,7 +5,7 @@ unique token), an editor rewriting notes (atomic renames and in-place rewrites a
 ``git checkout -f`` between two branches that differ in a dozen daily logs, ``clawmem reflect``
 in a loop, a ``clawmem watch`` daemon, and another program appending a line every 10 ms to the
 daily logs the retain processes write (as an editor, an agent's own notes or a script would), and
-a logger that keeps one of them open for the whole run, appending 50 lines a second; two of those
+a logger that keeps one of them open for the whole run, appending 20 lines a second; two of those
 logs start with a section after their Retain section (which retain used to rename a new file
 over).
 Readers: four recall loops (two with the lazy sync)

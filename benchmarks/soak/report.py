@@ -121,7 +121,7 @@ def render(out: dict) -> str:
                         f"{c.get('foreign_lines_lost', '-')}",
                     ),
                     (
-                        "lines of a logger holding one log open (50/s) / lost",
+                        "lines of a logger holding one log open (20/s) / lost",
                         f"{c.get('held_open_lines', '-')} / {c.get('held_open_lines_lost', '-')}",
                     ),
                 ]

@@ -9,7 +9,7 @@ Each loops until the file STOP exists, then writes its figures to OUT as JSON.
 - ``append``: another program writing the daily logs the retain workers write: one line every
   10 ms (100 a second), appended as ``echo … >> log`` does, each with a unique token to be
   counted afterwards.
-- ``held``: a logger that keeps one of those logs open for the whole run, 50 lines a second
+- ``held``: a logger that keeps one of those logs open for the whole run, 20 lines a second
   (``open_writer.py`` measures 250 a second beside a retain loop and beside a watcher).
 """
 
@@ -130,7 +130,7 @@ def _append(ws: Path, stop, n: int) -> dict:
 
 
 def _held(ws: Path, stop, n: int) -> dict:
-    """A logger that keeps one daily log open for the whole run and appends 50 lines a second
+    """A logger that keeps one daily log open for the whole run and appends 20 lines a second
     to it, flushing each (issue 40: a log renamed over sent such a writer's lines into the
     deleted file)."""
     log = ws / "memory" / "2030-01-02.md"
@@ -143,7 +143,7 @@ def _held(ws: Path, stop, n: int) -> dict:
                 fh.write(f"A held note held{n}x{written} from a logger.\n")
                 fh.flush()
                 written += 1
-                lag = t0 + written / 50 - time.monotonic()
+                lag = t0 + written / 20 - time.monotonic()
                 if lag > 0:
                     time.sleep(lag)
     except OSError as exc:

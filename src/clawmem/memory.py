@@ -75,6 +75,9 @@ if TYPE_CHECKING:  # the real signatures, for type checkers and editors
     from clawmem.reflect.forget import forget as _forget
     from clawmem.reflect.merged import rewrite_merged as _rewrite_merged
     from clawmem.reflect.pipeline import reflect as _reflect
+    from clawmem.reflect.proposal_review import accept as _accept_proposal
+    from clawmem.reflect.proposal_review import list_proposals as _list_proposals
+    from clawmem.reflect.proposal_review import reject as _reject_proposal
     from clawmem.transcripts.sessions import TranscriptLines
 else:
     _check = _Lazy("clawmem.ingest.check", "check")
@@ -95,6 +98,9 @@ else:
     _flush = _Lazy("clawmem.reflect.flush", "flush")
     _forget = _Lazy("clawmem.reflect.forget", "forget")
     _rewrite_merged = _Lazy("clawmem.reflect.merged", "rewrite_merged")
+    _list_proposals = _Lazy("clawmem.reflect.proposal_review", "list_proposals")
+    _accept_proposal = _Lazy("clawmem.reflect.proposal_review", "accept")
+    _reject_proposal = _Lazy("clawmem.reflect.proposal_review", "reject")
 
 
 def _on_indexer(func: Callable[Concatenate[Indexer, P], R]) -> Callable[Concatenate[Memory, P], R]:
@@ -236,6 +242,12 @@ class Memory:
     # Take lines out of memory for good (their Markdown, index rows, vectors, the pages that
     # repeat them), or with ``dry_run`` show exactly which; see ``reflect.forget``.
     forget = _on_indexer(_forget)
+    # Facts proposed from conversations and notes at flush and reflect, for review: listed,
+    # accepted (retained with the citation) or rejected for good; see
+    # ``reflect.proposal_review``.
+    list_proposals = _on_indexer(_list_proposals)
+    accept_proposal = _on_indexer(_accept_proposal)
+    reject_proposal = _on_indexer(_reject_proposal)
 
     # ------------------------------------------------------------------ entities and check
     # Every entity with its fact count, last mention and page; malformed facts and links.

@@ -497,6 +497,7 @@ COMMAND_MODULES = (
     "model",
     "reflect",
     "flush",
+    "proposals",
     "watch",
     "doctor",
 )

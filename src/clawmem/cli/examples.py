@@ -71,6 +71,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "token list": ("clawmem token list", "clawmem token list --json"),
     "token revoke": ("clawmem token revoke laptop",),
     "model": ("clawmem model status", "clawmem model use minilm"),
+    "proposals": ("clawmem proposals list", "clawmem proposals list --status all --json"),
+    "proposals list": ("clawmem proposals list", "clawmem proposals list --json"),
+    "proposals accept": ("clawmem proposals accept 8b3c2df307  # an id from the list",),
+    "proposals reject": ("clawmem proposals reject c70c13bb76  # never proposed again",),
     "model status": ("clawmem model status", "clawmem model status --json"),
     "model import": ("clawmem model import ~/models/all-MiniLM-L6-v2 --use",),
     "model use": (

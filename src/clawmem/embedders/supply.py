@@ -16,6 +16,7 @@ sync embedding the few units of an edit (``for_documents``) or a whole workspace
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,7 +24,13 @@ from clawmem.config import Config
 from clawmem.errors import ModelError
 
 if TYPE_CHECKING:
-    from clawmem.embedders.base import Embedder, EmbedderIdentity, VectorSource
+    from clawmem.embedders.base import (
+        Embedder,
+        EmbedderIdentity,
+        EmbedResult,
+        Vector,
+        VectorSource,
+    )
     from clawmem.embedders.resident.client import Borrowed
 
 
@@ -125,12 +132,13 @@ class EmbedderSupply:
         start, is started now, so it loads during the recall's lexical leg), else the model
         loaded here. None (and ``error``) when vectors are unusable."""
         if self._embedder is not None:
-            return self._embedder
+            return self._remembered(self._embedder)
         emb = self.borrowed(key)
         if emb is not None:
             emb.start()
             return emb
-        return self.embedder()
+        loaded = self.embedder()
+        return self._remembered(loaded) if loaded is not None else None
 
     def query_embedder(self) -> VectorSource | None:
         """The model if this process loaded it, else an embedder borrowed for the configured
@@ -140,7 +148,14 @@ class EmbedderSupply:
             emb = self.borrowed(identity.key()) if identity is not None else None
             if emb is not None:
                 return emb
-        return self.embedder()
+        loaded = self.embedder()
+        return self._remembered(loaded) if loaded is not None else None
+
+    def _remembered(self, model: Embedder) -> VectorSource:
+        """``model`` with its query vectors shared by this process's searches, as a borrowed
+        embedder's are: ``context`` embeds its message once for its two searches and its null
+        level, whichever process gives the vector."""
+        return _Remembered(model, self._borrowed_vectors)
 
     def for_documents(self, count: int, key: str | None) -> VectorSource | None:
         """The embedder for ``count`` pending units of the vector space ``key``: for the few of
@@ -164,3 +179,30 @@ class EmbedderSupply:
                 emb.start()
                 return
         self.embedder()
+
+
+_MEMO_MAX = 16  # query vectors a process keeps (as client.Borrowed keeps those it borrowed)
+
+
+class _Remembered:
+    """The model loaded here, each query text embedded once per process (documents pass
+    through); the vectors kept in the supply's memo, keyed by identity and text."""
+
+    def __init__(self, model: Embedder, memo: dict) -> None:
+        self._model = model
+        self.identity = model.identity
+        self._memo = memo
+
+    def embed_query(self, text: str) -> Vector | None:
+        key = (self.identity.key(), text)
+        if key not in self._memo:
+            if len(self._memo) >= _MEMO_MAX:
+                self._memo.pop(next(iter(self._memo)))
+            self._memo[key] = self._model.embed_query(text)
+        return self._memo[key]
+
+    def embed_documents(self, texts: Sequence[str]) -> EmbedResult:
+        return self._model.embed_documents(texts)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._model, name)

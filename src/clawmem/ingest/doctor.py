@@ -24,7 +24,7 @@ import shutil
 import stat
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -140,13 +140,22 @@ def diagnose(
 
     ix = Indexer(root, cfg)
     try:
-        found += _model(ix, load_model)
-        found += _index(ix)
-        found += _resident(ix)
-        found += _git(root)
+        found += _safely("model", lambda: _model(ix, load_model))
+        found += _safely("index", lambda: _index(ix))
+        found += _safely("resident", lambda: _resident(ix))
+        found += _safely("git", lambda: _git(root))
     finally:
         ix.close()
     return Diagnosis(str(root), found)
+
+
+def _safely(area: str, check: Callable[[], list[Finding]]) -> list[Finding]:
+    """The findings of ``check``, or one finding with the error that stopped it: one broken
+    part must not hide the others."""
+    try:
+        return check()
+    except ClawmemError as exc:
+        return [Finding(area, area, FAIL, exc.message, exc.hint)]
 
 
 # --------------------------------------------------------------------------- the install

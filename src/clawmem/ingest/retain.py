@@ -113,7 +113,8 @@ def place_fact(existing: str | None, fact: Fact, day: date) -> Placement:
     logger holding it open, ``{ echo a; sleep 1; echo b; } >> log``) may be appending to it, and
     a file renamed over it sends that program's lines into the deleted file. So the fact goes at
     the end: into the Retain section the log ends in, else under a new ``## Retain`` heading
-    there (the grammar reads every Retain section of a file)."""
+    there (the grammar reads every Retain section of a file). The fact's notes (``Fact.notes``:
+    what it supersedes, where it was proposed or imported from) are nested bullets under it."""
     if existing is None:
         head = f"# {day.isoformat()}\n\n## Retain\n"
         return Placement(head + format_block(fact) + "\n", 4, True, True)
@@ -199,22 +200,29 @@ def retain(
     corrects; a note under the new fact says so (``supersession.supersedes_note``), recall marks
     the old one ``superseded_by`` and ``--as-of`` an earlier day still shows it. ``writer``: who
     is writing (``mcp:NAME`` for a token, ``flush``, ``import:…``), kept for ``clawmem history``. ``note``: one
-    line written under the fact as a nested bullet (an import cites its source there).
+    line written under the fact as a nested bullet (an accepted proposal or an import cites its
+    source there).
     ``same_day_only``: a duplicate is the same fact in the same day's log only (an import keeps
     a statement made again on another day, as its source did)."""
     require_text(text, "text")
     for entity in entities:
         require_text(entity, "entities")
     fact = make_fact(kind, text, entities, confidence)
+    if note is not None and (not note.strip() or len(note.splitlines()) != 1):
+        raise UsageError("note: one line of text", hint="write the note on a single line")
     notes: list[str] = []
     corrects = None
     if supersedes is not None:
         corrects = fact_at(ix, supersedes)
         notes.append(supersedes_note(corrects.path, corrects.line))
     if note:
-        notes.append(" ".join(note.split()))  # one line, whatever the caller passed
+        notes.append(" ".join(note.split()))
     fact = replace(fact, notes=tuple(notes))
-    what = looks_like_secret(text) or looks_like_secret(" ".join(entities))
+    what = (
+        looks_like_secret(text)
+        or looks_like_secret(" ".join(entities))
+        or looks_like_secret(note or "")
+    )
     if what and not allow_secret:
         raise InputError(
             f"refusing to retain text that looks like {what}",

@@ -48,14 +48,14 @@ def is_chat_line(text: str) -> bool:
 _POSSESSIVE = re.compile(r"[’'`´ʼ‘]s$", re.IGNORECASE)
 
 
-def without_names(text: str, names: tuple[str, ...]) -> str:
-    """``text`` with the words of its names (``Query.names``, FTS phrases such as '"kate"') and
-    their possessive ending left out: "What are Kate's hobbies?" -> "What are hobbies?"."""
+def without_names(query: Query) -> str:
+    """The question's text with the words of its names (``Query.names``) and their possessive
+    ending left out: "What are Kate's hobbies?" -> "What are hobbies?"."""
     from clawmem.text.textnorm import fold
 
-    drop = {w for n in names for w in n.strip('"').split()}
+    drop = {w for n in query.names for w in n.split()}
     kept = []
-    for word in text.split():
+    for word in query.text.split():
         core = _POSSESSIVE.sub("", word.strip('.,;:!?"()“”')).strip("’'`´ʼ‘")
         if fold(core).strip() not in drop:
             kept.append(word)
@@ -71,7 +71,7 @@ def without_names_if_asked(query: Query) -> str | None:
 
     if not (query.asks_for_all and query.names):
         return None
-    text = without_names(query.text, query.names)
+    text = without_names(query)
     if text == query.text or not any(t not in STOPWORDS for t in tokens(text)):
         return None
     return text

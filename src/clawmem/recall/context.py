@@ -316,9 +316,12 @@ def build_context(
         return res
 
     # Imported here: a trivial message returns above without the recall pipeline's imports.
+    from clawmem.recall.pipeline import read_question
     from clawmem.recall.scopes import recall_with_scopes as recall
 
-    hits = recall(ix, message, k=candidates, mode=mode, today=today, min_relevance=min_relevance)
+    # The message, read once: both searches below (and each read scope's) take that reading.
+    asked = read_question(message, today=today)
+    hits = recall(ix, asked, k=candidates, mode=mode, today=today, min_relevance=min_relevance)
     res.degraded = list(hits.degraded)
     if hits.weak_hits:
         # Recall abstained: memory holds nothing relevant enough to put before the turn.
@@ -334,7 +337,7 @@ def build_context(
         # core line is never crowded out (synced already by the recall above, whose relevance
         # decided that memory has something to say).
         in_core = recall(
-            ix, message, k=3, mode=mode, path=core, sync=False, today=today, min_relevance=0.0
+            ix, asked, k=3, mode=mode, path=core, sync=False, today=today, min_relevance=0.0
         )
         results = in_core.to_dict(explain=True, shown=False)["results"] + results
     null = _null_level(ix, message) if hits.vectors.get("state") in ("ok", "partial") else None

@@ -64,6 +64,23 @@ def _check_text(**texts: str | None) -> None:
         require_text(value, param)
 
 
+def read_question(
+    query: str | Query,
+    *,
+    today: date | None,
+    since: str | None = None,
+    until: str | None = None,
+    as_of: str | None = None,
+) -> Query:
+    """The question of a request, read once (``Query.parse``). A time it names is looked for only
+    when no time filter was given (a filter fixes the time). A ``Query`` the request read already
+    (a read scope's search, ``context``'s second search) is taken as it is, less the entities
+    another index resolved for it: each index resolves its own (``entities.resolve``)."""
+    if isinstance(query, Query):
+        return replace(query, entities=())
+    return Query.parse(query, None if since or until or as_of else (today or date.today()))
+
+
 def _checked_numbers(
     k: int, budget: int | None, threshold: float | None
 ) -> tuple[int, float | None]:
@@ -78,7 +95,7 @@ def _checked_numbers(
 
 def recall(
     ix: Indexer,
-    query: str,
+    query: str | Query,
     *,
     k: int | None = None,
     mode: str = "hybrid",
@@ -111,9 +128,8 @@ def recall(
     facade's recall, reads it; this workspace's own search does not depend on it)."""
     _check_mode(mode)
     today = today or date.today()
-    # The question, read once (text/query.py): everything below reads ``q``'s fields. A time it
-    # names is looked for only when no time filter was given (a filter fixes the time).
-    q = Query.parse(query, None if since or until or as_of else today)
+    # The question, read once per request (text/query.py): everything below reads ``q``'s fields.
+    q = read_question(query, today=today, since=since, until=until, as_of=as_of)
     _check_text(entity=entity, path=path)
     k_given = k is not None
     k, threshold = _checked_numbers(

@@ -524,7 +524,7 @@ def _boost_people(
     """A question naming a person: their own lines and the facts about them count more (under
     the name as the notes spell it, when the question spells it another way)."""
     if rk.person_boost:
-        people = {p.strip('"') for p in query.names} | set(spelled.values())
+        people = set(query.names) | set(spelled.values())
         for cid in ids if people else ():
             about = {fold(e) for e in (rows[cid]["entities"] or "").split()}
             if aggregate.speaker(rows[cid]["text"]) in people or about & people:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from clawmem.recall import bm25_topk
 from clawmem.store.index import Index
 from clawmem.text import spelling
-from clawmem.text.query import Query
+from clawmem.text.query import Query, phrase
 
 RELEVANCE = "relevance-v4"
 
@@ -153,14 +153,13 @@ def question(
         return rows[phrase]
 
     named = query.names
-    missing = [n for n in named if df_of(n) == 0]
-    spelled: dict[str, str] = {}
+    missing = [n for n in named if df_of(phrase(n)) == 0]
+    spelled: dict[str, str] = {}  # by FTS phrase, as the terms below are written
     if missing:
         notes_write = set(written())
         for n in missing:
-            word = n.strip('"')
-            if " " not in word and (same := spelling.spelled_as(word, notes_write)) is not None:
-                spelled[n] = same
+            if " " not in n and (same := spelling.spelled_as(n, notes_write)) is not None:
+                spelled[phrase(n)] = same
     total = index.conn.execute("SELECT count(*) FROM chunks").fetchone()[0] or 1
     unseen = whole = 0.0
     dates = query.dates
@@ -174,7 +173,7 @@ def question(
         if df == 0:
             unseen += weight
     unknown = len(missing) - len(spelled)
-    proper = any(n in missing and n not in spelled for n in query.proper) and about_people()
+    proper = any(n in missing and phrase(n) not in spelled for n in query.proper) and about_people()
     return Question(
         unseen / whole if whole else 0.0,
         unknown / len(named) if named else 0.0,

@@ -20,8 +20,9 @@ from typing import Any
 from clawmem.config import SCOPE_NAME, load_config, parse_scopes, scopes_origin, trust
 from clawmem.errors import ClawmemError, WorkspaceError
 from clawmem.ingest.indexing import Indexer
-from clawmem.recall.pipeline import budget_emptied, pack_budget, recall
+from clawmem.recall.pipeline import budget_emptied, pack_budget, read_question, recall
 from clawmem.recall.results import Hit, RecallResult
+from clawmem.text.query import Query
 
 # The usual reciprocal-rank constant: with a handful of lists, rank decides, not the list.
 RRF_K = 60
@@ -52,10 +53,12 @@ def unknown_scope(ix: Indexer, path: str, scopes: dict[str, Path]) -> None:
 
 # ``recall``'s signature and documentation: it takes the same arguments and passes them on.
 @wraps(recall)
-def recall_with_scopes(ix: Indexer, query: str, **kwargs: Any) -> RecallResult:
-    # ``recall`` over this workspace and its read scopes (those ``scopes`` names), fused.
+def recall_with_scopes(ix: Indexer, query: str | Query, **kwargs: Any) -> RecallResult:
+    # ``recall`` over this workspace and its read scopes (those ``scopes`` names), fused; the
+    # question read once for all of them.
     only = kwargs.pop("scopes", None)
-    own = recall(ix, query, **kwargs)
+    q = read_question(query, **{k: kwargs.get(k) for k in ("today", "since", "until", "as_of")})
+    own = recall(ix, q, **kwargs)
     if ix.cfg.held_back:  # scopes or transcripts the user has not approved (config/trust.py)
         own.degraded.append(trust.note(ix.cfg.held_back))
     scopes = {
@@ -67,7 +70,7 @@ def recall_with_scopes(ix: Indexer, query: str, **kwargs: Any) -> RecallResult:
         return own
     lists: list[list[Hit]] = [own.hits]
     for name, root in scopes.items():
-        hits, problem = _scope_hits(ix, name, root, query, kwargs)
+        hits, problem = _scope_hits(ix, name, root, q, kwargs)
         if problem:
             own.degraded.append(f"scope {name} ({root}): {problem}")
         lists.append(hits)
@@ -88,7 +91,7 @@ def recall_with_scopes(ix: Indexer, query: str, **kwargs: Any) -> RecallResult:
 
 
 def _scope_hits(
-    ix: Indexer, name: str, root: Path, query: str, kwargs: dict
+    ix: Indexer, name: str, root: Path, query: Query, kwargs: dict
 ) -> tuple[list[Hit], str | None]:
     if not root.is_dir():
         return [], f"not found; fix {scopes_origin(ix.cfg)}"

@@ -62,6 +62,7 @@ class FlushResult:
     indexed: bool = False
     units_added: int = 0
     vectors_pending: int = 0
+    proposed: int = 0  # fact proposals new in memory/proposals/ (proposal_review.py)
     event: str = ""
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -79,6 +80,7 @@ class FlushResult:
             "indexed": self.indexed,
             "units_added": self.units_added,
             "vectors_pending": self.vectors_pending,
+            "proposed": self.proposed,
             "event": self.event,
             "notes": self.notes,
             "seconds": round(self.seconds, 3),
@@ -88,6 +90,8 @@ class FlushResult:
         page = f"{self.page} {self.page_status}" if self.page else "no page (nothing said yet)"
         index = f"indexed (+{self.units_added} units)" if self.indexed else "not indexed"
         text = f"{self.transcript}: {self.messages} messages; {page}; {index}"
+        if self.proposed:
+            text += f"; {self.proposed} fact(s) proposed (`clawmem proposals list`)"
         return text + "".join(f"; {n}" for n in self.notes)
 
 
@@ -164,6 +168,8 @@ def flush(
     try:
         with write_lock(ix.memory_dir, timeout=lock_timeout, purpose="clawmem flush"):
             _write(ix, res, episode, outside, path)
+            if episode is not None:
+                res.proposed = _propose(ix, episode)
             _index(ix, res, FileEntry(rel, st.st_size, st.st_mtime_ns), (data, parsed))
     except LockedError as exc:
         # Another writer holds the index (an `index` embedding, the watcher): the Markdown page
@@ -183,6 +189,16 @@ def _episode(ix: Indexer, rel: str, parsed: formats.Parsed) -> Episode | None:
 
     episode = episode_of(rel, parsed, entity_page_names(ix.root))
     return placed(ix.root, episode) if episode is not None else None
+
+
+def _propose(ix: Indexer, episode: Episode) -> int:
+    """Fact proposals from what the user said (fact_proposals.py), appended to the review pages;
+    how many were new. The caller holds the write lock."""
+    from clawmem.reflect.fact_proposals import propose
+    from clawmem.reflect.proposal_review import record, said_in_transcript
+
+    said = said_in_transcript(episode.relpath, episode.messages)
+    return len(record(ix.root, propose(said, entity_page_names(ix.root))))
 
 
 def entity_page_names(root: Path) -> list[str]:

@@ -64,6 +64,7 @@ from clawmem.transcripts import registry
 
 if TYPE_CHECKING:
     from clawmem.ingest.indexing import Indexer
+    from clawmem.markdown.workspace import Scan
 
 OPINIONS = "bank/opinions.md"
 PROPOSALS = "bank/proposals.md"
@@ -149,6 +150,11 @@ def fact_line(f: LoggedFact, st: FactStatus, page: str | None = None) -> str:
     """One fact on an entity page: day, statement, source(s), then what became of it, and a
     link to each other entity it is about (so generated pages join the link graph)."""
     cites = f.cite
+    # An accepted proposal's note cites the conversation it was said in (proposal_review.py):
+    # the page cites it too, so what was said about someone leads back to where it was said.
+    said = [n[5:] for n in f.fact.notes if n.startswith("from sessions/")]
+    if said:
+        cites += ", said in " + ", ".join(said)
     if f.order in st.also:
         cites += "; also " + ", ".join(o.cite for o in _newest_first(st.also[f.order]))
     text = f.content
@@ -487,6 +493,7 @@ class ReflectResult:
     seconds: float = 0.0
     index_synced: bool = False
     retention: Retention = field(default_factory=Retention)  # episode pages aged out
+    fact_proposals: int = 0  # new in memory/proposals/ (proposal_review.py)
 
     def written(self, role: str | None = None) -> list[FileChange]:
         return [c for c in self.changes if c.status != "unchanged" and role in (None, c.role)]
@@ -508,6 +515,8 @@ class ReflectResult:
             + f", {n} proposal{'s' if n != 1 else ''}"
             + (f", {episodes} episode page{'s' if episodes != 1 else ''}" if episodes else "")
         )
+        if self.fact_proposals:
+            text += f", {self.fact_proposals} fact(s) proposed for review"
         if self.applied:
             verb = "to apply to" if self.dry_run else "applied to"
             text += f" ({len(self.applied)} {verb} MEMORY.md)"
@@ -545,6 +554,7 @@ class ReflectResult:
             ],
             "applied": [p.line for p in self.applied],
             "index_synced": self.index_synced,
+            "fact_proposals": self.fact_proposals,
             "warnings": self.warnings,
         }
         if self.dry_run:
@@ -837,6 +847,29 @@ def _summaries_before_lock(
     return (lambda _name, facts: done.get(summary_digest(facts), "")), summarizer.name
 
 
+def _propose_facts(
+    ix: Indexer, sc: Scan, episodes: list[Episode], since: date | None, today: date
+) -> int:
+    """Fact proposals from the finished conversations and the daily logs' narrative (outside
+    ``## Retain``) since ``since``, appended to memory/proposals/; how many were new."""
+    from clawmem.reflect.fact_proposals import propose
+    from clawmem.reflect.flush import entity_page_names
+    from clawmem.reflect.proposal_review import daily_logs, record, said_in_transcript
+    from clawmem.text.timeexpr import date_from_path
+
+    said = []
+    for ep in episodes:
+        if since is None or ep.last_at[:10] >= since.isoformat():
+            said += said_in_transcript(ep.relpath, ep.messages)
+    logs = []
+    for entry in sc.markdown_files:
+        day = date_from_path(entry.relpath)
+        if day is not None and day <= today and (since is None or day >= since):
+            logs.append(entry.relpath)
+    said += daily_logs(ix.root, logs)
+    return len(record(ix.root, propose(said, entity_page_names(ix.root)), today))
+
+
 def reflect(
     ix: Indexer,
     *,
@@ -932,8 +965,9 @@ def reflect(
                         f"{change.path}: cannot write ({exc.strerror})",
                         hint="check permissions and free space; rerun reflect to finish",
                     ) from None
+            result.fact_proposals = _propose_facts(ix, sc, episodes, since_day, today)
             aged = result.retention.archived or result.retention.pruned
-            if (result.written() or aged) and ix.index_path.exists():
+            if (result.written() or result.fact_proposals or aged) and ix.index_path.exists():
                 try:
                     ix.index_locked(embed_limit=ix.cfg.lazy_embed_limit)
                 except OSError as exc:

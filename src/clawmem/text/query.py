@@ -43,7 +43,9 @@ class Query:
     lex: LexQuery  # the FTS5 terms and phrases of the lexical leg
     quoted: tuple[str, ...]  # the parts written in double quotes, as written
     time_hint: TimeRange | None  # the time the question names ("last week"), if looked for
-    names: tuple[str, ...]  # FTS phrases of its names and identifiers (``names``)
+    # its names and identifiers, folded, their words joined by a space: "kevin", "dec 0054"
+    # (``names``; ``phrase`` makes one the FTS phrase that finds it)
+    names: tuple[str, ...]
     # those of them written as a proper name: "Kevin", "Crete" (``names``, ``proper_only``)
     proper: tuple[str, ...]
     dates: tuple[str, ...]  # FTS phrases of the dates it writes with digits (``date_phrases``)
@@ -102,11 +104,16 @@ _ALTERNATIVES = re.compile(r"[^\W\d_]+(?:/[^\W\d_]+)+")
 _ORDINAL = re.compile(r"\d{1,2}(?:st|nd|rd|th)", re.IGNORECASE)
 
 
+def phrase(name: str) -> str:
+    """The FTS phrase of a name of ``Query.names``: "dec 0054" -> '"dec 0054"'."""
+    return f'"{name}"'
+
+
 def names(query: str, *, proper_only: bool = False) -> list[str]:
-    """The FTS phrases of the question's names and identifiers: words written with a capital
-    that do not start a sentence (not a month or a weekday), @mentions, and identifiers
-    (DEC-0054, v2.3.1), but not dates (22.01.2024, the 29th) nor words joined by a slash
-    (study/work). "What did Kevin cook on 3 Jan?" -> ['"kevin"'].
+    """The question's names and identifiers, folded, their words joined by a space: words
+    written with a capital that do not start a sentence (not a month or a weekday), @mentions,
+    and identifiers (DEC-0054, v2.3.1), but not dates (22.01.2024, the 29th) nor words joined by
+    a slash (study/work). "What did Kevin cook on 3 Jan?" -> ['kevin'].
 
     ``proper_only`` keeps the proper names: a word of letters written with a capital and then
     small letters ("Kevin", "Crete"), the way people and places are written, or an @mention. An
@@ -134,9 +141,9 @@ def names(query: str, *, proper_only: bool = False) -> list[str]:
                 word.startswith("@") or (bare[:1].isupper() and bare[1:].islower())
             )
         if named:
-            phrase = '"' + " ".join(toks) + '"'
-            if phrase not in out:
-                out.append(phrase)
+            name = " ".join(toks)
+            if name not in out:
+                out.append(name)
     return out
 
 

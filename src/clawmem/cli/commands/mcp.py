@@ -37,7 +37,8 @@ def register(app: typer.Typer) -> None:
         workspace: WorkspaceOpt = None,
     ) -> None:
         """Serve memory to an agent over MCP: memory_search, memory_get, memory_retain,
-        memory_status and memory_entities.
+        memory_status, memory_entities, and memory_proposals with memory_proposal_accept and
+        memory_proposal_reject.
 
         On stdio it is started by the agent (Claude Code, Claude Desktop, Cursor, Codex, OpenClaw,
         any MCP client), not by hand: stdout carries the protocol, stderr the log. With --http it

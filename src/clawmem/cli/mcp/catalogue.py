@@ -151,6 +151,39 @@ def _entities(mem: Memory, a: dict, grant: Grant) -> dict:
     return {"entities": rows, "count": len(rows)}
 
 
+def _proposals(mem: Memory, a: dict, grant: Grant) -> dict:
+    status = a.get("status", "pending")
+    rows = [r.to_dict() for r in mem.list_proposals(status=None if status == "all" else status)]
+    if not grant.sessions:  # what transcripts said stays with the requests that reach them
+        rows = [r for r in rows if not r["source"].startswith("sessions/")]
+    return {"proposals": rows, "count": len(rows)}
+
+
+def _review(accept: bool) -> Callable[[Memory, dict, Grant], dict]:
+    def run(mem: Memory, a: dict, grant: Grant) -> dict:
+        listed = {r.proposal.id: r for r in mem.list_proposals(status=None)}
+        hit = next((r for pid, r in listed.items() if pid.startswith(a["id"].lower())), None)
+        if hit is not None and not grant.sessions and hit.proposal.source.startswith("sessions/"):
+            raise InputError(f"no proposal {a['id']!r}", hint="memory_proposals lists them")
+        done = mem.accept_proposal(a["id"]) if accept else mem.reject_proposal(a["id"])
+        return done.to_dict()
+
+    return run
+
+
+_PROPOSAL_ID = {
+    "type": "object",
+    "properties": {
+        "id": {
+            "type": "string",
+            "pattern": "^[0-9a-fA-F]{4,64}$",
+            "description": "The proposal's id from memory_proposals (or a unique prefix).",
+        }
+    },
+    "required": ["id"],
+    "additionalProperties": False,
+}
+
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="memory_search",
@@ -537,6 +570,48 @@ TOOLS: tuple[ToolSpec, ...] = (
             "additionalProperties": False,
         },
         run=_files,
+        writes=True,
+    ),
+    ToolSpec(
+        name="memory_proposals",
+        title="Facts proposed for review",
+        description=(
+            "Facts clawmem noticed in conversations and daily notes (at flush and reflect) and "
+            "proposes to remember; none is a fact until accepted. Each has `id`, `line_text` "
+            "(the Retain line), `kind`, `entities`, `confidence`, `date`, `source` (the line it "
+            "was said on, for memory_get) and `status`. Show them to the user and accept or "
+            "reject only what they confirm."
+        ),
+        schema={
+            "type": "object",
+            "properties": {
+                "status": {
+                    "type": "string",
+                    "enum": ["pending", "accepted", "rejected", "all"],
+                    "description": "Which proposals (default pending).",
+                }
+            },
+            "additionalProperties": False,
+        },
+        run=_proposals,
+    ),
+    ToolSpec(
+        name="memory_proposal_accept",
+        title="Accept a proposed fact",
+        description=(
+            "Keep a proposed fact: its line is retained into its day's log with the citation of "
+            "what it was proposed from. Returns the citation of the stored fact."
+        ),
+        schema=_PROPOSAL_ID,
+        run=_review(True),
+        writes=True,
+    ),
+    ToolSpec(
+        name="memory_proposal_reject",
+        title="Reject a proposed fact",
+        description="Drop a proposed fact for good: the same line is never proposed again.",
+        schema=_PROPOSAL_ID,
+        run=_review(False),
         writes=True,
     ),
 )

@@ -1,0 +1,328 @@
+"""Fact proposals under review: the pages they are written to, the ledger of what a person
+accepted or rejected, and ``clawmem proposals list|accept|reject``.
+
+Where proposals go: ``memory/proposals/YYYY-MM-DD.md``, one page per day the proposals speak of,
+each a ``## Proposed`` section of Retain lines (the grammar reads facts only under ``## Retain``,
+so nothing here is a fact yet; recall finds them, cited under ``memory/proposals/``)::
+
+    - W: Before I forget: the staging Redis for payments-service now lives on pay-fsn1
+      - proposal 3f9a0c2b1d, confidence 0.80, from sessions/3b8f….jsonl#L4-L4
+
+Pages are only appended to: a proposal whose line is on some page already, or in the ledger, is
+never written again, so a second flush or reflect proposes nothing new.
+
+The ledger, ``.clawmem/proposals-reviewed`` (tracked with the workspace, append-only), holds one
+line per decision: ``accepted <sha256 of the line>`` or ``rejected <sha256>``. A rejected line is
+never proposed again; an accepted one is retained (ingest/retain.py) into the day's ``## Retain``
+with the citation as its note, so reflect's entity pages cite the conversation.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from clawmem.errors import InputError, UsageError
+from clawmem.ingest.indexing import Indexer
+from clawmem.markdown.facts import parse_fact
+from clawmem.reflect.fact_proposals import Proposal, Said
+from clawmem.transcripts.formats import Message
+
+PAGE_DIR = "memory/proposals"
+LEDGER = ".clawmem/proposals-reviewed"
+_NOTE = re.compile(
+    r"^\s+[-*+] proposal (?P<id>[0-9a-f]{10}), confidence (?P<conf>[01](?:\.\d+)?), "
+    r"from (?P<source>\S+)\s*$"
+)
+_DAY_PAGE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A proposal as ``clawmem proposals list`` shows it."""
+
+    proposal: Proposal
+    status: str  # "pending" | "accepted" | "rejected"
+    page: str  # memory/proposals/YYYY-MM-DD.md
+    line: int  # its line on the page, 1-based
+
+    def to_dict(self) -> dict:
+        p = self.proposal
+        return {
+            "id": p.id,
+            "status": self.status,
+            "line_text": p.line,
+            "kind": p.kind,
+            "statement": p.text,
+            "entities": list(p.entities),
+            "confidence": p.confidence,
+            "date": p.day,
+            "source": p.source,
+            "page": f"{self.page}#L{self.line}-L{self.line + 1}",
+        }
+
+
+@dataclass(frozen=True)
+class Reviewed:
+    """What ``accept`` or ``reject`` did."""
+
+    id: str
+    status: str  # "accepted" | "rejected"
+    line_text: str
+    retained: str | None  # accept: the citation of the fact in its daily log
+
+    def to_dict(self) -> dict:
+        return {
+            "id": self.id,
+            "status": self.status,
+            "line_text": self.line_text,
+            "retained": self.retained,
+        }
+
+
+# ---------------------------------------------------------------------------- what was said
+
+
+def said_in_transcript(relpath: str, messages: tuple[Message, ...] | list[Message]) -> list[Said]:
+    """The user's messages of a transcript (what the agent says is not the user's memory)."""
+    out = []
+    for m in messages:
+        if m.role != "user":
+            continue
+        day = date.fromisoformat(m.at[:10]) if m.at else None
+        out.append(Said(m.text, f"{relpath}#L{m.line}-L{m.line}", day))
+    return out
+
+
+def said_in_log(relpath: str, text: str, day: date | None) -> list[Said]:
+    """A daily log's narrative: its paragraphs and bullets (a wrapped line joined to the one
+    before), outside ``## Retain``, code fences, headings, tables and quotes."""
+    out: list[Said] = []
+    item: list[str] = []
+    first = 0
+
+    def close(last: int) -> None:
+        if item:
+            out.append(Said(" ".join(item), f"{relpath}#L{first}-L{last}", day))
+            item.clear()
+
+    fence: str | None = None
+    skip_level = 0  # inside a Retain section of this heading level
+    n = 0
+    for n, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if fence is not None:
+            if stripped.startswith(fence):
+                fence = None
+            continue
+        heading = re.match(r"^(#{1,6})\s+(.*)$", stripped)
+        starts = re.match(r"^(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?", stripped)
+        if (
+            not stripped
+            or heading
+            or starts
+            or stripped.startswith(("```", "~~~", "<!--", "|", ">"))
+        ):
+            close(n - 1)
+        if stripped.startswith(("```", "~~~")):
+            fence = stripped[:3]
+            continue
+        if heading:
+            level = len(heading.group(1))
+            if skip_level and level <= skip_level:
+                skip_level = 0
+            if heading.group(2).strip().casefold() == "retain":
+                skip_level = level
+            continue
+        if skip_level or not stripped or stripped.startswith(("<!--", "|", ">")):
+            continue
+        if not item:
+            first = n
+        item.append(stripped[starts.end() :] if starts else stripped)
+    close(n)
+    return out
+
+
+def daily_logs(root: Path, relpaths: list[str]) -> list[Said]:
+    """The narrative of every daily log among ``relpaths`` (not the proposal or episode pages)."""
+    from clawmem.markdown.factlog import read_text
+    from clawmem.text.timeexpr import date_from_path
+
+    out = []
+    for rel in relpaths:
+        if not rel.startswith("memory/") or rel.startswith((PAGE_DIR + "/", "memory/episodes/")):
+            continue
+        day = date_from_path(rel)
+        if day is None:
+            continue
+        text = read_text(root / rel)
+        if text is not None:
+            out += said_in_log(rel, text, day)
+    return out
+
+
+# ---------------------------------------------------------------------------- the pages
+
+
+def _page_entries(text: str) -> list[tuple[Proposal, int]]:
+    lines = text.splitlines()
+    out = []
+    for i, line in enumerate(lines[:-1]):
+        note = _NOTE.match(lines[i + 1])
+        if note is None or not line.startswith("- "):
+            continue
+        try:
+            fact = parse_fact(line)
+        except InputError:
+            continue
+        conf = float(note.group("conf"))
+        p = Proposal(fact.kind, fact.content, fact.entities, conf, "", note.group("source"))
+        out.append((p, i + 1))
+    return out
+
+
+def _pages(root: Path) -> list[tuple[str, str]]:
+    """(relpath, text) of every proposal page, oldest day first."""
+    from clawmem.markdown.factlog import read_text
+    from clawmem.markdown.workspace import writable_path
+
+    try:
+        folder = writable_path(root, PAGE_DIR)
+    except Exception:  # noqa: BLE001 - a link out of the workspace: none of ours
+        return []
+    if not folder.is_dir():
+        return []
+    out = []
+    for path in sorted(folder.iterdir()):
+        if _DAY_PAGE.match(path.name) and path.is_file() and not path.is_symlink():
+            text = read_text(path)
+            if text is not None:
+                out.append((f"{PAGE_DIR}/{path.name}", text))
+    return out
+
+
+def _ledger(root: Path) -> dict[str, str]:
+    """sha256 -> "accepted" | "rejected" (the last decision wins)."""
+    from clawmem.markdown.workspace import writable_path
+
+    path = writable_path(root, LEDGER)
+    if not path.is_file():
+        return {}
+    out = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[0] in ("accepted", "rejected"):
+            out[parts[1]] = parts[0]
+    return out
+
+
+def _append(root: Path, relpath: str, text: str, head: str) -> None:
+    """Append ``text`` to a workspace file (``head`` starts a new one), never through a link."""
+    from clawmem.files.atomic import write_atomic
+    from clawmem.markdown.workspace import writable_path
+
+    path = writable_path(root, relpath)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    old = path.read_bytes().decode("utf-8") if path.is_file() else head
+    if old and not old.endswith("\n"):
+        old += "\n"
+    write_atomic(path, old + text)
+
+
+def _page_head(day: str) -> str:
+    return (
+        f"# Proposed facts: {day}\n\n"
+        "Noticed by clawmem in conversations and notes; nothing here is a fact yet. "
+        "`clawmem proposals accept ID` keeps one, `clawmem proposals reject ID` drops it for "
+        "good.\n\n## Proposed\n"
+    )
+
+
+def record(root: Path, proposals: list[Proposal], today: date | None = None) -> list[Proposal]:
+    """Append the proposals that no page holds and no one rejected; the ones written. The caller
+    holds the workspace's write lock."""
+    known = set(_ledger(root))
+    for _rel, text in _pages(root):
+        known.update(p.key for p, _ in _page_entries(text))
+    by_day: dict[str, list[Proposal]] = {}
+    for p in proposals:
+        if p.key in known:
+            continue
+        known.add(p.key)
+        by_day.setdefault(p.day or (today or date.today()).isoformat(), []).append(p)
+    for day, props in sorted(by_day.items()):
+        body = "".join(
+            f"{p.line}\n  - proposal {p.id}, confidence {p.confidence:.2f}, from {p.source}\n"
+            for p in props
+        )
+        _append(root, f"{PAGE_DIR}/{day}.md", body, _page_head(day))
+    return [p for props in by_day.values() for p in props]
+
+
+def list_proposals(ix: Indexer, *, status: str | None = "pending") -> list[Listed]:
+    """The proposals on the pages, with their status (``status=None``: all of them)."""
+    if status not in (None, "pending", "accepted", "rejected"):
+        raise UsageError(
+            f"status={status!r}: not a proposal status", hint="use pending, accepted or rejected"
+        )
+    ledger = _ledger(ix.root)
+    out = []
+    for rel, text in _pages(ix.root):
+        day = Path(rel).stem
+        for p, line in _page_entries(text):
+            p = Proposal(p.kind, p.text, p.entities, p.confidence, day, p.source)
+            st = ledger.get(p.key, "pending")
+            if status is None or st == status:
+                out.append(Listed(p, st, rel, line))
+    return out
+
+
+def _find(ix: Indexer, pid: str) -> Listed:
+    pid = pid.strip().lower()
+    found = [x for x in list_proposals(ix, status=None) if x.proposal.key.startswith(pid)]
+    if len(pid) < 4 or not found:
+        raise InputError(
+            f"no proposal {pid!r}", hint="`clawmem proposals list` shows the pending ids"
+        )
+    if len({x.proposal.key for x in found}) > 1:
+        raise InputError(f"proposal id {pid!r} is ambiguous", hint="give more of the id")
+    return found[0]
+
+
+def accept(ix: Indexer, pid: str) -> Reviewed:
+    """Retain the proposal's line, with its citation as the fact's note, and record it accepted."""
+    from clawmem.files.locking import write_lock
+    from clawmem.ingest.retain import retain
+
+    found = _find(ix, pid)
+    p = found.proposal
+    if found.status != "pending":
+        raise InputError(f"proposal {p.id} was {found.status} already", hint="nothing to do")
+    res = retain(
+        ix,
+        p.text,
+        kind=p.kind,
+        confidence=p.confidence if p.kind == "O" else None,
+        entities=p.entities,
+        day=p.day or None,
+        note=f"from {p.source}",
+    )
+    with write_lock(ix.memory_dir, purpose="clawmem proposals accept"):
+        _append(ix.root, LEDGER, f"accepted {p.key}\n", "")
+    return Reviewed(p.id, "accepted", p.line, res.source)
+
+
+def reject(ix: Indexer, pid: str) -> Reviewed:
+    """Record the proposal rejected: its line is never proposed again."""
+    from clawmem.files.locking import write_lock
+
+    found = _find(ix, pid)
+    p = found.proposal
+    if found.status != "pending":
+        raise InputError(f"proposal {p.id} was {found.status} already", hint="nothing to do")
+    ix.prepare_memory_dir()
+    with write_lock(ix.memory_dir, purpose="clawmem proposals reject"):
+        _append(ix.root, LEDGER, f"rejected {p.key}\n", "")
+    return Reviewed(p.id, "rejected", p.line, None)

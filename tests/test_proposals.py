@@ -1,0 +1,188 @@
+"""Facts proposed from conversations and daily notes (issue 44): proposed at flush and reflect,
+never written as facts until a person accepts them; accepted ones reach the facts and reflect's
+entity pages with the citation of what was said; rejected ones are never proposed again; a second
+run proposes nothing new; what is proposed is redacted. Through the CLI, as users run it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import date
+from pathlib import Path
+
+import anyio
+
+from clawmem.reflect.fact_proposals import Said, candidates, propose
+
+from .conftest import REPO, approve, cli
+from .test_flush import TOKEN, Transcript
+
+OPENCLAW = (
+    REPO / "fixtures" / "sessions" / "openclaw" / "3b8f0c2e-6d1a-4e7b-9a51-0c2d7e4f9a13.jsonl"
+)
+OC = f"sessions/{OPENCLAW.name}"
+
+
+def _configured(ws: Path, tmp_path: Path) -> Path:
+    """The fixture transcript in a sessions folder that clawmem.toml names, approved."""
+    folder = tmp_path / "oc-sessions"
+    folder.mkdir()
+    shutil.copy(OPENCLAW, folder / OPENCLAW.name)
+    (ws / "clawmem.toml").write_text(f'[sessions]\npaths = ["{folder}"]\n', encoding="utf-8")
+    approve(ws)
+    return folder / OPENCLAW.name
+
+
+def _list(ws: Path, status: str = "pending") -> list[dict]:
+    r = cli("-w", str(ws), "proposals", "list", "--status", status, "--json")
+    assert r.code == 0, r.err
+    return json.loads(r.out)
+
+
+def _flush(ws: Path, path: Path) -> dict:
+    r = cli("-w", str(ws), "flush", str(path), "--json")
+    assert r.code == 0, r.err
+    return json.loads(r.out)
+
+
+def test_rules_read_plans_preferences_decisions_and_dated_events():
+    day = date(2026, 3, 2)
+
+    def one(text: str, speaker: str | None = "Kate"):
+        found = candidates(Said(text, "sessions/x.jsonl#L12-L12", day, speaker), ["Elise"])
+        assert len(found) == 1, (text, found)
+        return found[0]
+
+    plan = one("I'm starting a pottery class on Tuesdays with Elise.")
+    assert plan.kind == "W" and plan.entities == ("Kate", "Elise")
+    assert plan.line == "- W @Kate @Elise: I'm starting a pottery class on Tuesdays with Elise."
+    assert plan.source == "sessions/x.jsonl#L12-L12" and plan.day == "2026-03-02"
+    assert one("I can't stand long replies in the morning.").kind == "O"
+    assert one("Ok, let's go with Hetzner for the staging cluster.").text.startswith("Let's go")
+    surgery = one("Mom's surgery is on the 14th, I'll drive her.")
+    assert (
+        surgery.kind == "W" and surgery.confidence > one("Let's go with Hetzner for it.").confidence
+    )
+    # Questions, chatter and what no rule reads are not proposed.
+    for text in ("Are you going to the party tonight?", "Haha yes", "The weather is nice."):
+        assert candidates(Said(text, "x#L1-L1", day, "Kate")) == []
+    # The same line said twice is one proposal.
+    twice = [Said("I love sushi with friends.", f"x#L{n}-L{n}", day, "Kate") for n in (1, 2)]
+    assert [p.source for p in propose(twice)] == ["x#L1-L1"]
+
+
+def test_flush_proposes_accept_retains_with_citation_and_reflect_cites_it(ws, tmp_path, lexical):
+    path = _configured(ws, tmp_path)
+    res = _flush(ws, path)
+    assert res["proposed"] == 3
+    pending = _list(ws)
+    by_line = {p["source"]: p for p in pending}
+    assert set(by_line) == {f"{OC}#L4-L4", f"{OC}#L11-L11", f"{OC}#L13-L13"}
+    redis = by_line[f"{OC}#L4-L4"]
+    assert redis["line_text"].startswith("- W @payments-service: The staging Redis")
+    assert redis["date"] == "2025-12-02" and 0 < redis["confidence"] <= 1
+    page = ws / "memory" / "proposals" / "2025-12-02.md"
+    text = page.read_text(encoding="utf-8")
+    assert "## Retain" not in text and redis["line_text"] in text
+    # Nothing is a fact before review: the day's log does not exist yet.
+    assert not (ws / "memory" / "2025-12-02.md").exists()
+    # Recall finds a proposal, cited on its page.
+    r = json.loads(cli("-w", str(ws), "recall", "pay-fsn1 staging Redis", "--json").out)
+    assert any(h["citation"].startswith("memory/proposals/2025-12-02.md") for h in r["results"])
+
+    r = cli("-w", str(ws), "proposals", "accept", redis["id"], "--json")
+    assert r.code == 0, r.err
+    done = json.loads(r.out)[0]
+    assert done["status"] == "accepted" and done["retained"].startswith("memory/2025-12-02.md#L")
+    log = (ws / "memory" / "2025-12-02.md").read_text(encoding="utf-8")
+    assert f"{redis['line_text']}\n  - from {OC}#L4-L4\n" in log
+    assert [p["id"] for p in _list(ws, "accepted")] == [redis["id"]]
+    assert redis["id"] not in {p["id"] for p in _list(ws)}
+    # A second accept says so and changes nothing.
+    again = cli("-w", str(ws), "proposals", "accept", redis["id"])
+    assert again.code != 0 and "accepted already" in again.err
+    # The fact is a fact: recall reads it as one, with its kind and entity.
+    r = json.loads(
+        cli("-w", str(ws), "recall", "pay-fsn1", "--entity", "payments-service", "--json").out
+    )
+    fact = next(h for h in r["results"] if h["citation"].startswith("memory/2025-12-02.md"))
+    assert fact["kind"] == "W" and "payments-service" in fact["entities"]
+    # Reflect's entity page lists it, citing the log line that cites the conversation.
+    assert cli("-w", str(ws), "reflect").code == 0
+    entity = (ws / "bank" / "entities" / "payments-service.md").read_text(encoding="utf-8")
+    line = next(x for x in entity.splitlines() if "staging Redis" in x)
+    assert done["retained"].split("-L")[0] in line and f"said in {OC}#L4-L4" in line
+
+
+def test_reject_is_never_proposed_again_and_a_second_run_proposes_nothing(ws, tmp_path, lexical):
+    path = _configured(ws, tmp_path)
+    assert _flush(ws, path)["proposed"] == 3
+    assert _flush(ws, path)["proposed"] == 0  # idempotent
+    fridays = next(p for p in _list(ws) if "Fridays" in p["line_text"])
+    r = cli("-w", str(ws), "proposals", "reject", fridays["id"][:6])
+    assert r.code == 0 and r.out.startswith(f"rejected {fridays['id']}"), r.err
+    assert [p["id"] for p in _list(ws, "rejected")] == [fridays["id"]]
+    ledger = (ws / ".clawmem" / "proposals-reviewed").read_text(encoding="utf-8")
+    assert ledger.startswith("rejected ") and len(ledger.split()[1]) == 64
+    # Even with its page gone, the rejected line is not proposed again by flush or reflect.
+    (ws / "memory" / "proposals" / "2025-12-02.md").unlink()
+    assert _flush(ws, path)["proposed"] == 2
+    out = json.loads(cli("-w", str(ws), "reflect", "--json").out)
+    assert out["fact_proposals"] > 0  # the daily logs' narrative, once
+    assert all("Fridays" not in p["line_text"] for p in _list(ws, "all"))
+    again = json.loads(cli("-w", str(ws), "reflect", "--json").out)
+    assert again["fact_proposals"] == 0
+    # An unknown id is a one-line error.
+    bad = cli("-w", str(ws), "proposals", "reject", "ffffffffff")
+    assert bad.code != 0 and "no proposal" in bad.err and "Traceback" not in bad.err
+
+
+def test_daily_log_narrative_is_proposed_but_not_its_retain_section(ws, lexical):
+    log = ws / "memory" / "2025-11-13.md"
+    body = log.read_text(encoding="utf-8")
+    assert "We agreed on a dry run" in body
+    out = json.loads(cli("-w", str(ws), "reflect", "--json").out)
+    assert out["fact_proposals"] > 0
+    rows = _list(ws)
+    agreed = next(p for p in rows if "We agreed on a dry run" in p["line_text"])
+    n = int(agreed["source"].split("#L")[1].split("-")[0])
+    assert "We agreed on a dry run" in body.splitlines()[n - 1]
+    # Nothing proposed from a Retain section: those are facts already.
+    retained = {
+        line.split(": ", 1)[1]
+        for line in body.splitlines()
+        if line.startswith("- ") and ": " in line
+    }
+    assert not any(
+        p["statement"] in retained for p in rows if p["source"].startswith("memory/2025-11-13")
+    )
+
+
+def test_what_is_proposed_is_redacted(ws, tmp_path, lexical):
+    t = Transcript(tmp_path / "cc" / "-home-me-code" / "7f3c2a10-5b4e-4c1d-9a8f-2e6d0b1c3a57.jsonl")
+    t.user(f"Remember: the deploy bot now uses the token {TOKEN} for the registry.")
+    res = _flush(ws, t.path)
+    assert res["proposed"] == 1
+    [p] = _list(ws)
+    assert TOKEN not in p["line_text"] and "deploy bot" in p["line_text"]
+    for page in (ws / "memory" / "proposals").iterdir():
+        assert TOKEN not in page.read_text(encoding="utf-8")
+
+
+def test_proposal_tools_over_mcp(ws, tmp_path, lexical):
+    from .test_mcp import _ok, run_session
+
+    _flush(ws, _configured(ws, tmp_path))
+    pid = next(p["id"] for p in _list(ws) if "warelay" in p["line_text"])
+
+    async def scenario(s, init):
+        listed = _ok(await s.call_tool("memory_proposals", {}))
+        accepted = _ok(await s.call_tool("memory_proposal_accept", {"id": pid}))
+        after = _ok(await s.call_tool("memory_proposals", {"status": "accepted"}))
+        return listed, accepted, after
+
+    listed, accepted, after = run_session(tmp_path, ws, scenario, env={"CLAWMEM_VECTORS": "0"})
+    assert listed["count"] == 3
+    assert accepted["status"] == "accepted" and accepted["retained"].startswith("memory/2025-12-02")
+    assert [p["id"] for p in after["proposals"]] == [pid]
+    assert anyio  # the session runs on anyio, as test_mcp's do
