@@ -1,6 +1,6 @@
 """Units holding the identifiers a question asks about come first (ranking.rank), when the question
 is about them: a short question, or a quoted phrase. A long question that names an identifier in
-passing ("IL-6 signalling is required for ...") is ranked as fused (rrf-v7)."""
+passing ("IL-6 signalling is required for ...") is ranked as fused (rrf-v7 on)."""
 
 from __future__ import annotations
 

@@ -181,7 +181,7 @@ def test_tokens_apply_to_a_running_server_at_once(tmp_path, monkeypatch):
             async with session(server.url, None) as s:
                 await s.call_tool("memory_retain", retain)
 
-        with pytest.raises(Exception) as refused:  # noqa: B017 - the SDK's own error type
+        with pytest.raises(Exception) as refused:  # the SDK's own error type
             anyio.run(without_token)
         assert "unauthorized: no token was sent" in repr(refused.value)
         assert not (a / "memory" / "2025-12-10.md").exists()

@@ -203,7 +203,7 @@ _PIECES = st.sampled_from(
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(_PIECES, min_size=1, max_size=6), st.sampled_from([" ", "\n", ". ", "\n\n"]))
+@given(st.lists(_PIECES, min_size=1, max_size=6), st.sampled_from(["\n", ". ", "\n\n"]))
 @example(["password:", "Tr0ub4dor&3x"], "\n")
 def test_redacting_twice_changes_nothing(pieces, joint):
     """Idempotence over texts made of the corpora's lines: a redacted text holds nothing the

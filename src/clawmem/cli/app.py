@@ -56,6 +56,16 @@ def _coerce_without_pydantic() -> None:
     and lists of strings: those get a plain conversion here, with click's message for a bad
     number. Anything else (a parser, bounds, path checks, files, enums), and any typer without
     these internals, keeps typer's own coercion.
+
+    Why a private internal (``typer._coercion``, ``core._TyperParameter``) and not a public way:
+    typer 0.29 offers none that skips pydantic for a plain option (a ``parser=`` or
+    ``click_type=`` still goes through the runtime parameter), and the pin is worth it. Measured
+    on 2026-11-28 (issue 42; 2 cores under a load of ~12, four runs each, the same fixture
+    index): a cold ``clawmem recall DEC-0054 --mode lexical --json`` took 1.50-2.01 s with this
+    patch and 2.44-2.87 s without it (pydantic imported); importing pydantic and building one
+    TypeAdapter alone took 0.84 s. The cost of the pin: typer is held to one minor release
+    (pyproject.toml), and ``tests/test_layering.py`` (no pydantic in a cold recall) and
+    ``tests/test_cli.py`` (click's messages) fail if an upgrade moves these internals.
     """
     try:
         from typer import _coercion

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-RRF = "rrf-v7"
-WEIGHTED = "weighted-v6"
+RRF = "rrf-v8"
+WEIGHTED = "weighted-v7"
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,23 @@ class Ranking:
     # 0.470-0.481).
     aggregate_spread_weight: float = 0.65
     aggregate_spread_depth: int = 60
+    # rrf-v8: the lexical leg's RRF weight is multiplied by seen ** unseen_power, where seen is
+    # the IDF-weighted share of the question's terms that the memory holds at all
+    # (legs.seen_share), and a unit's coverage is counted over those terms. "a feline resting on
+    # a rug" in notes that never wrote "feline" or "rug": the one line matching "rest" of the
+    # evening no longer outranks Miso the cat on the doormat, the vector leg's first. A question
+    # whose every word the memory holds is ranked as before. 0 = off. On REALTALK's tuning chat
+    # 4, 1.0 lost 0.014 ER@2k (0.6680 -> 0.6537); 0.5 lost nothing (0.6680), as did applying
+    # 1.0 only below a seen share of 0.35; on chat 2, 0.5 gained 0.007 (0.7712 -> 0.7781) and
+    # 1.0 nothing (benchmarks/analysis.md).
+    unseen_power: float = 0.5
+    # rrf-v8: among the units holding every identifier of a short question (exact_first), the
+    # Retain facts come first: "what did we decide in DEC-0054?" gets the fact that states the
+    # decision before the checklist that mentions it.
+    exact_facts_first: bool = True
+    # rrf-v8: a page line that restates one fact (it cites it: reflect's entity pages) never
+    # comes before that fact; the fact is shown right before it (copies.py). False: off.
+    sources_first: bool = True
 
 
 @dataclass(frozen=True)

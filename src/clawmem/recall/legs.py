@@ -143,13 +143,11 @@ def coverage(index: Index, q: LexQuery, ids: list[int]) -> dict[int, float]:
     evening) holds little of the question, however rare "rest" is; fusion weighs it so."""
     if len(q.terms) < 2 or not ids:
         return {}
-    total = index.conn.execute("SELECT count(*) FROM chunks").fetchone()[0] or 1
     marks = ",".join("?" * len(ids))
     weight: dict[str, float] = {}
     matched: dict[int, float] = {}
-    for term in q.terms:
-        df = bm25_topk.phrase_rows(index, term)
-        weight[term] = math.log(1.0 + (total - df + 0.5) / (df + 0.5))
+    for term, (w, df) in _term_weights(index, q).items():
+        weight[term] = w
         # Which of the units hold the term: walking its rows costs ~0.2 µs a row; asking FTS5
         # for each unit costs ~0.1 ms a unit (measured at 100k units), so the cheaper one.
         unary = "+" if df <= _WALK_ROWS_PER_UNIT * len(ids) else ""
@@ -160,6 +158,26 @@ def coverage(index: Index, q: LexQuery, ids: list[int]) -> dict[int, float]:
             matched[rowid] = matched.get(rowid, 0.0) + weight[term]
     whole = sum(weight.values()) or 1.0
     return {cid: matched.get(cid, 0.0) / whole for cid in ids}
+
+
+def _term_weights(index: Index, q: LexQuery) -> dict[str, tuple[float, int]]:
+    """Each query term's IDF weight and how many rows hold it."""
+    total = index.conn.execute("SELECT count(*) FROM chunks").fetchone()[0] or 1
+    out = {}
+    for term in q.terms:
+        df = bm25_topk.phrase_rows(index, term)
+        out[term] = (math.log(1.0 + (total - df + 0.5) / (df + 0.5)), df)
+    return out
+
+
+def seen_share(index: Index, q: LexQuery) -> float:
+    """The IDF-weighted share of the query's terms that some unit holds: 1.0 when the memory has
+    every word of the question, 0.28 for "a feline resting on a rug" in a workspace that never
+    wrote "feline" or "rug" (only "rest"). The rest of the question only the vector leg can
+    match."""
+    weights = _term_weights(index, q)
+    whole = sum(w for w, _ in weights.values())
+    return sum(w for w, df in weights.values() if df) / whole if whole else 1.0
 
 
 # A term's rows are walked (its whole doclist, ``+rowid IN`` keeping SQLite from handing the ids

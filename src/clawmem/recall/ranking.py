@@ -16,10 +16,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from dataclasses import replace as replace_hit
 from datetime import date
+from functools import partial
 from typing import TYPE_CHECKING
 
 from clawmem.markdown.workspace import TRANSCRIPT_PREFIX
-from clawmem.recall import aggregate, fusion, legs, relevance
+from clawmem.recall import aggregate, copies, fusion, legs, relevance
 from clawmem.recall.results import Hit
 from clawmem.store import db, queries
 from clawmem.store.index import Filters, Index
@@ -204,7 +205,10 @@ def rank(
     lex, vec, cover, vector_used, content_vec = _run_legs(
         index, query, mode, filters, embedder, n_cand, rk, result, also=content
     )
-    scores = _fused(lex, vec, cover, q, mode, vector_used, fusion_name, rk)
+    # A question with words the memory never wrote ("a feline resting on a rug"): only the
+    # vector leg can match them, so the lexical leg, matching what is left ("rest"), counts less.
+    seen = legs.seen_share(index, q) if _weighs_unseen(mode, vector_used, rk, q) else 1.0
+    scores = _fused(lex, vec, cover, q, mode, vector_used, fusion_name, rk, seen)
     if scores and vector_used and content_vec is not None:
         _content_leg(index, content_vec, filters, n_cand, rk, scores)
         result.notes.append(f"asks for all of something: also ranked as {content!r}")
@@ -221,20 +225,25 @@ def rank(
     def section(cid: int) -> tuple[str, str]:
         return rows[cid]["path"], rows[cid]["heading"]
 
+    today = today or date.today()
     final = _final_scores(
         ids,
         scores,
         rows,
         rk,
         boosted=mode == "hybrid" and vector_used,
-        today=today or date.today(),
+        today=today,
         decay_half_life_days=decay_half_life_days,
     )
 
-    # Stable order: score, then the better lexical rank, then path and line.
-    def order_key(c: int) -> tuple[float, int, str, int, int]:
+    # Stable order: score, then the better vector rank (rrf-v8: two units whose ranks in the
+    # legs are swapped tie exactly, and the leg that reads meaning decides: "where is Peter?"
+    # gets where he is, not the line that matched only his name best), then the better lexical
+    # rank, then path and line.
+    def order_key(c: int) -> tuple[float, int, int, str, int, int]:
         lr = lex_by[c].rank if c in lex_by else 10**9
-        return (-final[c], lr, rows[c]["path"], rows[c]["start_line"], c)
+        vr = vec_by[c].rank if c in vec_by else 10**9
+        return (-final[c], vr, lr, rows[c]["path"], rows[c]["start_line"], c)
 
     # What relevance knows about the question as a whole (how much of it the memory has never
     # seen; a name the candidates spell another way is known), and which fitted model reads it.
@@ -263,7 +272,15 @@ def rank(
     # (``Ranking.exact_first_max_terms``); a quoted phrase always comes first.
     exact = {h.chunk_id for h in lex if h.exact}
     if exact and (query.quoted or len(q.terms) <= rk.exact_first_max_terms):
-        ordered = [c for c in ordered if c in exact] + [c for c in ordered if c not in exact]
+        ordered = _exact_first(ordered, exact, rows, rk)
+
+    # A page line restating one fact never shows before the fact it cites (copies.py): the
+    # source takes the place right before it, with the copy's evidence of relevance when the
+    # legs brought none of its own (the two say the same thing).
+    aged = partial(_aged, rows=rows, rk=rk, today=today, half_life=decay_half_life_days)
+    ordered = _sources_first(
+        index, ordered, rows, ids, filters, final, lex_by, vec_by, cover, rk, aged
+    )
 
     top_cosine = max((h.score for h in vec), default=0.0)
     # No model was fitted on the vector leg alone: vector mode's hits have no relevance, and it
@@ -384,6 +401,22 @@ def _run_legs(
     return lex, vec, cover, vector_used, also_vec
 
 
+def _weighs_unseen(mode: str, vector_used: bool, rk: fusion.Ranking, q: LexQuery) -> bool:
+    """Whether the lexical leg's weight depends on how much of the question the memory holds."""
+    return mode == "hybrid" and vector_used and bool(rk.unseen_power) and len(q.terms) >= 2
+
+
+def _exact_first(ordered: list[int], exact: set[int], rows: dict, rk: fusion.Ranking) -> list[int]:
+    """The units holding every identifier first, in their order; among them the Retain facts
+    first (rrf-v8, ``rk.exact_facts_first``): a fact is the statement kept about the identifier
+    ("DEC-0054: from 2025-11-20 payments-service deploys to ..."), the narrative and checklists
+    around it only mention it."""
+    first = [c for c in ordered if c in exact]
+    if rk.exact_facts_first:
+        first = [c for c in first if rows[c]["kind"]] + [c for c in first if not rows[c]["kind"]]
+    return first + [c for c in ordered if c not in exact]
+
+
 def _fused(
     lex: list[fusion.LegHit],
     vec: list[fusion.LegHit],
@@ -393,19 +426,25 @@ def _fused(
     vector_used: bool,
     fusion_name: str,
     rk: fusion.Ranking,
+    seen: float = 1.0,
 ) -> dict[int, float]:
-    """The legs' candidates fused into one score each (a single leg's own scores otherwise)."""
+    """The legs' candidates fused into one score each (a single leg's own scores otherwise).
+    ``seen``: the share of the question's words the memory holds (legs.seen_share); the
+    lexical leg counts in proportion to ``seen ** rk.unseen_power``, and a unit's coverage is
+    of the words it could match."""
     if mode == "hybrid" and vector_used:
         if rk.coverage_power and len(q.terms) >= 2:
             from dataclasses import replace
 
-            lex = [replace(h, coverage=cover.get(h.chunk_id, 1.0)) for h in lex]
+            lex = [
+                replace(h, coverage=min(1.0, cover.get(h.chunk_id, 1.0) / (seen or 1.0)))
+                for h in lex
+            ]
+        lexical_weight = rk.lexical_weight * seen**rk.unseen_power
         scores = (
             fusion.weighted(lex, vec)
             if fusion_name == "weighted"
-            else fusion.rrf(
-                lex, vec, rk.rrf_k, rk.lexical_weight, rk.vector_weight, rk.coverage_power
-            )
+            else fusion.rrf(lex, vec, rk.rrf_k, lexical_weight, rk.vector_weight, rk.coverage_power)
         )
     else:
         leg = lex if mode != "vector" else vec
@@ -496,6 +535,71 @@ def _final_scores(
         final[cid] = s
 
     return final
+
+
+def _sources_first(
+    index: Index,
+    ordered: list[int],
+    rows: dict,
+    ids: list[int],
+    f: Filters,
+    final: dict[int, float],
+    lex_by: dict[int, fusion.LegHit],
+    vec_by: dict[int, fusion.LegHit],
+    cover: dict[int, float],
+    rk: fusion.Ranking,
+    aged: Callable[[int, float], float],
+) -> list[int]:
+    """``ordered`` with each copy's source right before it (copies.sources_first), when
+    ``rk.sources_first``. A source that was no candidate gets its copy's score, aged as its
+    own would be (``aged``: the decay by its day); a candidate keeps its own. A source
+    moved up takes its copy's score, and its copy's leg hits where the legs brought none of its
+    own: the two say the same thing, so the copy's evidence of relevance is the source's."""
+    if not rk.sources_first:
+        return ordered
+    ordered, moved = copies.sources_first(
+        ordered, lambda cid: _source_unit(index, rows, ids, cid, f)
+    )
+    for src, copy in moved.items():
+        if src not in final:
+            final[src] = aged(src, final[copy])
+        if src not in lex_by and copy in lex_by:
+            lex_by[src] = lex_by[copy]
+            cover.setdefault(src, cover.get(copy, 1.0))
+        if src not in vec_by and copy in vec_by:
+            vec_by[src] = vec_by[copy]
+    return ordered
+
+
+def _aged(
+    cid: int, score: float, *, rows: dict, rk: fusion.Ranking, today: date, half_life: float
+) -> float:
+    """``score`` as unit ``cid``'s final score: aged by its day, as ``_final_scores`` ages."""
+    return _final_scores(
+        [cid], {cid: score}, rows, rk, boosted=False, today=today, decay_half_life_days=half_life
+    )[cid]
+
+
+def _source_unit(index: Index, rows: dict, ids: list[int], cid: int, f: Filters) -> int | None:
+    """The unit that the page line ``cid`` restates (copies.cited_source), or None. A candidate
+    when it is one; else, without filters, read from the index and added to ``rows`` (with a
+    filter it would have to pass them: it is left out instead)."""
+    r = rows[cid]
+    cited = copies.cited_source(r["path"], r["text"])
+    if cited is None:
+        return None
+    path, line = cited
+    for other in ids:
+        o = rows[other]
+        if o["path"] == path and o["start_line"] <= line <= o["end_line"]:
+            return other
+    if f.active:
+        return None
+    row = queries.unit_at(index, path, line)
+    if row is None or not row["start_line"] <= line <= row["end_line"]:
+        return None
+    rows[row["id"]] = row
+    return row["id"]
 
 
 def _names_written(rows: Iterable) -> Iterator[str]:

@@ -30,10 +30,10 @@ class Shape:
     # The most characters a match holds before its needle: where it may start (a ``NAME=`` of
     # 60, quoted). A token that starts with its needle (``ghp_``) has 0: one try per needle.
     back: int = 80
-    # For a shape with no needle: the fewest characters a match has, and a character it holds
-    # at least ``times`` times; a text without them is not searched (str.count is cheap).
-    shortest: int = 0
-    holds: tuple[str, int] = ("", 0)
+    # For a shape with no needle: a literal every match starts with ("\n" for one that starts a
+    # line) and a pattern for what follows it. redact.py searches the hints of every such rule
+    # first, and a text none of them is in (most text) is not searched for any.
+    hint: tuple[str, str] = ("", "")
 
 
 # --------------------------------------------------------------------------- checks
@@ -91,6 +91,8 @@ _IBAN_LENGTHS = dict(
 
 
 def _iban(m: re.Match[str]) -> bool:
+    if not _starts_a_word(m):
+        return False
     s = re.sub(r"\s", "", m.group(0)).upper()
     if _IBAN_LENGTHS.get(s[:2]) != len(s):
         return False
@@ -474,7 +476,8 @@ NUMBER_SHAPES: tuple[Shape, ...] = (
     # digits, ``back`` characters each side.
     Shape(
         "a bank account number (IBAN)",
-        re.compile(r"\b[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,4})?\b"),
+        # No leading \b: a pattern that starts with a class is searched fast (_iban checks it).
+        re.compile(r"[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,4})?\b"),
         (),
         _iban,
         back=36,
@@ -508,7 +511,7 @@ SCANNED: tuple[Shape, ...] = (
         "a Twilio API key",
         re.compile(r"SK[0-9a-f]{32}(?![A-Za-z0-9])"),
         check=_starts_a_word,
-        shortest=34,
+        hint=("SK", r"[0-9a-f]{32}"),
     ),
     Shape(
         "a .pgpass line",
@@ -518,8 +521,7 @@ SCANNED: tuple[Shape, ...] = (
             r"(?P<value>\S+)[ \t]*$"
         ),
         check=_pgpass,
-        shortest=11,
-        holds=(":", 4),
+        hint=("\n", r"[ \t]*[A-Za-z0-9_.*-]+:(?:\d{1,5}|\*):"),
     ),
 )
 
@@ -529,6 +531,7 @@ SCANNED: tuple[Shape, ...] = (
 # eight times as long), then its head is read back from there.
 _DISCORD_TAIL = re.compile(r"\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])")
 _DISCORD_HEAD = re.compile(r"[MNO][A-Za-z0-9_-]{22,26}")
+DISCORD_HINT = (".", r"[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27}")
 
 
 def discord_tokens(text: str) -> list[tuple[int, int]]:

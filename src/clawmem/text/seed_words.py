@@ -33,6 +33,8 @@ _RUN = (
     + "){11,}"
 )
 CANDIDATE = re.compile(r"[\n:]" + _RUN)
+# Where redact.py looks before it calls find_seeds: a literal, and the pattern after it.
+HINTS = (("\n", _RUN), (":", _RUN))
 _FIRST = re.compile(_RUN)  # at the start of the text
 _SHORTEST = 12 * 3 + 11
 _WORD = re.compile(r"[a-z]+")
@@ -59,7 +61,7 @@ def checksum_holds(words: list[str]) -> bool:
 def find_seeds(text: str) -> list[tuple[int, int]]:
     """The spans of seed words written out bare."""
     found: list[tuple[int, int]] = []
-    if len(text) < _SHORTEST or text.count(" ") + text.count("\n") < 11:
+    if len(text) < _SHORTEST:
         return found
     first = _FIRST.match(text)
     if first is None and CANDIDATE.search(text) is None:

@@ -48,7 +48,7 @@ class Tools:
         with self._lock:
             try:
                 self.mem.warm_up()
-            except Exception:  # noqa: BLE001 - a warm-up must never take the server down
+            except Exception:  # logged: a warm-up must never take the server down
                 log.exception("warming up the embedding model failed")
 
     def call(self, name: str, args: dict | None, grant: Grant = LOCAL) -> tuple[bool, dict | str]:
@@ -75,7 +75,7 @@ class Tools:
                 return True, data
         except ClawmemError as exc:
             text = error_text(exc)
-        except Exception as exc:  # noqa: BLE001 - the boundary: report it, keep serving
+        except Exception as exc:  # logged: the boundary reports it and keeps serving
             log.exception("tool %s failed", name)
             text = (
                 f"clawmem: error: internal error: {type(exc).__name__}: {exc}\n"

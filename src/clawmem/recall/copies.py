@@ -1,0 +1,56 @@
+"""Evidence before its copies.
+
+Reflect's pages restate facts: an entity page's line ends with the citation of the log line it
+came from (``- Office cat: Miso. (memory/2025-11-17.md#L39)``), an opinion's evidence cites the
+lines that moved it. Such a copy is shorter and sits under a heading that names its subject, so it
+often ranks above its source; and then the source, the evidence an agent should read and cite,
+falls out of the first hits. Here, a page line that cites exactly one source is that source's
+copy: the source is shown right before it (issue 45, "a copy never pushes its source out of the
+top k").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+# "memory/2025-11-17.md#L39", "memory/2025-11-12.md#L179-L181": a workspace citation in a text.
+_CITED = re.compile(r"(?<![\w/.:-])((?:[\w.~-]+/)*[\w.~-]+\.md)#L(\d+)(?:-L?(\d+))?(?![\w-])")
+# Pages: what reflect writes and people curate. A daily log citing another line is narrative.
+PAGES = "bank/"
+
+
+def cited_source(path: str, text: str) -> tuple[str, int] | None:
+    """The one (path, first line) that the page line ``text`` of ``path`` restates, or None
+    (not a page, no citation, or several: a summary of many is no copy of one)."""
+    if not path.startswith(PAGES) or "#L" not in text:
+        return None
+    found = {(m.group(1), int(m.group(2))) for m in _CITED.finditer(text)}
+    if len(found) != 1:
+        return None
+    src = next(iter(found))
+    return None if src[0] == path else src
+
+
+def sources_first(
+    ordered: list[int],
+    source_of: Callable[[int], int | None],
+    depth: int = 200,
+) -> tuple[list[int], dict[int, int]]:
+    """``ordered`` with each copy's source moved to just before the copy, when the source came
+    later or not at all; ``source_of(cid)`` gives the unit a copy restates (None for others).
+    Returns the new order and {source: copy} for the sources moved. Only the first ``depth``
+    units are looked at: nothing past a page of hits is read."""
+    place = {cid: i for i, cid in enumerate(ordered)}
+    moved: dict[int, int] = {}
+    out: list[int] = []
+    for i, cid in enumerate(ordered):
+        if cid in moved:
+            continue  # already shown before its copy
+        if i < depth:
+            src = source_of(cid)
+            if src is not None and src != cid and src not in moved and place.get(src, i + 1) > i:
+                out.append(src)
+                moved[src] = cid
+        out.append(cid)
+    return out, moved
