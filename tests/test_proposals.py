@@ -86,8 +86,8 @@ def test_flush_proposes_accept_retains_with_citation_and_reflect_cites_it(ws, tm
     assert "## Retain" not in text and redis["line_text"] in text
     # Nothing is a fact before review: the day's log does not exist yet.
     assert not (ws / "memory" / "2025-12-02.md").exists()
-    # Recall finds a proposal, cited on its page.
-    r = json.loads(cli("-w", str(ws), "recall", "pay-fsn1 staging Redis", "--json").out)
+    # Recall finds a proposal, cited on its page (the folder says it is one).
+    r = json.loads(cli("-w", str(ws), "recall", "pay-fsn1 staging Redis", "-k", "20", "--json").out)
     assert any(h["citation"].startswith("memory/proposals/2025-12-02.md") for h in r["results"])
 
     r = cli("-w", str(ws), "proposals", "accept", redis["id"], "--json")
