@@ -87,17 +87,22 @@ def _write_report(out: Path, report: str) -> None:
     results when they are here, else carried over as it was. So does the flush benchmark's
     (``python -m benchmarks.suites.flush``); the cold start, the query path's check and the 1M units
     are carried over as they were."""
-    from benchmarks.suites import cold, embedders, flush, query_path, scale
+    from benchmarks.suites import cold, embedders, flush, mixed, query_path, scale
 
     old = _old_section(out)
     # Sections of runs of their own kept as they were: the cold start (``benchmarks.suites.cold``), the
     # NumPy query path's check (``benchmarks.suites.query_path``) and the 1M units (``benchmarks.scale``).
     kept = [(h, _old_section(out, h)) for h in (cold.HEADING, query_path.HEADING, scale.HEADING)]
     old_flush = _old_section(out, flush.HEADING)
+    # A registered suite's section that this run did not write (e.g. ``--only realtalk``) is
+    # kept as it was: the mixed workspaces' (``benchmarks.suites.mixed``).
+    old_mixed = None if mixed.HEADING + "\n" in report else _old_section(out, mixed.HEADING)
     out.write_text(report, encoding="utf-8")
     for heading, section in kept:
         if section:
             replace_section(out, heading, section)
+    if old_mixed:
+        mixed.write_section(old_mixed, out)
     _section_from_run(out, flush, WORK / "flush.json", old_flush)
     _section_from_run(out, embedders, WORK / "embedders.json", old)
 

@@ -64,6 +64,20 @@ def test_tell_me_about_peter_shows_his_page_then_facts_about_him(indexed):
     mem.close()
 
 
+@pytest.mark.usefixtures("lexical")
+def test_a_question_asking_something_of_an_entity_is_not_led_by_its_page(ws):
+    """The page leads when the question is about the entity as a whole; a question that asks
+    something of it is answered by a line, first (rrf-v9)."""
+    mem = open_workspace(ws, environ={"CLAWMEM_VECTORS": "0"})
+    mem.index()
+    assert mem.recall("tell me about Peter", k=3).hits[0].path == "bank/entities/Peter.md"
+    res = mem.recall("When did Peter book flights to Marrakech?", k=3)
+    assert not any(n.startswith("entity:") for n in res.notes)
+    assert (res.hits[0].path, res.hits[0].start_line) == ("memory/2025-11-16.md", 12)
+    assert mem.recall("flights", k=3, entity="Peter").hits[0].path == "bank/entities/Peter.md"
+    mem.close()
+
+
 @pytest.mark.parametrize(
     ("question", "content"),
     [
@@ -88,7 +102,7 @@ def test_a_question_asking_for_all_about_someone_is_also_ranked_without_the_name
     mem = open_workspace(indexed, environ={"CLAWMEM_MIN_RELEVANCE": "0"})
     res = mem.recall("Which trips has Peter taken?", k=6)
     assert "asks for all of something: also ranked as 'Which trips has taken?'" in res.notes
-    assert res.ranking == "rrf-v8"
+    assert res.ranking == "rrf-v9"
     # Both texts are embedded on the vector leg's thread: the NumPy query path's vocabulary is
     # a SQLite connection of the thread that opened it (a second thread once broke it, and the
     # process then embedded with llama.cpp, whose last bits differ: -k 1 and -k 2 disagreed).
@@ -162,7 +176,7 @@ def test_a_question_asking_for_all_is_spread_out_on_the_real_index(indexed):
     moved = 0
     for question in ASKING_FOR_ALL:
         res = mem.recall(question, k=20, today=today, sync=False)
-        assert res.ranking == "rrf-v8"
+        assert res.ranking == "rrf-v9"
         plain = mem.recall(question, k=20, today=today, sync=False, ranking=off)
         # The same pool (cut by k, it may keep other units), another order.
         moved += [h.citation for h in res.hits] != [h.citation for h in plain.hits]

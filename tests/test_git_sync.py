@@ -574,7 +574,11 @@ def test_autocommit_commits_each_fact_retained_and_only_its_log(tmp_path, gitenv
     assert '"git": "committed"' in r.out
     last = git(a.clone, "log", "-1", "--name-only", "--format=%s").stdout.split("\n")
     assert last[0] == "clawmem retain: The heron survey moved to March."
-    assert [x for x in last[1:] if x] == [f"memory/{date.today().isoformat()}.md"]
+    # The day's log, and who wrote the fact (.clawmem/writers, read by `clawmem history`).
+    assert sorted(x for x in last[1:] if x) == [
+        ".clawmem/writers",
+        f"memory/{date.today().isoformat()}.md",
+    ]
     # what the person staged is still staged, not committed
     assert git(a.clone, "status", "--porcelain").stdout == "A  draft.md\n"
     git(a.clone, "rm", "-q", "--cached", "draft.md")

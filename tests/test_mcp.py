@@ -22,17 +22,11 @@ from clawmem.errors import UsageError
 
 from .conftest import cli
 
-TOOL_NAMES = {
-    "memory_search",
-    "memory_get",
-    "memory_retain",
-    "memory_status",
-    "memory_entities",
-    "memory_proposals",
-    "memory_proposal_accept",
-    "memory_proposal_reject",
-}
-WRITING_TOOLS = {"memory_retain", "memory_proposal_accept", "memory_proposal_reject"}
+READ_TOOLS = {"memory_search", "memory_get", "memory_status", "memory_entities", "memory_list"}
+READ_TOOLS |= {"memory_history", "memory_proposals"}
+WRITING_TOOLS = {"memory_retain", "memory_update", "memory_forget", "memory_files"}
+WRITING_TOOLS |= {"memory_proposal_accept", "memory_proposal_reject"}
+TOOL_NAMES = READ_TOOLS | WRITING_TOOLS
 
 
 def _env(**extra: str) -> dict[str, str]:

@@ -3,7 +3,8 @@ workspace holds, with questions whose answers sit on known lines.
 
 Each workspace is built by code from data no one on this project wrote (``../shared/eval``):
 
-* one REALTALK chat, its sessions dealt in turn to the unit kinds below (session 1 to the first
+* one REALTALK chat (its sessions in order up to ``MAX_MESSAGES`` messages), its sessions dealt
+  in turn to the unit kinds below (session 1 to the first
   kind, session 2 to the second, ...), so every kind holds the gold messages of some questions:
 
   ==========  ==============================================================================
@@ -16,7 +17,7 @@ Each workspace is built by code from data no one on this project wrote (``../sha
   task        a task list: ``- [ ] Speaker: text`` (every other one ``- [x]``)
   link        bullets whose speaker is a wikilink (``- [[Speaker]]: text``), and after every
               eighth a ``- reference [[bank/entities/Other.md]]`` line (a link and nothing else)
-  transcript  a Claude Code JSONL transcript (one per session, the first speaker as the user),
+  transcript  a Claude Code JSONL transcript (one per stretch, the first speaker as the user),
               in a ``[sessions]`` folder outside the workspace; ``clawmem reflect`` writes its
               episode page (``memory/episodes/…``)
   scope       a daily log of the *read scope* (``[scopes] team = "../team-NN"``), a second
@@ -69,6 +70,13 @@ NEAR_MISS_FROM = {1: 2, 3: 4, 7: 6, 8: 9}
 # MemoryBank users (sorted by name) for each workspace: two local, the third in its scope.
 MEMORYBANK_USERS = {1: (0, 1, 2), 3: (3, 4, 5), 7: (6, 7, 8), 8: (9, 10, 11)}
 SCOPE = "team"
+# A workspace holds at most this many of its chat's messages (the tuning chats hold 420-480, the
+# held-out ones 1,040-1,160), in stretches of at most SEGMENT messages of one session: those that
+# hold whole questions' evidence, cheapest first (``chosen_segments``). Workspaces of one size in
+# both parts, every unit kind in each, and a quick run that embeds about 2,000 units, not ten
+# thousand. A question none of whose evidence is held is not asked.
+MAX_MESSAGES = 400
+SEGMENT = 20
 PROJECT = "-home-me-chats"  # the Claude Code project folder the transcripts are in
 # A message that states a liking or a view becomes an opinion (O) fact.
 OPINION = re.compile(
@@ -164,6 +172,18 @@ def question_names(data: dict, top: int = 2) -> list[str]:
     return [w for w, _ in counts.most_common(top)]
 
 
+def name_mapping(theirs: list[str], mine: list[str]) -> dict[str, str]:
+    """Which of this chat's names replaces each of the other chat's. A person in both chats
+    (REALTALK pairs share people: Akib talks with Muhhamed and with Fahim) is never asked about
+    under their own name, whose life this memory may well hold: their name goes to the other
+    person of this chat, and the other chat's second person takes theirs."""
+    shared = [n for n in theirs if n in mine]
+    if len(theirs) == 2 and len(mine) == 2 and len(shared) == 1:
+        (s,) = shared
+        return {s: next(n for n in mine if n != s), next(n for n in theirs if n != s): s}
+    return {k: v for k, v in zip(theirs, mine, strict=False) if k != v}
+
+
 def swap_names(text: str, mapping: dict[str, str]) -> str:
     if not mapping:
         return text
@@ -175,9 +195,10 @@ def _iso(t: datetime) -> str:
     return t.strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
-def _transcript(chat: int, n: int, msgs: list[dict], first: str) -> tuple[str, list[str]]:
-    """One session as a Claude Code transcript: the JSONL text and what each line says."""
-    sid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"clawmem-bench-mixed/{chat}/{n}"))
+def _transcript(session: uuid.UUID, msgs: list[dict], first: str) -> tuple[str, list[str]]:
+    """One stretch of a conversation as a Claude Code transcript: the JSONL text and what each
+    line says."""
+    sid = str(session)
     lines, said = [], []
     parent = None
     for i, m in enumerate(msgs, 1):
@@ -221,6 +242,33 @@ def _memorybank_notes(users: list[tuple[str, dict]]) -> dict[str, str]:
     return files
 
 
+def chosen_segments(data: dict) -> list[tuple[int, list[dict]]]:
+    """The stretches of the chat the workspace holds, in time order: its sessions cut into runs of
+    at most ``SEGMENT`` messages, those that hold the evidence of the most questions first (the
+    questions needing the fewest messages first), up to ``MAX_MESSAGES`` messages."""
+    segments = [
+        (n, msgs[i : i + SEGMENT])
+        for n, msgs in sessions_of(data)
+        for i in range(0, len(msgs), SEGMENT)
+    ]
+    where = {m["dia_id"]: j for j, (_, part) in enumerate(segments) for m in part}
+    needs = []
+    for q in data["qa"]:
+        segs = sorted({where[e] for e in q.get("evidence") or [] if e in where})
+        if segs:
+            needs.append(segs)
+    needs.sort(key=lambda segs: (sum(len(segments[j][1]) for j in segs), segs))
+    chosen: set[int] = set()
+    used = 0
+    for segs in needs:
+        extra = [j for j in segs if j not in chosen]
+        cost = sum(len(segments[j][1]) for j in extra)
+        if used + cost <= MAX_MESSAGES:
+            chosen.update(extra)
+            used += cost
+    return [segments[j] for j in sorted(chosen)]
+
+
 def build_layout(number: int, base: Path | None = None) -> MixedWorkspace:
     """The workspace of chat ``number`` as files (nothing written yet)."""
     base = base or WORK / "work" / "mixed"
@@ -239,14 +287,17 @@ def build_layout(number: int, base: Path | None = None) -> MixedWorkspace:
             book[day] = [f"# {day}"]
         return book[day]
 
-    sessions = sessions_of(data)
+    sessions = chosen_segments(data)
     last = datetime.min
     for i, (n, msgs) in enumerate(sessions):
         kind = KINDS[i % len(KINDS)]
         last = max(last, *(_when(m["date_time"]) for m in msgs))
         if kind == "transcript":
-            rel = f"{PROJECT}/{uuid.uuid5(uuid.NAMESPACE_URL, f'clawmem-bench-mixed/{number}/{n}')}.jsonl"
-            text, lines = _transcript(number, n, msgs, first)
+            sid = uuid.uuid5(
+                uuid.NAMESPACE_URL, f"clawmem-bench-mixed/{number}/{msgs[0]['dia_id']}"
+            )
+            rel = f"{PROJECT}/{sid}.jsonl"
+            text, lines = _transcript(sid, msgs, first)
             transcripts[rel] = text
             for j, m in enumerate(msgs, 1):
                 placed[m["dia_id"]] = Placed(f"sessions/{rel}", j, kind)
@@ -426,8 +477,7 @@ def questions_for(ws: MixedWorkspace, other: MixedWorkspace) -> list[dict]:
         )
     source = load_chat(NEAR_MISS_FROM[ws.chat])
     theirs = question_names(source)
-    mapping = dict(zip(theirs, ws.names, strict=False))
-    mapping = {k: v for k, v in mapping.items() if k != v}
+    mapping = name_mapping(theirs, ws.names)
     for i, q in enumerate(source["qa"]):
         names = {w.removesuffix("'s") for w in re.findall(r"\b[A-Z][a-z]+(?:'s)?\b", q["question"])}
         if not names & set(theirs):  # only questions about the source chat's people
@@ -448,8 +498,8 @@ def questions_for(ws: MixedWorkspace, other: MixedWorkspace) -> list[dict]:
 def realtalk_near_miss(own: dict, foreign: dict) -> list[dict]:
     """The near-miss probe on REALTALK: ``foreign``'s questions about its two people with their
     names replaced by ``own``'s (``own``/``foreign``: the chats' JSON)."""
-    theirs, mine = question_names(foreign), question_names(own)
-    mapping = {k: v for k, v in zip(theirs, mine, strict=False) if k != v}
+    theirs = question_names(foreign)
+    mapping = name_mapping(theirs, question_names(own))
     out = []
     for q in foreign["qa"]:
         names = {w.removesuffix("'s") for w in re.findall(r"\b[A-Z][a-z]+(?:'s)?\b", q["question"])}

@@ -10,7 +10,8 @@ reports, per part (tuning: chats 1 and 3; held out: chats 7 and 8):
 * R@1 (the first hit is evidence), MRR and ER@2k (benchmarks/metrics.py) of the answerable
   questions, overall, by the unit kind their evidence was placed in and by REALTALK category
   (3: inference), for clawmem as configured, clawmem without abstention, and the baselines in the
-  same run: BM25 and dense (the same embedder, exact cosine) over single lines, and their RRF;
+  same run: BM25 and dense (the same embedder's vectors, exact cosine) over clawmem's single
+  units (a message, a bullet, a paragraph; the scope's too), and their RRF;
 * the share of each kind of question answered (clawmem's default threshold) and the AUROC of the
   best relevance between answerable and near-miss (and unanswerable) questions;
 * calibration: reliability bins of every hit's relevance against "is evidence", and the
@@ -24,12 +25,22 @@ shared with ``benchmarks.realtalk``): each chat is asked its own questions and t
 from __future__ import annotations
 
 import math
+import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from benchmarks import metrics as M
-from benchmarks.common import VectorCache, embedder_status, log
+from benchmarks.common import (
+    REPO,
+    WORK,
+    embedder_status,
+    log,
+    replace_section,
+    save_results,
+)
 from benchmarks.datasets.mixed import (
     HELD_OUT,
     SCOPE,
@@ -43,7 +54,14 @@ from benchmarks.datasets.mixed import (
 )
 from benchmarks.metrics import auroc, gold_lines, is_evidence
 from benchmarks.systems.clawmem import default_threshold, index_clawmem, open_clawmem
-from benchmarks.systems.searchers import BM25Searcher, Chunk, Searcher, VectorSearcher, cite
+from benchmarks.systems.searchers import (
+    BM25Searcher,
+    Chunk,
+    Searcher,
+    VectorSearcher,
+    cite,
+    clawmem_chunks,
+)
 
 if TYPE_CHECKING:
     from clawmem import Memory
@@ -64,6 +82,13 @@ def prepare(number: int, emb) -> tuple[MixedWorkspace, Memory]:
     Returns the layout and the open ``Memory``."""
     ws = build_layout(number)
     write(ws)
+    # Its clawmem.toml reads a scope and a transcript folder outside the workspace, which clawmem
+    # ignores until the user approves the file (``clawmem trust``): approved here, in an
+    # approvals file of the harness's own, never the user's.
+    os.environ.setdefault("CLAWMEM_TRUST_FILE", str(WORK / "work" / "mixed" / "trusted.json"))
+    from clawmem.config import trust
+
+    trust.approve(ws.root)
     scope = open_clawmem(ws.scope_root, vectors=emb is not None, embedder=emb)
     index_clawmem(scope, f"mixed {number} scope")
     scope.close()
@@ -96,28 +121,39 @@ def line_lengths(ws: MixedWorkspace):
 _BULLET = re.compile(r"^\s*(?:[-*+]\s+)?")
 
 
-def line_units(ws: MixedWorkspace) -> tuple[list[Chunk], dict[str, int]]:
-    """Every non-blank line of the workspace and its scope, and every transcript message, as one
-    unit: what the single-unit baselines search (a bullet without its marker); and how many lines
-    of each kind there are."""
+def unit_baseline(ws: MixedWorkspace) -> tuple[list[Chunk], np.ndarray | None]:
+    """clawmem's own units of the workspace and of its scope (cited ``team:…``), with their
+    vectors when every one is embedded: what the single-unit baselines search, with no second
+    embedding of the same text (a unit is one message, bullet or paragraph)."""
     units: list[Chunk] = []
+    blocks: list[np.ndarray] = []
+    for root, prefix in ((ws.root, ""), (ws.scope_root, f"{SCOPE}:")):
+        chunks, vecs = clawmem_chunks(root / ".memory" / "index.sqlite")
+        units += [
+            Chunk(len(units) + i, prefix + c.path, c.start_line, c.end_line, c.text)
+            for i, c in enumerate(chunks)
+        ]
+        if vecs is not None:
+            blocks.append(vecs)
+    # Not every unit has its vector (vectors off, or pending): no dense baseline.
+    return units, np.vstack(blocks) if len(blocks) == 2 else None
+
+
+def line_counts(ws: MixedWorkspace) -> dict[str, int]:
+    """How many lines of each kind the workspace, its scope and its transcripts hold."""
     counts: dict[str, int] = {}
     for root, prefix in ((ws.root, ""), (ws.scope_root, f"{SCOPE}:")):
         for f in sorted(root.rglob("*.md")):
             rel = f.relative_to(root).as_posix()
             if rel.startswith(".") or "/." in rel:
                 continue
-            for n, line in enumerate(f.read_text(encoding="utf-8").split("\n"), 1):
-                text = _BULLET.sub("", line).strip()
-                if text and not text.startswith("<!--"):
-                    units.append(Chunk(len(units), prefix + rel, n, n, text))
+            for line in f.read_text(encoding="utf-8").split("\n"):
+                if line.strip() and not line.lstrip().startswith("<!--"):
                     fact = "O" if "- O(" in line[:8] else "W" if "- W @" in line[:8] else None
                     k = unit_kind(prefix + rel, line, fact)
                     counts[k] = counts.get(k, 0) + 1
-    for (path, n), text in sorted(ws.transcript_text.items()):
-        units.append(Chunk(len(units), path, n, n, text))
     counts["transcript"] = len(ws.transcript_text)
-    return units, counts
+    return counts
 
 
 def unit_kind(path: str, text: str, fact_kind: str | None, heading: str = "") -> str:
@@ -156,7 +192,7 @@ class LineRRF(Searcher):
     """Reciprocal rank fusion (k = 60) of the two single-line baselines."""
 
     def __init__(self, bm25: BM25Searcher, dense: VectorSearcher, rrf_k: int = 60) -> None:
-        super().__init__("line-rrf", "RRF of those two (k = 60)")
+        super().__init__("unit-rrf", "RRF of those two (k = 60)")
         self.bm25, self.dense, self.rrf_k = bm25, dense, rrf_k
 
     def _search(self, query, *, k, today):
@@ -229,21 +265,21 @@ def trust_rows(number: int, emb, mode: str = "hybrid") -> list[dict]:
     return rows
 
 
-def run_workspace(number: int, emb, cache: VectorCache) -> dict:
+def run_workspace(number: int, emb) -> dict:
     ws, mem = prepare(number, emb)
     other = build_layout(PAIRS[number])
     questions = questions_for(ws, other)
     line_len = line_lengths(ws)
-    units, counts = line_units(ws)
-    bm25 = BM25Searcher(units, "line-bm25", "BM25 over single lines (FTS5, any term)")
+    units, vecs = unit_baseline(ws)
+    counts = line_counts(ws)
+    bm25 = BM25Searcher(units, "unit-bm25", "BM25 over single units (FTS5, any term)")
     dense = rrf = None
-    if emb is not None:
-        vecs = cache.embed(emb, [u.text for u in units])
-        dense = VectorSearcher(units, vecs, emb, "line-dense", "dense over single lines (cosine)")
+    if emb is not None and vecs is not None:
+        dense = VectorSearcher(units, vecs, emb, "unit-dense", "dense over single units (cosine)")
         rrf = LineRRF(bm25, dense)
     per_system: dict[str, list[dict]] = {}
     trust: list[dict] = []
-    log(f"mixed {number}: {len(questions)} questions, {len(units)} line units")
+    log(f"mixed {number}: {len(questions)} questions, {len(units)} units")
     for q in questions:
         default = mem.recall(q["question"], k=EVAL_K, today=ws.today, sync=False)
         full = mem.recall(q["question"], k=EVAL_K, today=ws.today, sync=False, min_relevance=0.0)
@@ -264,7 +300,7 @@ def run_workspace(number: int, emb, cache: VectorCache) -> dict:
         "split": ws.split,
         "threshold": threshold,
         "units": status.chunks,
-        "line_units": len(units),
+        "baseline_units": len(units),
         "unit_kinds": counts,
         "questions": {
             k: sum(1 for q in questions if q["kind"] == k)
@@ -429,9 +465,7 @@ def probe_summary(rows: list[dict], threshold: float) -> dict:
 # --------------------------------------------------------------------------- the run
 def run_mixed(*, vectors: bool, chats: tuple[int, ...] = TUNE + HELD_OUT, probe: bool = True):
     emb, why = embedder_status() if vectors else (None, "vectors disabled (--no-vectors)")
-    cache = VectorCache()
-    spaces = [run_workspace(n, emb, cache) for n in chats]
-    cache.close()
+    spaces = [run_workspace(n, emb) for n in chats]
     out: dict = {
         "vectors": emb is not None,
         "vectors_off_reason": None if emb is not None else why,
@@ -486,18 +520,19 @@ def _table(head: list[str], rows: list[list[str]]) -> str:
 LABELS = {
     "clawmem-hybrid": "clawmem hybrid (as configured)",
     "clawmem-hybrid-min0": "clawmem hybrid (min_relevance 0)",
-    "line-bm25": "BM25 over single lines",
-    "line-dense": "dense over single lines (same embedder)",
-    "line-rrf": "RRF of those two (k = 60)",
+    "unit-bm25": "BM25 over single units",
+    "unit-dense": "dense over single units (same embedder, same vectors)",
+    "unit-rrf": "RRF of those two (k = 60)",
 }
 
 
 def section(r: dict) -> tuple[str, list[dict]]:
     """The report's section for a run's results, and its targets."""
+    ran_all = ", ".join("ws-{:02d}".format(w["chat"]) for w in r["workspaces"])
     lines = [
         HEADING,
         "",
-        "Where users live (issue 45): `benchmarks/suites/mixed.py` and `benchmarks/datasets/mixed.py` build four "
+        "Where users live (issue 45): `benchmarks/suites/mixed.py` and `benchmarks/datasets/mixed.py` build "
         "workspaces by code from data no one here wrote, each one REALTALK chat whose sessions are "
         "dealt in turn to daily-log bullets, a narrative note with headings, `## Retain` facts "
         "(W, or O for a liking), a task list, wikilinked bullets, a Claude Code transcript in a "
@@ -507,7 +542,8 @@ def section(r: dict) -> tuple[str, list[dict]]:
         "the lines their evidence was placed on (a fact's copies on reflect's pages and a transcript "
         "line's quotes on its episode page count too); unanswerable ones are the other workspace's "
         "questions; near misses are another chat's questions about its two people with this "
-        "workspace's names swapped in. Tuning part: chats 1 and 3; held out: chats 7 and 8. "
+        "workspace's names swapped in. Tuning part: chats 1 and 3; held out: chats 7 and 8 "
+        f"(this run: {ran_all}). "
         "R@1: the first hit is evidence; ER@2k: evidence recall within 2,000 characters; answered: "
         "clawmem returned hits (its default relevance threshold); the baselines never abstain.",
         "",
@@ -546,7 +582,8 @@ def section(r: dict) -> tuple[str, list[dict]]:
         s = r["splits"].get(split)
         if not s:
             continue
-        title = "Held-out part (chats 7, 8)" if split == "held_out" else "Tuning part (chats 1, 3)"
+        ran = ", ".join(str(w["chat"]) for w in r["workspaces"] if w["split"] == split)
+        title = ("Held-out" if split == "held_out" else "Tuning") + f" part (chats {ran})"
         rows = []
         for name, m in s["systems"].items():
             a = m["all"]
@@ -736,6 +773,9 @@ def section(r: dict) -> tuple[str, list[dict]]:
                 "why": "see benchmarks/analysis.md (near misses)",
             },
         ]
+    if targets:
+        rows = [[t["target"], t["value"], "met" if t["met"] else "**missed**"] for t in targets]
+        lines += ["Issue 45's targets here:", "", _table(["target", "this run", ""], rows), ""]
     return "\n".join(lines).rstrip() + "\n", targets
 
 
@@ -745,21 +785,48 @@ def run(settings) -> dict:
     return run_mixed(vectors=settings.vectors)
 
 
+def write_section(section_text: str, out: Path) -> None:
+    """Put the section into the report ``out``: in place of its old one, else before the closing
+    analysis (``python -m benchmarks`` keeps it when a run did not measure this part)."""
+    text = out.read_text(encoding="utf-8") if out.is_file() else ""
+    if HEADING + "\n" not in text and "\n## Analysis\n" in text:
+        at = text.index("\n## Analysis\n") + 1
+        out.write_text(text[:at] + section_text.rstrip("\n") + "\n\n" + text[at:], "utf-8")
+    else:
+        replace_section(out, HEADING, section_text)
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
-
-    from benchmarks.common import WORK, save_results
+    import json
 
     ap = argparse.ArgumentParser(prog="python -m benchmarks.suites.mixed")
     ap.add_argument("--chats", help="comma-separated workspace chats (default 1,3,7,8)")
     ap.add_argument("--no-probe", action="store_true", help="skip the REALTALK near-miss probe")
     ap.add_argument("--no-vectors", action="store_true")
-    ap.add_argument("--json", default=str(WORK / "mixed.json"))
+    ap.add_argument("--json", default=str(WORK / "mixed.json"), help="raw results")
+    ap.add_argument(
+        "--out",
+        default=str(REPO / "docs" / "benchmarks.md"),
+        help="the report whose section this run writes ('-': print it)",
+    )
+    ap.add_argument(
+        "--render", metavar="RESULTS_JSON", help="only write the section from saved results"
+    )
     args = ap.parse_args(argv)
-    chats = tuple(int(x) for x in args.chats.split(",")) if args.chats else TUNE + HELD_OUT
-    res = run_mixed(vectors=not args.no_vectors, chats=chats, probe=not args.no_probe)
-    save_results("mixed", Path(args.json), res)
-    print(section(res)[0])
+    if args.render:
+        res = json.loads(Path(args.render).read_text(encoding="utf-8"))
+        res = res.get(PART, res)  # a whole run's results, or this suite's own
+    else:
+        chats = tuple(int(x) for x in args.chats.split(",")) if args.chats else TUNE + HELD_OUT
+        res = run_mixed(vectors=not args.no_vectors, chats=chats, probe=not args.no_probe)
+        save_results("mixed", Path(args.json), res)
+    text, _ = section(res)
+    if args.out == "-":
+        print(text)
+    else:
+        write_section(text, Path(args.out))
+        log(f"mixed: section written to {args.out}")
     return 0
 
 

@@ -14,7 +14,7 @@ sync, the lazy sync before a read), ``recall`` (the recall pipeline), ``retain``
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
@@ -57,14 +57,22 @@ if TYPE_CHECKING:  # the real signatures, for type checkers and editors
     from clawmem.config.trust import TrustState
     from clawmem.embedders.base import Embedder, VectorSource
     from clawmem.ingest.check import check as _check
+    from clawmem.ingest.claude_memory import MemoryTool
+    from clawmem.ingest.correct import correct as _correct
+    from clawmem.ingest.importing import import_memory as _import_memory
     from clawmem.ingest.models import ModelStatus, ModelUsed
     from clawmem.ingest.retain import retain as _retain
     from clawmem.ingest.status import status as _status
     from clawmem.recall.entities import list_entities as _list_entities
+    from clawmem.recall.export import export as _export
+    from clawmem.recall.facts_list import entity_detail as _entity_detail
+    from clawmem.recall.facts_list import list_facts as _list_facts
     from clawmem.recall.graph import graph_data as _graph_data
     from clawmem.recall.graph import links_of as _links_of
+    from clawmem.recall.history import history as _history
     from clawmem.recall.pipeline import recall as _recall
     from clawmem.reflect.flush import flush as _flush
+    from clawmem.reflect.forget import forget as _forget
     from clawmem.reflect.merged import rewrite_merged as _rewrite_merged
     from clawmem.reflect.pipeline import reflect as _reflect
     from clawmem.reflect.proposal_review import accept as _accept_proposal
@@ -73,15 +81,22 @@ if TYPE_CHECKING:  # the real signatures, for type checkers and editors
     from clawmem.transcripts.sessions import TranscriptLines
 else:
     _check = _Lazy("clawmem.ingest.check", "check")
+    _list_facts = _Lazy("clawmem.recall.facts_list", "list_facts")
+    _entity_detail = _Lazy("clawmem.recall.facts_list", "entity_detail")
+    _history = _Lazy("clawmem.recall.history", "history")
     _list_entities = _Lazy("clawmem.recall.entities", "list_entities")
     _graph_data = _Lazy("clawmem.recall.graph", "graph_data")
     _links_of = _Lazy("clawmem.recall.graph", "links_of")
     # With read scopes ([scopes] in clawmem.toml) recall searches them too (recall/scopes.py).
     _recall = _Lazy("clawmem.recall.scopes", "recall_with_scopes")
     _retain = _Lazy("clawmem.ingest.retain", "retain")
+    _correct = _Lazy("clawmem.ingest.correct", "correct")
+    _import_memory = _Lazy("clawmem.ingest.importing", "import_memory")
+    _export = _Lazy("clawmem.recall.export", "export")
     _status = _Lazy("clawmem.ingest.status", "status")
     _reflect = _Lazy("clawmem.reflect.pipeline", "reflect")
     _flush = _Lazy("clawmem.reflect.flush", "flush")
+    _forget = _Lazy("clawmem.reflect.forget", "forget")
     _rewrite_merged = _Lazy("clawmem.reflect.merged", "rewrite_merged")
     _list_proposals = _Lazy("clawmem.reflect.proposal_review", "list_proposals")
     _accept_proposal = _Lazy("clawmem.reflect.proposal_review", "accept")
@@ -208,6 +223,8 @@ class Memory:
     # ------------------------------------------------------------------ retain
     # Append a fact to the day's ``## Retain`` section and index it; see ``retain.retain``.
     retain = _on_indexer(_retain)
+    # Retain the right statement, marked as superseding a wrong fact; see ``correct.correct``.
+    correct = _on_indexer(_correct)
 
     # ------------------------------------------------------------------ reflect
     # Update entity pages, opinions and MEMORY.md proposals from the facts, and write an episode
@@ -222,6 +239,9 @@ class Memory:
     # it compacts its context); see ``reflect.flush.flush``. Returns a ``FlushResult``.
     flush = _on_indexer(_flush)
 
+    # Take lines out of memory for good (their Markdown, index rows, vectors, the pages that
+    # repeat them), or with ``dry_run`` show exactly which; see ``reflect.forget``.
+    forget = _on_indexer(_forget)
     # Facts proposed from conversations and notes at flush and reflect, for review: listed,
     # accepted (retained with the citation) or rejected for good; see
     # ``reflect.proposal_review``.
@@ -232,6 +252,30 @@ class Memory:
     # ------------------------------------------------------------------ entities and check
     # Every entity with its fact count, last mention and page; malformed facts and links.
     entities = _on_indexer(_list_entities)
+    # The facts memory holds, without a question: filtered, newest first (``clawmem facts``);
+    # and one entity's page and facts (``clawmem entities NAME``).
+    facts = _on_indexer(_list_facts)
+    entity = _on_indexer(_entity_detail)
+    # Carry memory out (JSONL, OKF v0.2) and in (clawmem JSONL, OKF, Claude Code's auto memory,
+    # basic-memory, mem0), previewed first; see ``recall.export`` and ``ingest.importing``.
+    export = _on_indexer(_export)
+    import_memory = _on_indexer(_import_memory)
+
+    def export_lines(self) -> Iterator[str]:
+        """Every fact as JSONL lines, oldest first (``clawmem export`` to stdout)."""
+        from clawmem.recall.export import jsonl_lines
+
+        return jsonl_lines(self.indexer)
+
+    def memory_tool(self, writer: str = "claude-memory") -> MemoryTool:
+        """Claude's memory tool (``memory_20250818``) over ``bank/memories/``: hand each tool
+        call's input to ``.handle(...)``; see ``ingest.claude_memory`` and docs/agents.md."""
+        from clawmem.ingest.claude_memory import MemoryTool
+
+        return MemoryTool(self.indexer, writer)
+
+    # How a fact (its chain of corrections) or an entity's facts came to be, and who wrote them.
+    history = _on_indexer(_history)
     check = _on_indexer(_check)
 
     # ------------------------------------------------------------------ model

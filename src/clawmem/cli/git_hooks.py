@@ -495,5 +495,10 @@ def merge_driver(base: Path, ours: Path, theirs: Path, relpath: str) -> int:
         )
         return DRIVER_CONFLICT if proc.returncode else 0
     merged = merge(relpath, texts[0], texts[1], texts[2], merge_file, conflict_hunks)
-    write_atomic(ours, merged.text.encode("utf-8"))
+    # A line `clawmem forget` forgot here does not come back with a clone that still has it:
+    # git runs the driver at the top of the work tree, where .clawmem/forgotten lives.
+    from clawmem.markdown.forgotten import load as forgotten_lines
+
+    text = forgotten_lines(Path.cwd()).blank(merged.text)
+    write_atomic(ours, text.encode("utf-8"))
     return DRIVER_CONFLICT if merged.conflicts else 0

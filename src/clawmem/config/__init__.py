@@ -80,6 +80,10 @@ class Config:
     session_idle_minutes: int = 60
     session_batch_bytes: int = 100_000
     session_batch_messages: int = 50
+    # Episode pages of conversations that began more than this many days ago are archived (or
+    # pruned) by reflect; 0 keeps them for ever (reflect/retention.py; seed 004 suggests 90).
+    session_retention_days: int = 0
+    session_retention: str = "archive"  # "archive" (.clawmem/archive/episodes/) or "prune"
     # Other workspaces this one reads (``[scopes]`` in clawmem.toml: ``team = "~/team-notes"``),
     # each as "NAME=PATH": recall searches them too, `get NAME:path` reads them, nothing writes
     # to them (docs/workspace.md).
@@ -259,6 +263,8 @@ SESSION_KEYS = {
     "idle_minutes": "session_idle_minutes",
     "batch_bytes": "session_batch_bytes",
     "batch_messages": "session_batch_messages",
+    "retention_days": "session_retention_days",
+    "retention": "session_retention",
 }
 
 
@@ -527,6 +533,12 @@ def load_config(root: Path, environ: dict[str, str] | None = None) -> Config:
         raise ConfigError(
             f"{sources.get('fusion')}: fusion = {values['fusion']!r} is not known",
             hint='use "rrf" (default) or "weighted"',
+        )
+    if values.get("session_retention", defaults.session_retention) not in {"archive", "prune"}:
+        raise ConfigError(
+            f"{sources.get('session_retention')}: [sessions] retention = "
+            f"{values['session_retention']!r} is not known",
+            hint='use "archive" (default: moved to .clawmem/archive/episodes/) or "prune"',
         )
     if (values.get("min_relevance") or 0.0) > 1.0:
         raise ConfigError(

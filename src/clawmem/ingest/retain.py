@@ -12,7 +12,7 @@ read it; and text that looks like a credential is refused unless the caller insi
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 
@@ -26,6 +26,7 @@ from clawmem.errors import (
 )
 from clawmem.files.cas import Snapshot, Written, read_snapshot, take_back, write_if_unchanged
 from clawmem.files.locking import write_lock
+from clawmem.ingest.cited import CitedFact, fact_at
 from clawmem.ingest.indexing import Indexer
 from clawmem.ingest.sync import unindexable
 from clawmem.markdown.facts import (
@@ -33,10 +34,14 @@ from clawmem.markdown.facts import (
     count_lines,
     ends_in_retain_section,
     extract_facts,
+    format_block,
     format_fact,
     make_fact,
 )
+from clawmem.markdown.supersession import supersedes_note
 from clawmem.markdown.workspace import writable_path
+from clawmem.markdown.writers import WRITERS
+from clawmem.markdown.writers import record as record_writer
 from clawmem.store import db, queries
 from clawmem.store.index import Index
 from clawmem.text.redact import find_secret, redact
@@ -73,6 +78,10 @@ class Retained:
     source: str  # its citation, path#Lline-Lline
     path: str  # the daily log, memory/YYYY-MM-DD.md
     line: int  # 1-based
+    supersedes: str | None = None  # the citation of the fact this one corrects, if any
+    # Facts already stored that say nearly the same thing (citations): retain still stores the
+    # new one, and says so, so that a person or agent can correct or forget instead.
+    similar: tuple[str, ...] = ()
     # With ``[git] autocommit``: "committed", or why the log was not committed (the fact is
     # stored either way); None when the setting is off or nothing was written.
     git: str | None = None
@@ -92,38 +101,35 @@ class Retained:
             "source": self.source,
             "path": self.path,
             "line": self.line,
+            "supersedes": self.supersedes,
+            "similar": list(self.similar),
             **extra,
         }
 
 
-def place_fact(existing: str | None, fact: Fact, day: date, note: str | None = None) -> Placement:
+def place_fact(existing: str | None, fact: Fact, day: date) -> Placement:
     """Pure: where the fact goes in the day's log and what the file becomes: always the log as
     it was with lines appended. A log is never rewritten, because another program (an editor, a
     logger holding it open, ``{ echo a; sleep 1; echo b; } >> log``) may be appending to it, and
     a file renamed over it sends that program's lines into the deleted file. So the fact goes at
     the end: into the Retain section the log ends in, else under a new ``## Retain`` heading
-    there (the grammar reads every Retain section of a file). ``note``: one line written nested
-    under the fact, such as the citation of what it was proposed from."""
+    there (the grammar reads every Retain section of a file). The fact's notes (``Fact.notes``:
+    what it supersedes, where it was proposed or imported from) are nested bullets under it."""
     if existing is None:
         head = f"# {day.isoformat()}\n\n## Retain\n"
-        return Placement(head + _with_note(fact, note, "\n"), 4, True, True)
+        return Placement(head + format_block(fact) + "\n", 4, True, True)
     eol = "\r\n" if "\r\n" in existing else "\n"
     prefix = existing
     if prefix and not prefix.endswith(("\n", "\r")):
         prefix += eol  # the last line had no ending; the fact needs its own line
     if ends_in_retain_section(existing):
-        return Placement(prefix + _with_note(fact, note, eol), count_lines(prefix), False, False)
+        return Placement(prefix + format_block(fact, eol) + eol, count_lines(prefix), False, False)
     # The log ends in another section (or has no Retain section yet): a new one at the end,
     # separated by a blank line.
     if prefix.strip() and not prefix.endswith(eol * 2):
         prefix += eol
-    body = f"## Retain{eol}{_with_note(fact, note, eol)}"
+    body = f"## Retain{eol}{format_block(fact, eol)}{eol}"
     return Placement(prefix + body, count_lines(prefix) + 1, False, True)
-
-
-def _with_note(fact: Fact, note: str | None, eol: str) -> str:
-    line = format_fact(fact) + eol
-    return line + (f"  - {note}{eol}" if note else "")
 
 
 def decode_log(raw: bytes | None, relpath: str) -> str | None:
@@ -183,17 +189,35 @@ def retain(
     day: str | date | None = None,
     allow_secret: bool = False,
     today: date | None = None,
+    supersedes: str | None = None,
+    writer: str = "retain",
     note: str | None = None,
+    same_day_only: bool = False,
 ) -> Retained:
     """Append a fact to the day's ``## Retain`` section and index it before returning (a retained
     fact is recallable at once). An identical fact already in the workspace is not written again:
-    the result names it (``duplicate_of``)."""
+    the result names it (``duplicate_of``). ``supersedes``: the citation of a fact this one
+    corrects; a note under the new fact says so (``supersession.supersedes_note``), recall marks
+    the old one ``superseded_by`` and ``--as-of`` an earlier day still shows it. ``writer``: who
+    is writing (``mcp:NAME`` for a token, ``flush``, ``import:…``), kept for ``clawmem history``. ``note``: one
+    line written under the fact as a nested bullet (an accepted proposal or an import cites its
+    source there).
+    ``same_day_only``: a duplicate is the same fact in the same day's log only (an import keeps
+    a statement made again on another day, as its source did)."""
     require_text(text, "text")
     for entity in entities:
         require_text(entity, "entities")
     fact = make_fact(kind, text, entities, confidence)
     if note is not None and (not note.strip() or len(note.splitlines()) != 1):
         raise UsageError("note: one line of text", hint="write the note on a single line")
+    notes: list[str] = []
+    corrects = None
+    if supersedes is not None:
+        corrects = fact_at(ix, supersedes)
+        notes.append(supersedes_note(corrects.path, corrects.line))
+    if note:
+        notes.append(" ".join(note.split()))
+    fact = replace(fact, notes=tuple(notes))
     what = (
         looks_like_secret(text)
         or looks_like_secret(" ".join(entities))
@@ -219,9 +243,12 @@ def retain(
     # cold start): other writers wait only for the write and the fact's one embedding.
     ix.supply.warm_up()
     with write_lock(ix.memory_dir, purpose="clawmem retain"):
-        dup = _duplicate_of(ix, fact, relpath, decode_log(_snapshot(path, relpath).data, relpath))
+        existing = decode_log(_snapshot(path, relpath).data, relpath)
+        # A correction is written even when its statement is already somewhere: the note that
+        # it supersedes the old fact is what is new.
+        dup = None if corrects else _duplicate_of(ix, fact, relpath, existing, same_day_only)
         if dup is None:
-            at, written = _write_fact(ix, fact, when, relpath, path, note)
+            at, written = _write_fact(ix, fact, when, relpath, path)
             _index_or_take_back(ix, relpath, path, written)
         else:
             relpath, at = dup
@@ -237,13 +264,17 @@ def retain(
         )
     line = stored.line
     citation = f"{relpath}#L{line}-L{line}"
+    if dup is None:  # who wrote it, for `clawmem history` (.clawmem/writers)
+        record_writer(ix.root, format_fact(stored).rstrip("\r\n"), relpath, writer)
     committed = None
     if dup is None and ix.cfg.git_autocommit:  # after the lock: the pre-commit hook takes it
         from clawmem.files.gitcommit import commit_files
 
         summary = redact(stored.content)
         summary = summary if len(summary) <= 60 else summary[:57] + "..."
-        why_not = commit_files(ix.root, [relpath], f"clawmem retain: {summary}")
+        # The log, and the line that says who wrote the fact (.clawmem/writers) with it.
+        paths = [relpath] + ([WRITERS] if (ix.root / WRITERS).is_file() else [])
+        why_not = commit_files(ix.root, paths, f"clawmem retain: {summary}")
         committed = why_not or "committed"
     return Retained(
         stored=dup is None,
@@ -259,8 +290,50 @@ def retain(
         source=citation,
         path=relpath,
         line=line,
+        supersedes=corrects.citation if corrects else None,
+        similar=_similar_facts(ix, stored, citation, corrects) if dup is None else (),
         git=committed,
     )
+
+
+# Topic overlap (Jaccard of topic words, text/topics.py) from which a stored fact counts as a
+# near duplicate of a new one: reflect's threshold for a restated fact (RESTATED_JACCARD).
+NEAR_DUPLICATE = 0.6
+NEAR_DUPLICATE_SCAN = 500  # the newest facts about the same entities that are compared
+NEAR_DUPLICATE_SHOWN = 3
+
+
+def _similar_facts(
+    ix: Indexer, fact: Fact, citation: str, corrects: CitedFact | None
+) -> tuple[str, ...]:
+    """Citations of stored facts that say nearly what ``fact`` says (not itself, not the fact it
+    corrects): the write-time near-duplicate warning."""
+    from clawmem.text.topics import jaccard, topic_words
+
+    mine = topic_words(fact.content, fact.entities)
+    if not mine:
+        return ()
+    skip = {citation, corrects.citation if corrects else ""}
+    try:
+        idx = Index.open(ix.index_path)
+    except db.DatabaseError:
+        return ()
+    try:
+        rows = queries.facts_about(idx, tuple(fact.entities), NEAR_DUPLICATE_SCAN)
+    except db.DatabaseError:
+        rows = []
+    finally:
+        idx.close()
+    out: list[str] = []
+    for r in rows:
+        cited = f"{r[0]}#L{r[1]}-L{r[2]}"
+        if cited in skip:
+            continue
+        if jaccard(mine, topic_words(r[3], r[4].split())) >= NEAR_DUPLICATE:
+            out.append(cited)
+            if len(out) == NEAR_DUPLICATE_SHOWN:
+                break
+    return tuple(out)
 
 
 def _snapshot(path: Path, relpath: str) -> Snapshot:
@@ -300,13 +373,13 @@ def _index_or_take_back(ix: Indexer, relpath: str, path: Path, written: Written)
 
 
 def _write_fact(
-    ix: Indexer, fact: Fact, when: date, relpath: str, path: Path, note: str | None = None
+    ix: Indexer, fact: Fact, when: date, relpath: str, path: Path
 ) -> tuple[int, Written]:
     """Write the fact into the day's log, keeping whatever another program writes there at the
     same moment (files/cas.py); the 1-based line it was placed at, and what was written."""
     for _attempt in range(CAS_ATTEMPTS):
         snap = _snapshot(path, relpath)
-        placed = place_fact(decode_log(snap.data, relpath), fact, when, note)
+        placed = place_fact(decode_log(snap.data, relpath), fact, when)
         raw = placed.text.encode("utf-8")
         _refuse_unrecallable(ix, relpath, raw)
         try:
@@ -337,7 +410,7 @@ def _same(f: Fact, fact: Fact) -> bool:
 
 
 def _duplicate_of(
-    ix: Indexer, fact: Fact, relpath: str, existing: str | None
+    ix: Indexer, fact: Fact, relpath: str, existing: str | None, same_day_only: bool = False
 ) -> tuple[str, int] | None:
     """An identical fact (kind, statement, entities, confidence) already in the workspace: in
     the day's own log, else anywhere the index knows of. Returns (path, line) or None."""
@@ -346,7 +419,7 @@ def _duplicate_of(
         for f in found:
             if _same(f, fact):
                 return relpath, f.line
-    if not ix.index_path.exists():
+    if same_day_only or not ix.index_path.exists():
         return None
     try:
         idx = Index.open(ix.index_path)

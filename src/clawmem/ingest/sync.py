@@ -243,12 +243,14 @@ def parse_file(root: Path, entry: FileEntry, cfg: Config) -> ParsedFile | Skippe
     except UnicodeDecodeError as exc:
         line, why = not_utf8(raw, exc)
         return _not_markdown(entry, raw, why, line)
+    from clawmem.markdown.forgotten import load as forgotten_lines
     from clawmem.text.redact import (
         redact,  # here: a sync with nothing to parse never compiles its patterns
     )
 
     # Credentials never reach the index; redaction keeps every newline, so lines still cite.
-    text = redact(text.replace("\r\n", "\n").replace("\r", "\n"))
+    # Lines `clawmem forget` forgot (say, merged back in from a clone) are blanked first.
+    text = redact(forgotten_lines(root).blank(text.replace("\r\n", "\n").replace("\r", "\n")))
     file_day = date_from_path(entry.relpath)
     day = file_day.isoformat() if file_day else None
     facts, problems = extract_facts(text)

@@ -130,8 +130,10 @@ def fact_dates(
 def collect_facts(root: Path, scan: Scan, today: date) -> FactLog:
     """Every well-formed fact in the scanned files, oldest first. Facts recorded after ``today``
     are left out: reflecting "as of" a day only knows what had been written by then."""
+    from clawmem.markdown.forgotten import load as forgotten_lines
     from clawmem.text.redact import redact  # here: only reflect reads every fact
 
+    gone = forgotten_lines(root)  # lines `clawmem forget` forgot never reach a page
     log = FactLog()
     order = 0
     for entry in scan.markdown_files:
@@ -142,7 +144,7 @@ def collect_facts(root: Path, scan: Scan, today: date) -> FactLog:
         # Reflect writes what it reads into pages of its own (entity pages, opinions, proposals),
         # which users commit: a credential a note holds must not be copied there (issue 31).
         # Redaction keeps the lines, so every fact still cites its line.
-        found, problems = extract_facts(redact(text))
+        found, problems = extract_facts(redact(gone.blank(text)))
         log.problems += len(problems)
         if not found:
             continue

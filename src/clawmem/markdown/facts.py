@@ -413,6 +413,13 @@ def format_fact(fact: Fact) -> str:
     return f"{fact.indent}{fact.bullet} {head}: {fact.content}{fact.trailing}{fact.eol}"
 
 
+def format_block(fact: Fact, eol: str = "\n") -> str:
+    """The fact's line and its notes, as nested bullets under it, without a final line ending:
+    what retain writes. ``extract_facts`` reads the notes back into ``Fact.notes``."""
+    notes = "".join(f"{eol}{fact.indent}  - {note}" for note in fact.notes)
+    return format_fact(replace(fact, eol="")) + notes
+
+
 def make_fact(
     kind: str,
     content: str,

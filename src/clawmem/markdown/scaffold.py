@@ -63,6 +63,9 @@ GITATTRIBUTES_LINES = (
     "# clawmem: daily logs merge as append-only, generated sections never conflict",
     "memory/** merge=clawmem",
     "bank/** merge=clawmem",
+    "# the forgotten lines and who wrote each fact: both sides' entries are kept",
+    ".clawmem/forgotten merge=union",
+    ".clawmem/writers merge=union",
     # lines added to the core at the same place on two clones are both kept
     "/MEMORY.md merge=clawmem",
     "/memory.md merge=clawmem",

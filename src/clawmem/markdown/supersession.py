@@ -24,6 +24,7 @@ agree, and two machines with different embedding models agree too. An older fact
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -88,3 +89,35 @@ def supersedes(newer: Statement, older: Statement) -> bool:
         and newer.entities == older.entities
         and len(newer.words & older.words) >= OPINION_SHARED_WORDS
     )
+
+
+# ---------------------------------------------------------------------------- explicit corrections
+#
+# ``clawmem correct`` (and ``retain --supersedes``) says in the Markdown which fact a new one
+# replaces: a note under the new fact, written with the link grammar's typed relation so that it
+# reads as a link in any Markdown viewer and in ``clawmem links``:
+#
+#     - W @Peter: Lives in Porto.
+#       - supersedes [[memory/2025-11-12.md#L30]]
+#
+# The old line is never touched (a daily log is only ever appended to), and the explicit note
+# wins over the rule above whatever the kinds and topics: the person said so.
+
+_EXPLICIT = re.compile(
+    r"^supersedes \[\[([^\[\]#|\n]+)#L([1-9][0-9]{0,8})(?:-L[1-9][0-9]{0,8})?\]\]$"
+)
+
+
+def supersedes_note(path: str, line: int) -> str:
+    """The note that makes a fact replace the fact at ``path`` line ``line`` (without its
+    bullet and indentation, as ``Fact.notes`` holds it)."""
+    return f"supersedes [[{path}#L{line}]]"
+
+
+def explicit_target(notes: Iterable[str]) -> tuple[str, int] | None:
+    """(path, line) of the fact a fact's notes say it supersedes, or None."""
+    for note in notes:
+        m = _EXPLICIT.match(note.strip())
+        if m:
+            return m.group(1).strip(), int(m.group(2))
+    return None

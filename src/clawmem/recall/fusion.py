@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-RRF = "rrf-v8"
-WEIGHTED = "weighted-v7"
+RRF = "rrf-v9"
+WEIGHTED = "weighted-v8"
 
 
 @dataclass(frozen=True)
@@ -98,6 +98,11 @@ class Ranking:
     # rrf-v8: a page line that restates one fact (it cites it: reflect's entity pages) never
     # comes before that fact; the fact is shown right before it (copies.py). False: off.
     sources_first: bool = True
+    # A question naming an entity that has a page ("Tell me about Peter", "What are Kate's
+    # hobbies?") has the page lead the hits when it asks at most this many words besides its
+    # names and dates; a longer one ("Where was Elise on 31 Dec 2023?") asks for a line, and the
+    # page ranks as any note (rrf-v9).
+    entity_page_max_terms: int = 1
 
 
 @dataclass(frozen=True)

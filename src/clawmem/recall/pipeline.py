@@ -138,7 +138,7 @@ def recall(
         ix.cfg.min_relevance if min_relevance is None else min_relevance,
     )
     filters = replace(
-        _filters(today, since, until, kind, entity, path, as_of), source=_source(source)
+        filters_of(today, since, until, kind, entity, path, as_of), source=source_of(source)
     )
 
     notes: list[str] = []
@@ -198,7 +198,7 @@ def recall(
             # moves superseded facts after every other hit, so it needs all of them.
             depth = ALL if filters.as_of else max(want, ABSTAIN_DEPTH) + SLACK
             hits = ranked.take(depth)
-            page = _entity_page(idx, q, filters, ix.cfg.snippet_chars)
+            page = _entity_page(idx, q, filters, ix.cfg.snippet_chars, rk)
             if page is not None:
                 if ranked.features_of is not None:
                     page = replace(page, features=ranked.features_of(_page_unit(idx, page)))
@@ -235,7 +235,8 @@ def recall(
                     f"threshold min_relevance={threshold:g} (lower it, or 0 to show every hit)"
                 )
             if not filters.as_of:
-                hits = mark_superseded(idx, hits, None)
+                hits = corrections_first(idx, mark_superseded(idx, hits, None))
+                hits = hits if expand else hits[:want]
             hits = [_said(idx, h) if h.origin == "sessions" else h for h in hits]
             hits, packed = _within_budget(ranked, hits, budget)
             ranked.notes.extend(_kept_by_validity(hits, filters))
@@ -335,7 +336,7 @@ def _kept_by_validity(hits: list[Hit], f: Filters) -> list[str]:
     ]
 
 
-def _filters(
+def filters_of(
     today: date,
     since: str | None,
     until: str | None,
@@ -344,6 +345,8 @@ def _filters(
     path: str | None,
     as_of: str | None,
 ) -> Filters:
+    """The recall arguments that restrict what is searched, as one ``Filters`` (also read by
+    ``clawmem facts``, which lists what the same filters keep)."""
     kinds: tuple[str, ...] = ()
     if kind:
         raw = [kind] if isinstance(kind, str) else list(kind)
@@ -378,7 +381,7 @@ def _filters(
 SOURCES = ("memory", "sessions", "all")
 
 
-def _source(source: str | None) -> str | None:
+def source_of(source: str | None) -> str | None:
     if source is None or source == "all":
         return None
     if source not in SOURCES:
@@ -550,10 +553,19 @@ def _page_may_lead(filters: Filters) -> bool:
     return True
 
 
-def _entity_page(idx: Index, q: Query, filters: Filters, snippet_chars: int) -> Hit | None:
-    """ "Tell me about Peter": the entity's own page leads, then the facts about it."""
+def _entity_page(
+    idx: Index, q: Query, filters: Filters, snippet_chars: int, rk: Ranking
+) -> Hit | None:
+    """ "Tell me about Peter": the entity's own page leads, then the facts about it. A question
+    that asks something of the entity ("Where was Elise on 31 Dec 2023?": more than
+    ``Ranking.entity_page_max_terms`` words besides its names and dates) is ranked as it is: its
+    answer is a line, and the page takes part in the ranking as any note does."""
     if not _page_may_lead(filters):
         return None
+    if not filters.entity:
+        asked = [t for t in q.lex.terms if t not in q.names and t not in q.dates]
+        if len(asked) > rk.entity_page_max_terms:
+            return None
     names = [filters.entity] if filters.entity else q.entities
     for name in names[:1]:
         return entity_page_hit(idx, name, snippet_chars)
@@ -590,6 +602,11 @@ def mark_superseded(index: Index, hits: list[Hit], as_of: str | None) -> list[Hi
     at ``as_of`` (or now)."""
     out = []
     for h in hits:
+        if h.kind and h.scope is None:
+            newest = _corrected(index, h.path, h.start_line, as_of)
+            if newest is not None:  # a correction the Markdown states (clawmem correct)
+                out.append(replace(h, superseded_by=newest))
+                continue
         if h.kind not in SUPERSEDABLE or not h.entities or not h.day:
             out.append(h)
             continue
@@ -611,6 +628,48 @@ def mark_superseded(index: Index, hits: list[Hit], as_of: str | None) -> list[Hi
                 break
         out.append(h)
     return out
+
+
+def corrections_first(index: Index, hits: list[Hit]) -> list[Hit]:
+    """Each fact a person corrected (``clawmem correct``) is preceded by its correction: the
+    answer to what memory now holds comes first, the old statement right after it, marked
+    ``superseded_by``. (A fact superseded by the rule alone keeps its place: the rule is a
+    judgement, a correction is a statement.) Each step looks only at hits before it, so the
+    first n hits of a longer list are still those of a shorter one."""
+    out: list[Hit] = []
+    shown: set[str] = set()
+    for h in hits:
+        newest = (
+            _corrected(index, h.path, h.start_line, None) if h.kind and h.scope is None else None
+        )
+        if newest is not None and newest not in shown:
+            path, _, lines = newest.partition("#L")
+            row = queries.fact_row(index, path, int(lines.split("-")[0]))
+            if row is not None:
+                new = Hit.from_row(row, score=h.score, snippet=row["text"], relevance=h.relevance)
+                out.append(new)
+                shown.add(new.citation)
+        if h.citation not in shown:
+            out.append(h)
+            shown.add(h.citation)
+    return out
+
+
+# How many corrections of corrections recall follows to the newest statement.
+CORRECTION_CHAIN = 20
+
+
+def _corrected(index: Index, path: str, line: int, as_of: str | None) -> str | None:
+    """Citation of the newest fact in the chain of explicit corrections that starts at this
+    fact (``supersedes [[path#Lline]]`` notes), as known at ``as_of``; None when none names it."""
+    newest = None
+    for _ in range(CORRECTION_CHAIN):
+        row = queries.corrected_by(index, path, line, as_of)
+        if row is None:
+            break
+        path, line, end = row[0], row[1], row[2]
+        newest = f"{path}#L{line}-L{end}"
+    return newest
 
 
 # ---------------------------------------------------------------------------- token budget

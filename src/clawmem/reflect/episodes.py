@@ -34,6 +34,7 @@ from pathlib import Path
 from clawmem.config import Config
 from clawmem.errors import ClawmemError
 from clawmem.markdown.facts import format_fact, make_fact
+from clawmem.markdown.forgotten import load as forgotten_lines
 from clawmem.text.topics import jaccard, topic_words
 from clawmem.transcripts import formats as transcripts
 from clawmem.transcripts import sessions
@@ -195,7 +196,7 @@ def finished(
         if path is None:
             continue
         try:
-            parsed = transcripts.parse(path.read_bytes())
+            parsed = transcripts.parse(path.read_bytes(), forgotten=forgotten_lines(root))
         except OSError as exc:
             warnings.append(f"{entry.relpath}: cannot read ({exc.strerror})")
             continue

@@ -35,7 +35,7 @@ from clawmem.reflect.episodes import sentences
 from clawmem.text.redact import redact
 
 # The threshold below which a candidate is not proposed. Chosen on REALTALK chats 1-5 with
-# `python -m benchmarks.proposals --tune` (benchmarks/analysis.md); reported on chats 6-10.
+# `python -m benchmarks.suites.proposals --tune` (benchmarks/analysis.md); reported on chats 6-10.
 MIN_CONFIDENCE = 0.5
 MAX_CHARS = 300
 MIN_CHARS = 15

@@ -152,7 +152,9 @@ def flush(
     t0 = time.perf_counter()
     path = Path(os.path.abspath(Path(transcript).expanduser()))
     data, st = read_transcript(path)
-    parsed = formats.parse(data)
+    from clawmem.markdown.forgotten import load as forgotten_lines
+
+    parsed = formats.parse(data, forgotten=forgotten_lines(ix.root))
     if parsed.format is None:
         raise InputError(
             f"{path}: not a transcript format clawmem reads (OpenClaw or Claude Code session JSONL)",

@@ -35,7 +35,12 @@ from clawmem.markdown.kinds import SECTION_TITLES
 from clawmem.markdown.links import format_wikilink
 from clawmem.markdown.markers import OFF, MarkerError, find_section, is_off, splice
 from clawmem.markdown.supersession import KINDS as SUPERSEDABLE
-from clawmem.markdown.supersession import Statement, conditions_in, supersedes
+from clawmem.markdown.supersession import (
+    Statement,
+    conditions_in,
+    explicit_target,
+    supersedes,
+)
 from clawmem.markdown.workspace import (
     CORE_FILES,
     FileEntry,
@@ -52,6 +57,8 @@ from clawmem.reflect.episodes import (
     episode_body,
 )
 from clawmem.reflect.opinions import Opinion, cluster
+from clawmem.reflect.retention import Retention, apply_retention
+from clawmem.reflect.retention import cutoff as retention_cutoff
 from clawmem.text.topics import jaccard, topic_words
 from clawmem.transcripts import registry
 
@@ -113,6 +120,14 @@ def fact_status(log: FactLog, opinions: list[Opinion]) -> FactStatus:
             if supersedes(said[g.order], said[f.order]):
                 st.superseded_by[f.order] = g
                 break
+    # Corrections the Markdown states (``supersedes [[path#Lline]]`` under the new fact, written
+    # by `clawmem correct`) win over the rule, whatever the kinds: the person said so.
+    at = {(f.path, f.fact.line): f for f in shown}
+    for g in shown:  # oldest first: the newest correction of a fact is the one kept
+        target = explicit_target(g.fact.notes)
+        old = at.get(target) if target else None
+        if old is not None and old.order != g.order:
+            st.superseded_by[old.order] = g
     for op in opinions:
         for i, step in enumerate(op.steps):
             st.opinion_of[step.fact.order] = (op, i)
@@ -477,6 +492,7 @@ class ReflectResult:
     dry_run: bool
     seconds: float = 0.0
     index_synced: bool = False
+    retention: Retention = field(default_factory=Retention)  # episode pages aged out
     fact_proposals: int = 0  # new in memory/proposals/ (proposal_review.py)
 
     def written(self, role: str | None = None) -> list[FileChange]:
@@ -524,6 +540,7 @@ class ReflectResult:
             ],
             "entity_pages_updated": len(self.written("entity")),
             "episode_pages_written": len(self.written("episode")),
+            "episodes_aged_out": self.retention.to_dict(),
             "opinions_changed": sum(1 for o in self.opinions if o.changed),
             "opinions": [o.to_dict() for o in self.opinions],
             "proposals": [
@@ -898,6 +915,10 @@ def reflect(
 
             names = sorted(Path(rel).stem for rel in pages.values())
             episodes, episode_warnings = finished(ix.root, ix.cfg, now or datetime.now(UTC), names)
+            # A conversation older than the retention keeps no page (retention.py).
+            first = retention_cutoff(ix.cfg, today)
+            if first is not None:
+                episodes = [e for e in episodes if e.first_at[:10] >= first.isoformat()]
         result, conflicts = plan_reflect(
             ix.root,
             log,
@@ -927,6 +948,7 @@ def reflect(
                 param="force",
             )
         result.dry_run = dry_run
+        result.retention = apply_retention(ix.root, ix.cfg, today, dry_run=dry_run)
         if not dry_run:
             for change in result.written():
                 path = writable_path(ix.root, change.path)
@@ -944,7 +966,8 @@ def reflect(
                         hint="check permissions and free space; rerun reflect to finish",
                     ) from None
             result.fact_proposals = _propose_facts(ix, sc, episodes, since_day, today)
-            if (result.written() or result.fact_proposals) and ix.index_path.exists():
+            aged = result.retention.archived or result.retention.pruned
+            if (result.written() or result.fact_proposals or aged) and ix.index_path.exists():
                 try:
                     ix.index_locked(embed_limit=ix.cfg.lazy_embed_limit)
                 except OSError as exc:

@@ -694,6 +694,23 @@ class Index:
                 else:
                     self._put_vector(cid, _blob(vec), day, kind, now)
 
+    def forget_vectors(self, sha256s: Iterable[str]) -> int:
+        """Drop the cached vectors of texts that were forgotten (``clawmem forget``), unless a
+        live unit still has that text: a forgotten line leaves nothing behind in the index."""
+        shas = sorted(set(sha256s))
+        removed = 0
+        with self.conn:
+            for i in range(0, len(shas), 500):
+                part = shas[i : i + 500]
+                marks = ",".join("?" * len(part))
+                cur = self.conn.execute(
+                    f"DELETE FROM embedding_cache WHERE sha256 IN ({marks}) "
+                    f"AND sha256 NOT IN (SELECT sha256 FROM chunks WHERE sha256 IN ({marks}))",
+                    (*part, *part),
+                )
+                removed += cur.rowcount
+        return removed
+
     def prune_cache(self, max_entries: int) -> int:
         with self.conn:
             removed = 0

@@ -187,6 +187,48 @@ def later_facts(
     ).fetchall()
 
 
+def facts_about(index: Index, entities: tuple[str, ...], limit: int) -> list:
+    """(path, start_line, end_line, text, entities) of the newest facts mentioning any of
+    ``entities`` (without entities: the newest facts that mention none)."""
+    cols = "c.path, c.start_line, c.end_line, c.text, c.entities"
+    if not entities:
+        return index.conn.execute(
+            f"SELECT {cols} FROM chunks c WHERE c.kind IS NOT NULL AND c.entities = '' "
+            "ORDER BY c.day IS NULL, c.day DESC, c.id DESC LIMIT ?",
+            (limit,),
+        ).fetchall()
+    folded = [e.casefold() for e in entities]
+    return index.conn.execute(
+        f"SELECT DISTINCT {cols}, c.day, c.id FROM chunks c JOIN chunk_entities e "
+        f"ON e.chunk_id = c.id WHERE e.folded IN ({','.join('?' * len(folded))}) "
+        "AND c.kind IS NOT NULL ORDER BY c.day IS NULL, c.day DESC, c.id DESC LIMIT ?",
+        (*folded, limit),
+    ).fetchall()
+
+
+def fact_row(index: Index, path: str, line: int) -> Row | None:
+    """The fact at ``path`` line ``line`` (``COLUMNS``), or None."""
+    return index.conn.execute(
+        f"SELECT {COLUMNS} FROM chunks c WHERE c.path = ? AND c.start_line = ? "
+        "AND c.kind IS NOT NULL",
+        (path, line),
+    ).fetchone()
+
+
+def corrected_by(index: Index, path: str, line: int, as_of: str | None) -> tuple | None:
+    """The fact whose ``supersedes [[path#Lline]]`` note names this fact (markdown/
+    supersession.py), newest first, recorded by ``as_of``: (path, start_line, end_line), or None."""
+    return index.conn.execute(
+        "SELECT f.path, f.start_line, f.end_line FROM links l JOIN chunks f ON f.path = l.src "
+        "AND f.kind IS NOT NULL AND f.start_line = (SELECT max(g.start_line) FROM chunks g "
+        "WHERE g.path = l.src AND g.kind IS NOT NULL AND g.start_line < l.line) "
+        "WHERE l.type = 'supersedes' AND l.dst = ? AND (l.anchor = ? OR l.anchor LIKE ?) "
+        "AND (? IS NULL OR f.day IS NULL OR f.day <= ?) "
+        "ORDER BY f.day IS NULL, f.day DESC, f.id DESC LIMIT 1",
+        (path, f"L{line}", f"L{line}-%", as_of, as_of),
+    ).fetchone()
+
+
 # ---------------------------------------------------------------------------- entities
 
 
@@ -243,6 +285,21 @@ def facts_stating(
         "SELECT path, start_line, entities, confidence FROM chunks WHERE kind = ? AND text = ? "
         "ORDER BY path, start_line",
         (kind, content),
+    ).fetchall()
+
+
+def facts_matching(index: Index, f: Filters, *, min_confidence: float | None = None) -> list:
+    """Every fact ``f`` keeps (``COLUMNS``), newest first: by the day recorded (undated last),
+    then by path and line, latest line first."""
+    where, args = filter_sql(f)
+    conds = ["c.kind IS NOT NULL"] + ([where] if where else [])
+    if min_confidence is not None:
+        conds.append("c.confidence IS NOT NULL AND c.confidence >= ?")
+        args = [*args, min_confidence]
+    return index.conn.execute(
+        f"SELECT {COLUMNS} FROM chunks c WHERE {' AND '.join(conds)} "
+        "ORDER BY c.day IS NULL, c.day DESC, c.path DESC, c.start_line DESC",
+        args,
     ).fetchall()
 
 

@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from clawmem.markdown.forgotten import Forgotten
 from clawmem.text.redact import redact
 
 OPENCLAW = "openclaw"
@@ -159,10 +160,17 @@ class Parsed:
 
 
 def parse(
-    data: bytes, *, first_line: int = 1, fmt: str | None = None, session_id: str | None = None
+    data: bytes,
+    *,
+    first_line: int = 1,
+    fmt: str | None = None,
+    session_id: str | None = None,
+    forgotten: Forgotten | None = None,
 ) -> Parsed:
     """Read the complete lines of ``data`` (a line still being written, without its newline, is
-    left for the next read). ``fmt`` and ``session_id``: what earlier lines of the file said."""
+    left for the next read). ``fmt`` and ``session_id``: what earlier lines of the file said.
+    ``forgotten``: the workspace's forgotten lines (markdown/forgotten.py): a message whose text
+    is one of them is not read, whoever reads it (the index, flush, reflect, get)."""
     end = data.rfind(b"\n") + 1
     messages: list[Message] = []
     bad: list[int] = []
@@ -193,4 +201,6 @@ def parse(
         m = message_of(obj, fmt, lineno)
         if m is not None:
             messages.append(m)
+    if forgotten:
+        messages = [m for m in messages if not forgotten.holds(m.text)]
     return Parsed(tuple(messages), fmt, session_id, len(lines), end, tuple(bad))

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from clawmem.config import Config
 from clawmem.errors import BadArgument, WorkspaceError
+from clawmem.markdown import forgotten
+from clawmem.markdown.forgotten import Forgotten
 from clawmem.markdown.workspace import (
     MAX_TRANSCRIPT_BYTES,
     TRANSCRIPT_PREFIX,
@@ -261,14 +263,15 @@ def sync_transcript(
     if path is None:
         return Skipped(entry.relpath, "deleted while indexing")
     known = index.transcript_state(entry.relpath)
+    gone = forgotten.load(root)
     try:
         if known is not None:
             state, lines, sha, problems_json = known
             if entry.size >= state.offset and prefix_hash(path, state.offset) == sha:
                 return _append(
-                    index, path, cfg, entry, state, lines, problems_json, embedder_key, read
+                    index, path, cfg, entry, state, lines, problems_json, embedder_key, read, gone
                 )
-        return _rewrite(index, path, cfg, entry, embedder_key, read)
+        return _rewrite(index, path, cfg, entry, embedder_key, read, gone)
     except FileNotFoundError:
         return Skipped(entry.relpath, "deleted while indexing")
     except OSError as exc:
@@ -297,12 +300,17 @@ def _rewrite(
     entry: FileEntry,
     embedder_key: str | None,
     read: Read | None = None,
+    gone: Forgotten | None = None,
 ) -> TranscriptSync | Skipped:
     if read is not None:
         data, parsed = read
+        if gone:
+            parsed = replace(
+                parsed, messages=tuple(m for m in parsed.messages if not gone.holds(m.text))
+            )
     else:
         data = _read_from(path, 0)
-        parsed = transcripts.parse(data)
+        parsed = transcripts.parse(data, forgotten=gone)
     unknown = _unknown_format(entry, parsed)
     if unknown is not None:
         return unknown
@@ -340,12 +348,17 @@ def _append(
     problems_json: str,
     embedder_key: str | None,
     read: Read | None = None,
+    gone: Forgotten | None = None,
 ) -> TranscriptSync | Skipped:
     import json
 
     data = read[0][state.offset :] if read is not None else _read_from(path, state.offset)
     parsed = transcripts.parse(
-        data, first_line=lines + 1, fmt=state.format, session_id=state.session_id
+        data,
+        first_line=lines + 1,
+        fmt=state.format,
+        session_id=state.session_id,
+        forgotten=gone,
     )
     if state.format is None:
         unknown = _unknown_format(entry, parsed)
@@ -453,7 +466,7 @@ def read_messages(
             hint="see [sessions] paths in clawmem.toml and `clawmem status`",
         )
     data = path.read_bytes()
-    parsed = transcripts.parse(data)
+    parsed = transcripts.parse(data, forgotten=forgotten.load(root))
     total = parsed.lines
     if from_line > max(total, 1):
         raise BadArgument("from_line", from_line, f"{relpath} has {total} lines")

@@ -2,6 +2,8 @@
 
 # No `from __future__ import annotations`: typer reads these annotations at run time.
 
+from typing import Annotated, Any
+
 import typer
 
 from clawmem.cli.commands import JsonOpt, WorkspaceOpt, open_mem, print_json
@@ -9,10 +11,41 @@ from clawmem.cli.commands import JsonOpt, WorkspaceOpt, open_mem, print_json
 
 def register(app: typer.Typer) -> None:
     @app.command()
-    def entities(as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
-        """List entities with their fact counts, last mention and page."""
-        from clawmem.cli.render import out
+    def entities(
+        name: Annotated[
+            str | None,
+            typer.Argument(help="One entity (Peter or @Peter): its page and its facts."),
+        ] = None,
+        as_json: JsonOpt = False,
+        workspace: WorkspaceOpt = None,
+    ) -> None:
+        """List entities with their fact counts, last mention and page; with NAME, that entity's
+        page and the facts that mention it, newest first.
 
+        Examples:
+
+          clawmem entities
+
+          clawmem entities Peter --json
+        """
+        from clawmem.cli.render import err, escape, fact_line, out
+
+        if name is not None:
+            detail = open_mem(workspace).entity(name)
+            if as_json:
+                print_json(detail.to_dict())
+                return
+            d: dict[str, Any] = detail.to_dict()
+            page = f"{d['page']} ({d['page_lines']} lines)" if d["page"] else "(no page)"
+            out.print(f"[bold]@{escape(d['entity'])}[/bold]  page {escape(page)}")
+            for h in d["facts"]:
+                out.print(fact_line(h))
+            if d["total"] > d["shown"]:
+                err.print(
+                    f"[dim]{d['shown']} of {d['total']} facts shown; "
+                    f"`clawmem facts --entity {d['entity']} --all` lists every one[/dim]"
+                )
+            return
         rows = open_mem(workspace).entities()
         if as_json:
             print_json([r.to_dict() for r in rows])

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from clawmem.cli.mcp import access
-from clawmem.cli.mcp.access import Grant
-from clawmem.errors import InputError
+from clawmem.cli.mcp.access import TOKEN_HINT, Grant
+from clawmem.errors import InputError, UsageError
 from clawmem.markdown.kinds import KINDS
 from clawmem.recall.pipeline import KINDS as RECALL_KINDS
 from clawmem.recall.pipeline import MODES, SOURCES
@@ -80,6 +80,7 @@ def _retain(mem: Memory, a: dict, grant: Grant) -> dict:
             confidence=a.get("confidence"),
             entities=a.get("entities") or [],
             day=a.get("date"),
+            writer="mcp",
         ).to_dict()
     except InputError as exc:
         if exc.param != "allow_secret":
@@ -91,6 +92,49 @@ def _retain(mem: Memory, a: dict, grant: Grant) -> dict:
             hint="retain it without the credential (say where it is kept, not what it is); "
             "a person can store one with `clawmem retain --allow-secret`",
         ) from None
+
+
+def _list(mem: Memory, a: dict, grant: Grant) -> dict:
+    kind = a.get("kind")
+    return mem.facts(
+        entity=a.get("entity"),
+        kind=[kind] if isinstance(kind, str) else kind,
+        since=a.get("since"),
+        until=a.get("until"),
+        as_of=a.get("as_of"),
+        path=a.get("path"),
+        min_confidence=a.get("min_confidence"),
+        include_superseded=not a.get("current", False),
+        limit=a.get("limit", 50),
+    ).to_dict()
+
+
+def _update(mem: Memory, a: dict, grant: Grant) -> dict:
+    return mem.correct(
+        a["citation"],
+        a["text"],
+        kind=a.get("kind"),
+        confidence=a.get("confidence"),
+        entities=a.get("entities"),
+        writer=f"mcp:{grant.who}",
+    ).to_dict()
+
+
+def _forget(mem: Memory, a: dict, grant: Grant) -> dict:
+    cited = a.get("citations") or []
+    if not grant.sessions and any(c.startswith("sessions/") for c in cited):
+        raise UsageError("this token does not reach conversation transcripts", hint=TOKEN_HINT)
+    return mem.forget(
+        a.get("citations") or [], entity=a.get("entity"), dry_run=not a.get("confirm", False)
+    ).to_dict()
+
+
+def _history(mem: Memory, a: dict, grant: Grant) -> dict:
+    return mem.history(a["target"]).to_dict()
+
+
+def _files(mem: Memory, a: dict, grant: Grant) -> dict:
+    return {"result": mem.memory_tool(writer=f"mcp:{grant.who}").handle(a)}
 
 
 def _status(mem: Memory, a: dict, grant: Grant) -> dict:
@@ -350,6 +394,185 @@ TOOLS: tuple[ToolSpec, ...] = (
         run=_entities,
     ),
     ToolSpec(
+        name="memory_list",
+        title="List facts",
+        description=(
+            "List remembered facts without a query, newest first: everything about an entity, "
+            "every opinion above a confidence, what was recorded in a period. Each fact has its "
+            "citation, kind, entities, confidence, day and `superseded_by` (a newer fact that "
+            "replaced it). Use memory_search to find facts by meaning instead."
+        ),
+        schema={
+            "type": "object",
+            "properties": {
+                "entity": _short("Only facts about this entity (Peter or @Peter)."),
+                "kind": {"type": "string", "enum": list(KINDS), "description": "W, B, O or S."},
+                "since": _short("30d, 2w, 2025-11, 2025-11-27 …"),
+                "until": _short("Same forms as since; inclusive."),
+                "as_of": _short("What was known and valid on YYYY-MM-DD."),
+                "path": _short("Only files under this workspace path prefix."),
+                "min_confidence": {
+                    "type": "number",
+                    "minimum": 0,
+                    "maximum": 1,
+                    "description": "Only opinions at least this confident.",
+                },
+                "current": {"type": "boolean", "description": "Leave out superseded facts."},
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 500,
+                    "description": "At most this many (default 50).",
+                },
+            },
+            "additionalProperties": False,
+        },
+        run=_list,
+    ),
+    ToolSpec(
+        name="memory_history",
+        title="History of a fact or entity",
+        description=(
+            "How a fact came to be: the statements it replaced and that replaced it (by its "
+            "citation), or every fact about an entity (@Name), oldest first, each with who wrote "
+            "it (retain, correct, mcp, import, or a hand edit with its git commit)."
+        ),
+        schema={
+            "type": "object",
+            "properties": {"target": _short("A fact's citation (path#Lx-Lx) or an @entity.")},
+            "required": ["target"],
+            "additionalProperties": False,
+        },
+        run=_history,
+    ),
+    ToolSpec(
+        name="memory_update",
+        title="Correct a fact",
+        description=(
+            "Correct a wrong fact: the right statement is stored today and marked as superseding "
+            "the old one (given by its citation from memory_search or memory_list). The old line "
+            "stays for the record; searches show the correction first. Kind, entities and "
+            "confidence default to the old fact's."
+        ),
+        schema={
+            "type": "object",
+            "properties": {
+                "citation": _short("The wrong fact's citation, e.g. memory/2025-11-27.md#L26-L26."),
+                "text": {
+                    "type": "string",
+                    "minLength": 1,
+                    "pattern": NOT_BLANK,
+                    "maxLength": MAX_TEXT_CHARS,
+                    "description": "The right statement, one line.",
+                },
+                "kind": {
+                    "type": "string",
+                    "enum": list(KINDS),
+                    "description": "W, B, O or S (default: the old fact's).",
+                },
+                "entities": {
+                    "type": "array",
+                    "items": {"type": "string", "maxLength": MAX_SHORT_CHARS},
+                    "maxItems": 20,
+                    "description": "Who or what it is about (default: the old fact's).",
+                },
+                "confidence": {
+                    "type": "number",
+                    "minimum": 0,
+                    "maximum": 1,
+                    "description": "Opinions: how sure (default: the old one's).",
+                },
+            },
+            "required": ["citation", "text"],
+            "additionalProperties": False,
+        },
+        run=_update,
+        writes=True,
+    ),
+    ToolSpec(
+        name="memory_forget",
+        title="Forget lines",
+        description=(
+            "Forget lines for good, by citation or by entity. Without `confirm` it only returns "
+            "the preview: exactly which lines of which files would go. With `confirm: true` the "
+            "lines are blanked in the Markdown, dropped from the index and kept out of every "
+            "rebuild, merge and page. Show the user the preview before confirming."
+        ),
+        schema={
+            "type": "object",
+            "properties": {
+                "citations": {
+                    "type": "array",
+                    "items": {"type": "string", "maxLength": MAX_SHORT_CHARS},
+                    "maxItems": 50,
+                    "description": "Citations of the lines to forget (path#Lx-Ly).",
+                },
+                "entity": _short("Forget an entity: its facts, @mentions, links and page."),
+                "confirm": {"type": "boolean", "description": "Apply (default: preview only)."},
+            },
+            "additionalProperties": False,
+        },
+        run=_forget,
+        writes=True,
+    ),
+    ToolSpec(
+        name="memory_files",
+        title="Memory files (Claude's memory tool)",
+        description=(
+            "The commands of Claude's memory tool over a /memories folder kept in this memory "
+            "(bank/memories/): view, create, str_replace, insert, delete, rename. Files are "
+            "redacted, indexed at once and searchable with memory_search."
+        ),
+        schema={
+            "type": "object",
+            "properties": {
+                "command": {
+                    "type": "string",
+                    "enum": ["view", "create", "str_replace", "insert", "delete", "rename"],
+                    "description": "The memory tool's command.",
+                },
+                "path": _short("/memories/…"),
+                "file_text": {
+                    "type": "string",
+                    "maxLength": 1_000_000,
+                    "description": "create: the file's text.",
+                },
+                "old_str": {
+                    "type": "string",
+                    "maxLength": MAX_TEXT_CHARS,
+                    "description": "str_replace: the text to replace (once in the file).",
+                },
+                "new_str": {
+                    "type": "string",
+                    "maxLength": MAX_TEXT_CHARS,
+                    "description": "str_replace: what replaces it.",
+                },
+                "insert_line": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "insert: the line after which to insert (0: at the top).",
+                },
+                "insert_text": {
+                    "type": "string",
+                    "maxLength": MAX_TEXT_CHARS,
+                    "description": "insert: the text.",
+                },
+                "old_path": _short("/memories/…"),
+                "new_path": _short("/memories/…"),
+                "view_range": {
+                    "type": "array",
+                    "items": {"type": "integer"},
+                    "maxItems": 2,
+                    "description": "view: [first, last] lines (last -1: to the end).",
+                },
+            },
+            "required": ["command"],
+            "additionalProperties": False,
+        },
+        run=_files,
+        writes=True,
+    ),
+    ToolSpec(
         name="memory_proposals",
         title="Facts proposed for review",
         description=(
@@ -402,7 +625,8 @@ memory_get.
 - When you learn something durable (a decision, a preference, a fact about a person or project, \
 something you did that worked or failed), store it with memory_retain: one self-contained \
 statement, the right kind (W/B/O/S), the entities it is about, a confidence for opinions. Do not \
-store secrets or transient chatter.
+store secrets or transient chatter. When a stored fact is wrong, correct it with memory_update \
+(its citation and the right statement) rather than storing a contradiction.
 """
 
 

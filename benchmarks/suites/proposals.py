@@ -15,8 +15,8 @@ event; recall: the share of events that some proposal matches.
 Baselines in the same run: every first-person sentence proposed (``I``, ``I'm``, ``my``, ``we``
 …), and nothing proposed.
 
-    python -m benchmarks.proposals            # held-out chats 6-10, with the baselines
-    python -m benchmarks.proposals --tune     # the threshold sweep on chats 1-5
+    python -m benchmarks.suites.proposals            # held-out chats 6-10, with the baselines
+    python -m benchmarks.suites.proposals --tune     # the threshold sweep on chats 1-5
 """
 
 from __future__ import annotations
@@ -195,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(score(held, system, threshold if system == "rules" else 0.0))
             print(_row(rows[-1]))
     print(
-        f"({time.perf_counter() - t0:.1f} s; python -m benchmarks.proposals"
+        f"({time.perf_counter() - t0:.1f} s; python -m benchmarks.suites.proposals"
         f"{' --tune' if args.tune else ''}; {date.today().isoformat()})"
     )
     if args.json:

@@ -1,0 +1,47 @@
+"""``clawmem correct CITATION "new text"``: replace a wrong fact with a right one, keeping both.
+
+The old line stays where it is (daily logs are only appended to, and what was believed before
+stays answerable with ``--as-of``); the new fact is retained today with a note that names the old
+one (``supersedes [[path#Lline]]``, markdown/supersession.py). Recall then marks the old fact
+``superseded_by`` the new one, reflect strikes it through on the entity page, and ``history``
+shows the chain.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+from clawmem.ingest.cited import fact_at
+from clawmem.ingest.indexing import Indexer
+from clawmem.ingest.retain import Retained, retain
+
+
+def correct(
+    ix: Indexer,
+    citation: str,
+    text: str,
+    *,
+    kind: str | None = None,
+    confidence: float | None = None,
+    entities: tuple[str, ...] | list[str] | None = None,
+    allow_secret: bool = False,
+    today: date | None = None,
+    writer: str = "correct",
+) -> Retained:
+    """Retain ``text`` as the correction of the fact at ``citation``: the old fact's kind,
+    entities and confidence unless given."""
+    old = fact_at(ix, citation).fact
+    new_kind = kind or old.kind
+    if confidence is None and new_kind == old.kind == "O":
+        confidence = old.confidence
+    return retain(
+        ix,
+        text,
+        kind=new_kind,
+        confidence=confidence,
+        entities=tuple(old.lead_entities or old.entities) if entities is None else entities,
+        allow_secret=allow_secret,
+        today=today,
+        supersedes=citation,
+        writer=writer,
+    )

@@ -1,0 +1,430 @@
+"""Memory you can correct, forget and carry (issue 41), run as a user runs it: the CLI on a copy of
+the fixture workspace, real files, real git, the real index.
+
+facts and entities NAME list without a question; correct writes the new fact with a note naming
+the old one, recall shows the correction first and --as-of before it the old one; history shows
+the chain and who wrote each statement; forget blanks the lines in place and keeps them out of a
+rebuild, a merge, reflect, flush and transcripts; export and import carry facts out and in (and
+round-trip); Claude's memory tool stays inside bank/memories; episode pages age out on request.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from clawmem import open_workspace
+from clawmem.markdown.forgotten import FORGOTTEN, key
+
+from .conftest import cli
+
+pytestmark = pytest.mark.usefixtures("lexical")
+
+TODAY = date.today().isoformat()
+OLD = "memory/2025-11-27.md#L26-L26"  # "- W @Peter: Currently in Marrakech (Nov 27–Dec 1, 2025) …"
+
+
+def run(ws: Path, *args: str):
+    r = cli("-w", str(ws), *args)
+    return r
+
+
+def js(ws: Path, *args: str):
+    r = cli("-w", str(ws), *args, "--json")
+    assert r.code == 0, r.err
+    return json.loads(r.out)
+
+
+# ---------------------------------------------------------------------------- facts, entities
+
+
+def test_facts_lists_newest_first_with_filters(ws):
+    d = js(ws, "facts", "--entity", "Peter", "--limit", "3")
+    assert d["shown"] == 3 and d["total"] > 3
+    days = [f["timestamp"] for f in d["facts"]]
+    assert days == sorted(days, reverse=True)
+    assert all("Peter" in f["entities"] for f in d["facts"])
+    ops = js(ws, "facts", "--kind", "O", "--min-confidence", "0.9", "--all")
+    assert ops["facts"] and all(f["kind"] == "O" and f["confidence"] >= 0.9 for f in ops["facts"])
+    since = js(ws, "facts", "--since", "2025-11-27", "--until", "2025-11-27", "--all")
+    day = "2025-11-27"
+    assert since["facts"] and all(  # recorded that day, or stating a validity that covers it
+        f["timestamp"] == day or (f["valid_from"] <= day <= (f["valid_to"] or "9999"))
+        for f in since["facts"]
+    )
+
+
+def test_entities_name_shows_page_and_facts(ws):
+    d = js(ws, "entities", "Peter")
+    assert d["entity"] == "Peter" and d["page"] == "bank/entities/Peter.md"
+    assert d["total"] >= 5 and all("Peter" in f["entities"] for f in d["facts"])
+    bad = run(ws, "entities", "Petr")
+    assert bad.code == 2 and "did you mean @Peter" in bad.err
+
+
+# ---------------------------------------------------------------------------- correct, history
+
+
+def test_correct_supersedes_and_as_of_shows_the_old(ws):
+    d = js(ws, "correct", OLD, "Currently in Essaouira (Nov 28–Dec 1, 2025) after Marrakech.")
+    assert d["stored"] and d["supersedes"] == OLD and d["entities"] == ["Peter"]
+    log = (ws / "memory" / f"{TODAY}.md").read_text(encoding="utf-8")
+    assert "  - supersedes [[memory/2025-11-27.md#L26]]\n" in log
+    old_line = (ws / "memory/2025-11-27.md").read_text(encoding="utf-8").splitlines()[25]
+    assert "Marrakech" in old_line  # the old line is never touched
+    res = js(ws, "recall", "Peter Marrakech birthday", "-k", "5")
+    cites = [h["citation"] for h in res["results"]]
+    assert d["source"] in cites and OLD in cites
+    assert cites.index(d["source"]) == cites.index(OLD) - 1  # the correction right before
+    old = next(h for h in res["results"] if h["citation"] == OLD)
+    assert old["superseded_by"] == d["source"]
+    before = js(ws, "recall", "Peter Marrakech birthday", "--as-of", "2025-11-28", "-k", "5")
+    hit = next(h for h in before["results"] if h["citation"] == OLD)
+    assert hit["superseded_by"] is None
+    assert d["source"] not in [h["citation"] for h in before["results"]]
+    hist = js(ws, "history", OLD)
+    steps = [s["citation"] for s in hist["steps"]]
+    assert steps[-2:] == [OLD, d["source"]]
+    assert hist["steps"][-1]["writer"] == "correct"
+    assert hist["steps"][-2]["writer"] == "hand edit"
+
+
+def test_correct_refuses_a_line_that_is_not_a_fact(ws):
+    r = run(ws, "correct", "memory/2025-11-27.md#L1-L1", "x")
+    assert r.code == 2 and "is not a fact" in r.err
+    r = run(ws, "correct", "../outside.md#L1", "x")
+    assert r.code == 3
+
+
+def test_retain_warns_of_a_near_duplicate(ws):
+    d = js(
+        ws, "retain", "Peter's rule: no production deploys on Fridays unless on fire", "-e", "Peter"
+    )
+    assert d["stored"] and "memory/2025-11-07.md#L31-L31" in d["similar"]
+
+
+# ---------------------------------------------------------------------------- forget
+
+
+def _git(repo: Path, *args: str) -> str:
+    env = {
+        **os.environ,
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@e",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@e",
+    }
+    p = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=env)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+LINE = "memory/2025-11-16.md#L12-L12"
+
+
+def test_forget_previews_then_blanks_in_place_and_stays_forgotten(ws):
+    path = ws / "memory/2025-11-16.md"
+    before = path.read_bytes()
+    raw = before.decode().splitlines()[11]
+    ino = path.stat().st_ino
+    preview = run(ws, "forget", LINE, "--dry-run")
+    assert preview.code == 0 and "would forget 1 line" in preview.out and LINE in preview.out
+    assert path.read_bytes() == before  # a preview writes nothing
+    assert run(ws, "forget", LINE).code == 2  # no terminal, no --yes: refused, nothing done
+    done = js(ws, "forget", LINE, "--yes")
+    assert done["applied"] and done["lines_forgotten"] == 1
+    after = path.read_bytes()
+    assert len(after) == len(before) and path.stat().st_ino == ino  # same size, same file
+    assert after.decode().splitlines()[11].strip() == ""
+    assert (ws / FORGOTTEN).read_text().count(key(raw)) == 1
+    assert (
+        "flights to Marrakech" not in run(ws, "recall", "booked flights Marrakech", "-k", "20").out
+    )
+    # A rebuild from scratch reads the line again if someone pastes it back: it stays out.
+    lines = after.decode().splitlines(keepends=True)
+    lines[11] = raw + "\n"
+    path.write_text("".join(lines), encoding="utf-8")
+    assert run(ws, "index", "--force").code == 0
+    assert (
+        "flights to Marrakech" not in run(ws, "recall", "booked flights Marrakech", "-k", "20").out
+    )
+    facts = js(ws, "facts", "--entity", "Andy", "--all")
+    assert all("booked flights" not in f["content"] for f in facts["facts"])
+
+
+def test_forget_an_entity_takes_its_facts_mentions_and_page(ws):
+    done = js(ws, "forget", "--entity", "Kenji", "--yes")
+    assert done["pages_removed"] == ["bank/entities/Kenji.md"]
+    assert not (ws / "bank/entities/Kenji.md").exists()
+    assert js(ws, "facts", "--entity", "Kenji", "--all")["total"] == 0
+    text = "".join(p.read_text(encoding="utf-8") for p in ws.rglob("*.md"))
+    assert "@Kenji" not in text and "[[Kenji]]" not in text and "(Kenji.md)" not in text
+    # Lines naming Kenji as a plain word are kept, and the preview said which.
+    assert any("name Kenji in plain text and are kept" in n for n in done["notes"])
+
+
+def test_forget_survives_a_git_merge_that_brings_the_line_back(ws, tmp_path):
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    remote = tmp_path / "remote.git"
+    _git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    assert run(ws, "init", str(ws), "--git").code == 0
+    _git(ws, "checkout", "-q", "-B", "main")
+    _git(ws, "add", "-A")
+    _git(ws, "commit", "-qm", "workspace")
+    _git(ws, "remote", "add", "origin", str(remote))
+    _git(ws, "push", "-q", "origin", "main")
+    other = tmp_path / "other"
+    _git(tmp_path, "clone", "-q", str(remote), str(other))
+    assert run(other, "init", str(other), "--git").code == 0
+    # Here: forget the line, commit, push. There: append to the same log (the line is still
+    # there), commit, pull: the merge must not bring the forgotten line back.
+    js(ws, "forget", LINE, "--yes")
+    _git(ws, "add", "-A")
+    _git(ws, "commit", "-qm", "forget")
+    _git(ws, "push", "-q", "origin", "main")
+    with open(other / "memory/2025-11-16.md", "a", encoding="utf-8") as f:
+        f.write("- a line written in the other clone\n")
+    _git(other, "add", "-A")
+    _git(other, "commit", "-qm", "other")
+    _git(other, "pull", "-q", "--no-rebase", "origin", "main")
+    text = (other / "memory/2025-11-16.md").read_text(encoding="utf-8")
+    assert "booked flights to Marrakech" not in text
+    assert "a line written in the other clone" in text
+    assert "flights to Marrakech" not in run(other, "recall", "booked flights", "-k", "20").out
+
+
+def test_forget_keeps_a_transcript_message_out_of_index_and_flush(ws, tmp_path):
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    said = [
+        ("user", "my locker combination is left 12 right 7"),
+        ("assistant", "Noted, the gym locker. Anything else about the gym?"),
+        ("user", "No, that is all about the gym locker for today."),
+    ]
+    lines = [
+        {
+            "type": role,
+            "message": {"role": role, "content": text},
+            "sessionId": "5f0c2a3e-0000-4000-8000-000000000001",
+            "uuid": f"5f0c2a3e-0000-4000-8000-00000000001{n}",
+            "timestamp": f"2025-11-20T10:00:0{n}.000Z",
+        }
+        for n, (role, text) in enumerate(said)
+    ]
+    t = sessions / "s1.jsonl"
+    t.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    (ws / "clawmem.toml").write_text(f'[sessions]\npaths = ["{sessions}"]\n', encoding="utf-8")
+    assert run(ws, "trust").code == 0  # a folder outside the workspace: approved first
+    res = js(ws, "recall", "locker combination", "--source", "sessions", "-k", "3")
+    hit = next(h for h in res["results"] if "combination" in h["snippet"])
+    before = t.read_bytes()
+    done = js(ws, "forget", hit["citation"], "--yes")
+    assert done["transcript_lines"] and t.read_bytes() == before  # not ours to edit
+    res = js(ws, "recall", "locker combination", "--source", "sessions", "-k", "5")
+    assert all("combination" not in h["snippet"] for h in res["results"])
+    mem = open_workspace(ws)
+    said = mem.get(hit["citation"])
+    assert "combination" not in said.text
+    flushed = js(ws, "flush", str(t))  # the episode page is written without the message
+    assert flushed["page"], flushed
+    page = (ws / flushed["page"]).read_text(encoding="utf-8")
+    assert "gym locker" in page and "combination" not in page
+
+
+# ---------------------------------------------------------------------------- export, import
+
+
+def test_export_then_import_into_an_empty_workspace_gives_the_same_facts(ws, tmp_path):
+    out = tmp_path / "facts.jsonl"
+    assert run(ws, "export", "--out", str(out)).code == 0
+    exported = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    empty = tmp_path / "empty"
+    assert run(empty, "init", str(empty)).code == 0
+    preview = js(empty, "import", str(out), "--dry-run")
+    assert len(preview["facts"]) == len(exported) and preview["dry_run"]
+    done = js(empty, "import", str(out), "--yes")
+    assert len(done["stored"]) == len(exported) and not done["skipped"]
+    again = js(empty, "import", str(out), "--yes")
+    assert not again["stored"] and len(again["duplicates"]) == len(exported)  # idempotent
+    back = js(empty, "facts", "--all")["facts"]
+
+    def same(f):
+        return (
+            f["kind"],
+            f["content"],
+            tuple(sorted(f["entities"])),
+            f["confidence"],
+            f["timestamp"],
+        )
+
+    assert sorted(map(same, back)) == sorted(map(same, exported))
+    log = next((empty / "memory").glob("2025-11-27.md")).read_text(encoding="utf-8")
+    assert "  - imported from facts.jsonl#L" in log
+
+
+def test_okf_export_reads_back(ws, tmp_path):
+    folder = tmp_path / "okf"
+    d = js(ws, "export", "--format", "okf", "--out", str(folder))
+    assert (folder / "index.md").read_text().startswith('---\nokf_version: "0.2"\n---')
+    page = (folder / "entities/peter.md").read_text(encoding="utf-8")
+    assert page.startswith("---\ntype: Entity\n") and 'resource: "memory/' in page
+    empty = tmp_path / "empty"
+    run(empty, "init", str(empty))
+    done = js(empty, "import", str(folder), "--yes")
+    assert len(done["stored"]) + len(done["duplicates"]) == d["facts"]
+    assert (
+        js(empty, "facts", "--entity", "Peter", "--all")["total"]
+        == js(ws, "facts", "--entity", "Peter", "--all")["total"]
+    )
+
+
+def test_import_claude_code_basic_memory_and_mem0(ws, tmp_path):
+    cc = tmp_path / "cc" / "memory"
+    cc.mkdir(parents=True)
+    (cc / "MEMORY.md").write_text(
+        "# Project memory\n\n- Tests run with `pytest -n auto`\n- The API key is sk-ant-api03-"
+        + "a" * 40
+        + "\n"
+    )
+    basic = tmp_path / "bm"
+    basic.mkdir()
+    (basic / "Kate.md").write_text(
+        "---\ntitle: Kate\n---\n# Kate\n\n## Observations\n"
+        "- [preference] Likes short replies #style\n- [event] Started pottery class\n\n"
+        "## Relations\n- works_at [[Acme]]\n"
+    )
+    mem0 = tmp_path / "mem0.json"
+    mem0.write_text(
+        json.dumps(
+            [
+                {
+                    "id": "1",
+                    "memory": "Prefers Hetzner over AWS",
+                    "user_id": "elise",
+                    "created_at": "2025-10-01T09:00:00Z",
+                }
+            ]
+        )
+    )
+    a = js(ws, "import", str(cc), "--yes")
+    assert a["format"] == "claude-code" and len(a["stored"]) == 2
+    text = "\n".join(p.read_text() for p in (ws / "memory").glob("*.md"))
+    assert "sk-ant-api03-" not in text  # redacted before it was written
+    b = js(ws, "import", str(basic), "--yes")
+    assert b["format"] == "basic-memory"
+    kate = js(ws, "facts", "--entity", "Kate", "--all")["facts"]
+    assert {f["kind"] for f in kate} == {"O", "B", "W"}
+    assert any("works at [[Acme]]" in f["content"] for f in kate)
+    c = js(ws, "import", str(mem0), "--yes")
+    assert c["format"] == "mem0"
+    elise = js(ws, "facts", "--entity", "elise")["facts"]
+    assert elise[0]["timestamp"] == "2025-10-01"
+
+
+# ---------------------------------------------------------------------------- Claude's memory tool
+
+
+def test_claude_memory_tool_is_confined_redacted_and_indexed(ws):
+    tool = open_workspace(ws).memory_tool()
+    assert "created" in tool.handle(
+        {
+            "command": "create",
+            "path": "/memories/prefs.txt",
+            "file_text": "Kate likes short replies\npassword: hunter2xyz\n",
+        }
+    )
+    assert (ws / "bank/memories/prefs.txt.md").is_file()
+    shown = tool.handle({"command": "view", "path": "/memories/prefs.txt"})
+    assert "hunter2xyz" not in shown and "Kate likes short replies" in shown
+    assert "/memories/prefs.txt" in tool.handle({"command": "view", "path": "/memories"})
+    assert "edited" in tool.handle(
+        {
+            "command": "str_replace",
+            "path": "/memories/prefs.txt",
+            "old_str": "short",
+            "new_str": "very short",
+        }
+    )
+    assert "edited" in tool.handle(
+        {
+            "command": "insert",
+            "path": "/memories/prefs.txt",
+            "insert_line": 0,
+            "insert_text": "# Preferences",
+        }
+    )
+    hits = js(ws, "recall", "Kate very short replies", "-k", "3")["results"]
+    assert hits[0]["path"] == "bank/memories/prefs.txt.md"
+    assert "renamed" in tool.handle(
+        {"command": "rename", "old_path": "/memories/prefs.txt", "new_path": "/memories/kate.md"}
+    )
+    for bad in ("/memories/../MEMORY.md", "/etc/passwd", "/memories/.hidden", "/memories/a\x00b"):
+        assert tool.handle({"command": "view", "path": bad}).startswith("Error")
+    os.symlink("/etc", ws / "bank/memories/out")
+    assert tool.handle({"command": "view", "path": "/memories/out/passwd"}).startswith("Error")
+    assert tool.handle(
+        {"command": "create", "path": "/memories/out/x.md", "file_text": "x"}
+    ).startswith("Error")
+    assert "deleted" in tool.handle({"command": "delete", "path": "/memories/kate.md"})
+    assert not (ws / "bank/memories/kate.md").exists()
+
+
+# ---------------------------------------------------------------------------- episodes age out
+
+
+def test_old_episode_pages_are_archived_and_hand_written_ones_kept(ws):
+    from clawmem.markdown.markers import splice
+
+    eps = ws / "memory/episodes"
+    eps.mkdir(parents=True, exist_ok=True)
+    (eps / "2024-01-02-s1.md").write_text(splice(None, ["- said things"], title="Episode s1"))
+    (eps / "2024-01-03-mine.md").write_text("# my own notes\n\nwritten by hand\n")
+    (eps / f"{TODAY}-s2.md").write_text(splice(None, ["- recent"], title="Episode s2"))
+    (ws / "clawmem.toml").write_text("[sessions]\nretention_days = 90\n", encoding="utf-8")
+    d = js(ws, "reflect")
+    aged = d["episodes_aged_out"]
+    assert aged["archived"] == ["memory/episodes/2024-01-02-s1.md"]
+    assert any(k.startswith("memory/episodes/2024-01-03-mine.md") for k in aged["kept"])
+    assert (ws / ".clawmem/archive/episodes/2024-01-02-s1.md").is_file()
+    assert (eps / f"{TODAY}-s2.md").is_file() and (eps / "2024-01-03-mine.md").is_file()
+
+
+# ---------------------------------------------------------------------------- over MCP
+
+
+def test_mcp_list_update_forget_and_files(ws):
+    from clawmem.cli.mcp.dispatch import Tools
+
+    tools = Tools(open_workspace(ws))
+    ok, listed = tools.call("memory_list", {"entity": "Peter", "limit": 2})
+    assert ok and listed["shown"] == 2
+    ok, fixed = tools.call("memory_update", {"citation": OLD, "text": "Currently in Essaouira."})
+    assert ok and fixed["supersedes"] == OLD
+    ok, hist = tools.call("memory_history", {"target": OLD})
+    assert ok and hist["steps"][-1]["writer"] == "mcp:stdio"  # the caller: a token name over HTTP
+    ok, preview = tools.call("memory_forget", {"citations": [LINE]})
+    assert ok and not preview["applied"] and preview["lines"][0]["citation"] == LINE
+    assert "booked flights" in (ws / "memory/2025-11-16.md").read_text(encoding="utf-8")
+    ok, done = tools.call("memory_forget", {"citations": [LINE], "confirm": True})
+    assert ok and done["applied"]
+    # A read-only caller cannot forget, correct or write files.
+    from dataclasses import replace
+
+    from clawmem.cli.mcp.access import LOCAL
+
+    reader = replace(LOCAL, write=False, who="reader")
+    for name in ("memory_forget", "memory_update", "memory_files"):
+        ok, text = tools.call(name, {"citations": [LINE]}, reader)
+        assert not ok and "unknown tool" in text
+    ok, made = tools.call(
+        "memory_files", {"command": "create", "path": "/memories/a.md", "file_text": "hello"}
+    )
+    assert ok and "created" in made["result"]
