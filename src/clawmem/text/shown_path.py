@@ -14,8 +14,9 @@ import re
 
 # A part of a path or a citation (between "/", ".", "_", "-", ":", "#" or a space) that no rule
 # can read as a secret on its own: a word of letters, a number of eight digits or fewer (a date,
-# a counter), a citation's line (L12).
-_PLAIN_PART = re.compile(r"[A-Za-z]{1,24}|\d{1,8}|L\d{1,8}|")
+# a counter), a citation's line (L12), a group of at most 12 lower-case hex digits (a session's
+# UUID in an episode page's name: 7f3c2a10-5b4e-…; no key shape is that short).
+_PLAIN_PART = re.compile(r"[A-Za-z]{1,24}|\d{1,8}|L\d{1,8}|[0-9a-f]{1,12}|")
 _PARTS = re.compile(r"[/._:# -]")
 # Lower-case starts of the words the rules read as a cue ("password", "token", "mk", "pin", …):
 # a path of plain parts none of which starts with one cannot hold a secret said in words either
@@ -35,7 +36,7 @@ def is_plain(path: str) -> bool:
     if not path.isascii():
         return False
     parts = _PARTS.split(path)
-    if len(parts) >= 12:  # room for seed words
+    if sum(p.isalpha() for p in parts) >= 12:  # room for seed words (words, not numbers)
         return False
     if not all(_PLAIN_PART.fullmatch(p) for p in parts):
         return False
