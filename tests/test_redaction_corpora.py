@@ -151,7 +151,12 @@ def test_a_file_named_with_a_token_is_shown_redacted(ws, lexical, tmp_path):
     """get, recall, status and the MCP tools show a credential in a file's name redacted."""
     token = "ghp_" + "aB1cD2eF3gH4iJ5kL6mN7oP8qR9sT0uV1wX2y"
     (ws / "memory" / f"{token}.md").write_text("# Deploy\n\nZyxwvut deploy notes.\n")
+    # A note that links to it: `links` and `graph` name it too.
+    (ws / "memory" / "2025-12-08.md").write_text(f"# Links\n\n- see [[memory/{token}.md]]\n")
     for args in (
+        ["links", f"memory/{token}.md", "--json"],
+        ["links", "memory/2025-12-08.md"],
+        ["graph", "--format", "json"],
         ["get", f"memory/{token}.md", "--json"],
         ["recall", "zyxwvut", "--mode", "lexical", "--json"],
         ["recall", "zyxwvut", "--mode", "lexical"],

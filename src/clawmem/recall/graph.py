@@ -20,6 +20,7 @@ from clawmem.recall.ranking import snippet
 from clawmem.recall.results import Hit
 from clawmem.store import queries
 from clawmem.store.index import Filters, Index
+from clawmem.text.shown_path import shown_path
 
 # --expand starts from this many of the best hits: the ones a reader looks at.
 EXPAND_SEEDS = 3
@@ -67,7 +68,7 @@ class OutgoingLink:
             "context": self.context,
             "target": self.target,
             "label": self.label,
-            "to": self.to,
+            "to": None if self.to is None else shown_path(self.to),
             "status": self.status,
             "candidates": list(self.candidates),
         }
@@ -99,7 +100,7 @@ class Backlink:
 
     def to_dict(self) -> dict:
         return {
-            "from": self.from_path,
+            "from": shown_path(self.from_path),
             "line": self.line,
             "type": self.type,
             "syntax": self.syntax,
@@ -148,7 +149,7 @@ class Links:
     def to_dict(self) -> dict:
         """``clawmem links --json``."""
         return {
-            "path": self.path,
+            "path": shown_path(self.path),
             "outgoing": [lk.to_dict() for lk in self.outgoing],
             "backlinks": [lk.to_dict() for lk in self.backlinks],
             "notes": self.notes,
@@ -258,7 +259,8 @@ class Node:
     label: str
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "kind": self.kind, "label": self.label}
+        # A file name is shown redacted like any other text (text/shown_path.py).
+        return {"id": shown_path(self.id), "kind": self.kind, "label": shown_path(self.label)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,8 +275,8 @@ class Edge:
 
     def to_dict(self) -> dict:
         return {
-            "source": self.source,
-            "target": self.target,
+            "source": shown_path(self.source),
+            "target": shown_path(self.target),
             "type": self.type,
             "count": self.count,
             "line": self.line,
