@@ -151,6 +151,12 @@ def test_a_file_named_with_a_token_is_shown_redacted(ws, lexical, tmp_path):
     """get, recall, status and the MCP tools show a credential in a file's name redacted."""
     token = "ghp_" + "aB1cD2eF3gH4iJ5kL6mN7oP8qR9sT0uV1wX2y"
     (ws / "memory" / f"{token}.md").write_text("# Deploy\n\nZyxwvut deploy notes.\n")
+    # A second file named with it, holding a malformed fact: `check` and `index` name it.
+    (ws / "memory" / f"2025-12-09-{token}.md").write_text("## Retain\n- X @Peter: bad\n")
+    assert token not in cli("-w", str(ws), "check").out
+    assert token not in cli("-w", str(ws), "check", "--json").out
+    assert token not in cli("-w", str(ws), "index", "--no-embed").err
+    (ws / "memory" / f"2025-12-09-{token}.md").unlink()
     # A note that links to it: `links` and `graph` name it too.
     (ws / "memory" / "2025-12-08.md").write_text(f"# Links\n\n- see [[memory/{token}.md]]\n")
     for args in (

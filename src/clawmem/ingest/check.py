@@ -15,6 +15,7 @@ from clawmem.ingest.sync import not_utf8
 from clawmem.markdown.factlog import decode
 from clawmem.markdown.facts import extract_facts, stray_facts
 from clawmem.markdown.links import Resolver, extract_links, problem_message
+from clawmem.text.shown_path import shown_path
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +32,7 @@ class Problem:
     def to_dict(self) -> dict:
         """``clawmem check --json``'s form of it."""
         return {
-            "path": self.path,
+            "path": shown_path(self.path),  # a file's name, shown redacted (text/shown_path.py)
             "line": self.line,
             "text": self.text,
             "message": self.message,

@@ -24,6 +24,7 @@ from clawmem.config import Config
 from clawmem.markdown.workspace import TRANSCRIPT_PREFIX, FileEntry, Scan, Skipped
 from clawmem.store import db
 from clawmem.store.index import Index, make_unit
+from clawmem.text.shown_path import shown_path
 
 if TYPE_CHECKING:
     from types import FrameType
@@ -175,8 +176,9 @@ class SyncReport:
             "unembeddable": self.unembeddable,
             "rebuilt": self.rebuilt,
             "rebuild_reason": self.rebuild_reason,
-            "skipped": [{"path": s.relpath, "reason": s.reason} for s in self.skipped],
-            "problems": [{"path": p, **d} for p, d in self.problems],
+            # File names shown redacted, as every command shows them (text/shown_path.py).
+            "skipped": [{"path": shown_path(s.relpath), "reason": s.reason} for s in self.skipped],
+            "problems": [{"path": shown_path(p), **d} for p, d in self.problems],
             "transcripts": {
                 "appended": self.transcripts_appended,
                 "read_whole": self.transcripts_read_whole,

@@ -30,7 +30,8 @@ def register(app: typer.Typer) -> None:
             print_json([p.to_dict() for p in problems])
         else:
             for p in problems:
-                sys.stdout.write(f"{p.path}:{p.line}: {p.message}\n")
+                d = p.to_dict()  # the file's name as every command shows it (redacted)
+                sys.stdout.write(f"{d['path']}:{p.line}: {p.message}\n")
         if problems:
             raise CheckFailed(
                 summary(problems),
