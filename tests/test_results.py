@@ -53,6 +53,8 @@ RETAIN_KEYS = [
     "source",
     "path",
     "line",
+    "supersedes",
+    "similar",
 ]
 
 

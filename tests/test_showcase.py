@@ -30,8 +30,9 @@ SHOWCASE = [
         "memory/2025-11-03.md#L44-L44",
         ("Lisbon",),
     ),
-    # His page leads (it names how to reach him: WhatsApp); the preference itself is second.
-    ("how should I reply to Peter?", (), "bank/entities/Peter.md#L3-L5", ("WhatsApp",)),
+    # The preference itself answers it (rrf-v9: his page leads only when the question asks
+    # about him and nothing else, as "tell me about Peter" does).
+    ("how should I reply to Peter?", (), "memory/2025-11-12.md#L182-L182", ("concise",)),
 ]
 
 
@@ -76,9 +77,11 @@ def test_the_decision_is_near_the_top_of_what_we_decided(indexed, abstaining):
     assert "memory/2025-11-13.md#L38-L38" in cited[:2], cited
 
 
-def test_the_preference_follows_his_page(indexed, abstaining):
+def test_the_preference_comes_before_his_page(indexed, abstaining):
     cited = [h["citation"] for h in recall(indexed, "how should I reply to Peter?")["results"]]
-    assert cited[1] == "memory/2025-11-12.md#L182-L182", cited
+    assert cited[0] == "memory/2025-11-12.md#L182-L182", cited
+    page = "bank/entities/Peter.md#L3-L5"
+    assert page not in cited or cited.index(page) > 0, cited
 
 
 def test_a_copy_never_comes_before_its_source(indexed, abstaining):

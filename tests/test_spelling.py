@@ -58,16 +58,8 @@ def test_the_names_a_note_writes_are_inner_capitals_and_mentions():
 
 def test_the_proper_names_of_a_question_are_its_people_and_places():
     q = "Did Kevin fly to Crete with @linh on the A380 via the USA, for IL-10 or Africa-based work?"
-    assert names(q) == [
-        '"kevin"',
-        '"crete"',
-        '"linh"',
-        '"a380"',
-        '"usa"',
-        '"il 10"',
-        '"africa based"',
-    ]
-    assert names(q, proper_only=True) == ['"kevin"', '"crete"', '"linh"']
+    assert names(q) == ["kevin", "crete", "linh", "a380", "usa", "il 10", "africa based"]
+    assert names(q, proper_only=True) == ["kevin", "crete", "linh"]
 
 
 @pytest.fixture

@@ -33,6 +33,26 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         'clawmem retain "Peter prefers concise replies on WhatsApp" --kind O -c 0.9 --entity Peter',
         'clawmem retain "The staging cluster moved to Hetzner" --entity payments-service',
     ),
+    "facts": (
+        "clawmem facts --entity Peter",
+        "clawmem facts --kind O --min-confidence 0.9 --json",
+    ),
+    "history": (
+        "clawmem history memory/2025-11-27.md#L26-L26",
+        "clawmem history @Peter --json",
+    ),
+    "correct": (
+        'clawmem correct memory/2025-11-27.md#L26-L26 "Peter is in Essaouira until Dec 1, 2025"',
+    ),
+    "forget": (
+        "clawmem forget memory/2025-11-16.md#L12-L12 --dry-run  # the preview; --yes forgets",
+        "clawmem forget --entity Kenji --dry-run --json",
+    ),
+    "export": (
+        "clawmem export  # every fact as JSONL on stdout",
+        "clawmem export --format okf --out ~/notes-okf",
+    ),
+    "import": ("clawmem import ~/facts.jsonl --dry-run  # the preview; --yes imports",),
     "entities": ("clawmem entities", "clawmem entities --json"),
     "links": ("clawmem links Peter", "clawmem links bank/entities/The-Castle.md --json"),
     "graph": (

@@ -25,12 +25,6 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Export every fact (kind, entities, confidence, dates, citation) as JSONL or as an
         Open Knowledge Format v0.2 folder that other tools read.
-
-        Examples:
-
-          clawmem export > facts.jsonl
-
-          clawmem export --format okf --out ~/exports/notes-okf
         """
         from clawmem.cli.render import err
 
@@ -64,12 +58,6 @@ def register(app: typer.Typer) -> None:
         """Import facts from clawmem JSONL, an OKF folder, Claude Code's auto memory, a
         basic-memory project or a mem0 export: previewed, redacted, each citing its source;
         importing twice adds nothing.
-
-        Examples:
-
-          clawmem import ~/.claude/projects/my-app/memory --dry-run
-
-          clawmem import facts.jsonl --yes --json
         """
         from clawmem.cli.render import err, out
         from clawmem.errors import UsageError

@@ -21,12 +21,6 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """List entities with their fact counts, last mention and page; with NAME, that entity's
         page and the facts that mention it, newest first.
-
-        Examples:
-
-          clawmem entities
-
-          clawmem entities Peter --json
         """
         from clawmem.cli.render import err, escape, fact_line, out
 

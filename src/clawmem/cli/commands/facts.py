@@ -44,12 +44,6 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """List facts without a question, newest first, filtered by entity, kind, time,
         confidence or path.
-
-        Examples:
-
-          clawmem facts --entity Peter
-
-          clawmem facts --kind O --min-confidence 0.8 --since 90d --json
         """
         from clawmem.cli.render import print_fact_list
 
@@ -80,12 +74,6 @@ def register(app: typer.Typer) -> None:
         """How a fact came to be: the statements it replaced and that replaced it, each with
         when it was recorded and who wrote it (retain, correct, an MCP token, flush, import, or
         a hand edit and its git commit). For an entity: every fact about it, oldest first.
-
-        Examples:
-
-          clawmem history memory/2025-11-12.md#L30-L30
-
-          clawmem history @Peter --json
         """
         from clawmem.cli.render import escape, fact_line, out
 

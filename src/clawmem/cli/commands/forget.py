@@ -42,12 +42,6 @@ def register(app: typer.Typer) -> None:
         in the Markdown, drops their index rows and vectors, regenerates the pages that repeated
         them and keeps them out of every rebuild, merge, reflect and flush. Transcript lines are
         forgotten by tombstone (.clawmem/forgotten).
-
-        Examples:
-
-          clawmem forget memory/2025-11-12.md#L30-L30 --dry-run
-
-          clawmem forget --query "bank PIN" -k 1 --yes --json
         """
         from clawmem.cli.render import err, print_forget
         from clawmem.errors import UsageError

@@ -44,14 +44,7 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOpt = False,
         workspace: WorkspaceOpt = None,
     ) -> None:
-        """Append a fact to today's (or --date's) ## Retain section; recallable on return.
-
-        Examples:
-
-          clawmem retain "Peter prefers concise replies on WhatsApp" --kind O -c 0.9 --entity Peter
-
-          clawmem retain "Peter moved to Porto" --entity Peter --supersedes memory/2025-11-12.md#L30-L30
-        """
+        """Append a fact to today's (or --date's) ## Retain section; recallable on return."""
         res = open_mem(workspace).retain(
             text,
             kind=kind,
@@ -89,12 +82,6 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Correct a fact: retain the right statement today, marked as superseding the old one.
         The old line stays; recall marks it superseded, and --as-of an earlier day still shows it.
-
-        Examples:
-
-          clawmem correct memory/2025-11-12.md#L30-L30 "Peter lives in Porto"
-
-          clawmem correct MEMORY.md#L5-L5 "Deploys are on Thursdays" --json
         """
         res = open_mem(workspace).correct(
             citation,

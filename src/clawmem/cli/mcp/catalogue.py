@@ -609,7 +609,10 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="memory_proposal_reject",
         title="Reject a proposed fact",
-        description="Drop a proposed fact for good: the same line is never proposed again.",
+        description=(
+            "Drop a proposed fact for good: the same line is never proposed again, whatever "
+            "conversation or note it is seen in next."
+        ),
         schema=_PROPOSAL_ID,
         run=_review(False),
         writes=True,
