@@ -397,8 +397,13 @@ def _markdown_problem(
         return None
     # retain: the day's log keeps every old line in order and gains one whole line, or nothing.
     key = f"memory/{RETAIN_DAY}.md"
-    others_b = {k: v for k, v in before.items() if k != key}
-    others_m = {k: v for k, v in mid.items() if k != key}
+    # Who wrote the fact (.clawmem/writers, read by `clawmem history`) may gain lines: appended
+    # only, never rewritten.
+    writers = ".clawmem/writers"
+    if not mid.get(writers, b"").startswith(before.get(writers, b"")):
+        return "retain rewrote .clawmem/writers"
+    others_b = {k: v for k, v in before.items() if k not in (key, writers)}
+    others_m = {k: v for k, v in mid.items() if k not in (key, writers)}
     if others_b != others_m:
         return "retain changed another file"
     try:

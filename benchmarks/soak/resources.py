@@ -199,8 +199,8 @@ HOLD_LOCK = (
     "    print('held', flush=True); time.sleep(float(sys.argv[2]))\n"
 )
 HOLD_DB = (
-    "import sys, time; from clawmem.store import db\n"
-    "conn, _ = db.connect(sys.argv[1])\n"
+    "import sys, time; from pathlib import Path; from clawmem.store import db\n"
+    "conn, _ = db.connect(Path(sys.argv[1]))\n"
     "conn.execute('BEGIN EXCLUSIVE')\n"
     "print('held', flush=True); time.sleep(float(sys.argv[2])); conn.rollback()\n"
 )
