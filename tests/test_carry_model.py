@@ -4,14 +4,13 @@ as a user runs them. The lexical plumbing of the same verbs is in tests/test_car
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from .conftest import cli
+from .test_carry import _git
 
 OLD = "memory/2025-11-27.md#L26-L26"  # "- W @Peter: Currently in Marrakech (Nov 27–Dec 1, 2025) …"
 LINE = "memory/2025-11-16.md#L12-L12"  # "- W @Peter @Andy: Peter booked flights to Marrakech …"
@@ -58,19 +57,6 @@ def test_forgotten_stays_out_of_a_hybrid_recall_and_a_rebuild(indexed):
     assert cli("-w", str(indexed), "reflect").code == 0
     assert "booked flights" not in (indexed / "bank/entities/Andy.md").read_text(encoding="utf-8")
     assert "booked flights" not in page
-
-
-def _git(repo: Path, *args: str) -> None:
-    env = {
-        **os.environ,
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@e",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@e",
-    }
-    p = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=env)
-    assert p.returncode == 0, p.stderr
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
