@@ -25,8 +25,8 @@ from clawmem.recall.results import Hit
 from clawmem.store import db, queries
 from clawmem.store.index import Filters, Index
 from clawmem.text import spelling
-from clawmem.text.query import Query
-from clawmem.text.textnorm import LexQuery, fold
+from clawmem.text.query import Query, phrase
+from clawmem.text.textnorm import LexQuery, fold, tokens
 
 if TYPE_CHECKING:
     from sqlite3 import Row
@@ -272,7 +272,7 @@ def rank(
     # (``Ranking.exact_first_max_terms``); a quoted phrase always comes first.
     exact = {h.chunk_id for h in lex if h.exact}
     if exact and (query.quoted or len(q.terms) <= rk.exact_first_max_terms):
-        ordered = _exact_first(ordered, exact, rows, rk)
+        ordered = _exact_first(ordered, exact, rows, rk, query.names)
 
     # A page line restating one fact never shows before the fact it cites (copies.py): the
     # source takes the place right before it, with the copy's evidence of relevance when the
@@ -292,10 +292,19 @@ def rank(
         )
     result.relevance_model = model
 
+    cosines = sorted((h.score for h in vec), reverse=True)
+    vec_gap = cosines[0] - sum(cosines[1:10]) / len(cosines[1:10]) if len(cosines) > 1 else 0.0
+    lex_agree = 1.0 if lex and lex[0].chunk_id in {h.chunk_id for h in vec[:5]} else 0.0
+    name_terms = frozenset(phrase(n) for n in query.proper)
+    content = legs.coverage(index, q, ordered[:10], name_terms)
+    best_content = max(content.values(), default=0.0)
+
     def features(cid: int, place: int) -> relevance.Features:
         lh, vh = lex_by.get(cid), vec_by.get(cid)
         if cid not in cover and len(q.terms) >= 2:
             cover.update(legs.coverage(index, q, [cid]))
+        if cid not in content and len(q.terms) >= 2:
+            content.update(legs.coverage(index, q, [cid], name_terms))
         return relevance.Features(
             coverage=cover.get(cid, 1.0 if lh is not None else 0.0),
             bm25=lh.score if lh else 0.0,
@@ -305,6 +314,10 @@ def rank(
             unknown_names=asked.unknown_names,
             top_cosine=top_cosine,
             unknown_proper=asked.unknown_proper,
+            vec_gap=vec_gap,
+            content=content.get(cid, 0.0),
+            best_content=best_content,
+            lex_agree=lex_agree,
         )
 
     def hits() -> Iterator[Hit]:
@@ -406,15 +419,28 @@ def _weighs_unseen(mode: str, vector_used: bool, rk: fusion.Ranking, q: LexQuery
     return mode == "hybrid" and vector_used and bool(rk.unseen_power) and len(q.terms) >= 2
 
 
-def _exact_first(ordered: list[int], exact: set[int], rows: dict, rk: fusion.Ranking) -> list[int]:
+def _exact_first(
+    ordered: list[int], exact: set[int], rows: dict, rk: fusion.Ranking, named: tuple[str, ...] = ()
+) -> list[int]:
     """The units holding every identifier first, in their order; among them the Retain facts
     first (rrf-v8, ``rk.exact_facts_first``): a fact is the statement kept about the identifier
     ("DEC-0054: from 2025-11-20 payments-service deploys to ..."), the narrative and checklists
-    around it only mention it."""
+    around it only mention it. Among the facts, one whose subject is an identifier asked about
+    (it opens the fact: "DEC-0054: …", "v2.3.1 fixes …") comes before one that names it in
+    passing ("I wrote DEC-0054 and a Helm chart …"; rrf-v10). Other units keep their order:
+    an abstract that opens with a gene's name is no statement about it more than the next."""
     first = [c for c in ordered if c in exact]
     if rk.exact_facts_first:
-        first = [c for c in first if rows[c]["kind"]] + [c for c in first if not rows[c]["kind"]]
+        facts = [c for c in first if rows[c]["kind"]]
+        about = [c for c in facts if _opens_with(rows[c]["text"], named)]
+        first = about + [c for c in facts if c not in about] + [c for c in first if c not in facts]
     return first + [c for c in ordered if c not in exact]
+
+
+def _opens_with(text: str, named: tuple[str, ...]) -> bool:
+    """Whether ``text``'s first words are one of ``named`` (folded, words joined by a space)."""
+    words = " ".join(tokens(text)[:4])
+    return any(words.startswith(n) for n in named)
 
 
 def _fused(
