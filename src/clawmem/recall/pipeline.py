@@ -601,8 +601,9 @@ def mark_superseded(index: Index, hits: list[Hit], as_of: str | None) -> list[Hi
     """Point each fact at the newest later fact that supersedes it (supersession.py), as known
     at ``as_of`` (or now)."""
     out = []
+    named = queries.corrected_lines(index, (h.path for h in hits if h.kind and h.scope is None))
     for h in hits:
-        if h.kind and h.scope is None:
+        if h.kind and h.scope is None and (h.path, h.start_line) in named:
             newest = _corrected(index, h.path, h.start_line, as_of)
             if newest is not None:  # a correction the Markdown states (clawmem correct)
                 out.append(replace(h, superseded_by=newest))
@@ -638,9 +639,12 @@ def corrections_first(index: Index, hits: list[Hit]) -> list[Hit]:
     first n hits of a longer list are still those of a shorter one."""
     out: list[Hit] = []
     shown: set[str] = set()
+    named = queries.corrected_lines(index, (h.path for h in hits if h.kind and h.scope is None))
     for h in hits:
         newest = (
-            _corrected(index, h.path, h.start_line, None) if h.kind and h.scope is None else None
+            _corrected(index, h.path, h.start_line, None)
+            if h.kind and h.scope is None and (h.path, h.start_line) in named
+            else None
         )
         if newest is not None and newest not in shown:
             path, _, lines = newest.partition("#L")

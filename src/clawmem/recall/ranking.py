@@ -298,6 +298,7 @@ def rank(
     name_terms = frozenset(phrase(n) for n in query.proper)
     content = legs.coverage(index, q, ordered[:10], name_terms)
     best_content = max(content.values(), default=0.0)
+    asks_person = 1.0 if query.proper and _speaks_of_people(rows[c] for c in ids) else 0.0
 
     def features(cid: int, place: int) -> relevance.Features:
         lh, vh = lex_by.get(cid), vec_by.get(cid)
@@ -318,6 +319,7 @@ def rank(
             content=content.get(cid, 0.0),
             best_content=best_content,
             lex_agree=lex_agree,
+            asks_person=asks_person,
         )
 
     def hits() -> Iterator[Hit]:

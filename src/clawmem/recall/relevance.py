@@ -54,6 +54,7 @@ class Features:
     content: float = 0.0  # IDF-weighted share of the question's terms other than names the hit holds
     best_content: float = 0.0  # the most ``content`` any of the first ten hits holds
     lex_agree: float = 0.0  # 1 when the lexical leg's first unit is among the vector leg's first five
+    asks_person: float = 0.0  # 1 when the question names a person or place and the notes speak of people
 
     def to_dict(self) -> dict:
         return {k: round(v, 6) if isinstance(v, float) else v for k, v in self.__dict__.items()}

@@ -15,6 +15,7 @@ from clawmem.markdown.workspace import ENTITY_DIR, TRANSCRIPT_PREFIX, entity_pag
 from clawmem.store.index import Filters, Index
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from sqlite3 import Row  # sqlean's rows are the standard library's
 
 # The columns of a unit that recall reads, as ``row["name"]``.
@@ -213,6 +214,23 @@ def fact_row(index: Index, path: str, line: int) -> Row | None:
         "AND c.kind IS NOT NULL",
         (path, line),
     ).fetchone()
+
+
+def corrected_lines(index: Index, paths: Iterable[str]) -> set[tuple[str, int]]:
+    """(path, line) of every fact in ``paths`` that some ``supersedes [[path#Lline]]`` note
+    names, in one query: recall asks ``corrected_by`` only for these (most hits have none)."""
+    wanted = sorted(set(paths))
+    if not wanted:
+        return set()
+    marks = ",".join("?" * len(wanted))
+    out: set[tuple[str, int]] = set()
+    for dst, anchor in index.conn.execute(
+        f"SELECT dst, anchor FROM links WHERE type = 'supersedes' AND dst IN ({marks})", wanted
+    ):
+        first = (anchor or "").removeprefix("L").split("-")[0]
+        if first.isdigit():
+            out.add((dst, int(first)))
+    return out
 
 
 def corrected_by(index: Index, path: str, line: int, as_of: str | None) -> tuple | None:
