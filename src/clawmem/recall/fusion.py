@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-RRF = "rrf-v9"
-WEIGHTED = "weighted-v8"
+RRF = "rrf-v10"
+WEIGHTED = "weighted-v9"
 
 
 @dataclass(frozen=True)

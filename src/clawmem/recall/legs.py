@@ -137,9 +137,7 @@ def _ranked_fts_only(index: Index, bm25: str, match: str, limit: int) -> list | 
     return [(r[0], r[1]) for r in found[:limit]]
 
 
-def coverage(
-    index: Index, q: LexQuery, ids: list[int], without: frozenset[str] = frozenset()
-) -> dict[int, float]:
+def coverage(index: Index, q: LexQuery, ids: list[int]) -> dict[int, float]:
     """The share of the query's meaning each unit holds: the IDF-weighted fraction of the query's
     terms it matches (in any column). "a feline resting on a rug" matching only "rest" (of the
     evening) holds little of the question, however rare "rest" is; fusion weighs it so."""
@@ -149,8 +147,6 @@ def coverage(
     weight: dict[str, float] = {}
     matched: dict[int, float] = {}
     for term, (w, df) in _term_weights(index, q).items():
-        if term in without:
-            continue
         weight[term] = w
         # Which of the units hold the term: walking its rows costs ~0.2 µs a row; asking FTS5
         # for each unit costs ~0.1 ms a unit (measured at 100k units), so the cheaper one.

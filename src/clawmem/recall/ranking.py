@@ -25,7 +25,7 @@ from clawmem.recall.results import Hit
 from clawmem.store import db, queries
 from clawmem.store.index import Filters, Index
 from clawmem.text import spelling
-from clawmem.text.query import Query, phrase
+from clawmem.text.query import Query
 from clawmem.text.textnorm import LexQuery, fold, tokens
 
 if TYPE_CHECKING:
@@ -292,20 +292,10 @@ def rank(
         )
     result.relevance_model = model
 
-    cosines = sorted((h.score for h in vec), reverse=True)
-    vec_gap = cosines[0] - sum(cosines[1:10]) / len(cosines[1:10]) if len(cosines) > 1 else 0.0
-    lex_agree = 1.0 if lex and lex[0].chunk_id in {h.chunk_id for h in vec[:5]} else 0.0
-    name_terms = frozenset(phrase(n) for n in query.proper)
-    content = legs.coverage(index, q, ordered[:10], name_terms)
-    best_content = max(content.values(), default=0.0)
-    asks_person = 1.0 if query.proper and _speaks_of_people(rows[c] for c in ids) else 0.0
-
     def features(cid: int, place: int) -> relevance.Features:
         lh, vh = lex_by.get(cid), vec_by.get(cid)
         if cid not in cover and len(q.terms) >= 2:
             cover.update(legs.coverage(index, q, [cid]))
-        if cid not in content and len(q.terms) >= 2:
-            content.update(legs.coverage(index, q, [cid], name_terms))
         return relevance.Features(
             coverage=cover.get(cid, 1.0 if lh is not None else 0.0),
             bm25=lh.score if lh else 0.0,
@@ -315,11 +305,6 @@ def rank(
             unknown_names=asked.unknown_names,
             top_cosine=top_cosine,
             unknown_proper=asked.unknown_proper,
-            vec_gap=vec_gap,
-            content=content.get(cid, 0.0),
-            best_content=best_content,
-            lex_agree=lex_agree,
-            asks_person=asks_person,
         )
 
     def hits() -> Iterator[Hit]:

@@ -48,13 +48,6 @@ class Features:
     # the candidates: paper abstracts, say) a capitalised word no note writes is more often a term
     # the notes write another way (a taxon, a protein alias) than a stranger.
     unknown_proper: float = 0.0
-    # Question-level signals of "this memory holds the event asked about" (issue 45's near
-    # misses: the memory's own people, an event that is not there).
-    vec_gap: float = 0.0  # the vector leg's best cosine less the mean of its next nine
-    content: float = 0.0  # IDF-weighted share of the question's terms other than names the hit holds
-    best_content: float = 0.0  # the most ``content`` any of the first ten hits holds
-    lex_agree: float = 0.0  # 1 when the lexical leg's first unit is among the vector leg's first five
-    asks_person: float = 0.0  # 1 when the question names a person or place and the notes speak of people
 
     def to_dict(self) -> dict:
         return {k: round(v, 6) if isinstance(v, float) else v for k, v in self.__dict__.items()}
