@@ -207,3 +207,38 @@ def test_proposal_tools_over_mcp(ws, tmp_path, lexical):
     assert accepted["status"] == "accepted" and accepted["retained"].startswith("memory/2025-12-02")
     assert [p["id"] for p in after["proposals"]] == [pid]
     assert anyio  # the session runs on anyio, as test_mcp's do
+
+
+def test_reflect_promotes_only_by_its_rule_and_never_into_memory_md(ws, lexical):
+    """The promotion rule (proposal_review.PROMOTE_CONVERSATIONS): a statement proposed from
+    three different daily logs becomes a fact without review, its note saying why; one from two
+    stays a proposal; MEMORY.md is never touched."""
+    from clawmem.reflect.proposal_review import PROMOTE_CONVERSATIONS
+
+    assert PROMOTE_CONVERSATIONS == 3
+    core = (ws / "MEMORY.md").read_bytes()
+    thrice = "I'm starting a pottery class at the community center."
+    twice = "I'm learning to play the cello with a teacher from Leipzig."
+    for n, day in enumerate(("2025-11-20", "2025-11-21", "2025-11-22")):
+        said = [thrice] + ([twice] if n < 2 else [])
+        (ws / "memory" / f"{day}.md").write_text(
+            f"# {day}\n\n" + "\n\n".join(said) + "\n", encoding="utf-8"
+        )
+    r = cli("-w", str(ws), "reflect", "--json")
+    assert r.code == 0, r.err
+    out = json.loads(r.out)
+    [promoted] = out["promoted"]
+    assert promoted["why"] == "said in 3 conversations" and thrice in promoted["line_text"]
+    day, first = promoted["retained"].split("#L")
+    line = int(first.split("-")[0])
+    text = (ws / day).read_text(encoding="utf-8").splitlines()
+    assert thrice in text[line - 1]
+    assert "promoted by reflect: said in 3 conversations" in text[line]
+    assert [p["statement"] for p in _list(ws, "accepted")] == [thrice]
+    assert any(twice == p["statement"] for p in _list(ws))  # still waits for a person
+    ledger = (ws / ".clawmem" / "proposals-reviewed").read_text(encoding="utf-8")
+    assert ledger.endswith(" promoted\n")
+    assert (ws / "MEMORY.md").read_bytes() == core
+    # A second reflect promotes nothing more and proposes nothing new.
+    again = json.loads(cli("-w", str(ws), "reflect", "--json").out)
+    assert again["promoted"] == [] and again["fact_proposals"] == 0
