@@ -6,6 +6,7 @@ run proposes nothing new; what is proposed is redacted. Through the CLI, as user
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from datetime import date
 from pathlib import Path
@@ -242,3 +243,25 @@ def test_reflect_promotes_only_by_its_rule_and_never_into_memory_md(ws, lexical)
     # A second reflect promotes nothing more and proposes nothing new.
     again = json.loads(cli("-w", str(ws), "reflect", "--json").out)
     assert again["promoted"] == [] and again["fact_proposals"] == 0
+
+
+def test_a_person_only_talked_about_gets_a_page_of_what_was_said(ws, tmp_path, lexical):
+    """Anna never speaks and has no page: once a proposal about her is accepted, reflect writes
+    her page, each line citing the daily log's fact and the conversation it was said in."""
+    assert not (ws / "bank" / "entities" / "Anna.md").exists()
+    t = Transcript(tmp_path / "cc" / "-home-me-code" / "5d2e8a41-7c3b-4f6a-8e9d-1b2c3d4e5f60.jsonl")
+    t.user("Quick one before we start. My sister Anna is getting married in Lisbon on June 14th.")
+    t.assistant("Congratulations to Anna! Should I block June 14th in your calendar?")
+    t.user("Yes please. Anna's wedding is the whole weekend, so keep June 13th free too.")
+    assert _flush(ws, t.path)["proposed"] >= 1
+    about = [p for p in _list(ws) if "Anna" in p["entities"]]
+    assert about, _list(ws)
+    for p in about:
+        r = cli("-w", str(ws), "proposals", "accept", p["id"])
+        assert r.code == 0, r.err
+    assert cli("-w", str(ws), "reflect").code == 0
+    page = (ws / "bank" / "entities" / "Anna.md").read_text(encoding="utf-8")
+    for p in about:
+        line = next(x for x in page.splitlines() if p["statement"] in x)
+        assert re.search(r"memory/\d{4}-\d{2}-\d{2}\.md#L\d+", line), line
+        assert f"said in {p['source']}" in line and p["source"].startswith("sessions/")

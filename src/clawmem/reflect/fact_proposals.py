@@ -402,8 +402,26 @@ def propose(said: Iterable[Said], names: Iterable[str] = ()) -> list[Proposal]:
     return out
 
 
+# A person named as someone's relation ("my sister Anna", "our neighbour Tomás") or by an
+# event of theirs ("Anna's wedding", "Mom's surgery"): an entity even without a page, so that
+# reflect gives the people who are only talked about a page of what was said about them.
+_RELATION_NAME = re.compile(
+    r"\b(?i:my|our|his|her|their)\s+(?i:mom|mum|mother|dad|father|sister|brother|wife|husband|"
+    r"partner|girlfriend|boyfriend|son|daughter|friend|best friend|boss|colleague|coworker|"
+    r"neighbou?r|grandma|grandpa|grandmother|grandfather|cousin|aunt|uncle|roommate|teacher|"
+    r"niece|nephew|fianc[eé]e?)\s*,?\s+(?P<name>[A-Z][a-z\u00e0-\u00ff]{2,})\b"
+    r"|\b(?P<owner>[A-Z][a-z\u00e0-\u00ff]{2,})['’]s (?:surgery|birthday|wedding|appointment|"
+    r"exam|interview|flight|party|graduation|trip|deadline|funeral|operation|recital|concert)\b"
+)
+_NOT_NAMES = frozenset({"The", "This", "That", "Today", "Tomorrow", "Tonight", "Everyone"})
+
+
 def _entities(text: str, speaker: str | None, names: tuple[str, ...]) -> tuple[str, ...]:
     found = [speaker] if speaker and is_entity_slug(speaker) else []
+    for m in _RELATION_NAME.finditer(text):
+        name = m.group("name") or m.group("owner")
+        if name not in found and name not in _NOT_NAMES and is_entity_slug(name):
+            found.append(name)
     for name in names:
         if name in found or not is_entity_slug(name):
             continue
