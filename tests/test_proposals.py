@@ -12,7 +12,7 @@ from pathlib import Path
 
 import anyio
 
-from clawmem.reflect.fact_proposals import Said, candidates, propose
+from clawmem.reflect.fact_proposals import Said, candidates, propose, scored
 
 from .conftest import REPO, approve, cli
 from .test_flush import TOKEN, Transcript
@@ -63,12 +63,33 @@ def test_rules_read_plans_preferences_decisions_and_dated_events():
     assert (
         surgery.kind == "W" and surgery.confidence > one("Let's go with Hetzner for it.").confidence
     )
-    # Questions, chatter and what no rule reads are not proposed.
-    for text in ("Are you going to the party tonight?", "Haha yes", "The weather is nice."):
+    # Questions and chatter are not candidates; a statement the model scores low is not proposed.
+    for text in ("Are you going to the party tonight?", "Haha yes"):
         assert candidates(Said(text, "x#L1-L1", day, "Kate")) == []
+    assert propose([Said("The weather is nice.", "x#L1-L1", day, "Kate")]) == []
+    assert [p.text for p in propose([Said("I'm starting a pottery class.", "x#L1-L1", day)])]
     # The same line said twice is one proposal.
     twice = [Said("I love sushi with friends.", f"x#L{n}-L{n}", day, "Kate") for n in (1, 2)]
     assert [p.source for p in propose(twice)] == ["x#L1-L1"]
+
+
+def test_the_conversation_around_a_sentence_moves_its_confidence():
+    """The fitted model reads a sentence with the messages around it: one that answers a
+    question and that the other person returns to scores higher than the same sentence alone."""
+    day = date(2026, 3, 2)
+    line = "I went to a pottery class with my sister."
+    alone = candidates(Said(line, "c#L2-L2", day, "Kate"))[0].confidence
+    talk = [
+        Said("What did you do this weekend?", "c#L1-L1", day, "Elise"),
+        Said(line, "c#L2-L2", day, "Kate"),
+        Said("A pottery class! What did you make at the class?", "c#L3-L3", day, "Elise"),
+        Said("A small pottery bowl, the class was fun.", "c#L4-L4", day, "Kate"),
+    ]
+    found = {p.source: p.confidence for p in scored(talk)}
+    assert found["c#L2-L2"] > alone
+    # Another file is another conversation: nothing carries over between them.
+    other = [Said(line, "d#L1-L1", day, "Kate"), *talk[2:]]
+    assert scored(other)[0].confidence == alone
 
 
 def test_flush_proposes_accept_retains_with_citation_and_reflect_cites_it(ws, tmp_path, lexical):

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from clawmem.reflect import fact_proposals
 from clawmem.reflect.episodes import sentences
-from clawmem.reflect.fact_proposals import Said, candidates
+from clawmem.reflect.fact_proposals import Said, scored
 from clawmem.text.topics import topic_words
 
 MIN_SHARED = 2
@@ -60,6 +60,7 @@ class Session:
     said: list[Said]  # one per message, speaker = the chat's speaker name
     events: dict[str, list[str]]  # speaker -> sub-events
     names: tuple[str, str]
+    dia: dict[str, str]  # a message's citation -> its REALTALK id ("D3:12"), shared by the chat
 
 
 def _speaker(name: str) -> str:
@@ -68,6 +69,7 @@ def _speaker(name: str) -> str:
 
 def load(chats: range) -> list[Session]:
     out = []
+    dia: dict[str, str] = {}
     for path in sorted(eval_dir().glob("Chat_*.json")):
         n = int(path.name.split("_")[1])
         if n not in chats:
@@ -77,16 +79,18 @@ def load(chats: range) -> list[Session]:
         s = 1
         while f"session_{s}" in data:
             said = []
-            for m in data[f"session_{s}"]:
-                when = datetime.strptime(m["date_time"], "%d.%m.%Y, %H:%M:%S").date()
+            for k, m in enumerate(data[f"session_{s}"], 1):
+                when = datetime.strptime(m["date_time"], "%d.%m.%Y, %H:%M:%S")
                 text = m.get("clean_text") or ""
-                said.append(Said(text, m.get("dia_id", ""), when, _speaker(m["speaker"])))
+                src = f"chat-{n}/session-{s}#L{k}-L{k}"
+                dia[src] = m.get("dia_id", "")
+                said.append(Said(text, src, when.date(), _speaker(m["speaker"]), when.isoformat()))
             ev = data.get(f"events_session_{s}") or {}
             events = {
                 a: [e["sub-event"] for e in ev.get("agent_a", []) if e.get("sub-event")],
                 b: [e["sub-event"] for e in ev.get("agent_b", []) if e.get("sub-event")],
             }
-            out.append(Session(n, s, said, events, (a, b)))
+            out.append(Session(n, s, said, events, (a, b), dia))
             s += 1
     return out
 
@@ -104,38 +108,86 @@ def _matches(prop: frozenset[str], event: frozenset[str]) -> bool:
     return shared >= MIN_SHARED and shared >= MIN_COVER * len(event)
 
 
-def score(sessions: list[Session], system: str, threshold: float = 0.0) -> dict:
-    """Precision and recall of ``system``'s proposals ("rules", "first-person" or "nothing")."""
-    proposed = matched_props = events = matched_events = 0
-    by_kind: dict[str, list[int]] = {}
+def _labelled(sessions: list[Session]):
+    """Every candidate sentence of the sessions: (session, speaker, proposal, features, the
+    events of its speaker it matches)."""
+    from clawmem.reflect.fact_proposals import featurize
+
     for s in sessions:
         names = frozenset(n.casefold() for n in s.names)
-        items: list[tuple[str, str, str]] = []  # speaker, text, kind
-        if system == "rules":
-            seen = set()
-            for said in s.said:
-                for p in candidates(said, s.names):
-                    if p.confidence >= threshold and p.key not in seen:
-                        seen.add(p.key)
-                        items.append((said.speaker or "", p.text, p.kind))
-        elif system == "first-person":
-            items = [(sp, t, "-") for said in s.said for sp, t in _first_person(said)]
         gold = {sp: [topic_words(e) - names for e in evs] for sp, evs in s.events.items()}
-        hit: set[tuple[str, int]] = set()
-        for sp, text, kind in items:
+        props = scored(s.said, s.names)
+        feats = featurize(s.said)
+        assert len(props) == len(feats)
+        for p, (i, _whole, text, _rule, x) in zip(props, feats, strict=True):
+            sp = s.said[i].speaker or ""
             words = topic_words(text) - names
-            found = [i for i, e in enumerate(gold.get(sp, [])) if _matches(words, e)]
+            found = [k for k, e in enumerate(gold.get(sp, [])) if _matches(words, e)]
+            yield s, sp, p, x, found
+
+
+def score(sessions: list[Session], system: str, threshold: float = 0.0) -> dict:
+    """Precision and recall of ``system``'s proposals ("clawmem", "rules-v1" (the rules
+    before the fitted model, kept for comparison), "first-person" or "nothing")."""
+    proposed = matched_props = events = matched_events = 0
+    by_kind: dict[str, list[int]] = {}
+    events_by_kind: dict[str, set] = {}
+    cited: set[str] = set()  # REALTALK ids of the messages some proposal cites
+    hit: set[tuple[int, int, str, int]] = set()
+    if system in ("clawmem", "clawmem-model-only"):
+        from clawmem.reflect.fact_proposals import confidence_of
+
+        seen: set[tuple[int, str]] = set()
+        for s, sp, p, x, found in _labelled(sessions):
+            conf = p.confidence if system == "clawmem" else confidence_of(x)
+            if conf < threshold or (s.chat, p.key) in seen:
+                continue
+            seen.add((s.chat, p.key))
             proposed += 1
-            k = by_kind.setdefault(kind, [0, 0])
+            cited.add(f"{s.chat}:{s.dia[p.source]}")
+            k = by_kind.setdefault(p.kind, [0, 0])
             k[0] += 1
             if found:
                 matched_props += 1
                 k[1] += 1
-                hit.update((sp, i) for i in found)
-        events += sum(len(v) for v in gold.values())
-        matched_events += len(hit)
+                for i in found:
+                    hit.add((s.chat, s.number, sp, i))
+                    events_by_kind.setdefault(p.kind, set()).add((s.chat, s.number, sp, i))
+    else:
+        for s in sessions:
+            names = frozenset(n.casefold() for n in s.names)
+            items: list[tuple[str, str, str, str]] = []  # speaker, text, kind, source
+            if system == "rules-v1":
+                items = [
+                    (said.speaker or "", p.text, p.kind, said.source)
+                    for said in s.said
+                    for p in _rules_v1(said)
+                    if p.confidence >= threshold
+                ]
+            elif system == "first-person":
+                items = [
+                    (sp, t, "-", said.source) for said in s.said for sp, t in _first_person(said)
+                ]
+            gold = {sp: [topic_words(e) - names for e in evs] for sp, evs in s.events.items()}
+            for sp, text, kind, src in items:
+                words = topic_words(text) - names
+                found = [i for i, e in enumerate(gold.get(sp, [])) if _matches(words, e)]
+                proposed += 1
+                cited.add(f"{s.chat}:{s.dia[src]}")
+                k = by_kind.setdefault(kind, [0, 0])
+                k[0] += 1
+                if found:
+                    matched_props += 1
+                    k[1] += 1
+                    hit.update((s.chat, s.number, sp, i) for i in found)
+    for s in sessions:
+        events += sum(len(v) for v in s.events.values())
+    matched_events = len(hit)
     precision = matched_props / proposed if proposed else 0.0
     recall = matched_events / events if events else 0.0
+    questions = _questions(sorted({s.chat for s in sessions}))
+    with_gold = [q for q in questions if q[1]]
+    cites = sum(1 for _c, gold in with_gold if any(g in cited for g in gold))
     return {
         "system": system,
         "threshold": threshold,
@@ -150,7 +202,66 @@ def score(sessions: list[Session], system: str, threshold: float = 0.0) -> dict:
             k: round(v[1] / v[0], 3) if v[0] else 0.0 for k, v in sorted(by_kind.items())
         },
         "proposed_by_kind": {k: v[0] for k, v in sorted(by_kind.items())},
+        "events_by_kind": {k: len(v) for k, v in sorted(events_by_kind.items())},
+        "questions_cited": round(cites / len(with_gold), 3) if with_gold else 0.0,
+        "questions": len(with_gold),
     }
+
+
+def _questions(chats: list[int]) -> list[tuple[int, list[str]]]:
+    """REALTALK's questions of ``chats``: (chat, its gold messages as "chat:D3:12")."""
+    out = []
+    for path in sorted(eval_dir().glob("Chat_*.json")):
+        n = int(path.name.split("_")[1])
+        if n in chats:
+            for q in json.loads(path.read_text(encoding="utf-8"))["qa"]:
+                out.append((n, [f"{n}:{e}" for e in q.get("evidence") or []]))
+    return out
+
+
+def fit(sessions: list[Session], l2: float = 1.0) -> tuple[float, ...]:
+    """Logistic regression (Newton's method, L2 on all but the bias) of "this sentence matches
+    an event of its speaker" on the product's features."""
+    import numpy as np
+
+    rows = [(x, 1.0 if found else 0.0) for _s, _sp, _p, x, found in _labelled(sessions)]
+    X = np.array([r[0] for r in rows], dtype=np.float64)
+    y = np.array([r[1] for r in rows], dtype=np.float64)
+    w = np.zeros(X.shape[1])
+    reg = np.full(X.shape[1], l2)
+    reg[0] = 0.0
+    for _ in range(50):
+        p = 1.0 / (1.0 + np.exp(-(X @ w)))
+        grad = X.T @ (p - y) + reg * w
+        H = (X * (p * (1 - p))[:, None]).T @ X + np.diag(reg + 1e-9)
+        step = np.linalg.solve(H, grad)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    print(f"fitted on {len(y)} sentences, {int(y.sum())} matching an event")
+    return tuple(float(round(v, 3)) for v in w)
+
+
+def _rules_v1(said: Said) -> list:
+    """The proposals of the rules before the fitted model (base confidence of the first rule
+    that matches, +0.15 for a named day, -0.2 for a hedge, +0.05 past 60 characters)."""
+    from clawmem.reflect.fact_proposals import _DAY_WORDS, _HEDGE, _RULES, _sentences_of
+
+    out = []
+    for _whole, text, rule in _sentences_of(said):
+        if rule < 0:
+            continue
+        conf = _RULES[rule][1] + (0.15 if _DAY_WORDS.search(text) else 0.0)
+        conf += (-0.2 if _HEDGE.search(text) else 0.0) + (0.05 if len(text) > 60 else 0.0)
+        out.append(_V1(_RULES[rule][0], text, round(conf, 2)))
+    return out
+
+
+@dataclass(frozen=True)
+class _V1:
+    kind: str
+    text: str
+    confidence: float
 
 
 def _row(r: dict) -> str:
@@ -161,39 +272,64 @@ def _row(r: dict) -> str:
     )
     return (
         f"| {r['system']} | {r['threshold']:.2f} | {r['proposed']} | {r['events']} | "
-        f"{r['precision']:.3f} | {r['recall']:.3f} | {r['f1']:.3f} | {met} | {kinds or '—'} |"
+        f"{r['precision']:.3f} | {r['recall']:.3f} | {r['f1']:.3f} | {met} | "
+        f"{r['questions_cited']:.3f} | {kinds or '—'} |"
     )
+
+
+HEAD = (
+    "| system | threshold | proposed | events | precision | recall | F1 | target met | "
+    "questions whose gold message is cited | by kind (n @ precision) |\n"
+    "|---|---|---|---|---|---|---|---|---|---|"
+)
+SWEEP = (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tune", action="store_true", help="the threshold sweep on chats 1-5")
+    ap.add_argument("--tune", action="store_true", help="fit and sweep on chats 1-5")
     ap.add_argument("--json", type=Path, help="write the rows here too")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
-    head = (
-        "| system | threshold | proposed | events | precision | recall | F1 | target met | "
-        "by kind (n @ precision) |\n|---|---|---|---|---|---|---|---|---|"
-    )
     rows = []
     if args.tune:
         tune = load(TUNE)
         print(f"Tuning chats 1-5: {len(tune)} sessions")
-        print(head)
-        for t in (0.0, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85):
-            rows.append(score(tune, "rules", t))
+        fact_proposals.WEIGHTS = (0.0,) * len(fact_proposals.FEATURES)  # fitted anew below
+        weights = fit(tune)
+        print("WEIGHTS = (")
+        print("    " + ", ".join(f"{w:.3f}" for w in weights) + ",")
+        print(")")
+        for name, w in zip(fact_proposals.FEATURES, weights, strict=True):
+            print(f"#   {name}: {w:+.3f}")
+        fact_proposals.WEIGHTS = weights
+        print(HEAD)
+        for t in SWEEP:
+            rows.append(score(tune, "clawmem-model-only", t))
             print(_row(rows[-1]))
     else:
         held = load(HELD_OUT)
-        threshold = fact_proposals.MIN_CONFIDENCE
         print(
             f"Held-out chats 6-10: {len(held)} sessions; matching: same session and speaker, "
             f">= {MIN_SHARED} shared topic words covering >= {MIN_COVER:.0%} of the event's"
         )
-        print(head)
-        for system in ("rules", "first-person", "nothing"):
-            rows.append(score(held, system, threshold if system == "rules" else 0.0))
+        print(HEAD)
+        for system, t in (
+            ("clawmem", fact_proposals.MIN_CONFIDENCE),
+            ("clawmem-model-only", fact_proposals.MIN_CONFIDENCE),
+            ("rules-v1", 0.5),
+            ("first-person", 0.0),
+            ("nothing", 0.0),
+        ):
+            rows.append(score(held, system, t))
             print(_row(rows[-1]))
+        print(
+            "events matched, by the kind of the proposal that matched them:",
+            rows[0]["events_by_kind"],
+        )
+        print("operating points of the model alone on the held-out chats:")
+        for t in SWEEP:
+            print(_row(score(held, "clawmem-model-only", t)))
     print(
         f"({time.perf_counter() - t0:.1f} s; python -m benchmarks.suites.proposals"
         f"{' --tune' if args.tune else ''}; {date.today().isoformat()})"

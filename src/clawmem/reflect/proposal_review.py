@@ -86,13 +86,15 @@ class Reviewed:
 
 
 def said_in_transcript(relpath: str, messages: tuple[Message, ...] | list[Message]) -> list[Said]:
-    """The user's messages of a transcript (what the agent says is not the user's memory)."""
+    """The messages of a transcript: the user's to propose from, the agent's as context only
+    (what the agent says is not the user's memory, but that it asks or echoes a topic counts)."""
     out = []
     for m in messages:
-        if m.role != "user":
-            continue
         day = date.fromisoformat(m.at[:10]) if m.at else None
-        out.append(Said(m.text, f"{relpath}#L{m.line}-L{m.line}", day))
+        src = f"{relpath}#L{m.line}-L{m.line}"
+        out.append(Said(m.text, src, day, None if m.role == "user" else m.role, m.at))
+        if m.role != "user":
+            out[-1] = Said(m.text, src, day, m.role, m.at, context_only=True)
     return out
 
 
