@@ -265,3 +265,45 @@ def test_a_person_only_talked_about_gets_a_page_of_what_was_said(ws, tmp_path, l
         line = next(x for x in page.splitlines() if p["statement"] in x)
         assert re.search(r"memory/\d{4}-\d{2}-\d{2}\.md#L\d+", line), line
         assert f"said in {p['source']}" in line and p["source"].startswith("sessions/")
+
+
+def test_proposals_wait_for_the_lock_and_never_write_through_a_link(ws, tmp_path, lexical):
+    """While another writer holds the write lock, a flush writes its episode page but proposes
+    nothing (the pages are written only under the lock); the next flush proposes. A proposals
+    folder that is a link out of the workspace is refused with a one-line error, nothing written
+    through it."""
+    from clawmem.files.locking import write_lock
+
+    path = _configured(ws, tmp_path)
+    with write_lock(ws / ".memory", timeout=5, purpose="a long clawmem index"):
+        assert _flush(ws, path)["proposed"] == 0
+    assert not (ws / "memory" / "proposals").exists()
+    assert _flush(ws, path)["proposed"] == 3
+
+    other = tmp_path / "ws2"
+    shutil.copytree(REPO / "fixtures" / "workspace", other)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (other / "memory" / "proposals").symlink_to(outside, target_is_directory=True)
+    r = cli("-w", str(other), "flush", str(path))
+    assert r.code != 0 and "memory/proposals" in r.err and "link" in r.err
+    assert len(r.err.strip().splitlines()) <= 2 and "Traceback" not in r.err
+    r = cli("-w", str(other), "reflect")
+    assert r.code != 0 and "link" in r.err
+    assert list(outside.iterdir()) == []
+
+
+def test_proposal_pages_are_only_appended_to(ws, tmp_path, lexical):
+    """A person's notes on a proposals page stay: the next proposals are appended after them,
+    and what was there before is left byte for byte."""
+    t = Transcript(tmp_path / "cc" / "-home-me-code" / "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d.jsonl")
+    t.user("Before I forget: the staging database now lives on db-fsn2.")
+    assert _flush(ws, t.path)["proposed"] == 1
+    [page] = (ws / "memory" / "proposals").iterdir()
+    page.write_text(page.read_text(encoding="utf-8") + "\nMy note: check with Linh.\n", "utf-8")
+    before = page.read_bytes()
+    t.user("Let's go with Hetzner for the new staging cluster.")
+    assert _flush(ws, t.path)["proposed"] == 1
+    after = page.read_bytes()
+    assert after.startswith(before) and b"Hetzner" in after[len(before) :]
+    assert len(_list(ws)) == 2

@@ -395,17 +395,73 @@ def _recall_table(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
+# --------------------------------------------------------------------------- speed
+def speed(messages: int = 2000, runs: int = 5) -> dict:
+    """What proposing costs a flush of a ``messages``-message transcript: REALTALK's held-out
+    messages in order as a conversation between a user (the first speaker of each chat) and an
+    agent (the other, read as context only), proposed and recorded into an empty workspace's
+    pages; the median of ``runs`` fresh runs, in this process (the flush's own budget, 1 s
+    without Python's start, is benchmarks.suites.flush's)."""
+    import statistics
+    import tempfile
+
+    from clawmem.reflect.fact_proposals import propose
+    from clawmem.reflect.proposal_review import record
+
+    said: list[Said] = []
+    for s in load(HELD_OUT):
+        for item in s.said:
+            user = item.speaker == s.names[0]
+            said.append(
+                Said(
+                    item.text,
+                    f"sessions/speed.jsonl#L{len(said) + 1}-L{len(said) + 1}",
+                    item.day,
+                    None if user else "assistant",
+                    item.at,
+                    context_only=not user,
+                )
+            )
+            if len(said) == messages:
+                break
+        if len(said) == messages:
+            break
+    times, written = [], 0
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory() as tmp:
+            t0 = time.perf_counter()
+            written = len(record(Path(tmp), propose(said)))
+            times.append(time.perf_counter() - t0)
+    return {
+        "messages": len(said),
+        "user_messages": sum(1 for x in said if not x.context_only),
+        "proposed": written,
+        "median_s": round(statistics.median(times), 3),
+        "max_s": round(max(times), 3),
+        "runs": runs,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tune", action="store_true", help="fit and sweep on chats 1-5")
     ap.add_argument("--json", type=Path, help="write the rows here too")
+    ap.add_argument("--speed", action="store_true", help="proposing from 2,000 messages")
     ap.add_argument(
         "--recall", action="store_true", help="ER@2k and R@1 with and without proposals indexed"
     )
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     rows = []
-    if args.recall:
+    if args.speed:
+        r = speed()
+        rows = [r]
+        print(
+            f"Proposing from a {r['messages']}-message conversation ({r['user_messages']} the "
+            f"user's): {r['proposed']} proposals, median {r['median_s']:.3f} s, slowest "
+            f"{r['max_s']:.3f} s of {r['runs']} runs (load average {os.getloadavg()[0]:.1f})"
+        )
+    elif args.recall:
         rows = recall_with_proposals(HELD_OUT)
         print("Held-out chats 6-10, recall with and without proposals indexed")
         print(_recall_table(rows))

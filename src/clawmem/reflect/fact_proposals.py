@@ -309,7 +309,7 @@ def featurize(conversation: list[Said]) -> list[tuple[int, str, str, int, tuple[
                 break
         lead = sentences(item.text)[:1]
         for whole, s, rule in _sentences_of(item):
-            words = topic_words(s)
+            words = topics[i] if s == item.text else topic_words(s)
             echoed = other = 0
             first = 1.0
             for j in range(max(0, i - WINDOW), min(len(conversation), i + WINDOW + 1)):
@@ -357,12 +357,19 @@ def _conversations(said: Iterable[Said]) -> list[list[Said]]:
     return list(groups.values())
 
 
-def scored(said: Iterable[Said], names: Iterable[str] = ()) -> list[Proposal]:
-    """Every candidate sentence of ``said`` as a proposal with its confidence (no threshold)."""
+def scored(
+    said: Iterable[Said], names: Iterable[str] = (), at_least: float = 0.0
+) -> list[Proposal]:
+    """Every candidate sentence of ``said`` with a confidence of at least ``at_least`` as a
+    proposal (the default: all of them). The line is built (dated, redacted, its entities
+    found) only for those: most sentences of a long transcript are not."""
     names = tuple(names)
     out = []
     for conversation in _conversations(said):
         for i, _whole, s, rule, x in featurize(conversation):
+            conf = round(max(confidence_of(x), MIN_CONFIDENCE if rule in UNJUDGED_RULES else 0), 2)
+            if conf < at_least:
+                continue
             item = conversation[i]
             kind = _RULES[rule][0] if rule >= 0 else "W"
             day = item.day
@@ -376,9 +383,7 @@ def scored(said: Iterable[Said], names: Iterable[str] = ()) -> list[Proposal]:
                     kind,
                     text,
                     _entities(text, item.speaker, names),
-                    round(
-                        max(confidence_of(x), MIN_CONFIDENCE if rule in UNJUDGED_RULES else 0), 2
-                    ),
+                    conf,
                     day.isoformat() if day else "",
                     item.source,
                 )
@@ -395,8 +400,8 @@ def propose(said: Iterable[Said], names: Iterable[str] = ()) -> list[Proposal]:
     """The proposals of ``said`` at or above ``MIN_CONFIDENCE``, each line once, in order."""
     seen: set[str] = set()
     out = []
-    for p in scored(said, names):
-        if p.confidence >= MIN_CONFIDENCE and p.key not in seen:
+    for p in scored(said, names, MIN_CONFIDENCE):
+        if p.key not in seen:
             seen.add(p.key)
             out.append(p)
     return out

@@ -882,7 +882,7 @@ def _propose_facts(
         if day is not None and day <= today and (since is None or day >= since):
             logs.append(entry.relpath)
     said += daily_logs(ix.root, logs)
-    every = [p for p in scored(said, entity_page_names(ix.root)) if p.confidence >= MIN_CONFIDENCE]
+    every = scored(said, entity_page_names(ix.root), MIN_CONFIDENCE)
     first = list({p.key: p for p in reversed(every)}.values())[::-1]  # propose(): each line once
     new = record(ix.root, first, today)
     return len(new), promotable(every, ix.root)
