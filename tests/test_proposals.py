@@ -110,7 +110,9 @@ def test_flush_proposes_accept_retains_with_citation_and_reflect_cites_it(ws, tm
     assert not (ws / "memory" / "2025-12-02.md").exists()
     # Recall finds a proposal, cited on its page (the folder says it is one).
     r = json.loads(cli("-w", str(ws), "recall", "pay-fsn1 staging Redis", "-k", "20", "--json").out)
-    assert any(h["citation"].startswith("memory/proposals/2025-12-02.md") for h in r["results"])
+    marked = [h for h in r["results"] if h["citation"].startswith("memory/proposals/2025-12-02.md")]
+    assert marked and marked[0]["proposal"] == {"cites": [f"{OC}#L4-L4"]}
+    assert all("proposal" not in h for h in r["results"] if h not in marked)
 
     r = cli("-w", str(ws), "proposals", "accept", redis["id"], "--json")
     assert r.code == 0, r.err
