@@ -64,6 +64,11 @@ def test_rules_read_plans_preferences_decisions_and_dated_events():
     assert (
         surgery.kind == "W" and surgery.confidence > one("Let's go with Hetzner for it.").confidence
     )
+    # A plan's bare weekday is the next one; what was done on one, the last one.
+    thursday = date(2025, 11, 13)
+    plan = candidates(Said("We agreed on a dry run on Monday.", "x#L1-L1", thursday))[0]
+    did = candidates(Said("I went hiking on Monday with my dad.", "x#L1-L1", thursday))[0]
+    assert (plan.day, did.day) == ("2025-11-17", "2025-11-10")
     # Questions and chatter are not candidates; a statement the model scores low is not proposed.
     for text in ("Are you going to the party tonight?", "Haha yes"):
         assert candidates(Said(text, "x#L1-L1", day, "Kate")) == []
