@@ -231,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
         }
     }
     if args.codes_from is not None:
-        from clawmem.recall import vector_matrix
+        from clawmem.store import vector_matrix
 
         vector_matrix.CODES_MIN_ROWS = args.codes_from
         results["meta"]["codes_from"] = args.codes_from

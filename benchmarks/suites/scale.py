@@ -145,7 +145,7 @@ def in_process(root: Path, qs: list[str]) -> dict:
     same queries), and how the two vector legs' lists compare."""
     from benchmarks.suites.speed import freshness_check, rss_mb
     from benchmarks.systems.clawmem import open_clawmem
-    from clawmem.recall import vector_matrix
+    from clawmem.store import vector_matrix
 
     mem = open_clawmem(root, vectors=True)
     mem.reconfigure(mem.cfg)
@@ -409,8 +409,7 @@ def realtalk_ranks() -> dict:
 
     from benchmarks.common import embedder_status
     from benchmarks.suites.realtalk import chat_files, convert
-    from clawmem.recall import vector_matrix
-    from clawmem.store import db
+    from clawmem.store import db, vector_matrix
 
     emb, why = embedder_status()
     if emb is None:
@@ -593,7 +592,7 @@ def main(argv: list[str] | None = None) -> None:
         data["vec0_knn"] = vec0_knn(WORK / "work" / f"synth-{data['size']}", queries(5, seed=7))
         SAVED.write_text(json.dumps(data, indent=1, default=str))
     else:
-        from clawmem.recall import vector_matrix
+        from clawmem.store import vector_matrix
 
         # Off by default in clawmem (vector_matrix.CODES_MIN_ROWS): this run turns them on.
         vector_matrix.CODES_MIN_ROWS = args.codes_from
