@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from clawmem.recall import legs
+from clawmem.store import vector_matrix
 from clawmem.store.index import Filters, Index
 
 from .test_resident import QUERY, borrowed, rt, spec_of  # noqa: F401
@@ -46,6 +47,7 @@ def test_the_resident_embedder_answers_the_vector_leg_as_vec0_does(
     indexed_template,
     tmp_path,
     model,
+    model_cache,
     monkeypatch,
 ):
     ws = tmp_path / "ws"
@@ -61,12 +63,19 @@ def test_the_resident_embedder_answers_the_vector_leg_as_vec0_does(
         assert [s for _, s in got] == pytest.approx([h.score for h in by_vec0], abs=1e-5)
 
         # Through the vector leg, as a one-shot recall of a large index runs it.
-        monkeypatch.setattr(legs, "REMOTE_MIN_ROWS", 1)
+        monkeypatch.setattr(vector_matrix, "REMOTE_MIN_ROWS", 1)
         idx.read_memo.clear()
         hits = legs.stored_leg(idx, qvec, Filters(), 10, remote=b)
         assert [h.chunk_id for h in hits] == [h.chunk_id for h in by_vec0]
         assert legs.vector_search(idx) == "the resident embedder's copy of the vectors"
         assert legs.vector_notes(idx) == []
+        # `clawmem status` says which answers a one-shot recall of this (now "large") index.
+        import clawmem
+
+        st = clawmem.open_workspace(
+            ws, environ={"CLAWMEM_RUNTIME_DIR": str(rt), "CLAWMEM_CACHE_DIR": str(model_cache)}
+        ).status()
+        assert st.vectors["one_shot_search"].startswith("the resident embedder's copy"), st.vectors
         # A filter is answered by vec0 (the copy is asked only for unfiltered searches).
         idx.read_memo.clear()
         legs.stored_leg(idx, qvec, Filters(since="2025-01-01"), 10, remote=b)
@@ -80,6 +89,7 @@ def test_after_an_edit_the_resident_embedder_never_answers_from_the_old_vectors(
     indexed_template,
     tmp_path,
     model,
+    model_cache,
     monkeypatch,
 ):
     import clawmem
@@ -93,13 +103,15 @@ def test_after_an_edit_the_resident_embedder_never_answers_from_the_old_vectors(
     try:
         qvec = b.embed_query(text)
         before = _answered(b, idx, qvec, 5)
-        mem = clawmem.open_workspace(ws, environ={"CLAWMEM_RUNTIME_DIR": str(rt)})
+        mem = clawmem.open_workspace(
+            ws, environ={"CLAWMEM_RUNTIME_DIR": str(rt), "CLAWMEM_CACHE_DIR": str(model_cache)}
+        )
         note = ws / "memory" / "2025-11-20.md"
         note.write_text(note.read_text() + f"\n{text}\n")
         mem.index()
         # The first question after the change is not answered from the old copy: the resident
         # embedder says why, and the recall says so (vec0 answered it).
-        monkeypatch.setattr(legs, "REMOTE_MIN_ROWS", 1)
+        monkeypatch.setattr(vector_matrix, "REMOTE_MIN_ROWS", 1)
         idx.read_memo.clear()
         hits, why = b.search_vectors(idx.path, qvec, 5)
         assert hits is None and why, (hits, why)
@@ -107,6 +119,8 @@ def test_after_an_edit_the_resident_embedder_never_answers_from_the_old_vectors(
         notes = legs.vector_notes(idx)
         if notes:  # the reload may already be done by now
             assert "sqlite-vec scanned every vector" in notes[0]
+        st = mem.status()
+        assert st.vectors["one_shot_search"].startswith(("degraded:", "the resident")), st.vectors
         new_id = stored[0].chunk_id
         assert new_id not in [c for c, _ in before]
         after = _answered(b, idx, qvec, 5)

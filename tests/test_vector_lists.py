@@ -136,9 +136,7 @@ def test_a_copy_never_answers_after_the_index_changed(tmp_path):
     lists.close()
 
 
-def test_above_lists_min_rows_a_process_holds_the_copy_and_recall_uses_it(
-    tmp_path, monkeypatch
-):
+def test_above_lists_min_rows_a_process_holds_the_copy_and_recall_uses_it(tmp_path, monkeypatch):
     ws = _workspace(tmp_path)
     emb = HashEmbedder()
     mem = clawmem.open_workspace(ws, environ={}, embedder=emb)

@@ -6,7 +6,6 @@ index) and vector (sqlite-vec KNN, or an exact scan of the vectors a process hol
 from __future__ import annotations
 
 import math
-import threading
 from typing import TYPE_CHECKING
 
 from clawmem.recall import bm25_topk, fusion
@@ -235,8 +234,8 @@ def vector_search(index: Index) -> str:
     rows, codes = held
     if rows >= vector_matrix.LISTS_MIN_ROWS:
         return (
-            f"held in memory: int8 copy in lists, {vector_lists.PROBE_SHARE:.0%} of {rows:,} "
-            f"rows scored, then exact cosine of the best {vector_lists.POOL_PER_HIT} per hit"
+            f"held in memory: int8 copy, {vector_lists.PROBE_SHARE:.0%} of {rows:,} rows "
+            f"scored, then exact cosine of the best {vector_lists.POOL_PER_HIT} per hit"
         )
     if codes:
         return (
@@ -251,39 +250,17 @@ def held_leg(held: tuple, qvec: Vector, limit: int) -> list[fusion.LegHit] | Non
     return scan_hits(held_scan(held, qvec, limit))
 
 
-def held_scan(held: tuple, qvec: Vector, limit: int) -> vector_matrix.Scan | ListsScan:
+def held_scan(held: tuple, qvec: Vector, limit: int) -> vector_matrix.Scan | vector_lists.ListsScan:
     """A scan of ``held_vectors`` that several threads may work on (``Scan.work``)."""
     ids, mat, codes, keep = held
     if isinstance(mat, vector_lists.Lists):
-        return ListsScan(mat, qvec, limit, keep)
+        return vector_lists.ListsScan(mat, qvec, limit, keep)
     return vector_matrix.Scan(ids, mat, qvec, limit, keep=keep, codes=codes)
 
 
-class ListsScan:
-    """A search of the compressed copy (``vector_lists``), in one piece: the first thread to
-    ``work`` runs it. When the index changed under the copy, ``best`` is None (and so is
-    ``scan_hits``: the caller asks vec0)."""
-
-    def __init__(
-        self, lists: vector_lists.Lists, qvec: Vector, limit: int, keep: np.ndarray | None
-    ) -> None:
-        self._args = (lists, qvec, limit, keep)
-        self._done: list | None = None
-        self._lock = threading.Lock()
-
-    def work(self) -> None:
-        with self._lock:
-            if self._done is None:
-                lists, qvec, limit, keep = self._args
-                self._done = [lists.search(qvec, limit, keep)]
-
-    def best(self) -> list[tuple[int, float]] | None:
-        self.work()
-        assert self._done is not None
-        return self._done[0]
-
-
-def scan_hits(scan: vector_matrix.Scan | ListsScan) -> list[fusion.LegHit] | None:
+def scan_hits(
+    scan: vector_matrix.Scan | vector_lists.ListsScan,
+) -> list[fusion.LegHit] | None:
     """The vector leg from a scan, once all of it is done; None when the index changed under a
     compressed copy (the caller ranks through the index's connection instead)."""
     scan.work()  # whatever no thread has taken yet
@@ -322,11 +299,6 @@ def vectors_of(index: Index, ids: list[int]) -> dict[int, np.ndarray]:
 
 
 VEC0_MAX_K = 4096  # sqlite-vec's limit on a KNN query's k
-# From this many vectors on, a process that holds none (a one-shot CLI) asks the resident
-# embedder, which holds them (vector_matrix: the compressed copy from LISTS_MIN_ROWS on), for an
-# unfiltered vector leg instead of running vec0's KNN over every vector (~0.7 µs a vector: 70 ms
-# at 100k units, ~700 ms of CPU at 1M). Below it vec0 is quick and the embedder holds nothing.
-REMOTE_MIN_ROWS = 50_000
 _REMOTE = "vector_remote"  # the index's read_memo entry: how the last remote search went
 
 
@@ -396,7 +368,7 @@ def _remote_leg(
     """The vector leg from the resident embedder's copy of the index's vectors, or None (vec0
     answers; why is kept for ``vector_notes``)."""
     search = getattr(remote, "search_vectors", None)
-    if search is None or index.vector_counts()["vectors"] < REMOTE_MIN_ROWS:
+    if search is None or index.vector_counts()["vectors"] < vector_matrix.REMOTE_MIN_ROWS:
         return None
     found, why = search(index.path, qvec, limit)
     index.read_memo[_REMOTE] = (found is not None, why)

@@ -39,8 +39,13 @@ if TYPE_CHECKING:
     # A query's vector as embedders give it (embedders.base.Vector; store is below embedders).
     Vector = np.ndarray | array.array
 
-# Share of the rows whose lists a query scores, and the fewest rows it scores.
-PROBE_SHARE = 0.05
+# Share of the rows whose lists a query scores, and the fewest rows it scores. 1.0 (the
+# default): every row, in one list. On REALTALK's real vectors the int8 order holds each
+# question's exact top 10 within its first 2.4% of rows (p90; 142 questions, chats 1-3), so a
+# pool of 4 rows per hit keeps the exact list; the lists' own first pass does not: probing 5% of
+# the rows (~22 lists) kept 46-59% of the exact top 10, 20% kept 83-87% (docs/benchmarks.md,
+# "1M units"). They stay for a machine where a full int8 pass is too slow, measured, not on.
+PROBE_SHARE = 1.0
 PROBE_MIN = 4096
 # Rows rescored exactly per hit asked for (and at least POOL_MIN).
 POOL_PER_HIT = 4
@@ -154,16 +159,19 @@ class Lists:
     def probe_rows(self) -> int:
         return min(len(self.ids), max(PROBE_MIN, int(PROBE_SHARE * len(self.ids))))
 
-    def candidates(self, q: np.ndarray, keep: np.ndarray | None = None) -> np.ndarray:
-        """The rows a query scores: the nearest lists' (or, under ``keep``, a mask of the rows
-        that may be answered, every kept row when they are few)."""
+    def candidates(self, q: np.ndarray, keep: np.ndarray | None = None) -> np.ndarray | None:
+        """The rows a query scores: None for every row (one list, or every list probed); else
+        the nearest lists' (under ``keep``, a mask of the rows that may be answered, only
+        those, and every kept row when they are few)."""
         import numpy as np
 
         want = self.probe_rows()
         if keep is not None:
             kept = np.flatnonzero(keep)
-            if len(kept) <= 4 * want:
+            if len(kept) <= 4 * want or want >= len(self.ids):
                 return kept
+        elif want >= len(self.ids):
+            return None
         order = np.argsort(-(self.centroids @ q), kind="stable")
         sizes = np.diff(self.starts)[order]
         upto = int(np.searchsorted(np.cumsum(sizes), want)) + 1
@@ -178,25 +186,9 @@ class Lists:
     ) -> list[tuple[int, float]] | None:
         """The ``limit`` best (chunk id, exact cosine) by score, then id; None when the index
         changed under the copy (the caller asks vec0)."""
-        import numpy as np
-
-        q = np.asarray(qvec, dtype=np.float32)
-        rows = self.candidates(q, keep)
-        if len(rows) == 0:
-            return []
-        top = float(np.abs(q).max()) or 1.0
-        q8 = np.clip(np.rint(q * (127.0 / top)), -127, 127).astype(np.int8)
-        approx = np.einsum("ij,j->i", self.rows8[rows], q8, dtype=np.int32).astype(np.float32)
-        approx *= self.scale[rows]
-        pool = max(POOL_MIN, POOL_PER_HIT * limit)
-        if pool < len(rows):
-            rows = rows[np.argpartition(-approx, pool - 1)[:pool]]
-        exact = self._exact(rows, q)
-        if exact is None:
-            return None
-        ids = self.ids[rows]
-        order = sorted(zip(ids.tolist(), exact.tolist(), strict=True), key=lambda r: (-r[1], r[0]))
-        return order[:limit]
+        scan = ListsScan(self, qvec, limit, keep)
+        scan.work()
+        return scan.best()
 
     def _exact(self, rows: np.ndarray, q: np.ndarray) -> np.ndarray | None:
         """Exact cosines of ``rows`` from the float32 vectors in the index file; None when it
@@ -242,6 +234,106 @@ class Lists:
     version: int = -1  # data_version of ``_conn`` when the copy was made
 
 
+class ListsScan:
+    """One query's search of a ``Lists``, in blocks of rows that any thread may score by int8
+    dot product (the recall's two threads share it, as ``vector_matrix.Scan``); ``best`` then
+    rescores the pool exactly."""
+
+    BLOCK = 65536  # rows per block: 24 MB of int8 rows, a few ms
+
+    def __init__(
+        self, lists: Lists, qvec: Vector, limit: int, keep: np.ndarray | None = None
+    ) -> None:
+        import numpy as np
+
+        self._lists, self._limit = lists, limit
+        self._q = np.asarray(qvec, dtype=np.float32)
+        top = float(np.abs(self._q).max()) or 1.0
+        self._q8 = np.clip(np.rint(self._q * (127.0 / top)), -127, 127).astype(np.int8)
+        self._rows = lists.candidates(self._q, keep)
+        self._n = len(lists) if self._rows is None else len(self._rows)
+        self._approx = np.empty(self._n, dtype=np.float32)
+        self._next = 0
+        self._left = self._n
+        self._cv = threading.Condition()
+
+    def work(self) -> None:
+        """Score blocks until none is left to take."""
+        import numpy as np
+
+        lists = self._lists
+        while True:
+            with self._cv:
+                a = self._next
+                if a >= self._n:
+                    return
+                b = self._next = min(a + self.BLOCK, self._n)
+            if self._rows is None:
+                rows8, scale = lists.rows8[a:b], lists.scale[a:b]
+            else:
+                sel = self._rows[a:b]
+                rows8, scale = lists.rows8[sel], lists.scale[sel]
+            out = self._approx[a:b]
+            out[:] = np.einsum("ij,j->i", rows8, self._q8, dtype=np.int32)
+            out *= scale
+            with self._cv:
+                self._left -= b - a
+                if not self._left:
+                    self._cv.notify_all()
+
+    def best(self) -> list[tuple[int, float]] | None:
+        """Once every block is scored: the pool rescored exactly, the best ``limit``."""
+        import numpy as np
+
+        with self._cv:
+            self._cv.wait_for(lambda: not self._left)
+        if self._n == 0:
+            return []
+        pool = max(POOL_MIN, POOL_PER_HIT * self._limit)
+        picked = np.arange(self._n)
+        if pool < self._n:
+            picked = np.argpartition(-self._approx, pool - 1)[:pool]
+        rows = picked if self._rows is None else self._rows[picked]
+        exact = self._lists._exact(rows, self._q)
+        if exact is None:
+            return None
+        ids = self._lists.ids[rows]
+        order = sorted(zip(ids.tolist(), exact.tolist(), strict=True), key=lambda r: (-r[1], r[0]))
+        return order[: self._limit]
+
+
+def _assign(
+    conn: db.Connection, table: str, d: int, n: int, k: int, seed: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(centroids, list starts, each row's place in list order) for ``k`` lists: spherical
+    k-means on a seeded sample (pass 1), then each row's nearest centroid (pass 2)."""
+    import numpy as np
+
+    step = max(1, n // max(k * SAMPLE_PER_LIST, 1))
+    sample, seen = [], 0
+    for _, ids, _, vecs in _chunks(conn, table, d):
+        first = (-seen) % step
+        sample.append(vecs[first::step])
+        seen += len(ids)
+    if seen != n:
+        raise ValueError("vec0's row count does not add up")
+    cent = _kmeans(np.concatenate(sample), k, seed)
+    del sample
+    label = np.empty(n, dtype=np.int32)
+    at = 0
+    for _, ids, _, vecs in _chunks(conn, table, d):
+        for a in range(0, len(ids), _BLOCK):
+            part = vecs[a : a + _BLOCK]
+            label[at : at + len(part)] = np.argmax(part @ cent.T, axis=1)
+            at += len(part)
+    counts = np.bincount(label, minlength=k)
+    starts = np.zeros(k + 1, dtype=np.int64)
+    np.cumsum(counts, out=starts[1:])
+    place = np.empty(n, dtype=np.int64)
+    place[np.argsort(label, kind="stable")] = np.arange(n)
+    return cent, starts, place
+
+
 def build(path: str, table: str = "chunk_vectors", seed: int = 1) -> Lists | None:
     """The compressed copy of the vec0 ``table`` of the index at ``path``, or None when its
     layout is not the one this module knows or it changed while being read."""
@@ -262,33 +354,14 @@ def build(path: str, table: str = "chunk_vectors", seed: int = 1) -> Lists | Non
             conn.close()
             return None
         d = int(row[0])
-        k = max(1, min(n, round(LISTS_PER_SQRT * math.sqrt(n))))
-        # Pass 1: a seeded sample for the centroids (every step-th row).
-        step = max(1, n // max(k * SAMPLE_PER_LIST, 1))
-        sample, seen = [], 0
-        for _, ids, _, vecs in _chunks(conn, table, d):
-            first = (-seen) % step
-            sample.append(vecs[first::step])
-            seen += len(ids)
-        if seen != n:
-            raise ValueError("vec0's row count does not add up")
-        cent = _kmeans(np.concatenate(sample), k, seed)
-        del sample
-        # Pass 2: each row's list.
-        label = np.empty(n, dtype=np.int32)
-        at = 0
-        for _, ids, _, vecs in _chunks(conn, table, d):
-            for a in range(0, len(ids), _BLOCK):
-                part = vecs[a : a + _BLOCK]
-                label[at : at + len(part)] = np.argmax(part @ cent.T, axis=1)
-                at += len(part)
-        # Pass 3: the rows, written straight to their places in list order.
-        counts = np.bincount(label, minlength=k)
-        starts = np.zeros(k + 1, dtype=np.int64)
-        np.cumsum(counts, out=starts[1:])
-        place = np.empty(n, dtype=np.int64)
-        place[np.argsort(label, kind="stable")] = np.arange(n)
-        del label
+        # One list when every row is scored anyway (PROBE_SHARE 1, the default): no k-means.
+        k = 1 if PROBE_SHARE >= 1 else max(1, min(n, round(LISTS_PER_SQRT * math.sqrt(n))))
+        if k == 1:
+            cent = np.zeros((1, d), dtype=np.float32)
+            starts = np.array([0, n], dtype=np.int64)
+            place = np.arange(n, dtype=np.int64)
+        else:
+            cent, starts, place = _assign(conn, table, d, n, k, seed)
         out_ids = np.empty(n, dtype=np.int64)
         rows8 = np.empty((n, d), dtype=np.int8)
         scale = np.empty(n, dtype=np.float32)
@@ -302,6 +375,8 @@ def build(path: str, table: str = "chunk_vectors", seed: int = 1) -> Lists | Non
             chunk[to] = c
             pos[to] = p
             at += len(ids)
+        if at != n:
+            raise ValueError("vec0's row count does not add up")
         conn.execute("COMMIT")
     except (db.DatabaseError, ValueError):
         conn.close()

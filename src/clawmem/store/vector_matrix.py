@@ -72,6 +72,11 @@ POOL_SHARE = 0.01
 # scores ~5% of the rows) instead of the float32 matrix. Below it the exact scan is cheap enough
 # (~13 ms of CPU at 100k units) and nothing is approximated.
 LISTS_MIN_ROWS = 250_000
+# From this many vectors on, a process that holds none (a one-shot CLI) asks the resident
+# embedder, which holds them (from LISTS_MIN_ROWS on, the compressed copy), for an unfiltered
+# vector leg instead of running vec0's KNN over every vector (~0.7 µs a vector: 70 ms at 100k
+# units, ~700 ms of CPU at 1M); below it vec0 is quick, and the embedder holds nothing.
+REMOTE_MIN_ROWS = 50_000
 # Indexes whose matrices one process keeps at most (each holds its vectors and an open file); the
 # one held longest goes first. A server has one workspace; a test run or a script has many.
 MAX_HELD = 4
