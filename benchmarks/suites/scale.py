@@ -42,7 +42,8 @@ SAVED = WORK / "scale.json"
 def _sample_texts(root: Path, n: int, seed: int = 1) -> list[str]:
     """The embed texts of ``n`` seeded units of a lexical index (without reading all of them:
     at 1M units the whole list is ~1 GB of Python strings)."""
-    from clawmem.store.index import Index, embed_text
+    from clawmem.store.index import Index
+    from clawmem.store.vectors import embed_text
 
     idx = Index.open(root / ".memory" / "index.sqlite", readonly=True)
     try:
