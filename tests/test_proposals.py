@@ -64,6 +64,11 @@ def test_rules_read_plans_preferences_decisions_and_dated_events():
     assert (
         surgery.kind == "W" and surgery.confidence > one("Let's go with Hetzner for it.").confidence
     )
+    # A plan's bare weekday is the next one; what was done on one, the last one.
+    thursday = date(2025, 11, 13)
+    plan = candidates(Said("We agreed on a dry run on Monday.", "x#L1-L1", thursday))[0]
+    did = candidates(Said("I went hiking on Monday with my dad.", "x#L1-L1", thursday))[0]
+    assert (plan.day, did.day) == ("2025-11-17", "2025-11-10")
     # Questions and chatter are not candidates; a statement the model scores low is not proposed.
     for text in ("Are you going to the party tonight?", "Haha yes"):
         assert candidates(Said(text, "x#L1-L1", day, "Kate")) == []
@@ -110,7 +115,9 @@ def test_flush_proposes_accept_retains_with_citation_and_reflect_cites_it(ws, tm
     assert not (ws / "memory" / "2025-12-02.md").exists()
     # Recall finds a proposal, cited on its page (the folder says it is one).
     r = json.loads(cli("-w", str(ws), "recall", "pay-fsn1 staging Redis", "-k", "20", "--json").out)
-    assert any(h["citation"].startswith("memory/proposals/2025-12-02.md") for h in r["results"])
+    marked = [h for h in r["results"] if h["citation"].startswith("memory/proposals/2025-12-02.md")]
+    assert marked and marked[0]["proposal"] == {"cites": [f"{OC}#L4-L4"]}
+    assert all("proposal" not in h for h in r["results"] if h not in marked)
 
     r = cli("-w", str(ws), "proposals", "accept", redis["id"], "--json")
     assert r.code == 0, r.err

@@ -240,6 +240,8 @@ _NAMES_A_DAY = FEATURES.index("names_a_day")
 # rules reads is proposed at least at the threshold (never above it on their account, so the
 # promotion rule, proposal_review.py, never promotes one on a confidence the data did not earn).
 UNJUDGED_RULES = (0, 1, 2)
+_AHEAD_RULES = (2, 3, 6)  # decisions, plans, wants: the days they name are to come
+_WEEKDAY = re.compile(r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b")
 WINDOW = 15  # messages either side that count as "nearby"
 PAUSE_SECONDS = 3600  # a pause this long starts a new stretch of the conversation
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I’m|I've|I’ve|I'll|I’ll|I'd|my|me|we|our|us)\b", re.I)
@@ -374,7 +376,7 @@ def scored(
             kind = _RULES[rule][0] if rule >= 0 else "W"
             day = item.day
             if x[_NAMES_A_DAY]:
-                day = _day_spoken_of(s, item.day) or day
+                day = _day_spoken_of(s, item.day, ahead=rule in _AHEAD_RULES) or day
             if len(s) > MAX_CHARS:
                 s = s[:MAX_CHARS].rsplit(" ", 1)[0] + "…"
             text = redact(s[0].upper() + s[1:])
@@ -436,10 +438,14 @@ def _entities(text: str, speaker: str | None, names: tuple[str, ...]) -> tuple[s
     return tuple(found)
 
 
-def _day_spoken_of(sentence: str, said_on: date | None) -> date | None:
-    """The one day a sentence names ("on the 14th", "tomorrow"), relative to when it was said."""
+def _day_spoken_of(sentence: str, said_on: date | None, ahead: bool = False) -> date | None:
+    """The one day a sentence names ("on the 14th", "tomorrow"), relative to when it was said.
+    ``ahead``: a plan or decision, so a bare weekday ("a dry run on Monday") is the next one,
+    not the last one the time parser (written for questions about the past) would take."""
     if said_on is None:
         return None
+    from datetime import timedelta
+
     from clawmem.text.timeexpr import match_time_hint
 
     try:
@@ -448,5 +454,10 @@ def _day_spoken_of(sentence: str, said_on: date | None) -> date | None:
         return None
     if hit is None:
         return None
-    span = hit[0]
-    return span.start if span.start is not None and span.start == span.end else None
+    span, start, end = hit
+    if span.start is None or span.start != span.end:
+        return None
+    phrase = sentence[start:end].casefold()
+    if ahead and span.start < said_on and _WEEKDAY.search(phrase) and "last" not in phrase:
+        return span.start + timedelta(days=7)
+    return span.start
