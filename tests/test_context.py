@@ -8,14 +8,9 @@ import re
 
 import pytest
 
-from clawmem.recall.context import (
-    HEADER,
-    build_context,
-    lexical_score,
-    meaningful_words,
-    trivial_reason,
-)
+from clawmem.recall.context import HEADER, build_context, lexical_score, trivial_reason
 from clawmem.recall.pipeline import estimate_tokens
+from clawmem.text.query import Query, mentions, topic_words
 
 from .conftest import cli, cli_subprocess
 
@@ -36,13 +31,22 @@ FACT = re.compile(r"^[WBOS](?:\(c=[\d.]+\))?(?: @\S+)*: (.+?)(?: \(\d{4}-\d\d-\d
     ],
 )
 def test_trivial_messages(message):
-    words = meaningful_words(message)
+    words = Query.parse(message, None).topic_words
     assert trivial_reason(words, set()) is not None, words
 
 
 def test_meaningful_words_and_specific_terms():
-    assert meaningful_words("Where is Peter this week?") == ["peter", "week"]
-    assert meaningful_words("Đặt lịch họp Hà Nội") == ["dat", "lich", "hop", "ha", "noi"]
+    assert topic_words("Where is Peter this week?") == ["peter", "week"]
+    assert topic_words("Đặt lịch họp Hà Nội") == ["dat", "lich", "hop", "ha", "noi"]
+    # Identifiers stay whole; CJK runs are read as bigrams, small katakana (U+31F0-31FF) too.
+    assert topic_words("did DEC-0054 touch payment_processor?") == [
+        "dec-0054",
+        "touch",
+        "payment_processor",
+    ]
+    assert topic_words("東京のデプロイ") == ["東京", "京の", "のデ", "デプ", "プロ", "ロイ"]
+    assert topic_words("ㇰㇱㇲ") == ["ㇰㇱ", "ㇱㇲ"]
+    assert mentions("ask @Linh about @payments-service") == ["linh", "payments-service"]
     # A short message that names an identifier or an entity is not trivial.
     assert trivial_reason(["dec-0054"], {"dec-0054"}) is None
     assert trivial_reason(["peter"], {"peter"}) is None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import shutil
 import sys
 import threading
@@ -16,8 +17,7 @@ import pytest
 from clawmem import open_workspace
 from clawmem.embedders.testing import HashEmbedder
 from clawmem.errors import BadArgument
-from clawmem.text import query as query_module
-from clawmem.text import textnorm, timeexpr
+from clawmem.text import textnorm
 from clawmem.text.query import Query, asks_for_all, names
 from clawmem.text.textnorm import build_query, fold
 from clawmem.text.timeexpr import TimeRange, query_time_hint
@@ -65,67 +65,98 @@ def test_the_parsed_question_cannot_be_changed():
         q.text = "something else"  # type: ignore[misc]
 
 
-# The functions that read a question's text. Each may run on the whole question only inside
-# ``Query.parse`` (they also run on parts of it, and on documents, which is not re-parsing).
-_PARSERS = {
-    f.__code__
-    for f in (
-        textnorm.fold,
-        textnorm.search_text,
-        textnorm.tokens,
-        textnorm.build_query,
-        textnorm.quoted_parts,
-        textnorm.require_text,
-        timeexpr.query_time_hint,
-        timeexpr.match_time_hint,
-        query_module.names,
-        query_module.date_phrases,
-        query_module.asks_for_all,
-        query_module.words_of,
-    )
-}
+# What counts as reading a request's text, whatever function does it (issue 42):
+# - a call of any function of the text modules (``text/textnorm.py``, ``text/query.py``,
+#   ``text/timeexpr.py``: folding, tokenising, names, times) or of ``re`` with the text, its
+#   folded form or a piece of it (four characters or more, as typed) among its arguments;
+# - a method of ``str`` called on the text, its folded form or such a piece (``split``,
+#   ``lower``, ``casefold``, ``replace``, ``strip``, ...), from any of clawmem's modules;
+# - a regular expression's method or ``unicodedata.normalize`` called from a clawmem frame that
+#   holds the text or its folded form.
+# The requests are typed in a casing no note uses ("PeTeR", "KeNjI"), so that a piece of the
+# question is told apart from a note's words that match it (an entity's name, a line).
+# Inside ``Query.parse`` that is the one reading; anywhere else it is a second one. The
+# embedders are left out: a model reads the text it embeds (and each model call is counted on
+# its own, ``model_calls``).
+_TEXT_MODULES = {str(SRC / "text" / f) for f in ("textnorm.py", "query.py", "timeexpr.py")}
+_RE = str(Path(re.__file__).parent)  # re.findall(pattern, text) and the like
 _PARSE = Query.parse.__func__.__code__  # type: ignore[attr-defined]
 _EMBEDDERS = str(SRC / "embedders")
+_SRC = str(SRC)
+_EMBED_QUERY = HashEmbedder.embed_query.__code__
 
 
 class _Reads:
-    """Every call, on any thread, of a parser above with ``text`` as its first argument, and
-    whether ``Query.parse`` was on the stack when it was made."""
+    """The readings of ``text`` during one request, on any thread: ``parses`` (runs of
+    ``Query.parse`` on it), ``inside`` (tokenisations by that parse), ``outside`` (any other,
+    with where), and ``model_calls`` (the test embedder asked for its vector)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, where: tuple[str, ...] = (_SRC,)) -> None:
         self.text = text
+        self.where = where  # the files whose calls of str and re methods are watched
+        self.folded = fold(text)
         self.parses = 0
-        self.outside: list[str] = []
         self.inside = 0
+        self.outside: list[str] = []
+        self.model_calls = 0
+
+    def _of_text(self, value: object) -> bool:
+        if not isinstance(value, str):
+            return False
+        if value in (self.text, self.folded):
+            return True
+        return len(value.strip()) >= 4 and value in self.text
+
+    def _reading(self, frame, what: str) -> None:
+        walk = frame
+        while walk is not None:
+            code = walk.f_code
+            if code is _PARSE:
+                self.inside += 1
+                return
+            if code.co_filename.startswith(_EMBEDDERS):
+                return  # the model reads the text it embeds
+            walk = walk.f_back
+        self.outside.append(f"{what} at {frame.f_code.co_filename}:{frame.f_lineno}")
 
     def __call__(self, frame, event, arg):
-        if event != "call":
-            return
         code = frame.f_code
-        if code is _PARSE:
-            if frame.f_locals.get("text") == self.text:
-                self.parses += 1
+        if event == "call":
+            if code is _PARSE:
+                if frame.f_locals.get("text") == self.text:
+                    self.parses += 1
+                return
+            if code is _EMBED_QUERY and frame.f_locals.get("text") == self.text:
+                self.model_calls += 1
+                return
+            caller = frame.f_back
+            by_re = code.co_filename.startswith(_RE) and caller is not None
+            if by_re and not caller.f_code.co_filename.startswith(self.where):
+                return  # the re module's own steps, or a library's
+            if code.co_filename in _TEXT_MODULES or by_re:
+                args = [frame.f_locals.get(n) for n in code.co_varnames[: code.co_argcount]]
+                if any(self._of_text(v) for v in args):
+                    self._reading(frame.f_back or frame, code.co_name)
             return
-        if code not in _PARSERS:
+        if event != "c_call" or not code.co_filename.startswith(self.where):
             return
-        first = frame.f_locals.get(code.co_varnames[0]) if code.co_argcount else None
-        if first not in (self.text, fold(self.text)):
+        if code.co_filename.startswith(_EMBEDDERS):
             return
-        caller = frame.f_back
-        while caller is not None and caller.f_code is not _PARSE:
-            if caller.f_code.co_filename.startswith(_EMBEDDERS):
-                return  # the vector leg's model reads the text as it reads any (HashEmbedder)
-            caller = caller.f_back
-        if caller is None:
-            back = frame.f_back
-            where = f"{back.f_code.co_filename}:{back.f_lineno}" if back else "?"
-            self.outside.append(f"{code.co_name} called from {where}")
-        else:
-            self.inside += 1
+        owner = getattr(arg, "__self__", None)
+        name = getattr(arg, "__name__", "?")
+        if isinstance(owner, str):
+            if self._of_text(owner):
+                self._reading(frame, f"str.{name}")
+            return
+        module = getattr(owner, "__name__", None) if owner is not None else None
+        if isinstance(owner, re.Pattern) or module in ("re", "unicodedata"):
+            held = frame.f_locals.values()
+            if any(isinstance(v, str) and v in (self.text, self.folded) for v in held):
+                self._reading(frame, f"{type(owner).__name__}.{name}")
 
 
-def _watched(text: str, run) -> _Reads:
-    reads = _Reads(text)
+def _watched(text: str, run, where: tuple[str, ...] = (_SRC,)) -> _Reads:
+    reads = _Reads(text, where)
     threading.setprofile(reads)
     sys.setprofile(reads)
     try:
@@ -136,16 +167,31 @@ def _watched(text: str, run) -> _Reads:
     return reads
 
 
+def _one_parse(text: str, today: date | None) -> int:
+    """The tokenisations one ``Query.parse`` of ``text`` makes (what a request may make)."""
+    reads = _watched(text, lambda: Query.parse(text, today))
+    assert reads.parses == 1 and reads.outside == []
+    return reads.inside
+
+
+def _read_once(reads: _Reads, text: str, today: date | None = TODAY) -> None:
+    """``text`` was parsed once, and read nowhere else: its readings are one parse's."""
+    assert reads.parses == 1, f"Query.parse ran {reads.parses} times"
+    one = _one_parse(text, today)
+    assert reads.inside == one, "one parse's readings (and the watch sees them)"
+    assert reads.outside == [], "read again outside Query.parse:\n" + "\n".join(reads.outside)
+
+
 @pytest.mark.parametrize(
     "text, kwargs",
     [
         # a time named: two rankings (the window's and everywhere's) share the one parse
-        ("What did Peter decide about the payments-service last week?", {"mode": "lexical"}),
-        ("What did Peter decide about the payments-service last week?", {"mode": "hybrid"}),
+        ("WhAt did PeTeR DeCiDe about the PaYmEnTs-SeRvIcE last week?", {"mode": "lexical"}),
+        ("WhAt did PeTeR DeCiDe about the PaYmEnTs-SeRvIcE last week?", {"mode": "hybrid"}),
         # an entity's page leads: the entities are matched against the parsed words
-        ("tell me about Peter and The Castle", {"mode": "hybrid", "expand": True}),
-        ('which "retry policy" did we pick for DEC-0054?', {"mode": "lexical", "budget": 200}),
-        ("what happened in November 2025?", {"mode": "hybrid", "since": "2025-11-01"}),
+        ("TeLl me about PeTeR and ThE CaStLe", {"mode": "hybrid", "expand": True}),
+        ('WhIcH "ReTrY PoLiCy" did we pick for dEc-0054?', {"mode": "lexical", "budget": 200}),
+        ("WhAt HaPpEnEd in NoVeMbEr 2025?", {"mode": "hybrid", "since": "2025-11-01"}),
     ],
 )
 def test_a_recall_reads_its_question_once(hash_indexed: Path, text: str, kwargs: dict):
@@ -158,13 +204,12 @@ def test_a_recall_reads_its_question_once(hash_indexed: Path, text: str, kwargs:
 
     reads = _watched(text, run)
     assert res is not None and res.hits, "the question must find something for the test to mean it"
-    assert reads.parses == 1, f"Query.parse ran {reads.parses} times"
-    assert reads.inside, "the profiler saw the parse's own steps (else it sees nothing)"
-    assert reads.outside == [], "parsed again outside Query.parse:\n" + "\n".join(reads.outside)
+    _read_once(reads, text, None if "since" in kwargs else TODAY)  # a filter fixes the time
+    assert reads.model_calls == (0 if kwargs["mode"] == "lexical" else 1)
 
 
 def test_a_cli_recall_reads_its_question_once(hash_indexed: Path):
-    text = "what did Peter decide about the payments-service last week?"
+    text = "WhAt did PeTeR DeCiDe about the PaYmEnTs-SeRvIcE last week?"
     runs = []
     reads = _watched(
         text,
@@ -175,12 +220,12 @@ def test_a_cli_recall_reads_its_question_once(hash_indexed: Path):
     assert runs[0].code == 0, runs[0].err
     assert json.loads(runs[0].out)["results"]
     assert reads.parses == 1 and reads.inside
-    assert reads.outside == [], "parsed again outside Query.parse:\n" + "\n".join(reads.outside)
+    assert reads.outside == [], "read again outside Query.parse:\n" + "\n".join(reads.outside)
 
 
-def test_a_recall_with_read_scopes_reads_its_question_once(hash_indexed: Path, tmp_path: Path):
-    """One request, two indexes: the question is read once, and the scope's search takes that
-    reading (``pipeline.read_question``)."""
+@pytest.fixture
+def with_team(hash_indexed: Path, tmp_path: Path) -> Path:
+    """The fixture workspace reading a second one as the read scope ``team``."""
     from .conftest import FIXTURE, approve
 
     team = tmp_path / "team"
@@ -188,8 +233,14 @@ def test_a_recall_with_read_scopes_reads_its_question_once(hash_indexed: Path, t
     open_workspace(team, environ={"CLAWMEM_VECTORS": "0"}).index()
     (hash_indexed / "clawmem.toml").write_text('[scopes]\nteam = "../team"\n')
     approve(hash_indexed)
-    mem = open_workspace(hash_indexed, environ={}, embedder=HashEmbedder())
-    text = "What did Peter decide about the payments-service last week?"
+    return hash_indexed
+
+
+def test_a_recall_with_read_scopes_reads_its_question_once(with_team: Path):
+    """One request, two indexes: the question is read once, and the scope's search takes that
+    reading (``pipeline.read_question``)."""
+    mem = open_workspace(with_team, environ={}, embedder=HashEmbedder())
+    text = "WhAt did PeTeR DeCiDe about the PaYmEnTs-SeRvIcE last week?"
     res = None
 
     def run() -> None:
@@ -198,28 +249,64 @@ def test_a_recall_with_read_scopes_reads_its_question_once(hash_indexed: Path, t
 
     reads = _watched(text, run)
     assert res is not None and {h.scope for h in res.hits} >= {None, "team"}
-    assert reads.parses == 1, f"Query.parse ran {reads.parses} times"
-    assert reads.outside == [], "parsed again outside Query.parse:\n" + "\n".join(reads.outside)
+    _read_once(reads, text)
 
 
-def test_a_context_request_reads_its_message_once(hash_indexed: Path):
-    """``context`` searches twice (the notes, then the core file) on one reading of the message."""
+@pytest.mark.parametrize(
+    "text",
+    [
+        "WhAt did PeTeR DeCiDe about the PaYmEnTs-SeRvIcE and dEc-0054?",
+        "HeY @KeNjI, WhIcH TrIpS has PeTeR TaKeN and what did the 東京 DePlOy CoSt?",
+    ],
+)
+def test_a_context_request_reads_its_message_once(with_team: Path, text: str):
+    """``context`` decides whether the message is trivial, searches twice (the notes, then the
+    core file; each with the read scope) and scores each line against one reading of the
+    message, and embeds it once: its null level takes the recall's vector."""
     from clawmem.recall.context import build_context
 
-    mem = open_workspace(hash_indexed, environ={}, embedder=HashEmbedder())
-    text = "What did Peter decide about the payments-service and DEC-0054?"
+    mem = open_workspace(with_team, environ={}, embedder=HashEmbedder())
     out = []
     reads = _watched(text, lambda: out.append(build_context(mem.indexer, text, today=TODAY)))
     assert out[0].lines, "the message must find something for the test to mean it"
-    assert reads.parses == 1, f"Query.parse ran {reads.parses} times"
+    _read_once(reads, text)
+    assert reads.model_calls == 1, "the message's vector, shared by both searches and null level"
 
 
-def test_the_watch_catches_a_parse_outside_the_parser():
-    # The guard can fail: a fold of the question outside Query.parse is reported.
+def test_an_mcp_search_reads_its_question_once(with_team: Path):
+    """memory_search as the MCP server runs it (the tool catalogue, its argument check, the
+    dispatch), with the read scope."""
+    from clawmem.cli.mcp.dispatch import Tools
+
+    mem = open_workspace(with_team, environ={}, embedder=HashEmbedder())
+    text = "WhIcH TrIpS has PeTeR TaKeN?"
+    out = []
+    tools = Tools(mem)
+    reads = _watched(text, lambda: out.append(tools.call("memory_search", {"query": text})))
+    ok, data = out[0]
+    assert ok and isinstance(data, dict) and data["results"], data
+    _read_once(reads, text)
+    assert reads.model_calls == 1
+
+
+def test_the_watch_catches_a_reading_outside_the_parser():
+    # The guard can fail: a fold, a lexical query, a split and a regular expression over the
+    # question (or a word of it) outside Query.parse are each reported.
     text = "What did Peter decide?"
-    reads = _watched(text, lambda: (Query.parse(text, TODAY), fold(text), build_query(text)))
+
+    def again() -> None:
+        q = Query.parse(text, TODAY)
+        fold(text)
+        build_query(q.text)
+        q.text.split()
+        textnorm.word_tokens("Peter decide")
+        re.findall(r"\w+", q.text)
+
+    reads = _watched(text, again, (_SRC, __file__))
     assert reads.parses == 1
-    assert [r.split(" ")[0] for r in reads.outside] == ["fold", "build_query", "quoted_parts"]
+    got = [r.split(" ")[0] for r in reads.outside]
+    assert got[0] == "fold", got
+    assert {"build_query", "str.split", "word_tokens", "findall"} <= set(got), sorted(set(got))
 
 
 # Below the parser, recall reads the question's fields, never these functions (AST check:
@@ -232,6 +319,9 @@ _QUESTION_PARSERS = {
     "names",
     "date_phrases",
     "quoted_parts",
+    "topic_words",
+    "mentions",
+    "without_names",
 }
 
 

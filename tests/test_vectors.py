@@ -404,7 +404,7 @@ def test_vector_lookups_by_hash_search_the_hash_index(tmp_path, hash_model):
     new unit (_cached_vector). Searched through chunks(embedded), where nearly every row is 1,
     each lookup walked the whole table (37-65 ms at 100k units, so a cache of a few hundred old
     texts made every sync take seconds). The plan is checked, not a time."""
-    from clawmem.store import index as I
+    from clawmem.store import vectors as I
 
     ws = tmp_path / "ws"
     (ws / "memory").mkdir(parents=True)

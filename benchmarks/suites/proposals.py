@@ -29,10 +29,11 @@ import time
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
+from typing import Any
 
 from clawmem.reflect import fact_proposals
 from clawmem.reflect.episodes import sentences
-from clawmem.reflect.fact_proposals import Said, candidates
+from clawmem.reflect.fact_proposals import Said, scored
 from clawmem.text.topics import topic_words
 
 MIN_SHARED = 2
@@ -60,6 +61,7 @@ class Session:
     said: list[Said]  # one per message, speaker = the chat's speaker name
     events: dict[str, list[str]]  # speaker -> sub-events
     names: tuple[str, str]
+    dia: dict[str, str]  # a message's citation -> its REALTALK id ("D3:12"), shared by the chat
 
 
 def _speaker(name: str) -> str:
@@ -68,6 +70,7 @@ def _speaker(name: str) -> str:
 
 def load(chats: range) -> list[Session]:
     out = []
+    dia: dict[str, str] = {}
     for path in sorted(eval_dir().glob("Chat_*.json")):
         n = int(path.name.split("_")[1])
         if n not in chats:
@@ -77,16 +80,18 @@ def load(chats: range) -> list[Session]:
         s = 1
         while f"session_{s}" in data:
             said = []
-            for m in data[f"session_{s}"]:
-                when = datetime.strptime(m["date_time"], "%d.%m.%Y, %H:%M:%S").date()
+            for k, m in enumerate(data[f"session_{s}"], 1):
+                when = datetime.strptime(m["date_time"], "%d.%m.%Y, %H:%M:%S")
                 text = m.get("clean_text") or ""
-                said.append(Said(text, m.get("dia_id", ""), when, _speaker(m["speaker"])))
+                src = f"chat-{n}/session-{s}#L{k}-L{k}"
+                dia[src] = m.get("dia_id", "")
+                said.append(Said(text, src, when.date(), _speaker(m["speaker"]), when.isoformat()))
             ev = data.get(f"events_session_{s}") or {}
             events = {
                 a: [e["sub-event"] for e in ev.get("agent_a", []) if e.get("sub-event")],
                 b: [e["sub-event"] for e in ev.get("agent_b", []) if e.get("sub-event")],
             }
-            out.append(Session(n, s, said, events, (a, b)))
+            out.append(Session(n, s, said, events, (a, b), dia))
             s += 1
     return out
 
@@ -104,38 +109,86 @@ def _matches(prop: frozenset[str], event: frozenset[str]) -> bool:
     return shared >= MIN_SHARED and shared >= MIN_COVER * len(event)
 
 
-def score(sessions: list[Session], system: str, threshold: float = 0.0) -> dict:
-    """Precision and recall of ``system``'s proposals ("rules", "first-person" or "nothing")."""
-    proposed = matched_props = events = matched_events = 0
-    by_kind: dict[str, list[int]] = {}
+def _labelled(sessions: list[Session]):
+    """Every candidate sentence of the sessions: (session, speaker, proposal, features, the
+    events of its speaker it matches)."""
+    from clawmem.reflect.fact_proposals import featurize
+
     for s in sessions:
         names = frozenset(n.casefold() for n in s.names)
-        items: list[tuple[str, str, str]] = []  # speaker, text, kind
-        if system == "rules":
-            seen = set()
-            for said in s.said:
-                for p in candidates(said, s.names):
-                    if p.confidence >= threshold and p.key not in seen:
-                        seen.add(p.key)
-                        items.append((said.speaker or "", p.text, p.kind))
-        elif system == "first-person":
-            items = [(sp, t, "-") for said in s.said for sp, t in _first_person(said)]
         gold = {sp: [topic_words(e) - names for e in evs] for sp, evs in s.events.items()}
-        hit: set[tuple[str, int]] = set()
-        for sp, text, kind in items:
+        props = scored(s.said, s.names)
+        feats = featurize(s.said)
+        assert len(props) == len(feats)
+        for p, (i, _whole, text, _rule, x) in zip(props, feats, strict=True):
+            sp = s.said[i].speaker or ""
             words = topic_words(text) - names
-            found = [i for i, e in enumerate(gold.get(sp, [])) if _matches(words, e)]
+            found = [k for k, e in enumerate(gold.get(sp, [])) if _matches(words, e)]
+            yield s, sp, p, x, found
+
+
+def score(sessions: list[Session], system: str, threshold: float = 0.0) -> dict:
+    """Precision and recall of ``system``'s proposals ("clawmem", "rules-v1" (the rules
+    before the fitted model, kept for comparison), "first-person" or "nothing")."""
+    proposed = matched_props = events = matched_events = 0
+    by_kind: dict[str, list[int]] = {}
+    events_by_kind: dict[str, set] = {}
+    cited: set[str] = set()  # REALTALK ids of the messages some proposal cites
+    hit: set[tuple[int, int, str, int]] = set()
+    if system in ("clawmem", "clawmem-model-only"):
+        from clawmem.reflect.fact_proposals import confidence_of
+
+        seen: set[tuple[int, str]] = set()
+        for s, sp, p, x, found in _labelled(sessions):
+            conf = p.confidence if system == "clawmem" else confidence_of(x)
+            if conf < threshold or (s.chat, p.key) in seen:
+                continue
+            seen.add((s.chat, p.key))
             proposed += 1
-            k = by_kind.setdefault(kind, [0, 0])
+            cited.add(f"{s.chat}:{s.dia[p.source]}")
+            k = by_kind.setdefault(p.kind, [0, 0])
             k[0] += 1
             if found:
                 matched_props += 1
                 k[1] += 1
-                hit.update((sp, i) for i in found)
-        events += sum(len(v) for v in gold.values())
-        matched_events += len(hit)
+                for i in found:
+                    hit.add((s.chat, s.number, sp, i))
+                    events_by_kind.setdefault(p.kind, set()).add((s.chat, s.number, sp, i))
+    else:
+        for s in sessions:
+            names = frozenset(n.casefold() for n in s.names)
+            items: list[tuple[str, str, str, str]] = []  # speaker, text, kind, source
+            if system == "rules-v1":
+                items = [
+                    (said.speaker or "", p.text, p.kind, said.source)
+                    for said in s.said
+                    for p in _rules_v1(said)
+                    if p.confidence >= threshold
+                ]
+            elif system == "first-person":
+                items = [
+                    (sp, t, "-", said.source) for said in s.said for sp, t in _first_person(said)
+                ]
+            gold = {sp: [topic_words(e) - names for e in evs] for sp, evs in s.events.items()}
+            for sp, text, kind, src in items:
+                words = topic_words(text) - names
+                found = [i for i, e in enumerate(gold.get(sp, [])) if _matches(words, e)]
+                proposed += 1
+                cited.add(f"{s.chat}:{s.dia[src]}")
+                k = by_kind.setdefault(kind, [0, 0])
+                k[0] += 1
+                if found:
+                    matched_props += 1
+                    k[1] += 1
+                    hit.update((s.chat, s.number, sp, i) for i in found)
+    for s in sessions:
+        events += sum(len(v) for v in s.events.values())
+    matched_events = len(hit)
     precision = matched_props / proposed if proposed else 0.0
     recall = matched_events / events if events else 0.0
+    questions = _questions(sorted({s.chat for s in sessions}))
+    with_gold = [q for q in questions if q[1]]
+    cites = sum(1 for _c, gold in with_gold if any(g in cited for g in gold))
     return {
         "system": system,
         "threshold": threshold,
@@ -150,7 +203,66 @@ def score(sessions: list[Session], system: str, threshold: float = 0.0) -> dict:
             k: round(v[1] / v[0], 3) if v[0] else 0.0 for k, v in sorted(by_kind.items())
         },
         "proposed_by_kind": {k: v[0] for k, v in sorted(by_kind.items())},
+        "events_by_kind": {k: len(v) for k, v in sorted(events_by_kind.items())},
+        "questions_cited": round(cites / len(with_gold), 3) if with_gold else 0.0,
+        "questions": len(with_gold),
     }
+
+
+def _questions(chats: list[int]) -> list[tuple[int, list[str]]]:
+    """REALTALK's questions of ``chats``: (chat, its gold messages as "chat:D3:12")."""
+    out = []
+    for path in sorted(eval_dir().glob("Chat_*.json")):
+        n = int(path.name.split("_")[1])
+        if n in chats:
+            for q in json.loads(path.read_text(encoding="utf-8"))["qa"]:
+                out.append((n, [f"{n}:{e}" for e in q.get("evidence") or []]))
+    return out
+
+
+def fit(sessions: list[Session], l2: float = 1.0) -> tuple[float, ...]:
+    """Logistic regression (Newton's method, L2 on all but the bias) of "this sentence matches
+    an event of its speaker" on the product's features."""
+    import numpy as np
+
+    rows = [(x, 1.0 if found else 0.0) for _s, _sp, _p, x, found in _labelled(sessions)]
+    X = np.array([r[0] for r in rows], dtype=np.float64)
+    y = np.array([r[1] for r in rows], dtype=np.float64)
+    w = np.zeros(X.shape[1])
+    reg = np.full(X.shape[1], l2)
+    reg[0] = 0.0
+    for _ in range(50):
+        p = 1.0 / (1.0 + np.exp(-(X @ w)))
+        grad = X.T @ (p - y) + reg * w
+        H = (X * (p * (1 - p))[:, None]).T @ X + np.diag(reg + 1e-9)
+        step = np.linalg.solve(H, grad)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    print(f"fitted on {len(y)} sentences, {int(y.sum())} matching an event")
+    return tuple(float(round(v, 3)) for v in w)
+
+
+def _rules_v1(said: Said) -> list:
+    """The proposals of the rules before the fitted model (base confidence of the first rule
+    that matches, +0.15 for a named day, -0.2 for a hedge, +0.05 past 60 characters)."""
+    from clawmem.reflect.fact_proposals import _DAY_WORDS, _HEDGE, _RULES, _sentences_of
+
+    out = []
+    for _whole, text, rule in _sentences_of(said):
+        if rule < 0:
+            continue
+        conf = _RULES[rule][1] + (0.15 if _DAY_WORDS.search(text) else 0.0)
+        conf += (-0.2 if _HEDGE.search(text) else 0.0) + (0.05 if len(text) > 60 else 0.0)
+        out.append(_V1(_RULES[rule][0], text, round(conf, 2)))
+    return out
+
+
+@dataclass(frozen=True)
+class _V1:
+    kind: str
+    text: str
+    confidence: float
 
 
 def _row(r: dict) -> str:
@@ -161,39 +273,303 @@ def _row(r: dict) -> str:
     )
     return (
         f"| {r['system']} | {r['threshold']:.2f} | {r['proposed']} | {r['events']} | "
-        f"{r['precision']:.3f} | {r['recall']:.3f} | {r['f1']:.3f} | {met} | {kinds or '—'} |"
+        f"{r['precision']:.3f} | {r['recall']:.3f} | {r['f1']:.3f} | {met} | "
+        f"{r['questions_cited']:.3f} | {kinds or '—'} |"
     )
+
+
+HEAD = (
+    "| system | threshold | proposed | events | precision | recall | F1 | target met | "
+    "questions whose gold message is cited | by kind (n @ precision) |\n"
+    "|---|---|---|---|---|---|---|---|---|---|"
+)
+SWEEP = (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6)
+
+
+# --------------------------------------------------------------------------- recall with them
+_CITES = re.compile(r"from (\S+?)#L(\d+)-L(\d+)")
+
+
+def _said_of_chat(path: Path) -> list[Said]:
+    """A chat's messages as reflect would read them from its daily logs, with their speakers
+    and times (benchmarks/datasets/realtalk.py's conversion: the same files, the same lines)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    sessions = sorted(
+        (int(k.split("_")[1]), v)
+        for k, v in data.items()
+        if re.fullmatch(r"session_\d+", k) and isinstance(v, list)
+    )
+    by_day: dict[str, list[tuple[int, dict]]] = {}
+    for n, msgs in sessions:
+        for m in msgs:
+            when = datetime.strptime(m["date_time"].strip(), "%d.%m.%Y, %H:%M:%S")
+            by_day.setdefault(when.date().isoformat(), []).append((n, m))
+    out = []
+    for day in sorted(by_day):
+        line, current = 1, None
+        for n, m in by_day[day]:
+            if n != current:
+                line += 3  # "", "## Session n", ""
+                current = n
+            line += 1
+            when = datetime.strptime(m["date_time"].strip(), "%d.%m.%Y, %H:%M:%S")
+            src = f"memory/{day}.md#L{line}-L{line}"
+            text = " ".join((m.get("clean_text") or "").split())
+            out.append(Said(text, src, when.date(), _speaker(m["speaker"]), when.isoformat()))
+    return out
+
+
+def recall_with_proposals(chats: range) -> list[dict]:
+    """REALTALK's questions on each chat's workspace, recalled (hybrid, the product's defaults)
+    without proposals, then with the proposals reflect would write (memory/proposals/, indexed):
+    ER@2k and R@1, counting a proposal hit as itself ("as cited") and as the message it cites
+    ("cites followed": what an agent reads when it opens the citation)."""
+    from benchmarks import metrics as M
+    from benchmarks.common import embedder_status, log
+    from benchmarks.datasets.realtalk import build, chat_files, convert
+    from benchmarks.systems.clawmem import index_clawmem, open_with
+    from clawmem.reflect.fact_proposals import propose
+    from clawmem.reflect.proposal_review import record
+
+    emb, why = embedder_status()
+    if emb is None:
+        raise SystemExit(f"recall with proposals needs the embedder: {why}")
+    rows: list[dict] = []
+    for path in chat_files():
+        chat = convert(path)
+        if chat.number not in chats:
+            continue
+        root = build(chat, "proposals-recall")
+        said = _said_of_chat(path)
+        assert [s.source for s in said] == [f"{m.path}#L{m.line}-L{m.line}" for m in chat.messages]
+        for phase in ("without", "with"):
+            if phase == "with":
+                names = sorted({s.speaker for s in said if s.speaker})
+                written = record(root, propose(said, names), chat.today)
+                log(f"chat {chat.number}: {len(written)} proposals written")
+            mem = open_with(root, emb)
+            index_clawmem(mem, f"proposals-recall-{chat.number}-{phase}")
+            lens: dict[str, list[int]] = {}
+
+            def line_len(p: str, n: int, lens=lens, root=root) -> int:
+                if p not in lens:
+                    f = root / p
+                    lens[p] = [len(x) for x in f.read_text(encoding="utf-8").split("\n")]
+                ls = lens[p]
+                return ls[n - 1] if 0 < n <= len(ls) else 0
+
+            for q in chat.questions:
+                res = mem.recall(q["question"], k=20, mode="hybrid", today=chat.today, sync=False)
+                raw = [(h.path, h.start_line, h.end_line) for h in res.hits]
+                followed = []
+                for h in res.hits:
+                    m = _CITES.search(h.text) if h.path.startswith("memory/proposals/") else None
+                    if m:
+                        followed.append((m.group(1), int(m.group(2)), int(m.group(3))))
+                    else:
+                        followed.append((h.path, h.start_line, h.end_line))
+                row: dict[str, Any] = {"chat": chat.number, "phase": phase}
+                for name, cites in (("as cited", raw), ("cites followed", followed)):
+                    row[f"er2k {name}"] = M.evidence_recall(cites, q["gold"], line_len, 2000)
+                    row[f"r1 {name}"] = M.recall_at_k(cites, q["gold"], 1)
+                row["proposal hits"] = sum(1 for c in raw if c[0].startswith("memory/proposals/"))
+                rows.append(row)
+            mem.close()
+    return rows
+
+
+def _recall_table(rows: list[dict]) -> str:
+    out = [
+        "| proposals indexed | proposal hits read as | questions | ER@2k | R@1 | "
+        "proposal hits per question (of 20) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for phase in ("without", "with"):
+        mine = [r for r in rows if r["phase"] == phase]
+        for name in ("as cited", "cites followed") if phase == "with" else ("as cited",):
+            er = sum(r[f"er2k {name}"] for r in mine) / len(mine)
+            r1 = sum(r[f"r1 {name}"] for r in mine) / len(mine)
+            ph = sum(r["proposal hits"] for r in mine) / len(mine)
+            label = name if phase == "with" else "—"
+            out.append(f"| {phase} | {label} | {len(mine)} | {er:.3f} | {r1:.3f} | {ph:.1f} |")
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- speed
+def speed(messages: int = 2000, runs: int = 5) -> dict:
+    """What proposing costs a flush of a ``messages``-message transcript: REALTALK's held-out
+    messages in order as a conversation between a user (the first speaker of each chat) and an
+    agent (the other, read as context only), proposed and recorded into an empty workspace's
+    pages; the median of ``runs`` fresh runs, in this process (the flush's own budget, 1 s
+    without Python's start, is benchmarks.suites.flush's)."""
+    import statistics
+    import tempfile
+
+    from clawmem.reflect.fact_proposals import propose
+    from clawmem.reflect.proposal_review import record
+
+    said: list[Said] = []
+    for s in load(HELD_OUT):
+        for item in s.said:
+            user = item.speaker == s.names[0]
+            said.append(
+                Said(
+                    item.text,
+                    f"sessions/speed.jsonl#L{len(said) + 1}-L{len(said) + 1}",
+                    item.day,
+                    None if user else "assistant",
+                    item.at,
+                    context_only=not user,
+                )
+            )
+            if len(said) == messages:
+                break
+        if len(said) == messages:
+            break
+    times, written = [], 0
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory() as tmp:
+            t0 = time.perf_counter()
+            written = len(record(Path(tmp), propose(said)))
+            times.append(time.perf_counter() - t0)
+    return {
+        "messages": len(said),
+        "user_messages": sum(1 for x in said if not x.context_only),
+        "proposed": written,
+        "median_s": round(statistics.median(times), 3),
+        "max_s": round(max(times), 3),
+        "runs": runs,
+    }
+
+
+# --------------------------------------------------------------------------- the report
+HEADING = "## Fact proposals"
+RESULTS = Path(__file__).resolve().parents[2] / "bench-results"
+
+
+def render(events: list[dict], recall: list[dict] | None, fast: dict | None) -> str:
+    """docs/benchmarks.md's section, from the rows of the three runs (their --json files)."""
+    out = [
+        HEADING,
+        "",
+        "What clawmem proposes from a conversation (issue 44; `reflect/fact_proposals.py`, a "
+        "logistic model fitted on REALTALK chats 1-5) against REALTALK's `events_session_N`, on "
+        "the held-out chats 6-10, with the baselines in the same run "
+        "(`python -m benchmarks.suites.proposals`). A proposal matches an event of the same "
+        f"session and the same speaker when they share at least {MIN_SHARED} topic words "
+        "(`text/topics.py`: folded, plural-stemmed, no stopwords, the speakers' names left out) "
+        f"covering at least {MIN_COVER:.0%} of the event's. Precision: proposals that match some "
+        "event; recall: events some proposal matches; the target is recall >= 0.60 at "
+        "precision >= 0.50. `clawmem-model-only` is the model without the rule floor for notes, "
+        "preferences and decisions; `rules-v1` the rules before the model.",
+        "",
+        HEAD,
+        *(_row(r) for r in events),
+    ]
+    if recall:
+        out += [
+            "",
+            "Recall (hybrid, the product's defaults) on the same chats' REALTALK questions, "
+            "without and with the proposals reflect would write indexed "
+            "(`--recall`): a proposal hit read as itself (its page's lines) or as the message it "
+            "cites (what an agent reads when it opens `proposal.cites`).",
+            "",
+            _recall_table(recall),
+        ]
+    if fast:
+        out += [
+            "",
+            f"Speed (`--speed`): proposing from a {fast['messages']}-message conversation "
+            f"({fast['user_messages']} of them the user's) takes {fast['median_s']:.2f} s "
+            f"(median of {fast['runs']}, slowest {fast['max_s']:.2f} s; load average "
+            f"{fast.get('load', 0):.1f} on 2 shared cores), {fast['proposed']} proposals.",
+        ]
+    return "\n".join(out) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tune", action="store_true", help="the threshold sweep on chats 1-5")
+    ap.add_argument("--tune", action="store_true", help="fit and sweep on chats 1-5")
     ap.add_argument("--json", type=Path, help="write the rows here too")
+    ap.add_argument("--speed", action="store_true", help="proposing from 2,000 messages")
+    ap.add_argument(
+        "--section",
+        type=Path,
+        help="write docs/benchmarks.md's section from bench-results/proposals-*.json",
+    )
+    ap.add_argument(
+        "--recall", action="store_true", help="ER@2k and R@1 with and without proposals indexed"
+    )
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
-    head = (
-        "| system | threshold | proposed | events | precision | recall | F1 | target met | "
-        "by kind (n @ precision) |\n|---|---|---|---|---|---|---|---|---|"
-    )
     rows = []
-    if args.tune:
+    if args.section:
+        from benchmarks.common import replace_section
+
+        def read(name: str):
+            f = RESULTS / name
+            return json.loads(f.read_text(encoding="utf-8")) if f.exists() else None
+
+        speed_rows = read("proposals-speed.json")
+        section = render(
+            read("proposals-heldout.json") or [],
+            read("proposals-recall.json"),
+            speed_rows[0] if speed_rows else None,
+        )
+        replace_section(args.section, HEADING, section)
+        print(section)
+        return 0
+    if args.speed:
+        r = speed()
+        r["load"] = round(os.getloadavg()[0], 1)
+        rows = [r]
+        print(
+            f"Proposing from a {r['messages']}-message conversation ({r['user_messages']} the "
+            f"user's): {r['proposed']} proposals, median {r['median_s']:.3f} s, slowest "
+            f"{r['max_s']:.3f} s of {r['runs']} runs (load average {os.getloadavg()[0]:.1f})"
+        )
+    elif args.recall:
+        rows = recall_with_proposals(HELD_OUT)
+        print("Held-out chats 6-10, recall with and without proposals indexed")
+        print(_recall_table(rows))
+    elif args.tune:
         tune = load(TUNE)
         print(f"Tuning chats 1-5: {len(tune)} sessions")
-        print(head)
-        for t in (0.0, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85):
-            rows.append(score(tune, "rules", t))
+        fact_proposals.WEIGHTS = (0.0,) * len(fact_proposals.FEATURES)  # fitted anew below
+        weights = fit(tune)
+        print("WEIGHTS = (")
+        print("    " + ", ".join(f"{w:.3f}" for w in weights) + ",")
+        print(")")
+        for name, w in zip(fact_proposals.FEATURES, weights, strict=True):
+            print(f"#   {name}: {w:+.3f}")
+        fact_proposals.WEIGHTS = weights
+        print(HEAD)
+        for t in SWEEP:
+            rows.append(score(tune, "clawmem-model-only", t))
             print(_row(rows[-1]))
     else:
         held = load(HELD_OUT)
-        threshold = fact_proposals.MIN_CONFIDENCE
         print(
             f"Held-out chats 6-10: {len(held)} sessions; matching: same session and speaker, "
             f">= {MIN_SHARED} shared topic words covering >= {MIN_COVER:.0%} of the event's"
         )
-        print(head)
-        for system in ("rules", "first-person", "nothing"):
-            rows.append(score(held, system, threshold if system == "rules" else 0.0))
+        print(HEAD)
+        for system, t in (
+            ("clawmem", fact_proposals.MIN_CONFIDENCE),
+            ("clawmem-model-only", fact_proposals.MIN_CONFIDENCE),
+            ("rules-v1", 0.5),
+            ("first-person", 0.0),
+            ("nothing", 0.0),
+        ):
+            rows.append(score(held, system, t))
             print(_row(rows[-1]))
+        print(
+            "events matched, by the kind of the proposal that matched them:",
+            rows[0]["events_by_kind"],
+        )
+        print("operating points of the model alone on the held-out chats:")
+        for t in SWEEP:
+            print(_row(score(held, "clawmem-model-only", t)))
     print(
         f"({time.perf_counter() - t0:.1f} s; python -m benchmarks.suites.proposals"
         f"{' --tune' if args.tune else ''}; {date.today().isoformat()})"

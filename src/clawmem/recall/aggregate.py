@@ -4,7 +4,7 @@
 "How many times did Nicolas call?", "Tell me about Peter": the answer is a list whose items were
 said on many days, each in a line or two. ``fusion.Ranking``'s ``aggregate_*`` numbers rank such
 a question another way: when it names someone, the question without the names is embedded too
-and ranked as a third leg (``without_names``; ranking.py's ``_content_leg``), so the items asked
+and ranked as a third leg (``Query.unnamed``; ranking.py's ``_content_leg``), so the items asked
 for rank above the lines that merely greet or mention the person; a line that only asks
 (``only_asks``) counts less; and the fused order is spread out by maximal marginal relevance
 (``spread_out``), so near-duplicate lines on the topic (a fifth line on the chess club) give way
@@ -44,37 +44,13 @@ def is_chat_line(text: str) -> bool:
     return m is not None and m.group("item") is not None
 
 
-# A possessive ending, however the apostrophe was typed (as text/query.py reads names).
-_POSSESSIVE = re.compile(r"[’'`´ʼ‘]s$", re.IGNORECASE)
-
-
-def without_names(query: Query) -> str:
-    """The question's text with the words of its names (``Query.names``) and their possessive
-    ending left out: "What are Kate's hobbies?" -> "What are hobbies?"."""
-    from clawmem.text.textnorm import fold
-
-    drop = {w for n in query.names for w in n.split()}
-    kept = []
-    for word in query.text.split():
-        core = _POSSESSIVE.sub("", word.strip('.,;:!?"()“”')).strip("’'`´ʼ‘")
-        if fold(core).strip() not in drop:
-            kept.append(word)
-    return " ".join(kept)
-
-
 def without_names_if_asked(query: Query) -> str | None:
-    """The text ranking's third leg embeds (ranking.py's ``_content_leg``): ``query`` without its
-    names, when it asks for all of something and names someone; None when it does not, or when
-    nothing but the names was asked ("Tell me about Peter": the third leg would embed "Tell me
-    about"). A question naming no one has none: it would only count the vector leg twice."""
-    from clawmem.text.textnorm import STOPWORDS, tokens
-
-    if not (query.asks_for_all and query.names):
-        return None
-    text = without_names(query)
-    if text == query.text or not any(t not in STOPWORDS for t in tokens(text)):
-        return None
-    return text
+    """The text ranking's third leg embeds (ranking.py's ``_content_leg``): the question without
+    its names, when it asks for all of something and names someone (``Query.unnamed``, read when
+    the question was parsed: ``text.query.without_names``); None when it does not, or when
+    nothing but the names was asked. A question naming no one has none: it would only count the
+    vector leg twice."""
+    return query.unnamed
 
 
 # Ends with a question mark (ASCII or full-width), perhaps after closing quotes or a bracketed

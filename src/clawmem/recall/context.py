@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING
@@ -31,7 +32,9 @@ from clawmem.errors import BadArgument, ClawmemError
 from clawmem.files import safe_open
 from clawmem.files.atomic import write_atomic
 from clawmem.ingest.indexing import Indexer
+from clawmem.text.query import Query
 from clawmem.text.shown_path import shown_path
+from clawmem.text.textnorm import fold, word_tokens
 
 if TYPE_CHECKING:
     from clawmem.embedders.base import VectorSource
@@ -43,22 +46,6 @@ MAX_MESSAGE_CHARS = 20_000  # a pasted log is not a question; its head is enough
 CORE_FILES = ("MEMORY.md", "memory.md")
 HEADER = "Relevant memory (clawmem; each line cites path#line, read more with memory_get):"
 
-# Words that carry no topic: English function words plus greetings and acknowledgements in the
-# languages of the fixture workspace. Kept small and explicit; a message made only of these is
-# trivial.
-_TRIVIAL_WORDS = frozenset(
-    """a an and are as at be been but by can could did do does for from had has have how i if in
-    into is it its me my of on or our so than that the their them then there these they this to
-    was we were what when where which who why will with would you your about tell show find give
-    any all some please pls thx ty thanks thank hi hello hey yo ok okay k kk yes yeah yep yup no
-    nope nah sure cool great nice good fine awesome perfect lol haha hmm morning evening night bye
-    cheers done got it agreed alright right well just also too very really much more go ahead
-    continue again now then here let us lets do that sounds works
-    chao cam on vang da duoc roi danke merci gracias ciao arigato arigatou""".split()
-)
-_TRIVIAL_CJK = ("ありがとう", "こんにちは", "おはよう", "はい", "了解", "谢谢", "你好", "好的")
-_WORD = re.compile(r"[^\W_]+(?:[-_][^\W_]+)*")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 
 
@@ -121,50 +108,18 @@ def _render_line(ln: ContextLine) -> str:
     return f"- [{ln.citation}] {ln.text}"
 
 
-def _fold(text: str) -> str:
-    from clawmem.text.textnorm import fold
-
-    return fold(text)
-
-
-def _tokens(text: str) -> list[str]:
-    """Folded words; a CJK run becomes its bigrams (it has no spaces to split on)."""
-    out: list[str] = []
-    for w in _WORD.findall(_fold(text)):
-        runs = _CJK.findall(w)
-        if runs:
-            for run in runs:
-                out.extend([run] if len(run) < 2 else [run[i : i + 2] for i in range(len(run) - 1)])
-            rest = _CJK.sub(" ", w).split()
-            out.extend(rest)
-        else:
-            out.append(w)
-    return out
-
-
-def meaningful_words(message: str) -> list[str]:
-    """The message's words that can carry a topic, folded, in order, without repeats."""
-    seen: dict[str, None] = {}
-    text = message
-    for phrase in _TRIVIAL_CJK:
-        text = text.replace(phrase, " ")
-    for tok in _tokens(text):
-        if tok in _TRIVIAL_WORDS or (len(tok) == 1 and not _CJK.fullmatch(tok)):
-            continue
-        seen.setdefault(tok, None)
-    return list(seen)
-
-
 def _is_identifier(word: str) -> bool:
     return any(ch.isdigit() for ch in word) or "_" in word or "-" in word
 
 
-def _specific_words(message: str, words: list[str], entities: set[str]) -> set[str]:
-    mentions = {_fold(m) for m in re.findall(r"@([^\W_][\w-]*)", message)}
-    return {w for w in words if _is_identifier(w) or w in mentions or w in entities}
+def _specific_words(asked: Query, entities: set[str]) -> set[str]:
+    """The message's words that make it specific: an identifier, an @mention, a known entity."""
+    return {
+        w for w in asked.topic_words if _is_identifier(w) or w in asked.mentions or w in entities
+    }
 
 
-def trivial_reason(words: list[str], specific: set[str]) -> str | None:
+def trivial_reason(words: Sequence[str], specific: set[str]) -> str | None:
     """Why the message needs no memory, or None. Fewer than three meaningful words is trivial,
     unless one of them is specific (an identifier, an @mention, a known entity)."""
     if specific or len(words) >= 3:
@@ -195,8 +150,10 @@ def _matches(word: str, toks: set[str]) -> bool:
     )
 
 
-def lexical_score(line: str, words: list[str], specific: set[str]) -> float:
-    toks = set(_tokens(line))
+def lexical_score(line: str, words: Sequence[str], specific: set[str]) -> float:
+    """How well ``line`` names the message's ``words`` (``Query.topic_words``): 0.25 a word,
+    0.5 a specific one, at most 1."""
+    toks = set(word_tokens(line))
     score = sum(0.5 if w in specific else 0.25 for w in words if _matches(w, toks))
     return min(1.0, score)
 
@@ -302,25 +259,25 @@ def build_context(
         raise BadArgument("candidates", candidates, "must be at least 1")
     message = message[:MAX_MESSAGE_CHARS]
     res = ContextResult(message=message, budget={"limit": budget, "used": 0, "dropped": 0})
-    words = meaningful_words(message)
+    # The message, read once (no filter fixes the time: a time it names is looked for): the
+    # trivial test, both searches below (and each read scope's) and the lines' scores take it.
+    asked = Query.parse(message, today or date.today())
+    words = asked.topic_words
     entities: set[str] = set()
     if words:
         # Entity names make a short message specific ("where is Peter?"); a cheap indexed query.
         from clawmem.recall.entities import list_entities
 
-        entities = {_fold(e.entity) for e in list_entities(ix)}
-    specific = _specific_words(message, words, entities)
+        entities = {fold(e.entity) for e in list_entities(ix)}
+    specific = _specific_words(asked, entities)
     res.skipped = trivial_reason(words, specific)
     if res.skipped:
         res.seconds = time.perf_counter() - t0
         return res
 
     # Imported here: a trivial message returns above without the recall pipeline's imports.
-    from clawmem.recall.pipeline import read_question
     from clawmem.recall.scopes import recall_with_scopes as recall
 
-    # The message, read once: both searches below (and each read scope's) take that reading.
-    asked = read_question(message, today=today)
     hits = recall(ix, asked, k=candidates, mode=mode, today=today, min_relevance=min_relevance)
     res.degraded = list(hits.degraded)
     if hits.weak_hits:
@@ -340,7 +297,7 @@ def build_context(
             ix, asked, k=3, mode=mode, path=core, sync=False, today=today, min_relevance=0.0
         )
         results = in_core.to_dict(explain=True, shown=False)["results"] + results
-    null = _null_level(ix, message) if hits.vectors.get("state") in ("ok", "partial") else None
+    null = _null_level(ix, asked.text) if hits.vectors.get("state") in ("ok", "partial") else None
     found = _relevant_lines(ix, results, words, specific, min_score, core, null)
     res.match_count = len(found)
     res.top_score = max((ln.score for ln in found), default=0.0)
@@ -364,7 +321,7 @@ def build_context(
 def _relevant_lines(
     ix: Indexer,
     results: list[dict],
-    words: list[str],
+    words: Sequence[str],
     specific: set[str],
     min_score: float,
     core: str | None,
@@ -386,7 +343,7 @@ def _relevant_lines(
         for start, end, text in units:
             if any((shown_path(hit["path"]), n) in seen for n in range(start, end + 1)):
                 continue
-            if len(_tokens(text)) < 3:
+            if len(word_tokens(text)) < 3:
                 continue  # "evidence:", "- [x] done": nothing to read on its own
             lex = lexical_score(text, words, specific)
             score = max(vec, lex)

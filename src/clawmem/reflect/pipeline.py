@@ -65,6 +65,7 @@ from clawmem.transcripts import registry
 if TYPE_CHECKING:
     from clawmem.ingest.indexing import Indexer
     from clawmem.markdown.workspace import Scan
+    from clawmem.reflect.fact_proposals import Proposal as FactProposal
 
 OPINIONS = "bank/opinions.md"
 PROPOSALS = "bank/proposals.md"
@@ -152,7 +153,11 @@ def fact_line(f: LoggedFact, st: FactStatus, page: str | None = None) -> str:
     cites = f.cite
     # An accepted proposal's note cites the conversation it was said in (proposal_review.py):
     # the page cites it too, so what was said about someone leads back to where it was said.
-    said = [n[5:] for n in f.fact.notes if n.startswith("from sessions/")]
+    said = [
+        n[5:].split(";", 1)[0].strip()
+        for n in f.fact.notes
+        if n.startswith(("from sessions/", "from memory/"))
+    ]
     if said:
         cites += ", said in " + ", ".join(said)
     if f.order in st.also:
@@ -494,6 +499,7 @@ class ReflectResult:
     index_synced: bool = False
     retention: Retention = field(default_factory=Retention)  # episode pages aged out
     fact_proposals: int = 0  # new in memory/proposals/ (proposal_review.py)
+    promoted: list[dict] = field(default_factory=list)  # kept by the promotion rule, with why
 
     def written(self, role: str | None = None) -> list[FileChange]:
         return [c for c in self.changes if c.status != "unchanged" and role in (None, c.role)]
@@ -521,6 +527,8 @@ class ReflectResult:
         head = "clawmem reflect (dry run)" if self.dry_run else "clawmem reflect"
         if self.fact_proposals:  # its own clause: the pages' summary reads as it always did
             text += f"; {self.fact_proposals} fact(s) proposed for review (clawmem proposals list)"
+        if self.promoted:
+            text += f"; {len(self.promoted)} promoted by the promotion rule"
         return f"{head}: {text}; {self.seconds:.1f} s"
 
     def to_dict(self) -> dict:
@@ -555,6 +563,7 @@ class ReflectResult:
             "applied": [p.line for p in self.applied],
             "index_synced": self.index_synced,
             "fact_proposals": self.fact_proposals,
+            "promoted": self.promoted,
             "warnings": self.warnings,
         }
         if self.dry_run:
@@ -849,12 +858,18 @@ def _summaries_before_lock(
 
 def _propose_facts(
     ix: Indexer, sc: Scan, episodes: list[Episode], since: date | None, today: date
-) -> int:
+) -> tuple[int, list[tuple[FactProposal, str]]]:
     """Fact proposals from the finished conversations and the daily logs' narrative (outside
-    ``## Retain``) since ``since``, appended to memory/proposals/; how many were new."""
-    from clawmem.reflect.fact_proposals import propose
+    ``## Retain``) since ``since``, appended to memory/proposals/; how many were new, and the
+    ones the promotion rule keeps (proposal_review.promotable), with why."""
+    from clawmem.reflect.fact_proposals import MIN_CONFIDENCE, scored
     from clawmem.reflect.flush import entity_page_names
-    from clawmem.reflect.proposal_review import daily_logs, record, said_in_transcript
+    from clawmem.reflect.proposal_review import (
+        daily_logs,
+        promotable,
+        record,
+        said_in_transcript,
+    )
     from clawmem.text.timeexpr import date_from_path
 
     said = []
@@ -867,7 +882,10 @@ def _propose_facts(
         if day is not None and day <= today and (since is None or day >= since):
             logs.append(entry.relpath)
     said += daily_logs(ix.root, logs)
-    return len(record(ix.root, propose(said, entity_page_names(ix.root)), today))
+    every = scored(said, entity_page_names(ix.root), MIN_CONFIDENCE)
+    first = list({p.key: p for p in reversed(every)}.values())[::-1]  # propose(): each line once
+    new = record(ix.root, first, today)
+    return len(new), promotable(every, ix.root)
 
 
 def reflect(
@@ -904,6 +922,7 @@ def reflect(
     else:
         ix.prepare_memory_dir()
         guard = write_lock(ix.memory_dir, timeout=lock_timeout, purpose="clawmem reflect")
+    promote: list[tuple[FactProposal, str]] = []
     with guard:
         sc = ix.scan()
         log = collect_facts(ix.root, sc, today)
@@ -965,7 +984,7 @@ def reflect(
                         f"{change.path}: cannot write ({exc.strerror})",
                         hint="check permissions and free space; rerun reflect to finish",
                     ) from None
-            result.fact_proposals = _propose_facts(ix, sc, episodes, since_day, today)
+            result.fact_proposals, promote = _propose_facts(ix, sc, episodes, since_day, today)
             aged = result.retention.archived or result.retention.pruned
             if (result.written() or result.fact_proposals or aged) and ix.index_path.exists():
                 try:
@@ -977,5 +996,11 @@ def reflect(
                         hint="run `clawmem index`",
                     ) from None
                 result.index_synced = True
+    if not dry_run:
+        # Outside the lock: accepting retains each fact, which takes the lock itself.
+        from clawmem.reflect.proposal_review import accept
+
+        for p, why in promote:
+            result.promoted.append(accept(ix, p.id, promoted=why).to_dict() | {"why": why})
     result.seconds = time.perf_counter() - t0
     return result

@@ -4,8 +4,11 @@ A search engine parses its query once, at the entrance, and hands the parsed que
 clawmem. ``Query.parse`` is the only place a recall reads its question's text: its steps are the
 lexical query (``textnorm.build_query``: FTS5 terms and phrases), the quoted parts, the time it
 names (``timeexpr.query_time_hint``), its names and identifiers (``names``), and whether it asks
-for all of something (``asks_for_all``). The legs, the fusion, relevance and the entity page read
-the fields; none of them folds, splits or matches the question again.
+for all of something (``asks_for_all``) and, then, the question without its names
+(``without_names``), the words of it that can carry a topic and its @mentions (``topic_words``,
+``mentions``: what ``context`` weighs a line by). The legs, the fusion, relevance, the entity page,
+read scopes and ``context`` read the fields; none of them folds, splits or matches the question
+again (tests/test_query.py counts the tokenisations of one request's text).
 
 What needs the index (the known entities the question names) is resolved once by the recall
 pipeline (``recall.entities.resolve``) into ``Query.entities``: this module does no I/O.
@@ -23,9 +26,11 @@ from clawmem.text.textnorm import (
     LexQuery,
     build_query,
     fold,
+    is_cjk,
     quoted_parts,
     require_text,
     tokens,
+    word_tokens,
 )
 from clawmem.text.timeexpr import TimeRange, query_time_hint
 
@@ -50,6 +55,13 @@ class Query:
     proper: tuple[str, ...]
     dates: tuple[str, ...]  # FTS phrases of the dates it writes with digits (``date_phrases``)
     asks_for_all: bool  # whether it asks for every item of something (``asks_for_all``)
+    # The text ranking's third leg embeds: the question without its names, when it asks for all
+    # of something, names someone and asks more than the names (``without_names``); else None.
+    unnamed: str | None
+    # The words that can carry a topic, folded, in order, without repeats (``topic_words``),
+    # and the @mentions, folded, as written ("payments-service"): ``context`` reads them.
+    topic_words: tuple[str, ...]
+    mentions: tuple[str, ...]
     # The known entities it names, longest first: set by the recall pipeline from its index
     # (recall/entities.py), when an entity's page may lead the hits.
     entities: tuple[str, ...] = ()
@@ -61,6 +73,8 @@ class Query:
         Text that is not Unicode (a lone surrogate) is refused (``BadArgument``, ``query``)."""
         require_text(text, "query")
         folded = fold(text)
+        found = tuple(names(text))
+        everything = asks_for_all(text)
         return cls(
             text=text,
             folded=folded,
@@ -68,10 +82,13 @@ class Query:
             lex=build_query(text),
             quoted=tuple(quoted_parts(text)),
             time_hint=query_time_hint(text, today) if today is not None else None,
-            names=tuple(names(text)),
+            names=found,
             proper=tuple(names(text, proper_only=True)),
             dates=tuple(date_phrases(text)),
-            asks_for_all=asks_for_all(text),
+            asks_for_all=everything,
+            unnamed=without_names(text, found) if everything and found else None,
+            topic_words=tuple(topic_words(text)),
+            mentions=tuple(mentions(text)),
         )
 
 
@@ -200,3 +217,67 @@ def asks_for_all(question: str) -> bool:
     if _SINGLE.match(text) and not re.search(r"\b(?:hobbies|interests|favou?rites?)\b", text, re.I):
         return False
     return any(p.search(text) for p in _FORMS)
+
+
+# ---------------------------------------------------------------------------- without names
+
+# A possessive ending, however the apostrophe was typed (as ``names`` reads it).
+_POSSESSIVE = re.compile(r"[’'`´ʼ‘]s$", re.IGNORECASE)
+
+
+def without_names(text: str, found: tuple[str, ...]) -> str | None:
+    """``text`` with the words of its names ``found`` (``names``) and their possessive ending
+    left out, as ranking's third leg embeds it (recall/aggregate.py): "Which trips has Peter
+    taken?" -> "Which trips has taken?". None when nothing is left out, or nothing but the names
+    was asked ("Tell me about Peter" would embed "Tell me about")."""
+    drop = {w for n in found for w in n.split()}
+    kept = []
+    for word in text.split():
+        core = _POSSESSIVE.sub("", word.strip('.,;:!?"()“”')).strip("’'`´ʼ‘")
+        if fold(core).strip() not in drop:
+            kept.append(word)
+    rest = " ".join(kept)
+    if rest == text or not any(t not in STOPWORDS for t in tokens(rest)):
+        return None
+    return rest
+
+
+# ---------------------------------------------------------------------------- topic words
+
+# Words that carry no topic: English function words plus greetings and acknowledgements in the
+# languages of the fixture workspace. Kept small and explicit; a message made only of these is
+# trivial (recall/context.py).
+_TRIVIAL_WORDS = frozenset(
+    """a an and are as at be been but by can could did do does for from had has have how i if in
+    into is it its me my of on or our so than that the their them then there these they this to
+    was we were what when where which who why will with would you your about tell show find give
+    any all some please pls thx ty thanks thank hi hello hey yo ok okay k kk yes yeah yep yup no
+    nope nah sure cool great nice good fine awesome perfect lol haha hmm morning evening night bye
+    cheers done got it agreed alright right well just also too very really much more go ahead
+    continue again now then here let us lets do that sounds works
+    chao cam on vang da duoc roi danke merci gracias ciao arigato arigatou""".split()
+)
+_TRIVIAL_CJK = ("ありがとう", "こんにちは", "おはよう", "はい", "了解", "谢谢", "你好", "好的")
+
+
+def topic_words(text: str) -> list[str]:
+    """The words of ``text`` that can carry a topic (``textnorm.word_tokens``: identifiers
+    whole, CJK as bigrams), folded, in order, without repeats: no greeting, acknowledgement or
+    function word, no single Latin letter. "Where is Peter this week?" -> ['peter', 'week']."""
+    seen: dict[str, None] = {}
+    for phrase in _TRIVIAL_CJK:
+        text = text.replace(phrase, " ")
+    for tok in word_tokens(text):
+        if tok in _TRIVIAL_WORDS or (len(tok) == 1 and not is_cjk(tok)):
+            continue
+        seen.setdefault(tok, None)
+    return list(seen)
+
+
+_MENTION = re.compile(r"@([^\W_][\w-]*)")
+
+
+def mentions(text: str) -> list[str]:
+    """The @mentions of ``text``, folded, as written: "ask @Linh about @payments-service" ->
+    ['linh', 'payments-service']."""
+    return [fold(m) for m in _MENTION.findall(text)]

@@ -46,7 +46,8 @@ def _cjk_run() -> re.Pattern[str]:
     return re.compile(f"[{_CJK}]+")
 
 
-def _is_cjk(token: str) -> bool:
+def is_cjk(token: str) -> bool:
+    """Whether ``token`` is all CJK (a bigram of ``search_text``, or one character)."""
     return not token.isascii() and _cjk_run().fullmatch(token) is not None
 
 
@@ -103,7 +104,30 @@ def search_text(text: str) -> str:
 
 
 def tokens(text: str) -> list[str]:
+    """``text``'s tokens as the lexical index holds them: folded, split at every character that
+    is not a letter or a digit (``_`` and ``-`` too), a CJK run as its bigrams."""
     return _TOKEN.findall(search_text(text))
+
+
+# A word of ``word_tokens``: letters and digits, joined by ``-`` or ``_`` into one.
+_JOINED_WORD = re.compile(r"[^\W_]+(?:[-_][^\W_]+)*")
+
+
+def word_tokens(text: str) -> list[str]:
+    """``text``'s folded words with identifiers kept whole (``dec-0054``, ``payment_processor``,
+    ``payments-service``), each CJK run in a word as its bigrams (one character as itself), then
+    the word's other parts. The words a line and a message are compared by (recall/context.py's
+    lexical score), where ``tokens`` would split an identifier into parts that match anywhere."""
+    out: list[str] = []
+    for w in _JOINED_WORD.findall(fold(text)):
+        runs = [] if w.isascii() else _cjk_run().findall(w)
+        if not runs:
+            out.append(w)
+            continue
+        for run in runs:
+            out.extend([run] if len(run) < 2 else [run[i : i + 2] for i in range(len(run) - 1)])
+        out.extend(_cjk_run().sub(" ", w).split())
+    return out
 
 
 @dataclass(frozen=True)
@@ -164,17 +188,17 @@ def build_query(query: str) -> LexQuery:
         toks = tokens(raw)
         if not toks:
             continue
-        if len(toks) == 1 and len(toks[0]) == 1 and not _is_cjk(toks[0]):
+        if len(toks) == 1 and len(toks[0]) == 1 and not is_cjk(toks[0]):
             # A single Latin letter matches everything: noise, not a term.
             continue
-        if len(toks) == 1 and _is_cjk(toks[0]) and len(toks[0]) == 1:
+        if len(toks) == 1 and is_cjk(toks[0]) and len(toks[0]) == 1:
             phrase = _phrase(toks) + "*"  # one CJK character: match the bigrams it starts
         else:
             phrase = _phrase(toks)
         if phrase in seen:
             continue
         seen.add(phrase)
-        if len(toks) > 2 and all(_is_cjk(t) for t in toks):
+        if len(toks) > 2 and all(is_cjk(t) for t in toks):
             loose.extend(_phrase([t]) for t in toks)
         if len(toks) == 1 and toks[0] in STOPWORDS and not is_quoted:
             stop.append(phrase)
