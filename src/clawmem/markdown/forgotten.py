@@ -21,6 +21,9 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from clawmem.errors import UnsafePathError
+from clawmem.files import safe_open
+
 FORGOTTEN = ".clawmem/forgotten"  # workspace-relative
 _HEADER = (
     "# clawmem forget: lines forgotten in this workspace, by the SHA-256 of their text\n"
@@ -84,7 +87,7 @@ def load(root: Path) -> Forgotten:
         return cached[1]
     try:
         raw = read_nofollow(path)
-    except OSError:
+    except (OSError, UnsafePathError):  # a link from a clone lists nothing, and is not read
         return Forgotten()
     keys = set()
     for line in raw.decode("utf-8", "replace").splitlines():
@@ -101,7 +104,7 @@ def read_nofollow(path: Path) -> bytes:
     through git, and a link in a clone must not make clawmem read elsewhere."""
     if path.parent.is_symlink():
         raise OSError(f"{path.parent} is a symbolic link")
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    fd = safe_open.open_file(path, os.O_RDONLY)
     with os.fdopen(fd, "rb") as f:
         return f.read()
 
@@ -114,7 +117,7 @@ def append(root: Path, text: str) -> None:
         raise OSError(f"{folder} is a symbolic link")
     folder.mkdir(exist_ok=True)
     path = root / FORGOTTEN
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    fd = safe_open.open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     with os.fdopen(fd, "ab") as f:
         if f.tell() == 0 and os.fstat(f.fileno()).st_size == 0:
             text = _HEADER + text

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from clawmem.errors import UnsafePathError
+from clawmem.files import safe_open
 from clawmem.markdown.forgotten import key, read_nofollow
 
 WRITERS = ".clawmem/writers"
@@ -46,13 +48,12 @@ def record(root: Path, line: str, path: str, writer: str, now: datetime | None =
         if folder.is_symlink():
             return
         folder.mkdir(exist_ok=True)
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-        fd = os.open(root / WRITERS, flags, 0o644)
+        fd = safe_open.open_file(root / WRITERS, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         with os.fdopen(fd, "ab") as f:
             if os.fstat(f.fileno()).st_size == 0:
                 entry = _HEADER + entry
             f.write(entry.encode("utf-8"))
-    except OSError:
+    except (OSError, UnsafePathError):  # the record never fails the write it describes
         return
 
 
@@ -60,7 +61,7 @@ def lookup(root: Path) -> dict[str, list[Written]]:
     """Every recorded write, by line key, oldest first."""
     try:
         raw = read_nofollow(root / WRITERS)
-    except OSError:
+    except (OSError, UnsafePathError):
         return {}
     out: dict[str, list[Written]] = {}
     for line in raw.decode("utf-8", "replace").splitlines():
