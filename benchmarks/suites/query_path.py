@@ -48,7 +48,7 @@ _COLD = (
     "import json, resource, sys, time\n"
     "t0 = time.perf_counter()\n"
     "from pathlib import Path\n"
-    "from clawmem.embedders.llama import identity_of\n"
+    "from clawmem.embedders.model_identity import identity_of\n"
     "path, way = Path(sys.argv[1]), sys.argv[2]\n"
     "ident = identity_of(path)\n"
     "if way == 'numpy':\n"
@@ -181,11 +181,12 @@ def cold(model: Path, runs: int, query: str) -> dict:
 
 def run(n_docs: int, cold_runs: int) -> dict:
     from clawmem.embedders.default import default_model_path
-    from clawmem.embedders.llama import LlamaEmbedder, _inspect
+    from clawmem.embedders.llama import LlamaEmbedder
+    from clawmem.embedders.model_identity import inspect_gguf
     from clawmem.embedders.query_path import QueryPathEmbedder, ensure
 
     model = default_model_path()
-    _, sha = _inspect(model)
+    _, sha = inspect_gguf(model)
     t0 = time.perf_counter()
     why = ensure(model, sha)
     built = time.perf_counter() - t0

@@ -69,7 +69,7 @@ def _trim_heap() -> None:
     """Give the C heap's free pages back once no request is being answered: each answer's
     thread leaves glibc's arenas holding what llama.cpp and the JSON freed (measured: 174 MB
     anonymous after the first query, 231 MB after 40 more requests without this)."""
-    from clawmem.embedders.llama import trim_heap
+    from clawmem.embedders.llama_load import trim_heap
 
     trim_heap()
 
