@@ -6,6 +6,7 @@ run proposes nothing new; what is proposed is redacted. Through the CLI, as user
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from datetime import date
 from pathlib import Path
@@ -63,6 +64,11 @@ def test_rules_read_plans_preferences_decisions_and_dated_events():
     assert (
         surgery.kind == "W" and surgery.confidence > one("Let's go with Hetzner for it.").confidence
     )
+    # A plan's bare weekday is the next one; what was done on one, the last one.
+    thursday = date(2025, 11, 13)
+    plan = candidates(Said("We agreed on a dry run on Monday.", "x#L1-L1", thursday))[0]
+    did = candidates(Said("I went hiking on Monday with my dad.", "x#L1-L1", thursday))[0]
+    assert (plan.day, did.day) == ("2025-11-17", "2025-11-10")
     # Questions and chatter are not candidates; a statement the model scores low is not proposed.
     for text in ("Are you going to the party tonight?", "Haha yes"):
         assert candidates(Said(text, "x#L1-L1", day, "Kate")) == []
@@ -109,7 +115,9 @@ def test_flush_proposes_accept_retains_with_citation_and_reflect_cites_it(ws, tm
     assert not (ws / "memory" / "2025-12-02.md").exists()
     # Recall finds a proposal, cited on its page (the folder says it is one).
     r = json.loads(cli("-w", str(ws), "recall", "pay-fsn1 staging Redis", "-k", "20", "--json").out)
-    assert any(h["citation"].startswith("memory/proposals/2025-12-02.md") for h in r["results"])
+    marked = [h for h in r["results"] if h["citation"].startswith("memory/proposals/2025-12-02.md")]
+    assert marked and marked[0]["proposal"] == {"cites": [f"{OC}#L4-L4"]}
+    assert all("proposal" not in h for h in r["results"] if h not in marked)
 
     r = cli("-w", str(ws), "proposals", "accept", redis["id"], "--json")
     assert r.code == 0, r.err
@@ -207,3 +215,102 @@ def test_proposal_tools_over_mcp(ws, tmp_path, lexical):
     assert accepted["status"] == "accepted" and accepted["retained"].startswith("memory/2025-12-02")
     assert [p["id"] for p in after["proposals"]] == [pid]
     assert anyio  # the session runs on anyio, as test_mcp's do
+
+
+def test_reflect_promotes_only_by_its_rule_and_never_into_memory_md(ws, lexical):
+    """The promotion rule (proposal_review.PROMOTE_CONVERSATIONS): a statement proposed from
+    three different daily logs becomes a fact without review, its note saying why; one from two
+    stays a proposal; MEMORY.md is never touched."""
+    from clawmem.reflect.proposal_review import PROMOTE_CONVERSATIONS
+
+    assert PROMOTE_CONVERSATIONS == 3
+    core = (ws / "MEMORY.md").read_bytes()
+    thrice = "I'm starting a pottery class at the community center."
+    twice = "I'm learning to play the cello with a teacher from Leipzig."
+    for n, day in enumerate(("2025-11-20", "2025-11-21", "2025-11-22")):
+        said = [thrice] + ([twice] if n < 2 else [])
+        (ws / "memory" / f"{day}.md").write_text(
+            f"# {day}\n\n" + "\n\n".join(said) + "\n", encoding="utf-8"
+        )
+    r = cli("-w", str(ws), "reflect", "--json")
+    assert r.code == 0, r.err
+    out = json.loads(r.out)
+    [promoted] = out["promoted"]
+    assert promoted["why"] == "said in 3 conversations" and thrice in promoted["line_text"]
+    day, first = promoted["retained"].split("#L")
+    line = int(first.split("-")[0])
+    text = (ws / day).read_text(encoding="utf-8").splitlines()
+    assert thrice in text[line - 1]
+    assert "promoted by reflect: said in 3 conversations" in text[line]
+    assert [p["statement"] for p in _list(ws, "accepted")] == [thrice]
+    assert any(twice == p["statement"] for p in _list(ws))  # still waits for a person
+    ledger = (ws / ".clawmem" / "proposals-reviewed").read_text(encoding="utf-8")
+    assert ledger.endswith(" promoted\n")
+    assert (ws / "MEMORY.md").read_bytes() == core
+    # A second reflect promotes nothing more and proposes nothing new.
+    again = json.loads(cli("-w", str(ws), "reflect", "--json").out)
+    assert again["promoted"] == [] and again["fact_proposals"] == 0
+
+
+def test_a_person_only_talked_about_gets_a_page_of_what_was_said(ws, tmp_path, lexical):
+    """Anna never speaks and has no page: once a proposal about her is accepted, reflect writes
+    her page, each line citing the daily log's fact and the conversation it was said in."""
+    assert not (ws / "bank" / "entities" / "Anna.md").exists()
+    t = Transcript(tmp_path / "cc" / "-home-me-code" / "5d2e8a41-7c3b-4f6a-8e9d-1b2c3d4e5f60.jsonl")
+    t.user("Quick one before we start. My sister Anna is getting married in Lisbon on June 14th.")
+    t.assistant("Congratulations to Anna! Should I block June 14th in your calendar?")
+    t.user("Yes please. Anna's wedding is the whole weekend, so keep June 13th free too.")
+    assert _flush(ws, t.path)["proposed"] >= 1
+    about = [p for p in _list(ws) if "Anna" in p["entities"]]
+    assert about, _list(ws)
+    for p in about:
+        r = cli("-w", str(ws), "proposals", "accept", p["id"])
+        assert r.code == 0, r.err
+    assert cli("-w", str(ws), "reflect").code == 0
+    page = (ws / "bank" / "entities" / "Anna.md").read_text(encoding="utf-8")
+    for p in about:
+        line = next(x for x in page.splitlines() if p["statement"] in x)
+        assert re.search(r"memory/\d{4}-\d{2}-\d{2}\.md#L\d+", line), line
+        assert f"said in {p['source']}" in line and p["source"].startswith("sessions/")
+
+
+def test_proposals_wait_for_the_lock_and_never_write_through_a_link(ws, tmp_path, lexical):
+    """While another writer holds the write lock, a flush writes its episode page but proposes
+    nothing (the pages are written only under the lock); the next flush proposes. A proposals
+    folder that is a link out of the workspace is refused with a one-line error, nothing written
+    through it."""
+    from clawmem.files.locking import write_lock
+
+    path = _configured(ws, tmp_path)
+    with write_lock(ws / ".memory", timeout=5, purpose="a long clawmem index"):
+        assert _flush(ws, path)["proposed"] == 0
+    assert not (ws / "memory" / "proposals").exists()
+    assert _flush(ws, path)["proposed"] == 3
+
+    other = tmp_path / "ws2"
+    shutil.copytree(REPO / "fixtures" / "workspace", other)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (other / "memory" / "proposals").symlink_to(outside, target_is_directory=True)
+    r = cli("-w", str(other), "flush", str(path))
+    assert r.code != 0 and "memory/proposals" in r.err and "link" in r.err
+    assert len(r.err.strip().splitlines()) <= 2 and "Traceback" not in r.err
+    r = cli("-w", str(other), "reflect")
+    assert r.code != 0 and "link" in r.err
+    assert list(outside.iterdir()) == []
+
+
+def test_proposal_pages_are_only_appended_to(ws, tmp_path, lexical):
+    """A person's notes on a proposals page stay: the next proposals are appended after them,
+    and what was there before is left byte for byte."""
+    t = Transcript(tmp_path / "cc" / "-home-me-code" / "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d.jsonl")
+    t.user("Before I forget: the staging database now lives on db-fsn2.")
+    assert _flush(ws, t.path)["proposed"] == 1
+    [page] = (ws / "memory" / "proposals").iterdir()
+    page.write_text(page.read_text(encoding="utf-8") + "\nMy note: check with Linh.\n", "utf-8")
+    before = page.read_bytes()
+    t.user("Let's go with Hetzner for the new staging cluster.")
+    assert _flush(ws, t.path)["proposed"] == 1
+    after = page.read_bytes()
+    assert after.startswith(before) and b"Hetzner" in after[len(before) :]
+    assert len(_list(ws)) == 2

@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
+from typing import Any
 
 from clawmem.reflect import fact_proposals
 from clawmem.reflect.episodes import sentences
@@ -285,14 +286,186 @@ HEAD = (
 SWEEP = (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6)
 
 
+# --------------------------------------------------------------------------- recall with them
+_CITES = re.compile(r"from (\S+?)#L(\d+)-L(\d+)")
+
+
+def _said_of_chat(path: Path) -> list[Said]:
+    """A chat's messages as reflect would read them from its daily logs, with their speakers
+    and times (benchmarks/datasets/realtalk.py's conversion: the same files, the same lines)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    sessions = sorted(
+        (int(k.split("_")[1]), v)
+        for k, v in data.items()
+        if re.fullmatch(r"session_\d+", k) and isinstance(v, list)
+    )
+    by_day: dict[str, list[tuple[int, dict]]] = {}
+    for n, msgs in sessions:
+        for m in msgs:
+            when = datetime.strptime(m["date_time"].strip(), "%d.%m.%Y, %H:%M:%S")
+            by_day.setdefault(when.date().isoformat(), []).append((n, m))
+    out = []
+    for day in sorted(by_day):
+        line, current = 1, None
+        for n, m in by_day[day]:
+            if n != current:
+                line += 3  # "", "## Session n", ""
+                current = n
+            line += 1
+            when = datetime.strptime(m["date_time"].strip(), "%d.%m.%Y, %H:%M:%S")
+            src = f"memory/{day}.md#L{line}-L{line}"
+            text = " ".join((m.get("clean_text") or "").split())
+            out.append(Said(text, src, when.date(), _speaker(m["speaker"]), when.isoformat()))
+    return out
+
+
+def recall_with_proposals(chats: range) -> list[dict]:
+    """REALTALK's questions on each chat's workspace, recalled (hybrid, the product's defaults)
+    without proposals, then with the proposals reflect would write (memory/proposals/, indexed):
+    ER@2k and R@1, counting a proposal hit as itself ("as cited") and as the message it cites
+    ("cites followed": what an agent reads when it opens the citation)."""
+    from benchmarks import metrics as M
+    from benchmarks.common import embedder_status, log
+    from benchmarks.datasets.realtalk import build, chat_files, convert
+    from benchmarks.systems.clawmem import index_clawmem, open_with
+    from clawmem.reflect.fact_proposals import propose
+    from clawmem.reflect.proposal_review import record
+
+    emb, why = embedder_status()
+    if emb is None:
+        raise SystemExit(f"recall with proposals needs the embedder: {why}")
+    rows: list[dict] = []
+    for path in chat_files():
+        chat = convert(path)
+        if chat.number not in chats:
+            continue
+        root = build(chat, "proposals-recall")
+        said = _said_of_chat(path)
+        assert [s.source for s in said] == [f"{m.path}#L{m.line}-L{m.line}" for m in chat.messages]
+        for phase in ("without", "with"):
+            if phase == "with":
+                names = sorted({s.speaker for s in said if s.speaker})
+                written = record(root, propose(said, names), chat.today)
+                log(f"chat {chat.number}: {len(written)} proposals written")
+            mem = open_with(root, emb)
+            index_clawmem(mem, f"proposals-recall-{chat.number}-{phase}")
+            lens: dict[str, list[int]] = {}
+
+            def line_len(p: str, n: int, lens=lens, root=root) -> int:
+                if p not in lens:
+                    f = root / p
+                    lens[p] = [len(x) for x in f.read_text(encoding="utf-8").split("\n")]
+                ls = lens[p]
+                return ls[n - 1] if 0 < n <= len(ls) else 0
+
+            for q in chat.questions:
+                res = mem.recall(q["question"], k=20, mode="hybrid", today=chat.today, sync=False)
+                raw = [(h.path, h.start_line, h.end_line) for h in res.hits]
+                followed = []
+                for h in res.hits:
+                    m = _CITES.search(h.text) if h.path.startswith("memory/proposals/") else None
+                    if m:
+                        followed.append((m.group(1), int(m.group(2)), int(m.group(3))))
+                    else:
+                        followed.append((h.path, h.start_line, h.end_line))
+                row: dict[str, Any] = {"chat": chat.number, "phase": phase}
+                for name, cites in (("as cited", raw), ("cites followed", followed)):
+                    row[f"er2k {name}"] = M.evidence_recall(cites, q["gold"], line_len, 2000)
+                    row[f"r1 {name}"] = M.recall_at_k(cites, q["gold"], 1)
+                row["proposal hits"] = sum(1 for c in raw if c[0].startswith("memory/proposals/"))
+                rows.append(row)
+            mem.close()
+    return rows
+
+
+def _recall_table(rows: list[dict]) -> str:
+    out = [
+        "| proposals indexed | proposal hits read as | questions | ER@2k | R@1 | "
+        "proposal hits per question (of 20) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for phase in ("without", "with"):
+        mine = [r for r in rows if r["phase"] == phase]
+        for name in ("as cited", "cites followed") if phase == "with" else ("as cited",):
+            er = sum(r[f"er2k {name}"] for r in mine) / len(mine)
+            r1 = sum(r[f"r1 {name}"] for r in mine) / len(mine)
+            ph = sum(r["proposal hits"] for r in mine) / len(mine)
+            label = name if phase == "with" else "—"
+            out.append(f"| {phase} | {label} | {len(mine)} | {er:.3f} | {r1:.3f} | {ph:.1f} |")
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- speed
+def speed(messages: int = 2000, runs: int = 5) -> dict:
+    """What proposing costs a flush of a ``messages``-message transcript: REALTALK's held-out
+    messages in order as a conversation between a user (the first speaker of each chat) and an
+    agent (the other, read as context only), proposed and recorded into an empty workspace's
+    pages; the median of ``runs`` fresh runs, in this process (the flush's own budget, 1 s
+    without Python's start, is benchmarks.suites.flush's)."""
+    import statistics
+    import tempfile
+
+    from clawmem.reflect.fact_proposals import propose
+    from clawmem.reflect.proposal_review import record
+
+    said: list[Said] = []
+    for s in load(HELD_OUT):
+        for item in s.said:
+            user = item.speaker == s.names[0]
+            said.append(
+                Said(
+                    item.text,
+                    f"sessions/speed.jsonl#L{len(said) + 1}-L{len(said) + 1}",
+                    item.day,
+                    None if user else "assistant",
+                    item.at,
+                    context_only=not user,
+                )
+            )
+            if len(said) == messages:
+                break
+        if len(said) == messages:
+            break
+    times, written = [], 0
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory() as tmp:
+            t0 = time.perf_counter()
+            written = len(record(Path(tmp), propose(said)))
+            times.append(time.perf_counter() - t0)
+    return {
+        "messages": len(said),
+        "user_messages": sum(1 for x in said if not x.context_only),
+        "proposed": written,
+        "median_s": round(statistics.median(times), 3),
+        "max_s": round(max(times), 3),
+        "runs": runs,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tune", action="store_true", help="fit and sweep on chats 1-5")
     ap.add_argument("--json", type=Path, help="write the rows here too")
+    ap.add_argument("--speed", action="store_true", help="proposing from 2,000 messages")
+    ap.add_argument(
+        "--recall", action="store_true", help="ER@2k and R@1 with and without proposals indexed"
+    )
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     rows = []
-    if args.tune:
+    if args.speed:
+        r = speed()
+        rows = [r]
+        print(
+            f"Proposing from a {r['messages']}-message conversation ({r['user_messages']} the "
+            f"user's): {r['proposed']} proposals, median {r['median_s']:.3f} s, slowest "
+            f"{r['max_s']:.3f} s of {r['runs']} runs (load average {os.getloadavg()[0]:.1f})"
+        )
+    elif args.recall:
+        rows = recall_with_proposals(HELD_OUT)
+        print("Held-out chats 6-10, recall with and without proposals indexed")
+        print(_recall_table(rows))
+    elif args.tune:
         tune = load(TUNE)
         print(f"Tuning chats 1-5: {len(tune)} sessions")
         fact_proposals.WEIGHTS = (0.0,) * len(fact_proposals.FEATURES)  # fitted anew below

@@ -3,11 +3,17 @@ why there are few or none: notes, degraded legs, the empty reason, the filters a
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from clawmem.markdown.workspace import TRANSCRIPT_PREFIX
 from clawmem.text.shown_path import shown_path
+
+# Proposal pages (reflect/proposal_review.py: PAGE_DIR, and the note under each proposed line);
+# spelled here so that recall does not import reflect.
+PROPOSAL_PREFIX = "memory/proposals/"
+_PROPOSAL_CITES = re.compile(r"proposal [0-9a-f]{10}, confidence [01](?:\.\d+)?, from (\S+)")
 
 
 @dataclass(frozen=True)
@@ -110,6 +116,10 @@ class Hit:
                 valid_to=self.valid_to,
                 superseded_by=None if self.superseded_by is None else show(self.superseded_by),
             )
+        if self.path.startswith(PROPOSAL_PREFIX):
+            # A fact proposed for review (reflect/proposal_review.py), not a fact: marked, with
+            # the lines it was proposed from, so an agent can read what was actually said.
+            d["proposal"] = {"cites": [show(c) for c in _PROPOSAL_CITES.findall(self.text)]}
         if self.via is not None:
             d["via"] = {k: show(v) if isinstance(v, str) else v for k, v in self.via.items()}
         if self.scope is not None:

@@ -240,6 +240,8 @@ _NAMES_A_DAY = FEATURES.index("names_a_day")
 # rules reads is proposed at least at the threshold (never above it on their account, so the
 # promotion rule, proposal_review.py, never promotes one on a confidence the data did not earn).
 UNJUDGED_RULES = (0, 1, 2)
+_AHEAD_RULES = (2, 3, 6)  # decisions, plans, wants: the days they name are to come
+_WEEKDAY = re.compile(r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b")
 WINDOW = 15  # messages either side that count as "nearby"
 PAUSE_SECONDS = 3600  # a pause this long starts a new stretch of the conversation
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I’m|I've|I’ve|I'll|I’ll|I'd|my|me|we|our|us)\b", re.I)
@@ -309,7 +311,7 @@ def featurize(conversation: list[Said]) -> list[tuple[int, str, str, int, tuple[
                 break
         lead = sentences(item.text)[:1]
         for whole, s, rule in _sentences_of(item):
-            words = topic_words(s)
+            words = topics[i] if s == item.text else topic_words(s)
             echoed = other = 0
             first = 1.0
             for j in range(max(0, i - WINDOW), min(len(conversation), i + WINDOW + 1)):
@@ -357,17 +359,24 @@ def _conversations(said: Iterable[Said]) -> list[list[Said]]:
     return list(groups.values())
 
 
-def scored(said: Iterable[Said], names: Iterable[str] = ()) -> list[Proposal]:
-    """Every candidate sentence of ``said`` as a proposal with its confidence (no threshold)."""
+def scored(
+    said: Iterable[Said], names: Iterable[str] = (), at_least: float = 0.0
+) -> list[Proposal]:
+    """Every candidate sentence of ``said`` with a confidence of at least ``at_least`` as a
+    proposal (the default: all of them). The line is built (dated, redacted, its entities
+    found) only for those: most sentences of a long transcript are not."""
     names = tuple(names)
     out = []
     for conversation in _conversations(said):
         for i, _whole, s, rule, x in featurize(conversation):
+            conf = round(max(confidence_of(x), MIN_CONFIDENCE if rule in UNJUDGED_RULES else 0), 2)
+            if conf < at_least:
+                continue
             item = conversation[i]
             kind = _RULES[rule][0] if rule >= 0 else "W"
             day = item.day
             if x[_NAMES_A_DAY]:
-                day = _day_spoken_of(s, item.day) or day
+                day = _day_spoken_of(s, item.day, ahead=rule in _AHEAD_RULES) or day
             if len(s) > MAX_CHARS:
                 s = s[:MAX_CHARS].rsplit(" ", 1)[0] + "…"
             text = redact(s[0].upper() + s[1:])
@@ -376,9 +385,7 @@ def scored(said: Iterable[Said], names: Iterable[str] = ()) -> list[Proposal]:
                     kind,
                     text,
                     _entities(text, item.speaker, names),
-                    round(
-                        max(confidence_of(x), MIN_CONFIDENCE if rule in UNJUDGED_RULES else 0), 2
-                    ),
+                    conf,
                     day.isoformat() if day else "",
                     item.source,
                 )
@@ -395,15 +402,33 @@ def propose(said: Iterable[Said], names: Iterable[str] = ()) -> list[Proposal]:
     """The proposals of ``said`` at or above ``MIN_CONFIDENCE``, each line once, in order."""
     seen: set[str] = set()
     out = []
-    for p in scored(said, names):
-        if p.confidence >= MIN_CONFIDENCE and p.key not in seen:
+    for p in scored(said, names, MIN_CONFIDENCE):
+        if p.key not in seen:
             seen.add(p.key)
             out.append(p)
     return out
 
 
+# A person named as someone's relation ("my sister Anna", "our neighbour Tomás") or by an
+# event of theirs ("Anna's wedding", "Mom's surgery"): an entity even without a page, so that
+# reflect gives the people who are only talked about a page of what was said about them.
+_RELATION_NAME = re.compile(
+    r"\b(?i:my|our|his|her|their)\s+(?i:mom|mum|mother|dad|father|sister|brother|wife|husband|"
+    r"partner|girlfriend|boyfriend|son|daughter|friend|best friend|boss|colleague|coworker|"
+    r"neighbou?r|grandma|grandpa|grandmother|grandfather|cousin|aunt|uncle|roommate|teacher|"
+    r"niece|nephew|fianc[eé]e?)\s*,?\s+(?P<name>[A-Z][a-z\u00e0-\u00ff]{2,})\b"
+    r"|\b(?P<owner>[A-Z][a-z\u00e0-\u00ff]{2,})['’]s (?:surgery|birthday|wedding|appointment|"
+    r"exam|interview|flight|party|graduation|trip|deadline|funeral|operation|recital|concert)\b"
+)
+_NOT_NAMES = frozenset({"The", "This", "That", "Today", "Tomorrow", "Tonight", "Everyone"})
+
+
 def _entities(text: str, speaker: str | None, names: tuple[str, ...]) -> tuple[str, ...]:
     found = [speaker] if speaker and is_entity_slug(speaker) else []
+    for m in _RELATION_NAME.finditer(text):
+        name = m.group("name") or m.group("owner")
+        if name not in found and name not in _NOT_NAMES and is_entity_slug(name):
+            found.append(name)
     for name in names:
         if name in found or not is_entity_slug(name):
             continue
@@ -413,10 +438,14 @@ def _entities(text: str, speaker: str | None, names: tuple[str, ...]) -> tuple[s
     return tuple(found)
 
 
-def _day_spoken_of(sentence: str, said_on: date | None) -> date | None:
-    """The one day a sentence names ("on the 14th", "tomorrow"), relative to when it was said."""
+def _day_spoken_of(sentence: str, said_on: date | None, ahead: bool = False) -> date | None:
+    """The one day a sentence names ("on the 14th", "tomorrow"), relative to when it was said.
+    ``ahead``: a plan or decision, so a bare weekday ("a dry run on Monday") is the next one,
+    not the last one the time parser (written for questions about the past) would take."""
     if said_on is None:
         return None
+    from datetime import timedelta
+
     from clawmem.text.timeexpr import match_time_hint
 
     try:
@@ -425,5 +454,10 @@ def _day_spoken_of(sentence: str, said_on: date | None) -> date | None:
         return None
     if hit is None:
         return None
-    span = hit[0]
-    return span.start if span.start is not None and span.start == span.end else None
+    span, start, end = hit
+    if span.start is None or span.start != span.end:
+        return None
+    phrase = sentence[start:end].casefold()
+    if ahead and span.start < said_on and _WEEKDAY.search(phrase) and "last" not in phrase:
+        return span.start + timedelta(days=7)
+    return span.start

@@ -111,7 +111,11 @@ def fact_line(f: LoggedFact, st: FactStatus, page: str | None = None) -> str:
     cites = f.cite
     # An accepted proposal's note cites the conversation it was said in (proposal_review.py):
     # the page cites it too, so what was said about someone leads back to where it was said.
-    said = [n[5:] for n in f.fact.notes if n.startswith("from sessions/")]
+    said = [
+        n[5:].split(";", 1)[0].strip()
+        for n in f.fact.notes
+        if n.startswith(("from sessions/", "from memory/"))
+    ]
     if said:
         cites += ", said in " + ", ".join(said)
     if f.order in st.also:

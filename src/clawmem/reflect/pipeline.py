@@ -71,6 +71,7 @@ from clawmem.transcripts import registry
 if TYPE_CHECKING:
     from clawmem.ingest.indexing import Indexer
     from clawmem.markdown.workspace import Scan
+    from clawmem.reflect.fact_proposals import Proposal as FactProposal
 
 OPINIONS = "bank/opinions.md"
 PROPOSALS = "bank/proposals.md"
@@ -363,12 +364,18 @@ def _summaries_before_lock(
 
 def _propose_facts(
     ix: Indexer, sc: Scan, episodes: list[Episode], since: date | None, today: date
-) -> int:
+) -> tuple[int, list[tuple[FactProposal, str]]]:
     """Fact proposals from the finished conversations and the daily logs' narrative (outside
-    ``## Retain``) since ``since``, appended to memory/proposals/; how many were new."""
-    from clawmem.reflect.fact_proposals import propose
+    ``## Retain``) since ``since``, appended to memory/proposals/; how many were new, and the
+    ones the promotion rule keeps (proposal_review.promotable), with why."""
+    from clawmem.reflect.fact_proposals import MIN_CONFIDENCE, scored
     from clawmem.reflect.flush import entity_page_names
-    from clawmem.reflect.proposal_review import daily_logs, record, said_in_transcript
+    from clawmem.reflect.proposal_review import (
+        daily_logs,
+        promotable,
+        record,
+        said_in_transcript,
+    )
     from clawmem.text.timeexpr import date_from_path
 
     said = []
@@ -381,7 +388,10 @@ def _propose_facts(
         if day is not None and day <= today and (since is None or day >= since):
             logs.append(entry.relpath)
     said += daily_logs(ix.root, logs)
-    return len(record(ix.root, propose(said, entity_page_names(ix.root)), today))
+    every = scored(said, entity_page_names(ix.root), MIN_CONFIDENCE)
+    first = list({p.key: p for p in reversed(every)}.values())[::-1]  # propose(): each line once
+    new = record(ix.root, first, today)
+    return len(new), promotable(every, ix.root)
 
 
 def reflect(
@@ -418,6 +428,7 @@ def reflect(
     else:
         ix.prepare_memory_dir()
         guard = write_lock(ix.memory_dir, timeout=lock_timeout, purpose="clawmem reflect")
+    promote: list[tuple[FactProposal, str]] = []
     with guard:
         sc = ix.scan()
         log = collect_facts(ix.root, sc, today)
@@ -479,7 +490,7 @@ def reflect(
                         f"{change.path}: cannot write ({exc.strerror})",
                         hint="check permissions and free space; rerun reflect to finish",
                     ) from None
-            result.fact_proposals = _propose_facts(ix, sc, episodes, since_day, today)
+            result.fact_proposals, promote = _propose_facts(ix, sc, episodes, since_day, today)
             aged = result.retention.archived or result.retention.pruned
             if (result.written() or result.fact_proposals or aged) and ix.index_path.exists():
                 try:
@@ -491,5 +502,11 @@ def reflect(
                         hint="run `clawmem index`",
                     ) from None
                 result.index_synced = True
+    if not dry_run:
+        # Outside the lock: accepting retains each fact, which takes the lock itself.
+        from clawmem.reflect.proposal_review import accept
+
+        for p, why in promote:
+            result.promoted.append(accept(ix, p.id, promoted=why).to_dict() | {"why": why})
     result.seconds = time.perf_counter() - t0
     return result

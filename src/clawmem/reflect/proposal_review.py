@@ -12,7 +12,8 @@ Pages are only appended to: a proposal whose line is on some page already, or in
 never written again, so a second flush or reflect proposes nothing new.
 
 The ledger, ``.clawmem/proposals-reviewed`` (tracked with the workspace, append-only), holds one
-line per decision: ``accepted <sha256 of the line>`` or ``rejected <sha256>``. A rejected line is
+line per decision: ``accepted <sha256 of the line>`` or ``rejected <sha256>`` (``accepted <sha256>
+promoted`` when reflect promoted it, below). A rejected line is
 never proposed again; an accepted one is retained (ingest/retain.py) into the day's ``## Retain``
 with the citation as its note, so reflect's entity pages cite the conversation.
 """
@@ -32,6 +33,16 @@ from clawmem.text.records import as_json
 from clawmem.transcripts.formats import Message
 
 PAGE_DIR = "memory/proposals"
+# Promotion: reflect keeps a pending proposal as a fact without a person's review only when the
+# same statement (the same Retain line) was proposed from at least PROMOTE_CONVERSATIONS
+# different conversations or daily logs in the facts reflect reads, or when the model's
+# confidence is at least PROMOTE_CONFIDENCE. Conservative on purpose: on REALTALK's tuning chats
+# a confidence of 0.6 or more was right 70% of the time, and the model rarely gives 0.9; notes,
+# preferences and decisions proposed on a rule (fact_proposals.UNJUDGED_RULES) sit at the
+# threshold and are promoted only by repetition. A promoted fact goes where an accepted one goes
+# (the day's ``## Retain``, its note saying why); nothing reaches MEMORY.md without review.
+PROMOTE_CONVERSATIONS = 3
+PROMOTE_CONFIDENCE = 0.9
 LEDGER = ".clawmem/proposals-reviewed"
 _NOTE = re.compile(
     r"^\s+[-*+] proposal (?P<id>[0-9a-f]{10}), confidence (?P<conf>[01](?:\.\d+)?), "
@@ -259,6 +270,27 @@ def record(root: Path, proposals: list[Proposal], today: date | None = None) -> 
     return [p for props in by_day.values() for p in props]
 
 
+def promotable(sightings: list[Proposal], root: Path) -> list[tuple[Proposal, str]]:
+    """The proposals among ``sightings`` (every proposal reflect read, repeats included) that
+    the promotion rule keeps, with why; none a person already accepted or rejected."""
+    ledger = _ledger(root)
+    where: dict[str, set[str]] = {}
+    best: dict[str, Proposal] = {}
+    for p in sightings:
+        where.setdefault(p.key, set()).add(p.source.split("#", 1)[0])
+        if p.key not in best or p.confidence > best[p.key].confidence:
+            best[p.key] = p
+    out = []
+    for key, p in best.items():
+        if key in ledger:
+            continue
+        if len(where[key]) >= PROMOTE_CONVERSATIONS:
+            out.append((p, f"said in {len(where[key])} conversations"))
+        elif p.confidence >= PROMOTE_CONFIDENCE:
+            out.append((p, f"confidence {p.confidence:.2f}"))
+    return out
+
+
 def list_proposals(ix: Indexer, *, status: str | None = "pending") -> list[Listed]:
     """The proposals on the pages, with their status (``status=None``: all of them)."""
     if status not in (None, "pending", "accepted", "rejected"):
@@ -289,8 +321,9 @@ def _find(ix: Indexer, pid: str) -> Listed:
     return found[0]
 
 
-def accept(ix: Indexer, pid: str) -> Reviewed:
-    """Retain the proposal's line, with its citation as the fact's note, and record it accepted."""
+def accept(ix: Indexer, pid: str, *, promoted: str | None = None) -> Reviewed:
+    """Retain the proposal's line, with its citation as the fact's note, and record it accepted.
+    ``promoted``: reflect keeps it by the promotion rule, and why (the note and ledger say so)."""
     from clawmem.files.locking import write_lock
     from clawmem.ingest.retain import retain
 
@@ -305,10 +338,10 @@ def accept(ix: Indexer, pid: str) -> Reviewed:
         confidence=p.confidence if p.kind == "O" else None,
         entities=p.entities,
         day=p.day or None,
-        note=f"from {p.source}",
+        note=f"from {p.source}" + (f"; promoted by reflect: {promoted}" if promoted else ""),
     )
     with write_lock(ix.memory_dir, purpose="clawmem proposals accept"):
-        _append(ix.root, LEDGER, f"accepted {p.key}\n", "")
+        _append(ix.root, LEDGER, f"accepted {p.key}{' promoted' if promoted else ''}\n", "")
     return Reviewed(p.id, "accepted", p.line, res.source)
 
 

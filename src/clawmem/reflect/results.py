@@ -93,6 +93,7 @@ class ReflectResult:
     index_synced: bool = False
     retention: Retention = field(default_factory=Retention)  # episode pages aged out
     fact_proposals: int = 0  # new in memory/proposals/ (proposal_review.py)
+    promoted: list[dict] = field(default_factory=list)  # kept by the promotion rule, with why
 
     def written(self, role: str | None = None) -> list[FileChange]:
         return [c for c in self.changes if c.status != "unchanged" and role in (None, c.role)]
@@ -120,6 +121,8 @@ class ReflectResult:
         head = "clawmem reflect (dry run)" if self.dry_run else "clawmem reflect"
         if self.fact_proposals:  # its own clause: the pages' summary reads as it always did
             text += f"; {self.fact_proposals} fact(s) proposed for review (clawmem proposals list)"
+        if self.promoted:
+            text += f"; {len(self.promoted)} promoted by the promotion rule"
         return f"{head}: {text}; {self.seconds:.1f} s"
 
     def to_dict(self) -> dict:
@@ -154,6 +157,7 @@ class ReflectResult:
             "applied": [p.line for p in self.applied],
             "index_synced": self.index_synced,
             "fact_proposals": self.fact_proposals,
+            "promoted": self.promoted,
             "warnings": self.warnings,
         }
         if self.dry_run:
