@@ -55,8 +55,11 @@ def test_recall_json_is_pinned(hash_indexed: Path, i: int):
     _check(f"recall-{i}.json", _stable(r.out, ws))
 
 
-def test_status_json_is_pinned(hash_indexed: Path, monkeypatch):
+def test_status_json_is_pinned(hash_indexed: Path, monkeypatch, tmp_path: Path):
     monkeypatch.setenv("CLAWMEM_RESIDENT_EMBEDDER", "0")
+    # No model file (the run's cache holds the real one once a test converted it): the test
+    # embedder stands in for it, whichever tests ran before.
+    monkeypatch.setenv("CLAWMEM_CACHE_DIR", str(tmp_path / "no-model"))
     r = cli("-w", str(hash_indexed), "status", "--json")
     assert r.code == 0, r.err
     _check("status.json", _stable(r.out, hash_indexed))

@@ -29,6 +29,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 # NumPy's BLAS on one thread, as in the cold process the query path serves (set before anything
 # here imports NumPy: benchmarks.common does). On a loaded machine two threads spin-waiting made
@@ -37,6 +38,11 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 from benchmarks.common import EVAL, REPO, WORK, log, median, save_results, show_section  # noqa: E402
+
+if TYPE_CHECKING:
+    from benchmarks.datasets.realtalk import Chat
+    from clawmem.embedders.llama import LlamaEmbedder
+    from clawmem.embedders.query_path import QueryPathEmbedder
 
 HEADING = "## Cold start: the NumPy query path"
 SAVED = WORK / "query_path.json"
@@ -103,7 +109,7 @@ def texts(n_docs: int) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     return questions, docs
 
 
-def _messages(chat) -> list[str]:
+def _messages(chat: Chat) -> list[str]:
     out = []
     for m in chat.messages:
         text = m.get("text") if isinstance(m, dict) else getattr(m, "text", None)
@@ -112,7 +118,9 @@ def _messages(chat) -> list[str]:
     return out
 
 
-def check(groups: dict[str, list[str]], llama, fast, *, query: bool) -> dict:
+def check(
+    groups: dict[str, list[str]], llama: LlamaEmbedder, fast: QueryPathEmbedder, *, query: bool
+) -> dict:
     """Per set: texts, id mismatches, min cosine, ms per text each way."""
     import numpy as np
 

@@ -14,7 +14,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from clawmem.errors import ModelError
 
@@ -88,7 +88,7 @@ def batch_size(max_tokens: int, seq_max: int) -> int:
 
 
 @contextlib.contextmanager
-def _captured_stderr() -> Iterator[Any]:
+def _captured_stderr() -> Iterator[IO[bytes]]:
     """Send file descriptor 2 to a temp file while llama.cpp loads.
 
     llama.cpp writes diagnostics straight to fd 2 (not through Python), so
@@ -113,7 +113,7 @@ def _captured_stderr() -> Iterator[Any]:
             os.close(saved)
 
 
-def _captured_text(sink: Any) -> str:
+def _captured_text(sink: IO[bytes]) -> str:
     sink.flush()
     sink.seek(0)
     text = sink.read().decode("utf-8", errors="replace").strip()
