@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from clawmem.errors import WorkspaceError
 from clawmem.ingest.indexing import Indexer
@@ -19,6 +18,7 @@ from clawmem.markdown.workspace import is_entity_page, is_memory_path
 from clawmem.recall.ranking import snippet
 from clawmem.recall.results import Hit
 from clawmem.store import queries
+from clawmem.store.db import Row
 from clawmem.store.index import Filters, Index
 from clawmem.text.records import as_json, from_row
 from clawmem.text.shown_path import shown_path
@@ -44,7 +44,7 @@ class OutgoingLink:
     candidates: tuple[str, ...]  # the notes an ambiguous link could mean
 
     @classmethod
-    def from_row(cls, r: Any) -> OutgoingLink:
+    def from_row(cls, r: Row) -> OutgoingLink:
         found = tuple(r["candidates"].split("\n")) if r["candidates"] else ()
         return from_row(cls, r, columns={"to": "dst"}, candidates=found)
 
@@ -65,7 +65,7 @@ class Backlink:
     context: str
 
     @classmethod
-    def from_row(cls, r: Any) -> Backlink:
+    def from_row(cls, r: Row) -> Backlink:
         return from_row(cls, r, columns={"from_path": "src"})
 
     def to_dict(self) -> dict:
@@ -200,7 +200,7 @@ def _passes(index: Index, cid: int, where: str, args: list) -> bool:
     return index.conn.execute(sql, (cid, *args)).fetchone() is not None
 
 
-def _hit(row: Any, via: dict, snippet_chars: int) -> Hit:
+def _hit(row: Row, via: dict, snippet_chars: int) -> Hit:
     return Hit.from_row(row, score=0.0, snippet=snippet(row["text"], None, snippet_chars), via=via)
 
 
