@@ -87,12 +87,16 @@ def _write_report(out: Path, report: str) -> None:
     results when they are here, else carried over as it was. So does the flush benchmark's
     (``python -m benchmarks.suites.flush``); the cold start, the query path's check and the 1M units
     are carried over as they were."""
-    from benchmarks.suites import cold, embedders, flush, mixed, query_path, scale
+    from benchmarks.suites import cold, embedders, flush, mixed, proposals, query_path, scale
 
     old = _old_section(out)
     # Sections of runs of their own kept as they were: the cold start (``benchmarks.suites.cold``), the
     # NumPy query path's check (``benchmarks.suites.query_path``) and the 1M units (``benchmarks.scale``).
-    kept = [(h, _old_section(out, h)) for h in (cold.HEADING, query_path.HEADING, scale.HEADING)]
+    # So is the fact proposals' (``benchmarks.suites.proposals --section``).
+    kept = [
+        (h, _old_section(out, h))
+        for h in (cold.HEADING, query_path.HEADING, scale.HEADING, proposals.HEADING)
+    ]
     old_flush = _old_section(out, flush.HEADING)
     # A registered suite's section that this run did not write (e.g. ``--only realtalk``) is
     # kept as it was: the mixed workspaces' (``benchmarks.suites.mixed``).
@@ -168,6 +172,21 @@ def main(argv: list[str] | None = None) -> int:
         "asked for, and no share of the rows (vector_matrix.POOL_MIN, POOL_PER_HIT, POOL_SHARE; "
         "default 2000,16 and 1%%)",
     )
+    ap.add_argument(
+        "--lists-from",
+        type=int,
+        metavar="ROWS",
+        help="held vectors as the compressed copy (int8 rows in inverted lists, exact rescoring) "
+        "from ROWS rows on (vector_matrix.LISTS_MIN_ROWS; 0: always), loaded at the first vector "
+        "search, to measure what the copy costs in quality",
+    )
+    ap.add_argument(
+        "--lists-probe",
+        type=float,
+        metavar="SHARE",
+        help="with --lists-from: the share of rows a query scores, with no minimum "
+        "(vector_lists.PROBE_SHARE; PROBE_MIN 0)",
+    )
     ap.add_argument("--no-vectors", action="store_true", help="lexical only (no embedding model)")
     ap.add_argument("--no-qmd", action="store_true", help="skip QMD even when it is installed")
     ap.add_argument(
@@ -231,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
         }
     }
     if args.codes_from is not None:
-        from clawmem.recall import vector_matrix
+        from clawmem.store import vector_matrix
 
         vector_matrix.CODES_MIN_ROWS = args.codes_from
         results["meta"]["codes_from"] = args.codes_from
@@ -245,6 +264,20 @@ def main(argv: list[str] | None = None) -> int:
             vector_matrix.POOL_PER_HIT,
             vector_matrix.POOL_SHARE,
         ]
+    if args.lists_from is not None:
+        from clawmem.store import vector_lists, vector_matrix
+
+        vector_matrix.LISTS_MIN_ROWS = args.lists_from
+        vector_matrix.LOAD_AT_SEARCH = 1
+        if args.lists_probe is not None:
+            vector_lists.PROBE_SHARE, vector_lists.PROBE_MIN = args.lists_probe, 0
+        results["meta"]["lists"] = {
+            "from": args.lists_from,
+            "probe_share": vector_lists.PROBE_SHARE,
+            "probe_min": vector_lists.PROBE_MIN,
+            "pool": [vector_lists.POOL_MIN, vector_lists.POOL_PER_HIT],
+            "lists_per_sqrt": vector_lists.LISTS_PER_SQRT,
+        }
     vectors = not args.no_vectors
     if vectors:
         emb, why = embedder_status()

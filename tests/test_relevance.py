@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from clawmem import open_workspace
-from clawmem.recall import relevance, vector_matrix
+from clawmem.recall import relevance
+from clawmem.store import vector_matrix
 from clawmem.text.query import names
 from tests.conftest import cli
 

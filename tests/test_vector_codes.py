@@ -8,7 +8,8 @@ import pytest
 
 import clawmem
 from clawmem.embedders.testing import HashEmbedder
-from clawmem.recall import legs, vector_matrix
+from clawmem.recall import legs
+from clawmem.store import vector_matrix
 from clawmem.store.index import Filters, Index
 
 # _fresh_cache: test_vector_matrix's autouse fixture (each test starts with no held vectors).

@@ -6,7 +6,8 @@ import pytest
 
 import clawmem
 from clawmem.embedders.testing import HashEmbedder
-from clawmem.recall import legs, vector_matrix
+from clawmem.recall import legs
+from clawmem.store import vector_matrix
 from clawmem.store.index import Filters, Index
 
 

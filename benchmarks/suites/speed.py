@@ -295,7 +295,7 @@ def recall_latency(
     """p50/p95 over ``repeats`` passes of ``qs`` (after one untimed warm-up recall). When a recall
     is slow (large workspaces), fewer queries are timed so one mode stays within ``budget_s``; the
     number of timed recalls is reported. ``filters``: recall's own (``since=...``)."""
-    from clawmem.recall import vector_matrix
+    from clawmem.store import vector_matrix
 
     mem.recall(qs[0], mode=mode, sync=sync, **filters)  # warm caches and the model
     vector_matrix.wait()  # a recalling process holds the vectors in memory from here on

@@ -215,6 +215,7 @@ def status(ix: Indexer) -> Status:
             )
         else:
             vec["state"] = f"off: {ix.supply.error}"
+        vec["one_shot_search"] = _one_shot_search(ix.index_path, counts["vectors"], out)
         if compat:
             state = f"needs rebuild: {compat}"
         elif stale:
@@ -224,6 +225,25 @@ def status(ix: Indexer) -> Status:
         return Status(**out, vectors=vec, clean=stale == 0 and compat is None, state=state)
     finally:
         idx.close()
+
+
+def _one_shot_search(index_path: Path, vectors: int, out: dict) -> str:
+    """How a one-shot recall's vector leg runs on this index: vec0's KNN (a small index), or
+    the resident embedder's copy of the vectors (a large one), held or not (then vec0 scans
+    every vector: slow, and said here as in `recall --json`'s degraded)."""
+    from clawmem.store import vector_matrix
+
+    if vectors < vector_matrix.REMOTE_MIN_ROWS:
+        return "sqlite-vec KNN"
+    want = str(index_path.resolve())
+    for held in out["resident_embedder"].get("held_vectors") or []:
+        if held.get("index") == want:
+            size = held.get("lists_bytes") or held.get("matrix_bytes") or 0
+            return f"the resident embedder's copy ({held['rows']:,} rows, {size / 1e6:,.0f} MB)"
+    return (
+        "degraded: the resident embedder holds no copy of this index's vectors yet (it loads "
+        "them at the first recall); until then sqlite-vec scans every vector"
+    )
 
 
 def scope_states(ix: Indexer) -> list[dict]:

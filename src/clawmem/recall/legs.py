@@ -8,7 +8,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from clawmem.recall import bm25_topk, fusion, vector_matrix
+from clawmem.recall import bm25_topk, fusion
+from clawmem.store import vector_lists, vector_matrix
 from clawmem.store.index import Filters, Index
 from clawmem.store.queries import filter_sql, time_window
 from clawmem.text.textnorm import LexQuery
@@ -225,9 +226,17 @@ def vector_search(index: Index) -> str:
     """How this process ranks an unfiltered vector search of ``index`` now, for ``recall --json``
     (``vectors.search``): an approximate first pass must be visible."""
     held = vector_matrix.held_state(index.path)
+    remote = index.read_memo.get(_REMOTE)
+    if held is None and remote is not None and remote[0]:
+        return "the resident embedder's copy of the vectors"
     if held is None:
         return "sqlite-vec" if index.vec.available else "exact scan"
     rows, codes = held
+    if rows >= vector_matrix.LISTS_MIN_ROWS:
+        return (
+            f"held in memory: int8 copy, {vector_lists.PROBE_SHARE:.0%} of {rows:,} rows "
+            f"scored, then exact cosine of the best {vector_lists.POOL_PER_HIT} per hit"
+        )
     if codes:
         return (
             f"held in memory: binary codes, then exact cosine of the nearest "
@@ -236,21 +245,29 @@ def vector_search(index: Index) -> str:
     return f"held in memory: exact scan of {rows:,}"
 
 
-def held_leg(held: tuple, qvec: Vector, limit: int) -> list[fusion.LegHit]:
+def held_leg(held: tuple, qvec: Vector, limit: int) -> list[fusion.LegHit] | None:
     """The vector leg from ``held_vectors``: the same exact cosine ranking as vec0's."""
     return scan_hits(held_scan(held, qvec, limit))
 
 
-def held_scan(held: tuple, qvec: Vector, limit: int) -> vector_matrix.Scan:
+def held_scan(held: tuple, qvec: Vector, limit: int) -> vector_matrix.Scan | vector_lists.ListsScan:
     """A scan of ``held_vectors`` that several threads may work on (``Scan.work``)."""
     ids, mat, codes, keep = held
+    if isinstance(mat, vector_lists.Lists):
+        return vector_lists.ListsScan(mat, qvec, limit, keep)
     return vector_matrix.Scan(ids, mat, qvec, limit, keep=keep, codes=codes)
 
 
-def scan_hits(scan: vector_matrix.Scan) -> list[fusion.LegHit]:
-    """The vector leg from a scan, once all of it is done."""
+def scan_hits(
+    scan: vector_matrix.Scan | vector_lists.ListsScan,
+) -> list[fusion.LegHit] | None:
+    """The vector leg from a scan, once all of it is done; None when the index changed under a
+    compressed copy (the caller ranks through the index's connection instead)."""
     scan.work()  # whatever no thread has taken yet
-    return [fusion.LegHit(cid, i, s) for i, (cid, s) in enumerate(scan.best(), 1)]
+    best = scan.best()
+    if best is None:
+        return None
+    return [fusion.LegHit(cid, i, s) for i, (cid, s) in enumerate(best, 1)]
 
 
 def vector_leg(
@@ -260,7 +277,9 @@ def vector_leg(
     ``held_vectors``)."""
     held = held_vectors(index, f, count=count)
     if held is not None:
-        return held_leg(held, qvec, limit)
+        hits = held_leg(held, qvec, limit)
+        if hits is not None:
+            return hits
     return stored_leg(index, qvec, f, limit)
 
 
@@ -280,11 +299,19 @@ def vectors_of(index: Index, ids: list[int]) -> dict[int, np.ndarray]:
 
 
 VEC0_MAX_K = 4096  # sqlite-vec's limit on a KNN query's k
+_REMOTE = "vector_remote"  # the index's read_memo entry: how the last remote search went
 
 
-def stored_leg(index: Index, qvec: Vector, f: Filters, limit: int) -> list[fusion.LegHit]:
+def stored_leg(
+    index: Index, qvec: Vector, f: Filters, limit: int, remote: object = None
+) -> list[fusion.LegHit]:
     """The vector leg through the index's connection: sqlite-vec's KNN, or an exact NumPy scan
-    of the filtered units."""
+    of the filtered units; for a large index without filters, first the resident embedder's
+    copy of its vectors (``remote``: the recall's embedder, when it can ask one)."""
+    if remote is not None and not f.active and limit <= VEC0_MAX_K and index.vec.available:
+        hits = _remote_leg(index, qvec, limit, remote)
+        if hits is not None:
+            return hits
     blob = _query_blob(qvec)
     # sqlite-vec's KNN refuses k above VEC0_MAX_K; a larger list (recall -k 2000 asks for 8000
     # candidates) is scored exactly instead, rather than losing the vector leg.
@@ -333,6 +360,30 @@ def stored_leg(index: Index, qvec: Vector, f: Filters, limit: int) -> list[fusio
     scored = exact_scores(index, qvec, where, args, table)
     scored.sort(key=lambda r: (-r[1], r[0]))
     return [fusion.LegHit(cid, i, s) for i, (cid, s) in enumerate(scored[:limit], 1)]
+
+
+def _remote_leg(
+    index: Index, qvec: Vector, limit: int, remote: object
+) -> list[fusion.LegHit] | None:
+    """The vector leg from the resident embedder's copy of the index's vectors, or None (vec0
+    answers; why is kept for ``vector_notes``)."""
+    search = getattr(remote, "search_vectors", None)
+    if search is None or index.vector_counts()["vectors"] < vector_matrix.REMOTE_MIN_ROWS:
+        return None
+    found, why = search(index.path, qvec, limit)
+    index.read_memo[_REMOTE] = (found is not None, why)
+    if found is None:
+        return None
+    return [fusion.LegHit(cid, i, s) for i, (cid, s) in enumerate(found, 1)]
+
+
+def vector_notes(index: Index) -> list[str]:
+    """What ``recall --json`` must say of this recall's vector leg: that the resident embedder
+    could not answer it for a large index (vec0 scanned every vector instead)."""
+    ok, why = index.read_memo.get(_REMOTE, (True, ""))
+    if ok:
+        return []
+    return [f"vector leg: sqlite-vec scanned every vector; the resident embedder's copy: {why}"]
 
 
 def _query_blob(qvec: Vector) -> bytes:

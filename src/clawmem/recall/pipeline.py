@@ -247,6 +247,7 @@ def recall(
         if emb is not None and mode != "lexical":
             vectors["query_by"] = getattr(emb, "query_by", "this process")
             vectors["search"] = legs.vector_search(idx)
+            ranked.degraded.extend(legs.vector_notes(idx))
             if getattr(emb, "error", None):
                 vectors.update(state="off", reason=emb.error)
                 ranked.degraded.append(f"vector search off: {emb.error}")

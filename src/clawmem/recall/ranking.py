@@ -386,7 +386,11 @@ def _run_legs(
             result.degraded.append("the model returned no usable vector for this query")
         else:
             try:
-                vec = held if held is not None else legs.stored_leg(index, qvec, filters, n_cand)
+                vec = (
+                    held
+                    if held is not None
+                    else legs.stored_leg(index, qvec, filters, n_cand, remote=embedder)
+                )
                 vector_used = True
             except db.OperationalError as exc:
                 result.degraded.append(f"vector search failed: {exc}")

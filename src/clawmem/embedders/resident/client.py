@@ -229,6 +229,33 @@ class Borrowed:
             reply = None
         return reply, why
 
+    def search_vectors(
+        self, index_path: Path, qvec: Any, limit: int
+    ) -> tuple[list[tuple[int, float]] | None, str]:
+        """(the ``limit`` units of the index at ``index_path`` nearest to ``qvec``, by exact
+        cosine, "") from the copy of its vectors the resident embedder holds; else (None, why
+        not). Never waits for a model or a load: the caller ranks with vec0 meanwhile."""
+        from clawmem.embedders.resident.protocol import encode_raw
+
+        request = {
+            "search": str(index_path.resolve()),
+            "vector": encode_raw(qvec),
+            "limit": limit,
+        }
+        if self._spec is None:
+            self.start()
+        if self._spec is None:
+            return None, self._off
+        request["model"] = self._spec.key
+        reply, why = self._ask_at_once(request)
+        hits = reply.get("hits") if reply is not None else None
+        if not isinstance(hits, list):
+            return None, why or "the resident embedder sent no hits"
+        try:
+            return [(int(c), float(s)) for c, s in hits], ""
+        except (TypeError, ValueError):
+            return None, "the resident embedder's hits were unreadable"
+
     def embed_documents(self, texts: Sequence[str]) -> Any:
         """Documents' vectors (float32 ``array.array``s from the resident embedder, which the
         index stores as they are), or the model loaded here for more than ``MAX_DOCUMENTS``."""

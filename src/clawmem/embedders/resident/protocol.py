@@ -10,6 +10,10 @@ which embeds queries and the few documents of an edit. Their clients: ``journal.
   (or ``{"why": ...}``): a query's vector, only from a model of that identity;
 * ``{"embed_documents": [text, ...], "model": key}`` -> ``{"model": key, "vectors": [...],
   "truncated": n, "windowed": n}``: at most ``MAX_DOCUMENTS`` documents (the resident embedder);
+* ``{"search": index path, "vector": base64 float32, "limit": n, "model": key}`` -> ``{"model":
+  key, "hits": [[chunk id, cosine], ...], "rows": n}`` (or ``{"why": ...}``): the vector leg of
+  a large index, from the copy of its vectors the resident embedder holds (``search_reply``);
+  the asking process then never reads every vector itself;
 * ``{"status": true}``: the resident embedder's state, for ``clawmem status``;
 * the watcher's freshness question is its scan key, a JSON list (``journal.ask_token``).
 
@@ -198,11 +202,60 @@ def vector_reply(request: object, emb: Embedder | None, *, who: str) -> dict:
     return {"model": model, "vector": encode(vec)}
 
 
+# A search request's candidates at most (vec0's own limit on k).
+MAX_SEARCH_LIMIT = 4096
+
+
+def search_reply(request: dict, model: str) -> dict:
+    """The answer to a ``search`` request, from the vectors this process holds of that index
+    (``store.vector_matrix``: loaded in the background at the first request, thrown away when
+    the index changes; meanwhile the answer says why there are no hits, and the asker ranks
+    with vec0)."""
+    from clawmem.store import vector_matrix
+
+    path, limit = request.get("search"), request.get("limit")
+    raw = vector_bytes(request.get("vector"))
+    if (
+        request.get("model") != model
+        or not isinstance(path, str)
+        or not isinstance(limit, int)
+        or not 0 < limit <= MAX_SEARCH_LIMIT
+        or raw is None
+        or len(raw) % 4
+    ):
+        return {"why": "the request was unreadable or for another model"}
+    index = Path(path)
+    # Only a clawmem index, by its absolute path: nothing else is opened for anyone.
+    if not index.is_absolute() or index.name != "index.sqlite" or not index.is_file():
+        return {"why": f"{path} is not an index"}
+    held = vector_matrix.held_at(index, load_at=1)
+    if held is None:
+        if vector_matrix.loading(index):
+            return {"why": "the resident embedder is loading the index's vectors"}
+        return {"why": "the resident embedder could not read the index's vectors"}
+    best = vector_matrix.search_held(held, floats(raw), limit)
+    if best is None:
+        return {"why": "the index changed; the resident embedder reloads its vectors"}
+    return {"model": model, "hits": best, "rows": len(held[0])}
+
+
 def encode(vec: np.ndarray) -> str:
     """A model's vector as base64 little-endian float32 text."""
     import base64
 
     return base64.b64encode(vec.astype("<f4").tobytes()).decode()
+
+
+def encode_raw(vec: object) -> str:
+    """A query's vector (a float32 ``array.array`` from another process, or NumPy's) as base64
+    little-endian float32 text, without importing NumPy for the first."""
+    import base64
+
+    if isinstance(vec, array.array) and vec.typecode == "f" and sys.byteorder == "little":
+        return base64.b64encode(vec.tobytes()).decode()
+    import numpy as np
+
+    return base64.b64encode(np.asarray(vec, dtype="<f4").tobytes()).decode()
 
 
 def floats(raw: bytes) -> array.array:

@@ -37,6 +37,7 @@ from clawmem.embedders.resident.protocol import (
     Spec,
     encode,
     private_dir,
+    search_reply,
     vector_reply,
 )
 from clawmem.errors import ModelError
@@ -107,6 +108,13 @@ def _rss_mb() -> float | None:
     return None
 
 
+def _held() -> list[dict]:
+    """The indexes' vectors this embedder holds for other processes' vector legs."""
+    from clawmem.store import vector_matrix
+
+    return vector_matrix.held_summary()
+
+
 class Server:
     """The embedder's state: its model (loaded on a thread of its own while it already answers
     \"loading\"), and the requests it answers until idle."""
@@ -158,7 +166,10 @@ class Server:
                 "requests": self.requests,
                 "idle_exit_s": self.spec.idle_s,
                 "rss_mb": _rss_mb(),
+                "held_vectors": _held(),
             }
+        if "search" in request:  # needs the index's vectors, not the model
+            return search_reply(request, self.spec.key)
         if request.get("ready_only") and not self.ready.is_set():
             return {"why": "the resident embedder is loading its model"}
         if not self.ready.wait(START_TIMEOUT_S):

@@ -38,12 +38,15 @@ from clawmem.store import db
 from clawmem.store.index import inode
 
 if TYPE_CHECKING:
+    import array
     from pathlib import Path
 
     import numpy as np
 
-    from clawmem.embedders.base import Vector
+    # A query's vector as embedders give it (embedders.base.Vector; store is below embedders).
+    Vector = np.ndarray | array.array
     from clawmem.store.index import Index
+    from clawmem.store.vector_lists import Lists
 
 # The matrix is loaded at this many-th unfiltered vector search on one index in this process.
 LOAD_AT_SEARCH = 2
@@ -64,6 +67,16 @@ CODES_MIN_ROWS: int | None = None
 POOL_MIN = 2000
 POOL_PER_HIT = 16
 POOL_SHARE = 0.01
+# From this many vectors on, a process holds the compressed copy (``vector_lists``: int8 rows in
+# inverted lists, exact rescoring of a pool; 392 bytes a vector instead of 1,536, and a query
+# scores ~5% of the rows) instead of the float32 matrix. Below it the exact scan is cheap enough
+# (~13 ms of CPU at 100k units) and nothing is approximated.
+LISTS_MIN_ROWS = 250_000
+# From this many vectors on, a process that holds none (a one-shot CLI) asks the resident
+# embedder, which holds them (from LISTS_MIN_ROWS on, the compressed copy), for an unfiltered
+# vector leg instead of running vec0's KNN over every vector (~0.7 µs a vector: 70 ms at 100k
+# units, ~700 ms of CPU at 1M); below it vec0 is quick, and the embedder holds nothing.
+REMOTE_MIN_ROWS = 50_000
 # Indexes whose matrices one process keeps at most (each holds its vectors and an open file); the
 # one held longest goes first. A server has one workspace; a test run or a script has many.
 MAX_HELD = 4
@@ -75,7 +88,7 @@ class _Matrix:
     probe: db.Connection  # kept open: its data_version moves when anyone else commits
     version: int
     ids: np.ndarray  # int64 chunk ids, one per row of ``mat``
-    mat: np.ndarray  # float32, L2-normalised rows
+    mat: np.ndarray | Lists  # float32, L2-normalised rows; or the compressed copy
     codes: Codes | None  # the rows' binary codes, from CODES_MIN_ROWS rows on
 
 
@@ -91,16 +104,24 @@ def _data_version(conn: db.Connection) -> int:
 
 def matrix(
     index: Index, *, count: bool = True
-) -> tuple[np.ndarray, np.ndarray, Codes | None] | None:
-    """(chunk ids, vectors, their codes or None) of ``index``'s vec0 table when this process holds
-    them fresh; else
+) -> tuple[np.ndarray, np.ndarray | Lists, Codes | None] | None:
+    """(chunk ids, vectors or their compressed copy, their codes or None) of ``index``'s vec0
+    table when this process holds them fresh; else
     None (the caller scans with vec0), and from the second counted search on, a background load
     starts: recall never waits for it (~1 s of CPU at 100k units). ``count=False``: a search
     that uses a held matrix but does not count towards loading one (a time-filtered search: a
     question naming a day ranks twice in one recall, and a one-shot CLI must not load)."""
-    key = str(index.path)
+    return held_at(index.path, count=count)
+
+
+def held_at(
+    path: Path, *, count: bool = True, load_at: int | None = None
+) -> tuple[np.ndarray, np.ndarray | Lists, Codes | None] | None:
+    """``matrix`` for the index file at ``path`` (the resident embedder's, which answers for
+    other processes and opens no index of its own: it loads at the first search, ``load_at``)."""
+    key = str(path)
     with _lock:
-        ino = inode(index.path)
+        ino = inode(path)
         m = _matrices.get(key)
         if m is not None:
             try:
@@ -113,10 +134,14 @@ def matrix(
         if not count:
             return None
         _searches[key] = _searches.get(key, 0) + 1
-        if _searches[key] >= LOAD_AT_SEARCH and ino is not None and key not in _loading:
+        if (
+            _searches[key] >= (load_at or LOAD_AT_SEARCH)
+            and ino is not None
+            and key not in _loading
+        ):
             t = threading.Thread(
                 target=_load_in_background,
-                args=(index.path, ino),
+                args=(path, ino),
                 daemon=True,
                 name="clawmem-vectors",
             )
@@ -134,15 +159,23 @@ def wait() -> None:
 def _load_in_background(path: Path, ino: int) -> None:
     key = str(path)
     probe = None
-    loaded = None
+    loaded: tuple[np.ndarray, np.ndarray | Lists] | None = None
     try:
         probe = db.sqlite.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
         probe.execute(f"PRAGMA mmap_size = {db.MMAP_BYTES}")
         version = _data_version(probe)  # before reading: a commit after it forces a reload
-        loaded = load(probe)
         codes = None
-        if loaded is not None and _coded(len(loaded[0])):
-            codes = Codes(loaded[1])
+        (rows,) = probe.execute("SELECT count(*) FROM chunk_vectors_rowids").fetchone()
+        if rows >= LISTS_MIN_ROWS:
+            from clawmem.store import vector_lists
+
+            lists = vector_lists.build(str(path))
+            loaded = None if lists is None else (lists.ids, lists)
+        else:
+            plain = load(probe)
+            loaded = None if plain is None else (plain[0], plain[1])
+        if loaded is not None and not _is_lists(loaded[1]) and _coded(len(loaded[0])):
+            codes = Codes(loaded[1])  # type: ignore[arg-type]
     except db.DatabaseError:
         pass  # a read-only folder (no -shm can be made), a swapped file: vec0 keeps answering
     with _lock:
@@ -155,6 +188,31 @@ def _load_in_background(path: Path, ino: int) -> None:
         while len(_matrices) >= MAX_HELD:
             forget(next(iter(_matrices)))
         _matrices[key] = _Matrix(ino, probe, version, *loaded, codes)
+
+
+def _is_lists(mat: object) -> bool:
+    from clawmem.store.vector_lists import Lists
+
+    return isinstance(mat, Lists)
+
+
+def loading(path: Path) -> bool:
+    """Whether a load of the index at ``path`` is under way in this process."""
+    with _lock:
+        return str(path) in _loading
+
+
+def search_held(
+    held: tuple[np.ndarray, np.ndarray | Lists, Codes | None], qvec: Vector, limit: int
+) -> list[tuple[int, float]] | None:
+    """The ``limit`` best (chunk id, exact cosine) of what ``held_at`` returned, on this thread;
+    None when the index changed under a compressed copy."""
+    ids, mat, codes = held
+    if _is_lists(mat):
+        return mat.search(qvec, limit)  # type: ignore[union-attr]
+    scan = Scan(ids, mat, qvec, limit, codes=codes)  # type: ignore[arg-type]
+    scan.work()
+    return scan.best()
 
 
 def held_state(path: Path) -> tuple[int, bool] | None:
@@ -174,7 +232,8 @@ def held_summary() -> list[dict]:
             {
                 "index": key,
                 "rows": len(m.ids),
-                "matrix_bytes": int(m.mat.nbytes),
+                "matrix_bytes": int(m.mat.nbytes) if not _is_lists(m.mat) else 0,
+                "lists_bytes": int(m.mat.nbytes) if _is_lists(m.mat) else 0,
                 "codes_bytes": int(m.codes.words.nbytes) if m.codes is not None else 0,
             }
             for key, m in _matrices.items()
@@ -187,6 +246,8 @@ def forget(key: str | None = None) -> None:
         m = _matrices.pop(k, None)
         if m is not None:
             m.probe.close()
+            if _is_lists(m.mat):
+                m.mat.close()  # type: ignore[union-attr]
 
 
 def load(conn: db.Connection, table: str = "chunk_vectors") -> tuple[np.ndarray, np.ndarray] | None:

@@ -1,0 +1,389 @@
+"""A compressed copy of a large index's vectors: inverted lists of int8 rows, with exact rescoring.
+
+At a million units the float32 vectors are 1.5 GB and an exact scan of them ~130-180 ms of CPU a
+query (docs/benchmarks.md, "1M units"); one sign bit per dimension (``vector_matrix.Codes``) is
+small and quick but does not keep the order of real conversation vectors. This copy keeps it
+closer, at 392 bytes a vector (384 for 384 dimensions):
+
+* every vector as int8, scaled by its own largest component (its score against the query's own
+  int8 copy is within ~1% of the exact cosine);
+* the rows grouped into ``~sqrt(n) / 2`` lists by their nearest centroid (spherical k-means on a
+  seeded sample: deterministic for the same vectors), so a query scores only the lists whose
+  centroids are nearest to it, at least ``PROBE_SHARE`` of the rows (and ``PROBE_MIN`` rows);
+* the ``POOL_PER_HIT`` × limit best of those by int8 score rescored exactly, from the float32
+  rows in the index file itself (vec0's chunk blobs, read one row at a time through SQLite's
+  blob I/O in a read transaction), so every score returned is the exact cosine vec0 gives.
+
+What this may miss is a row of the exact top-k whose list was not probed or whose int8 score fell
+outside the pool: measured on the quality sets with the copy forced on at every size, and at 1M
+(benchmarks/suites/scale.py, docs/benchmarks.md "1M units").
+
+It is a cache of the vec0 table, built by ``build`` from it (``vector_matrix`` decides when, and
+throws it away when the index changes), never stored: the index stays rebuildable from Markdown.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from clawmem.store import db
+
+if TYPE_CHECKING:
+    import array
+
+    import numpy as np
+
+    # A query's vector as embedders give it (embedders.base.Vector; store is below embedders).
+    Vector = np.ndarray | array.array
+
+# Share of the rows whose lists a query scores, and the fewest rows it scores. 1.0 (the
+# default): every row, in one list. On REALTALK's real vectors the int8 order holds each
+# question's exact top 10 within its first 2.4% of rows (p90; 142 questions, chats 1-3), so a
+# pool of 4 rows per hit keeps the exact list; the lists' own first pass does not: probing 5% of
+# the rows (~22 lists) kept 46-59% of the exact top 10, 20% kept 83-87% (docs/benchmarks.md,
+# "1M units"). They stay for a machine where a full int8 pass is too slow, measured, not on.
+PROBE_SHARE = 1.0
+PROBE_MIN = 4096
+# Rows rescored exactly per hit asked for (and at least POOL_MIN).
+POOL_PER_HIT = 4
+POOL_MIN = 256
+# Lists: LISTS_PER_SQRT * sqrt(rows); the k-means sample: SAMPLE_PER_LIST rows per list.
+LISTS_PER_SQRT = 0.5
+SAMPLE_PER_LIST = 48
+KMEANS_ROUNDS = 8
+_BLOCK = 16384  # rows assigned to lists at a time (a temporary of BLOCK x lists float32)
+
+
+def _chunks(conn: db.Connection, table: str, d: int) -> Iterator[tuple]:
+    """(chunk rowid, ids, positions in the chunk, float32 rows) of every vec0 chunk, valid rows
+    only (vector_matrix.load's reading of sqlite-vec 0.1's layout)."""
+    import numpy as np
+
+    for chunk, size, validity, rowids, vectors in conn.execute(
+        f"SELECT c.chunk_id, c.size, c.validity, c.rowids, v.vectors FROM {table}_chunks c "
+        f"JOIN {table}_vector_chunks00 v ON v.rowid = c.chunk_id ORDER BY c.chunk_id"
+    ):
+        if len(rowids) != size * 8 or len(vectors) != size * d * 4 or len(validity) * 8 < size:
+            raise ValueError("unexpected vec0 layout")
+        valid = np.unpackbits(np.frombuffer(validity, np.uint8), bitorder="little")[:size]
+        pos = np.flatnonzero(valid)
+        yield (
+            int(chunk),
+            np.frombuffer(rowids, "<i8")[pos],
+            pos.astype(np.int32),
+            np.frombuffer(vectors, "<f4").reshape(size, d)[pos],
+        )
+
+
+def _quantize(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(int8 rows, float32 scale of each): row ≈ int8 row * scale."""
+    import numpy as np
+
+    top = np.abs(rows).max(axis=1)
+    scale = np.where(top > 0, top / 127.0, 1.0).astype(np.float32)
+    q = np.rint(rows / scale[:, None])
+    return np.clip(q, -127, 127).astype(np.int8), scale
+
+
+def _kmeans(sample: np.ndarray, k: int, seed: int = 1) -> np.ndarray:
+    """Spherical k-means (unit centroids, nearest by dot product) of ``sample``'s rows."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    cent = sample[rng.choice(len(sample), size=k, replace=False)].copy()
+    for _ in range(KMEANS_ROUNDS):
+        label = np.argmax(sample @ cent.T, axis=1)
+        sums = np.zeros_like(cent)
+        np.add.at(sums, label, sample)
+        norms = np.linalg.norm(sums, axis=1)
+        empty = norms == 0
+        if empty.any():  # a centroid that lost every row takes a random row again
+            sums[empty] = sample[rng.choice(len(sample), size=int(empty.sum()), replace=False)]
+            norms[empty] = np.linalg.norm(sums[empty], axis=1)
+        cent = (sums / norms[:, None]).astype(np.float32)
+    return cent
+
+
+def _open_blob(conn: db.Connection, table: str, rowid: int) -> Any:
+    """A read-only handle on the ``vectors`` blob of ``rowid``: sqlean's ``open_blob`` (its flag 1:
+    read-only) or the standard module's ``blobopen``."""
+    opener = getattr(conn, "open_blob", None)
+    if opener is not None:
+        return opener(table, "vectors", rowid, 1)
+    return conn.blobopen(table, "vectors", rowid, readonly=True)
+
+
+class Lists:
+    """The compressed copy of one index's vectors (``build``), and its searches."""
+
+    def __init__(
+        self,
+        path: str,
+        table: str,
+        centroids: np.ndarray,
+        starts: np.ndarray,
+        ids: np.ndarray,
+        rows8: np.ndarray,
+        scale: np.ndarray,
+        chunk: np.ndarray,
+        pos: np.ndarray,
+    ) -> None:
+        self.path, self.table = path, table
+        self.centroids = centroids  # (lists, d) float32
+        self.starts = starts  # list j's rows are starts[j]:starts[j + 1]
+        self.ids = ids  # int64 chunk ids, in list order
+        self.rows8, self.scale = rows8, scale
+        self.chunk, self.pos = chunk, pos  # where each row's float32 vector is in vec0
+        self._conn: db.Connection | None = None  # the connection the copy was read through
+        self._lock = threading.Lock()
+
+    @property
+    def nbytes(self) -> int:
+        return sum(
+            int(a.nbytes)
+            for a in (self.centroids, self.starts, self.ids, self.rows8, self.scale, self.chunk)
+        ) + int(self.pos.nbytes)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def probe_rows(self) -> int:
+        return min(len(self.ids), max(PROBE_MIN, int(PROBE_SHARE * len(self.ids))))
+
+    def candidates(self, q: np.ndarray, keep: np.ndarray | None = None) -> np.ndarray | None:
+        """The rows a query scores: None for every row (one list, or every list probed); else
+        the nearest lists' (under ``keep``, a mask of the rows that may be answered, only
+        those, and every kept row when they are few)."""
+        import numpy as np
+
+        want = self.probe_rows()
+        if keep is not None:
+            kept = np.flatnonzero(keep)
+            if len(kept) <= 4 * want or want >= len(self.ids):
+                return kept
+        elif want >= len(self.ids):
+            return None
+        order = np.argsort(-(self.centroids @ q), kind="stable")
+        sizes = np.diff(self.starts)[order]
+        upto = int(np.searchsorted(np.cumsum(sizes), want)) + 1
+        parts = [np.arange(self.starts[j], self.starts[j + 1]) for j in order[:upto]]
+        rows = np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
+        if keep is not None:
+            rows = rows[keep[rows]]
+        return rows
+
+    def search(
+        self, qvec: Vector, limit: int, keep: np.ndarray | None = None
+    ) -> list[tuple[int, float]] | None:
+        """The ``limit`` best (chunk id, exact cosine) by score, then id; None when the index
+        changed under the copy (the caller asks vec0)."""
+        scan = ListsScan(self, qvec, limit, keep)
+        scan.work()
+        return scan.best()
+
+    def _exact(self, rows: np.ndarray, q: np.ndarray) -> np.ndarray | None:
+        """Exact cosines of ``rows`` from the float32 vectors in the index file; None when it
+        changed since the copy was made (``version``) or cannot be read."""
+        import numpy as np
+
+        d = self.centroids.shape[1]
+        width = 4 * d
+        out = np.empty((len(rows), d), dtype=np.float32)
+        by_chunk = np.argsort(self.chunk[rows], kind="stable")
+        with self._lock:
+            conn = self._conn
+            if conn is None:
+                return None
+            try:
+                conn.execute("BEGIN")
+                try:
+                    blob = None
+                    at = -1
+                    for i in by_chunk.tolist():
+                        r = int(rows[i])
+                        c = int(self.chunk[r])
+                        if c != at:
+                            if blob is not None:
+                                blob.close()
+                            blob = _open_blob(conn, f"{self.table}_vector_chunks00", c)
+                            at = c
+                        assert blob is not None
+                        blob.seek(int(self.pos[r]) * width)
+                        out[i] = np.frombuffer(blob.read(width), dtype="<f4")
+                    if blob is not None:
+                        blob.close()
+                finally:
+                    conn.execute("COMMIT")
+                # Checked after the read: unchanged, no one committed since the copy was made,
+                # so the rows read are the ones it was made from.
+                if int(conn.execute("PRAGMA data_version").fetchone()[0]) != self.version:
+                    return None
+            except (db.DatabaseError, ValueError):
+                return None
+        return out @ q
+
+    version: int = -1  # data_version of ``_conn`` when the copy was made
+
+
+class ListsScan:
+    """One query's search of a ``Lists``, in blocks of rows that any thread may score by int8
+    dot product (the recall's two threads share it, as ``vector_matrix.Scan``); ``best`` then
+    rescores the pool exactly."""
+
+    BLOCK = 65536  # rows per block: 24 MB of int8 rows, a few ms
+
+    def __init__(
+        self, lists: Lists, qvec: Vector, limit: int, keep: np.ndarray | None = None
+    ) -> None:
+        import numpy as np
+
+        self._lists, self._limit = lists, limit
+        self._q = np.asarray(qvec, dtype=np.float32)
+        top = float(np.abs(self._q).max()) or 1.0
+        self._q8 = np.clip(np.rint(self._q * (127.0 / top)), -127, 127).astype(np.int8)
+        self._rows = lists.candidates(self._q, keep)
+        self._n = len(lists) if self._rows is None else len(self._rows)
+        self._approx = np.empty(self._n, dtype=np.float32)
+        self._next = 0
+        self._left = self._n
+        self._cv = threading.Condition()
+
+    def work(self) -> None:
+        """Score blocks until none is left to take."""
+        import numpy as np
+
+        lists = self._lists
+        while True:
+            with self._cv:
+                a = self._next
+                if a >= self._n:
+                    return
+                b = self._next = min(a + self.BLOCK, self._n)
+            if self._rows is None:
+                rows8, scale = lists.rows8[a:b], lists.scale[a:b]
+            else:
+                sel = self._rows[a:b]
+                rows8, scale = lists.rows8[sel], lists.scale[sel]
+            out = self._approx[a:b]
+            out[:] = np.einsum("ij,j->i", rows8, self._q8, dtype=np.int32)
+            out *= scale
+            with self._cv:
+                self._left -= b - a
+                if not self._left:
+                    self._cv.notify_all()
+
+    def best(self) -> list[tuple[int, float]] | None:
+        """Once every block is scored: the pool rescored exactly, the best ``limit``."""
+        import numpy as np
+
+        with self._cv:
+            self._cv.wait_for(lambda: not self._left)
+        if self._n == 0:
+            return []
+        pool = max(POOL_MIN, POOL_PER_HIT * self._limit)
+        picked = np.arange(self._n)
+        if pool < self._n:
+            picked = np.argpartition(-self._approx, pool - 1)[:pool]
+        rows = picked if self._rows is None else self._rows[picked]
+        exact = self._lists._exact(rows, self._q)
+        if exact is None:
+            return None
+        ids = self._lists.ids[rows]
+        order = sorted(zip(ids.tolist(), exact.tolist(), strict=True), key=lambda r: (-r[1], r[0]))
+        return order[: self._limit]
+
+
+def _assign(
+    conn: db.Connection, table: str, d: int, n: int, k: int, seed: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(centroids, list starts, each row's place in list order) for ``k`` lists: spherical
+    k-means on a seeded sample (pass 1), then each row's nearest centroid (pass 2)."""
+    import numpy as np
+
+    step = max(1, n // max(k * SAMPLE_PER_LIST, 1))
+    sample, seen = [], 0
+    for _, ids, _, vecs in _chunks(conn, table, d):
+        first = (-seen) % step
+        sample.append(vecs[first::step])
+        seen += len(ids)
+    if seen != n:
+        raise ValueError("vec0's row count does not add up")
+    cent = _kmeans(np.concatenate(sample), k, seed)
+    del sample
+    label = np.empty(n, dtype=np.int32)
+    at = 0
+    for _, ids, _, vecs in _chunks(conn, table, d):
+        for a in range(0, len(ids), _BLOCK):
+            part = vecs[a : a + _BLOCK]
+            label[at : at + len(part)] = np.argmax(part @ cent.T, axis=1)
+            at += len(part)
+    counts = np.bincount(label, minlength=k)
+    starts = np.zeros(k + 1, dtype=np.int64)
+    np.cumsum(counts, out=starts[1:])
+    place = np.empty(n, dtype=np.int64)
+    place[np.argsort(label, kind="stable")] = np.arange(n)
+    return cent, starts, place
+
+
+def build(path: str, table: str = "chunk_vectors", seed: int = 1) -> Lists | None:
+    """The compressed copy of the vec0 ``table`` of the index at ``path``, or None when its
+    layout is not the one this module knows or it changed while being read."""
+    import numpy as np
+
+    conn = db.sqlite.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+    conn.isolation_level = None
+    conn.execute(f"PRAGMA mmap_size = {db.MMAP_BYTES}")
+    try:
+        conn.execute("BEGIN")  # one snapshot for all three passes
+        version = int(conn.execute("PRAGMA data_version").fetchone()[0])
+        row = conn.execute(
+            f"SELECT length(vectors) / (SELECT size FROM {table}_chunks LIMIT 1) / 4 "
+            f"FROM {table}_vector_chunks00 LIMIT 1"
+        ).fetchone()
+        (n,) = conn.execute(f"SELECT count(*) FROM {table}_rowids").fetchone()
+        if row is None or not row[0] or not n:
+            conn.close()
+            return None
+        d = int(row[0])
+        # One list when every row is scored anyway (PROBE_SHARE 1, the default): no k-means.
+        k = 1 if PROBE_SHARE >= 1 else max(1, min(n, round(LISTS_PER_SQRT * math.sqrt(n))))
+        if k == 1:
+            cent = np.zeros((1, d), dtype=np.float32)
+            starts = np.array([0, n], dtype=np.int64)
+            place = np.arange(n, dtype=np.int64)
+        else:
+            cent, starts, place = _assign(conn, table, d, n, k, seed)
+        out_ids = np.empty(n, dtype=np.int64)
+        rows8 = np.empty((n, d), dtype=np.int8)
+        scale = np.empty(n, dtype=np.float32)
+        chunk = np.empty(n, dtype=np.int64)
+        pos = np.empty(n, dtype=np.int32)
+        at = 0
+        for c, ids, p, vecs in _chunks(conn, table, d):
+            to = place[at : at + len(ids)]
+            out_ids[to] = ids
+            rows8[to], scale[to] = _quantize(vecs)
+            chunk[to] = c
+            pos[to] = p
+            at += len(ids)
+        if at != n:
+            raise ValueError("vec0's row count does not add up")
+        conn.execute("COMMIT")
+    except (db.DatabaseError, ValueError):
+        conn.close()
+        return None
+    if int(conn.execute("PRAGMA data_version").fetchone()[0]) != version:
+        conn.close()
+        return None  # changed while read (the snapshot was consistent, but is already old)
+    lists = Lists(path, table, cent, starts, out_ids, rows8, scale, chunk, pos)
+    lists._conn, lists.version = conn, version
+    return lists

@@ -1,0 +1,162 @@
+"""The compressed copy of a large index's vectors (vector_lists.py): int8 rows in inverted lists,
+with exact rescoring from the index file. Real SQLite files and sqlite-vec; the test embedder's
+vectors (plumbing: which rows, which scores); how well it keeps the order on the model's vectors is
+measured by the benchmarks (docs/benchmarks.md, "1M units")."""
+
+import numpy as np
+import pytest
+
+import clawmem
+from clawmem.embedders.testing import HashEmbedder
+from clawmem.recall import legs
+from clawmem.store import vector_lists, vector_matrix
+from clawmem.store.index import Filters, Index
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    vector_matrix.wait()
+    vector_matrix.forget()
+    vector_matrix._searches.clear()
+    yield
+    vector_matrix.wait()
+    vector_matrix.forget()
+
+
+def _workspace(tmp_path, n_files=30, lines=45):
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    for d in range(n_files):
+        body = "\n\n".join(
+            f"- note {d}-{i}: topic{(d * 7 + i) % 53} value{i}" for i in range(lines)
+        )
+        (ws / "memory" / f"2025-01-{d + 1:02d}.md").write_text(f"# Day {d}\n\n{body}\n")
+    return ws
+
+
+QUERIES = ("topic7 value3", "note 12-40", "topic52", "value44")
+
+
+def _exact(idx: Index, q: np.ndarray, limit: int) -> list[tuple[int, float]]:
+    ids, mat = vector_matrix.load(idx.conn)
+    return vector_matrix.top(ids, mat, q, limit)
+
+
+def test_the_copy_holds_every_row_once_with_its_place_in_vec0(tmp_path):
+    ws = _workspace(tmp_path)
+    mem = clawmem.open_workspace(ws, environ={}, embedder=HashEmbedder())
+    mem.index()
+    (ws / "memory" / "2025-01-04.md").unlink()  # holes in vec0's validity bitmap
+    mem.index()
+    path = ws / ".memory" / "index.sqlite"
+    lists = vector_lists.build(str(path))
+    assert lists is not None
+    idx = Index.open(path, readonly=True)
+    try:
+        ids, mat = vector_matrix.load(idx.conn)
+        assert sorted(lists.ids.tolist()) == sorted(ids.tolist())
+        assert lists.starts[0] == 0 and lists.starts[-1] == len(ids)
+        assert np.all(np.diff(lists.starts) >= 0)
+        # Each int8 row, scaled back, is its float row within half a step of its scale.
+        by_id = dict(zip(ids.tolist(), mat, strict=True))
+        for r in range(0, len(lists), 97):
+            back = lists.rows8[r].astype(np.float32) * lists.scale[r]
+            assert np.abs(back - by_id[int(lists.ids[r])]).max() <= lists.scale[r] * 0.5 + 1e-7
+    finally:
+        idx.close()
+        lists.close()
+
+
+def test_with_every_row_probed_and_pooled_it_is_the_exact_ranking(tmp_path, monkeypatch):
+    """Scores are exact cosines read back from the index file; when the pool holds every row, the
+    list is the exact scan's."""
+    ws = _workspace(tmp_path)
+    emb = HashEmbedder()
+    clawmem.open_workspace(ws, environ={}, embedder=emb).index()
+    path = ws / ".memory" / "index.sqlite"
+    lists = vector_lists.build(str(path))
+    assert lists is not None
+    monkeypatch.setattr(vector_lists, "PROBE_SHARE", 1.0)
+    monkeypatch.setattr(vector_lists, "POOL_MIN", 10**9)
+    idx = Index.open(path, readonly=True)
+    try:
+        for text in QUERIES:
+            q = np.asarray(emb.embed_query(text), dtype=np.float32)
+            got = lists.search(q, 30)
+            want = _exact(idx, q, 30)
+            assert got is not None
+            assert [s for _, s in got] == pytest.approx([s for _, s in want], abs=1e-6)
+            assert {c for c, s in got if s > want[-1][1] + 1e-6} == {
+                c for c, s in want if s > want[-1][1] + 1e-6
+            }
+    finally:
+        idx.close()
+        lists.close()
+
+
+def test_a_small_probe_scores_few_rows_and_returns_exact_scores(tmp_path, monkeypatch):
+    ws = _workspace(tmp_path)
+    emb = HashEmbedder()
+    clawmem.open_workspace(ws, environ={}, embedder=emb).index()
+    path = ws / ".memory" / "index.sqlite"
+    monkeypatch.setattr(vector_lists, "PROBE_MIN", 64)
+    monkeypatch.setattr(vector_lists, "PROBE_SHARE", 0.1)
+    lists = vector_lists.build(str(path))
+    assert lists is not None
+    idx = Index.open(path, readonly=True)
+    try:
+        ids, mat = vector_matrix.load(idx.conn)
+        exact = dict(zip(ids.tolist(), mat, strict=True))
+        q = np.asarray(emb.embed_query(QUERIES[0]), dtype=np.float32)
+        rows = lists.candidates(q)
+        assert 0.1 * len(lists) <= len(rows) < 0.5 * len(lists)
+        got = lists.search(q, 20)
+        assert got is not None and len(got) == 20
+        for cid, score in got:
+            assert score == pytest.approx(float(exact[cid] @ q), abs=1e-6)
+        assert [s for _, s in got] == sorted((s for _, s in got), reverse=True)
+    finally:
+        idx.close()
+        lists.close()
+
+
+def test_a_copy_never_answers_after_the_index_changed(tmp_path):
+    ws = _workspace(tmp_path, n_files=4)
+    emb = HashEmbedder()
+    mem = clawmem.open_workspace(ws, environ={}, embedder=emb)
+    mem.index()
+    path = ws / ".memory" / "index.sqlite"
+    lists = vector_lists.build(str(path))
+    assert lists is not None
+    q = np.asarray(emb.embed_query(QUERIES[0]), dtype=np.float32)
+    assert lists.search(q, 5)
+    (ws / "memory" / "2025-01-02.md").write_text("# Day\n\n- something else entirely\n")
+    mem.index()
+    assert lists.search(q, 5) is None
+    lists.close()
+
+
+def test_above_lists_min_rows_a_process_holds_the_copy_and_recall_uses_it(tmp_path, monkeypatch):
+    ws = _workspace(tmp_path)
+    emb = HashEmbedder()
+    mem = clawmem.open_workspace(ws, environ={}, embedder=emb)
+    mem.index()
+    monkeypatch.setattr(vector_matrix, "LISTS_MIN_ROWS", 100)
+    monkeypatch.setattr(vector_matrix, "LOAD_AT_SEARCH", 1)
+    monkeypatch.setattr(vector_lists, "PROBE_SHARE", 1.0)
+    monkeypatch.setattr(vector_lists, "POOL_MIN", 10**9)
+    idx = Index.open(ws / ".memory" / "index.sqlite", readonly=True)
+    try:
+        q = emb.embed_query(QUERIES[1])
+        by_vec0 = legs.vector_leg(idx, q, Filters(), 30)
+        vector_matrix.wait()
+        held = vector_matrix.held_summary()
+        assert held and held[0]["lists_bytes"] > 0 and held[0]["matrix_bytes"] == 0
+        assert "int8" in legs.vector_search(idx)
+        by_lists = legs.vector_leg(idx, q, Filters(), 30)
+        assert [h.score for h in by_lists] == pytest.approx([h.score for h in by_vec0], abs=1e-6)
+        # A recall through the library, as an agent's process makes it.
+        res = mem.recall(QUERIES[1], mode="vector", sync=False)
+        assert res.hits
+    finally:
+        idx.close()
