@@ -1,7 +1,8 @@
 """1,000,000 units (issues 29 and 43): build, size, recall latency, memory at scale.
 
     python -m benchmarks.scale [--size 1000000] [--queries 30] [--cold-runs 5]
-    python -m benchmarks.scale --quality EXACT.json LISTS.json   # add the quality sets' runs
+    python -m benchmarks.scale --quality       # the quality sets, exact and with the copy
+    python -m benchmarks.scale --real-overlap  # the copy against exact on REALTALK's vectors
 
 The seeded synthetic workspace (``synth.py``) is indexed once and kept under
 ``bench-results/work/synth-N`` (a rerun reuses it, and its build figures, saved beside it):
@@ -478,55 +479,63 @@ def render(d: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-# Each quality set's headline metric: (results key, system, how to read it, label).
-HEADLINES = (
-    ("realtalk", "REALTALK ER@2k (all ten chats)", lambda x: x["all"]["er@2000"]),
-    ("agentmem", "agent-memory ER@2k", lambda x: x["er@2000"]),
-    ("scifact", "SciFact nDCG@10", lambda x: x["ndcg@10"]),
-)
+def quality_run(chats: tuple[int, ...] = (1, 2, 3)) -> dict:
+    """REALTALK chats ``chats`` and the agent-memory set (ER@2k of clawmem's systems), exact and
+    with the compressed copy forced on at their sizes, in this process on the same indexes."""
+    from benchmarks.suites import quality
+    from benchmarks.suites.realtalk import run_realtalk
+    from clawmem.store import vector_lists, vector_matrix
 
-
-def quality(exact: dict, lists: dict) -> dict:
-    """The headline metrics of two runs of ``python -m benchmarks`` (without and with
-    ``--lists-from``), for clawmem hybrid and vector."""
-    out: dict = {"lists_meta": lists["meta"].get("lists")}
-    for key, run in (("exact", exact), ("lists", lists)):
-        out[f"{key}_load"] = [run["meta"].get(x) for x in ("load_start", "load_end")]
-    rows = []
-    for part, label, read in HEADLINES:
-        for system in ("clawmem-hybrid", "clawmem-vector"):
-            vals = []
-            for run in (exact, lists):
-                found = [x for x in (run.get(part) or {}).get("systems", []) if x["name"] == system]
-                vals.append(read(found[0]) if found else None)
-            if None not in vals:
-                rows.append({"set": label, "system": system, "exact": vals[0], "lists": vals[1]})
-    out["rows"] = rows
+    out: dict = {"load_start": os.getloadavg(), "chats": list(chats)}
+    saved = vector_matrix.LISTS_MIN_ROWS, vector_matrix.LOAD_AT_SEARCH
+    try:
+        for name in ("exact", "lists"):
+            if name == "lists":
+                vector_matrix.forget()
+                vector_matrix._searches.clear()
+                vector_matrix.LISTS_MIN_ROWS, vector_matrix.LOAD_AT_SEARCH = 0, 1
+            t0, c0 = time.time(), time.process_time()
+            rt = run_realtalk(vectors=True, chats=chats)
+            am = quality.run_agentmem(vectors=True, with_qmd=False)
+            out[name] = {
+                "realtalk": {x["name"]: x["all"]["er@2000"] for x in rt["systems"]},
+                "agentmem": {x["name"]: x["er@2000"] for x in am["systems"]},
+                "held": vector_matrix.held_summary(),
+                "wall_s": time.time() - t0,
+                "cpu_s": time.process_time() - c0,
+                "load": os.getloadavg(),
+            }
+    finally:
+        vector_matrix.forget()
+        vector_matrix.LISTS_MIN_ROWS, vector_matrix.LOAD_AT_SEARCH = saved
+    out["pool_per_hit"] = vector_lists.POOL_PER_HIT
+    out["probe_share"] = vector_lists.PROBE_SHARE
     return out
 
 
 def _quality_lines(q: dict) -> list[str]:
-    meta = q.get("lists_meta") or {}
+    """The quality sets exact and with the compressed copy forced on (``quality_run``)."""
+    ex, li = q["exact"], q["lists"]
     lines = [
         "",
-        "The quality sets with the compressed copy forced on at their sizes (`python -m "
-        "benchmarks --quick --only agentmem,realtalk --no-qmd --no-openclaw --lists-from 0 "
-        f"--lists-probe {meta.get('probe_share', '?')}`: every vector search after the first "
-        f"ranks through the copy, {meta.get('lists_per_sqrt', '?')}·√rows lists, "
-        f"{meta.get('probe_share', 0):.0%} of the rows scored and no minimum, exact rescoring "
-        f"of {meta.get('pool', ['?', '?'])[1]} rows per hit), against the same command without "
-        "it, on the same indexes (the real model's vectors). Loads: "
-        f"{q['exact_load'][0]} → {q['exact_load'][1]} and {q['lists_load'][0]} → "
-        f"{q['lists_load'][1]}.",
+        "The quality sets with the compressed copy forced on at their sizes "
+        "(`vector_matrix.LISTS_MIN_ROWS = 0`, loaded at the first vector search: every later "
+        f"vector leg is the int8 pass over {q.get('probe_share', 1.0):.0%} of the rows and the "
+        f"exact rescoring of {q.get('pool_per_hit', 4)} rows per candidate, at least 256), "
+        "against the same runs without it, in one process on the same indexes (the real "
+        f"model's vectors; REALTALK chats {', '.join(map(str, q.get('chats', [])))} only, for "
+        f"time). Loads: {', '.join(f'{x:.1f}' for x in q['load_start'])} at the start, "
+        f"{', '.join(f'{x:.1f}' for x in li['load'])} at the end.",
         "",
         "| set | system | exact | compressed copy | difference |",
         "|---|---|---|---|---|",
     ]
-    for r in q["rows"]:
-        lines.append(
-            f"| {r['set']} | {r['system']} | {r['exact']:.3f} | {r['lists']:.3f} | "
-            f"{r['lists'] - r['exact']:+.3f} |"
-        )
+    for part, label in (("realtalk", "REALTALK ER@2k"), ("agentmem", "agent-memory ER@2k")):
+        for system in ("clawmem-hybrid", "clawmem-vector"):
+            a, b = ex[part].get(system), li[part].get(system)
+            if a is None or b is None:
+                continue
+            lines.append(f"| {label} | {system} | {a:.3f} | {b:.3f} | {b - a:+.3f} |")
     return lines
 
 
@@ -684,10 +693,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--render", help="re-render from a saved JSON, no measurements")
     ap.add_argument(
         "--quality",
-        nargs=2,
-        metavar=("EXACT_JSON", "LISTS_JSON"),
-        help="add the quality sets' headline metrics of two `python -m benchmarks` results files "
-        "(without and with --lists-from) to the saved JSON and the section",
+        action="store_true",
+        help="run REALTALK chats 1-3 and the agent-memory set exact and with the compressed "
+        "copy forced on, and add them to the saved JSON and the section",
     )
     ap.add_argument(
         "--lists-from",
@@ -718,8 +726,7 @@ def main(argv: list[str] | None = None) -> None:
             return
     elif args.quality:
         data = json.loads(saved.read_text())
-        exact, lists = (json.loads(Path(x).read_text()) for x in args.quality)
-        data["quality"] = quality(exact, lists)
+        data["quality"] = quality_run()
         saved.write_text(json.dumps(data, indent=1, default=str))
     else:
         data = run(args.size, args.queries, args.cold_runs)
