@@ -475,6 +475,22 @@ def render(d: dict) -> str:
         ]
     if d.get("quality"):
         lines += _quality_lines(d["quality"])
+    ev = d.get("everyday")
+    if ev:
+        a, b = ev["main-before"], ev["this"]
+        lines += [
+            "",
+            f"No step back at an everyday size (`python -m benchmarks.suites.everyday_ab`: "
+            f"REALTALK chat 1's workspace, 476 units, {ev['questions']} of its questions, "
+            f"in-process hybrid recalls, {ev['rounds']} rounds alternating child processes of "
+            "main just before this change and of this tree; load "
+            f"{ev['load'][0][0]:.1f} → {ev['load'][1][0]:.1f}): before "
+            f"{a['p50_ms']:.0f} ms p50 wall (p90 {a['p90_ms']:.0f}), CPU p50 "
+            f"{a['cpu_p50_ms']:.1f} ms; now {b['p50_ms']:.0f} ms (p90 {b['p90_ms']:.0f}), CPU "
+            f"p50 {b['cpu_p50_ms']:.1f} ms, over {b['n']} recalls each. Nothing of this change "
+            "runs at this size (the copy and the resident embedder's search start at 50,000 "
+            "vectors); the wall times are the machine's load.",
+        ]
     lines += ["", *_targets(d)]
     return "\n".join(lines) + "\n"
 
