@@ -87,12 +87,16 @@ def _write_report(out: Path, report: str) -> None:
     results when they are here, else carried over as it was. So does the flush benchmark's
     (``python -m benchmarks.suites.flush``); the cold start, the query path's check and the 1M units
     are carried over as they were."""
-    from benchmarks.suites import cold, embedders, flush, mixed, query_path, scale
+    from benchmarks.suites import cold, embedders, flush, mixed, proposals, query_path, scale
 
     old = _old_section(out)
     # Sections of runs of their own kept as they were: the cold start (``benchmarks.suites.cold``), the
     # NumPy query path's check (``benchmarks.suites.query_path``) and the 1M units (``benchmarks.scale``).
-    kept = [(h, _old_section(out, h)) for h in (cold.HEADING, query_path.HEADING, scale.HEADING)]
+    # So is the fact proposals' (``benchmarks.suites.proposals --section``).
+    kept = [
+        (h, _old_section(out, h))
+        for h in (cold.HEADING, query_path.HEADING, scale.HEADING, proposals.HEADING)
+    ]
     old_flush = _old_section(out, flush.HEADING)
     # A registered suite's section that this run did not write (e.g. ``--only realtalk``) is
     # kept as it was: the mixed workspaces' (``benchmarks.suites.mixed``).

@@ -442,19 +442,97 @@ def speed(messages: int = 2000, runs: int = 5) -> dict:
     }
 
 
+# --------------------------------------------------------------------------- the report
+HEADING = "## Fact proposals"
+RESULTS = Path(__file__).resolve().parents[2] / "bench-results"
+
+
+def render(events: list[dict], recall: list[dict] | None, fast: dict | None) -> str:
+    """docs/benchmarks.md's section, from the rows of the three runs (their --json files)."""
+    out = [
+        HEADING,
+        "",
+        "What clawmem proposes from a conversation (issue 44; `reflect/fact_proposals.py`, a "
+        "logistic model fitted on REALTALK chats 1-5) against REALTALK's `events_session_N`, on "
+        "the held-out chats 6-10, with the baselines in the same run "
+        "(`python -m benchmarks.suites.proposals`). A proposal matches an event of the same "
+        f"session and the same speaker when they share at least {MIN_SHARED} topic words "
+        "(`text/topics.py`: folded, plural-stemmed, no stopwords, the speakers' names left out) "
+        f"covering at least {MIN_COVER:.0%} of the event's. Precision: proposals that match some "
+        "event; recall: events some proposal matches; the target is recall >= 0.60 at "
+        "precision >= 0.50. `clawmem-model-only` is the model without the rule floor for notes, "
+        "preferences and decisions; `rules-v1` the rules before the model.",
+        "",
+        HEAD,
+        *(_row(r) for r in events),
+    ]
+    if events and events[0].get("events_by_kind"):
+        first = events[0]
+        out += [
+            "",
+            f"Recall by kind ({first['system']}): the share of the {first['events']} events that "
+            "proposals of each kind match (events have no kind; one may be matched by several): "
+            + ", ".join(
+                f"{k} {v / first['events']:.3f}" for k, v in first["events_by_kind"].items()
+            )
+            + ".",
+        ]
+    if recall:
+        out += [
+            "",
+            "Recall (hybrid, the product's defaults) on the same chats' REALTALK questions, "
+            "without and with the proposals reflect would write indexed "
+            "(`--recall`): a proposal hit read as itself (its page's lines) or as the message it "
+            "cites (what an agent reads when it opens `proposal.cites`).",
+            "",
+            _recall_table(recall),
+        ]
+    if fast:
+        out += [
+            "",
+            f"Speed (`--speed`): proposing from a {fast['messages']}-message conversation "
+            f"({fast['user_messages']} of them the user's) takes {fast['median_s']:.2f} s "
+            f"(median of {fast['runs']}, slowest {fast['max_s']:.2f} s; load average "
+            f"{fast.get('load', 0):.1f} on 2 shared cores), {fast['proposed']} proposals.",
+        ]
+    return "\n".join(out) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tune", action="store_true", help="fit and sweep on chats 1-5")
     ap.add_argument("--json", type=Path, help="write the rows here too")
     ap.add_argument("--speed", action="store_true", help="proposing from 2,000 messages")
     ap.add_argument(
+        "--section",
+        type=Path,
+        help="write docs/benchmarks.md's section from bench-results/proposals-*.json",
+    )
+    ap.add_argument(
         "--recall", action="store_true", help="ER@2k and R@1 with and without proposals indexed"
     )
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     rows = []
+    if args.section:
+        from benchmarks.common import replace_section
+
+        def read(name: str):
+            f = RESULTS / name
+            return json.loads(f.read_text(encoding="utf-8")) if f.exists() else None
+
+        speed_rows = read("proposals-speed.json")
+        section = render(
+            read("proposals-heldout.json") or [],
+            read("proposals-recall.json"),
+            speed_rows[0] if speed_rows else None,
+        )
+        replace_section(args.section, HEADING, section)
+        print(section)
+        return 0
     if args.speed:
         r = speed()
+        r["load"] = round(os.getloadavg()[0], 1)
         rows = [r]
         print(
             f"Proposing from a {r['messages']}-message conversation ({r['user_messages']} the "

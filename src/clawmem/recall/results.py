@@ -118,8 +118,10 @@ class Hit:
             )
         if self.path.startswith(PROPOSAL_PREFIX):
             # A fact proposed for review (reflect/proposal_review.py), not a fact: marked, with
-            # the lines it was proposed from, so an agent can read what was actually said.
-            d["proposal"] = {"cites": [show(c) for c in _PROPOSAL_CITES.findall(self.text)]}
+            # the lines it was proposed from, so an agent can read what was actually said. As
+            # they stand in the indexed text (redacted when it was indexed, and shown as such in
+            # the snippet): no second pass, which would import redaction into a cold recall.
+            d["proposal"] = {"cites": _PROPOSAL_CITES.findall(self.text)}
         if self.via is not None:
             d["via"] = {k: show(v) if isinstance(v, str) else v for k, v in self.via.items()}
         if self.scope is not None:
