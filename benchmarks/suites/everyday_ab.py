@@ -45,7 +45,7 @@ def main():
 
     chat = convert(chat_files()[0])
     qs = [q["question"] for q in chat.questions][:40]
-    res = {k: {"lat": [], "cpu": []} for k in trees}
+    res: dict[str, dict[str, list[float]]] = {k: {"lat": [], "cpu": []} for k in trees}
     load0 = os.getloadavg()
     for r in range(rounds):
         order = list(trees) if r % 2 == 0 else list(trees)[::-1]
