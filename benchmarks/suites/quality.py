@@ -63,7 +63,7 @@ def make_searchers(
     chunks, vecs = clawmem_chunks(mem.index_path)
     info["clawmem_chunks"] = len(chunks)
     searchers.append(BM25Searcher(chunks))
-    if vectors_ok and vecs is not None:
+    if vectors_ok and vecs is not None and emb is not None:
         searchers.append(VectorSearcher(chunks, vecs, emb))
     if with_openclaw:
         oc = OpenClawSearcher(root, emb if vectors_ok else None, cache)

@@ -10,6 +10,7 @@ the held-out split; results are reported for both and for all ten.
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 
 from benchmarks import metrics as M
 from benchmarks.common import VectorCache, embedder_status, log, median, percentile
@@ -132,7 +133,7 @@ def run_realtalk(
         trust_rows += rows_of(mem, chat, every[foreign_of(chat.number)].questions, "foreign")
         # k-stability on every question: the first K_SMALL hits of k=EVAL_K are those of k=K_SMALL.
         for q in chat.questions:
-            args = dict(today=chat.today, sync=False, min_relevance=0.0)
+            args: dict[str, Any] = dict(today=chat.today, sync=False, min_relevance=0.0)
             small = mem.recall(q["question"], k=K_SMALL, **args).hits
             large = mem.recall(q["question"], k=EVAL_K, **args).hits[:K_SMALL]
             k_checked += 1
