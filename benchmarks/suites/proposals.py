@@ -466,6 +466,17 @@ def render(events: list[dict], recall: list[dict] | None, fast: dict | None) -> 
         HEAD,
         *(_row(r) for r in events),
     ]
+    if events and events[0].get("events_by_kind"):
+        first = events[0]
+        out += [
+            "",
+            f"Recall by kind ({first['system']}): the share of the {first['events']} events that "
+            "proposals of each kind match (events have no kind; one may be matched by several): "
+            + ", ".join(
+                f"{k} {v / first['events']:.3f}" for k, v in first["events_by_kind"].items()
+            )
+            + ".",
+        ]
     if recall:
         out += [
             "",

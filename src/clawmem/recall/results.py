@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clawmem.markdown.workspace import TRANSCRIPT_PREFIX
 from clawmem.text.shown_path import shown_path
+
+if TYPE_CHECKING:
+    from clawmem.store.db import Row
 
 # Proposal pages (reflect/proposal_review.py: PAGE_DIR, and the note under each proposed line);
 # spelled here so that recall does not import reflect.
@@ -50,7 +53,7 @@ class Hit:
     features: Any = None
 
     @classmethod
-    def from_row(cls, row: Any, *, score: float, snippet: str, **fields: Any) -> Hit:
+    def from_row(cls, row: Row, *, score: float, snippet: str, **fields: Any) -> Hit:
         """The hit of one index row (``search.COLUMNS``): its place, text and fact fields.
         ``fields`` set the rest (ranks, ``via``) or override the row's (a grown group's lines
         and text, an entity page's name)."""
@@ -118,8 +121,10 @@ class Hit:
             )
         if self.path.startswith(PROPOSAL_PREFIX):
             # A fact proposed for review (reflect/proposal_review.py), not a fact: marked, with
-            # the lines it was proposed from, so an agent can read what was actually said.
-            d["proposal"] = {"cites": [show(c) for c in _PROPOSAL_CITES.findall(self.text)]}
+            # the lines it was proposed from, so an agent can read what was actually said. As
+            # they stand in the indexed text (redacted when it was indexed, and shown as such in
+            # the snippet): no second pass, which would import redaction into a cold recall.
+            d["proposal"] = {"cites": _PROPOSAL_CITES.findall(self.text)}
         if self.via is not None:
             d["via"] = {k: show(v) if isinstance(v, str) else v for k, v in self.via.items()}
         if self.scope is not None:

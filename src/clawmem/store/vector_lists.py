@@ -1,22 +1,23 @@
-"""A compressed copy of a large index's vectors: inverted lists of int8 rows, with exact rescoring.
+"""A compressed copy of a large index's vectors: int8 rows, with exact rescoring from the file.
 
-At a million units the float32 vectors are 1.5 GB and an exact scan of them ~130-180 ms of CPU a
-query (docs/benchmarks.md, "1M units"); one sign bit per dimension (``vector_matrix.Codes``) is
-small and quick but does not keep the order of real conversation vectors. This copy keeps it
-closer, at 392 bytes a vector (384 for 384 dimensions):
+At a million units the float32 vectors are 1.5 GB; one sign bit per dimension
+(``vector_matrix.Codes``) is small and quick but does not keep the order of real conversation
+vectors. This copy keeps it, at 408 bytes a vector (384 dimensions) instead of 1,536:
 
-* every vector as int8, scaled by its own largest component (its score against the query's own
-  int8 copy is within ~1% of the exact cosine);
-* the rows grouped into ``~sqrt(n) / 2`` lists by their nearest centroid (spherical k-means on a
-  seeded sample: deterministic for the same vectors), so a query scores only the lists whose
-  centroids are nearest to it, at least ``PROBE_SHARE`` of the rows (and ``PROBE_MIN`` rows);
-* the ``POOL_PER_HIT`` × limit best of those by int8 score rescored exactly, from the float32
-  rows in the index file itself (vec0's chunk blobs, read one row at a time through SQLite's
-  blob I/O in a read transaction), so every score returned is the exact cosine vec0 gives.
+* every vector as int8, scaled by its own largest component: its score against the query's own
+  int8 copy is within ~0.0003 of the exact cosine on average, p99 0.001 (REALTALK's real
+  vectors, docs/benchmarks.md "1M units");
+* a query scores every row by int8 dot product (``ListsScan``, in blocks the recall's two
+  threads share), keeps the ``POOL_PER_HIT`` × limit best (at least ``POOL_MIN``), and rescores
+  those exactly from the float32 rows in the index file itself (vec0's chunk blobs, read one row
+  at a time through SQLite's blob I/O in a read transaction), so every score returned is the
+  exact cosine vec0 gives;
+* optionally (``PROBE_SHARE`` < 1, off: see there why) the rows are grouped into ``~sqrt(n)/2``
+  inverted lists by spherical k-means on a seeded sample, and a query scores only the lists
+  whose centroids are nearest to it.
 
-What this may miss is a row of the exact top-k whose list was not probed or whose int8 score fell
-outside the pool: measured on the quality sets with the copy forced on at every size, and at 1M
-(benchmarks/suites/scale.py, docs/benchmarks.md "1M units").
+What this may miss is a row of the exact top-k whose int8 score fell outside the pool: measured
+on REALTALK's real vectors and at 1M (benchmarks/suites/scale.py, docs/benchmarks.md).
 
 It is a cache of the vec0 table, built by ``build`` from it (``vector_matrix`` decides when, and
 throws it away when the index changes), never stored: the index stays rebuildable from Markdown.

@@ -115,10 +115,11 @@ def matrix(
 
 
 def held_at(
-    path: Path, *, count: bool = True, load_at: int | None = None
+    path: Path, *, count: bool = True, load_at: int | None = None, compressed: bool = False
 ) -> tuple[np.ndarray, np.ndarray | Lists, Codes | None] | None:
     """``matrix`` for the index file at ``path`` (the resident embedder's, which answers for
-    other processes and opens no index of its own: it loads at the first search, ``load_at``)."""
+    other processes and opens no index of its own: it loads at the first search, ``load_at``,
+    and holds the compressed copy whatever the size, ``compressed``: a quarter of the memory)."""
     key = str(path)
     with _lock:
         ino = inode(path)
@@ -141,7 +142,7 @@ def held_at(
         ):
             t = threading.Thread(
                 target=_load_in_background,
-                args=(path, ino),
+                args=(path, ino, compressed),
                 daemon=True,
                 name="clawmem-vectors",
             )
@@ -156,7 +157,7 @@ def wait() -> None:
         t.join()
 
 
-def _load_in_background(path: Path, ino: int) -> None:
+def _load_in_background(path: Path, ino: int, compressed: bool = False) -> None:
     key = str(path)
     probe = None
     loaded: tuple[np.ndarray, np.ndarray | Lists] | None = None
@@ -166,7 +167,7 @@ def _load_in_background(path: Path, ino: int) -> None:
         version = _data_version(probe)  # before reading: a commit after it forces a reload
         codes = None
         (rows,) = probe.execute("SELECT count(*) FROM chunk_vectors_rowids").fetchone()
-        if rows >= LISTS_MIN_ROWS:
+        if compressed or rows >= LISTS_MIN_ROWS:
             from clawmem.store import vector_lists
 
             lists = vector_lists.build(str(path))

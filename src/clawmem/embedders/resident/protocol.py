@@ -228,7 +228,7 @@ def search_reply(request: dict, model: str) -> dict:
     # Only a clawmem index, by its absolute path: nothing else is opened for anyone.
     if not index.is_absolute() or index.name != "index.sqlite" or not index.is_file():
         return {"why": f"{path} is not an index"}
-    held = vector_matrix.held_at(index, load_at=1)
+    held = vector_matrix.held_at(index, load_at=1, compressed=True)
     if held is None:
         if vector_matrix.loading(index):
             return {"why": "the resident embedder is loading the index's vectors"}
