@@ -371,6 +371,7 @@ def render(d: dict) -> str:
     held = ip["held"][0] if ip.get("held") else {}
     held_x = ip["held_exact"][0] if ip.get("held_exact") else {}
     hwm = ip.get("rss_lists_mb", {}).get("VmHWM", 0)
+    rl = ip.get("rss_lists_mb", {})
     res_rss = cold.get("resident_rss_mb", {})
     ov = ip["vector_topk_overlap"]
     lines = [
@@ -401,10 +402,15 @@ def render(d: dict) -> str:
         f"{_mb(held.get('lists_bytes', 0))} (int8 rows in inverted lists; the float32 matrix "
         f"would be {_mb(held_x.get('matrix_bytes', raw_vec))}); made in "
         f"{ip['matrix_load_wait_s']:.0f} s from the index, in the background |",
-        f"| peak RSS of the recalling process holding it | {hwm:,.0f} MB (with the float32 "
-        f"matrix as well, for the comparison below: {ip['rss_mb'].get('VmHWM', 0):,.0f} MB) |",
+        f"| memory of the recalling process holding it | peak RSS {hwm:,.0f} MB; now "
+        f"{rl.get('VmRSS', 0):,.0f} MB, of it {rl.get('RssAnon', 0):,.0f} MB allocated "
+        f"(anonymous) and {rl.get('RssFile', 0):,.0f} MB the index's and the model's file "
+        "pages, mapped (`mmap_size`, which the kernel can drop); with the float32 matrix as "
+        f"well, for the comparison below: peak {ip['rss_mb'].get('VmHWM', 0):,.0f} MB |",
         f"| the resident embedder holding it (answering the cold processes' vector leg) | "
-        f"{res_rss.get('VmRSS', 0):,.0f} MB RSS (peak {res_rss.get('VmHWM', 0):,.0f}); "
+        f"{res_rss.get('VmRSS', 0):,.0f} MB RSS (peak {res_rss.get('VmHWM', 0):,.0f}; "
+        f"{res_rss.get('RssAnon', 0):,.0f} MB allocated, {res_rss.get('RssFile', 0):,.0f} MB "
+        "file pages); "
         f"ready {cold.get('resident_ready_s', 0):.0f} s after the first question |",
         "",
         "In-process, p50 / p95 wall in ms (CPU p50 of the process, all its threads): each search "
@@ -644,6 +650,7 @@ def _targets(d: dict) -> list[str]:
     ip, cold = d["in_process"], d["cold"]
     li, ch = ip["lists"], cold["hybrid_resident"]
     hwm = ip.get("rss_lists_mb", {}).get("VmHWM", 0)
+    anon = ip.get("rss_lists_mb", {}).get("RssAnon", 0)
 
     def met(ok: bool) -> str:
         return "**met**" if ok else "**missed**"
@@ -684,9 +691,12 @@ def _targets(d: dict) -> list[str]:
         (
             "recalling process memory",
             BEFORE["memory"],
-            f"{hwm:,.0f} MB peak (the compressed copy held)",
+            f"{hwm:,.0f} MB peak RSS; {anon:,.0f} MB allocated, the rest the index's file "
+            "pages mapped (the compressed copy held: 408 MB)",
             "≤ 1 GB",
-            met(0 < hwm <= 1024),
+            ("**met** for allocated memory; " if 0 < anon <= 1024 else "")
+            + met(0 < hwm <= 1024)
+            + " for peak RSS",
         ),
     ]
     res = cold.get("resident_rss_mb", {})

@@ -342,7 +342,9 @@ def build(path: str, table: str = "chunk_vectors", seed: int = 1) -> Lists | Non
 
     conn = db.sqlite.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
     conn.isolation_level = None
-    conn.execute(f"PRAGMA mmap_size = {db.MMAP_BYTES}")
+    # No memory map: the copy reads every vector once, then a few rows a query; mapped, the
+    # file's pages it read (up to 1 GiB) would count in the holding process's memory.
+    conn.execute("PRAGMA mmap_size = 0")
     try:
         conn.execute("BEGIN")  # one snapshot for all three passes
         version = int(conn.execute("PRAGMA data_version").fetchone()[0])
