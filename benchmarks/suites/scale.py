@@ -461,6 +461,17 @@ def render(d: dict) -> str:
         f'"{"; ".join(cold.get("first_degraded", []))[:160]}"); sqlite-vec\'s KNN alone '
         f"{v0.get('p50_ms', 0):.0f} ms wall, {v0.get('cpu_p50_ms', 0):.0f} ms CPU (p50).",
     ]
+    lp = d.get("lists_probe")
+    if lp and "latency" in lp:
+        lines += [
+            "",
+            f"The inverted lists the module can use instead (off: `PROBE_SHARE` 1), on this "
+            f"workspace: {lp['lists']} lists by k-means (made in {lp['build_s']:.0f} s), a query "
+            f"scoring the nearest lists' {lp['share']:.0%} of the rows: vector leg "
+            f"{_ms(lp['latency'])}, its top 10 holding {lp['top10_mean'] * 100:.0f}% of the "
+            f"exact top 10 and its 80 candidates {lp['top80_mean'] * 100:.0f}% of the exact 80 "
+            f"({lp['queries']} queries; synthetic vectors). Fast, but it loses the order.",
+        ]
     ro = d.get("real_overlap")
     if ro and ro.get("questions"):
         p1, p2, er = ro["pools"]["1"], ro["pools"]["2"], ro["int8_abs_error"]
@@ -559,6 +570,54 @@ def _quality_lines(q: dict) -> list[str]:
                 continue
             lines.append(f"| {label} | {system} | {a:.3f} | {b:.3f} | {b - a:+.3f} |")
     return lines
+
+
+def lists_probe(size: int, n_queries: int, share: float = 0.05) -> dict:
+    """The inverted lists clawmem leaves off (``vector_lists.PROBE_SHARE`` < 1) on the built
+    workspace: their vector leg's time and how its 80 candidates agree with the exact scan's."""
+    from benchmarks.common import embedder_status
+    from benchmarks.datasets.synth import queries
+    from clawmem.store import db, vector_lists, vector_matrix
+
+    path = WORK / "work" / f"synth-{size}" / ".memory" / "index.sqlite"
+    emb, why = embedder_status()
+    if emb is None:
+        return {"error": why}
+    qvecs = [v for v in (emb.embed_query(q) for q in queries(n_queries)) if v is not None]
+    saved = vector_lists.PROBE_SHARE
+    try:
+        vector_lists.PROBE_SHARE = share
+        t0 = time.perf_counter()
+        lists = vector_lists.build(str(path))
+        build_s = time.perf_counter() - t0
+        if lists is None:
+            return {"error": "no copy"}
+        got = []
+        lat = _leg_latency(lambda v: got.append(lists.search(v, 80) or []), qvecs)
+        lists_n = len(lists.starts) - 1
+        lists.close()
+    finally:
+        vector_lists.PROBE_SHARE = saved
+    conn, _ = db.connect(path, readonly=True)
+    loaded = vector_matrix.load(conn)
+    conn.close()
+    assert loaded is not None
+    ids, mat = loaded
+    top10, top80 = [], []
+    for v, g in zip(qvecs, got[: len(qvecs)], strict=True):
+        e = [c for c, _ in vector_matrix.top(ids, mat, v, 80)]
+        gi = [c for c, _ in g]
+        top10.append(len(set(e[:10]) & set(gi[:10])) / 10)
+        top80.append(len(set(e) & set(gi)) / len(e))
+    return {
+        "share": share,
+        "lists": lists_n,
+        "build_s": build_s,
+        "latency": lat,
+        "top10_mean": sum(top10) / len(top10),
+        "top80_mean": sum(top80) / len(top80),
+        "queries": len(top10),
+    }
 
 
 def real_overlap(chats: tuple[int, ...] = (1, 2, 3)) -> dict:
@@ -748,6 +807,12 @@ def main(argv: list[str] | None = None) -> None:
         "the cold processes keep clawmem's)",
     )
     ap.add_argument(
+        "--lists-probe",
+        action="store_true",
+        help="measure the inverted lists (off in clawmem) on the built workspace and add them "
+        "to the saved JSON and the section",
+    )
+    ap.add_argument(
         "--real-overlap",
         action="store_true",
         help="add how the compressed copy's vector leg agrees with the exact one on REALTALK's "
@@ -761,6 +826,10 @@ def main(argv: list[str] | None = None) -> None:
     saved = WORK / f"scale-{args.size}.json" if args.size != 1_000_000 else SAVED
     if args.render:
         data = json.loads(Path(args.render).read_text())
+    elif args.lists_probe:
+        data = json.loads(saved.read_text())
+        data["lists_probe"] = lists_probe(args.size, args.queries)
+        saved.write_text(json.dumps(data, indent=1, default=str))
     elif args.real_overlap:
         data = json.loads(saved.read_text()) if saved.is_file() else {}
         data["real_overlap"] = real_overlap()
