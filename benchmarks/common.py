@@ -10,7 +10,7 @@ import sqlite3
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,7 +34,7 @@ def log(msg: str) -> None:
 
 
 @contextmanager
-def timer():
+def timer() -> Iterator[Callable[[], float]]:
     """``with timer() as t: ...`` then ``t()`` is the elapsed seconds."""
     t0 = time.perf_counter()
     end: list[float] = []
@@ -129,7 +129,14 @@ class VectorCache:
         self.computed = 0
         self.embed_seconds = 0.0
 
-    def embed(self, emb, texts: Sequence[str], *, batch: int = 32, progress=None) -> np.ndarray:
+    def embed(
+        self,
+        emb: Embedder,
+        texts: Sequence[str],
+        *,
+        batch: int = 32,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> np.ndarray:
         """Vectors for ``texts`` (rows L2-normalised float32; zero rows for unembeddable texts)."""
         key = emb.identity.key()
         dims = emb.identity.dims

@@ -27,18 +27,26 @@ Intervals: a mean with its 95% paired percentile bootstrap interval over the que
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+if TYPE_CHECKING:
+    from clawmem.recall.results import Hit
+
 Citation = tuple[str, int, int]
+# The length of line n of a file (without the newline): line_len(path, n).
+LineLength = Callable[[str, int], int]
 
 
 def _gold_lines(alt: dict) -> set[tuple[str, int]]:
     return {(alt["path"], n) for n in range(alt["start"], alt["end"] + 1)}
 
 
-def lines_read(results: Sequence[Citation], line_len, budget: int) -> set[tuple[str, int]]:
+def lines_read(
+    results: Sequence[Citation], line_len: LineLength, budget: int
+) -> set[tuple[str, int]]:
     """The (path, line) pairs an agent reads within ``budget`` characters, best result first.
     ``line_len(path, n)`` gives the length of line n of path (without the newline)."""
     read: set[tuple[str, int]] = set()
@@ -56,7 +64,7 @@ def lines_read(results: Sequence[Citation], line_len, budget: int) -> set[tuple[
 
 
 def evidence_recall(
-    results: Sequence[Citation], gold: list[list[dict]], line_len, budget: int
+    results: Sequence[Citation], gold: list[list[dict]], line_len: LineLength, budget: int
 ) -> float:
     if not gold:
         return float("nan")
@@ -92,7 +100,7 @@ def reciprocal_rank(results: Sequence[Citation], gold: list[list[dict]]) -> floa
     return 0.0
 
 
-def chars_returned(results: Sequence[Citation], line_len) -> int:
+def chars_returned(results: Sequence[Citation], line_len: LineLength) -> int:
     return sum(line_len(p, n) + 1 for p, a, b in results for n in range(a, b + 1))
 
 
@@ -120,7 +128,7 @@ def dedupe_docs(doc_ids: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(doc_ids))
 
 
-def mean(xs) -> float:
+def mean(xs: Iterable[float]) -> float:
     xs = [x for x in xs if not (isinstance(x, float) and math.isnan(x))]
     return sum(xs) / len(xs) if xs else float("nan")
 
@@ -135,7 +143,7 @@ def gold_lines(q: dict) -> set[tuple[str, int]]:
     }
 
 
-def is_evidence(hit, gold: set[tuple[str, int]]) -> bool:
+def is_evidence(hit: Hit, gold: set[tuple[str, int]]) -> bool:
     return any((hit.path, n) in gold for n in range(hit.start_line, hit.end_line + 1))
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from clawmem.embedders import LlamaEmbedder
 from clawmem.embedders.gguf_header import read_header
-from clawmem.embedders.llama import _inspect
+from clawmem.embedders.model_identity import inspect_gguf
 from clawmem.errors import ModelError
 
 V = gguf.GGUFValueType
@@ -84,7 +84,7 @@ def test_every_cut_of_the_header_is_refused_as_a_model_error(tmp_path):
     for n in range(4, data_start + 8):
         cut.write_bytes(data[:n])
         with pytest.raises(ModelError) as err:
-            _inspect(cut)  # what LlamaEmbedder and the model cache validate with
+            inspect_gguf(cut)  # what LlamaEmbedder and the model cache validate with
         assert str(cut) in err.value.message
         assert "truncated" in err.value.message or "not a valid GGUF" in err.value.message, n
 

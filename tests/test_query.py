@@ -68,13 +68,14 @@ def test_the_parsed_question_cannot_be_changed():
 # What counts as reading a request's text, whatever function does it (issue 42):
 # - a call of any function of the text modules (``text/textnorm.py``, ``text/query.py``,
 #   ``text/timeexpr.py``: folding, tokenising, names, times) or of ``re`` with the text, its
-#   folded form or a piece of it (four characters or more, as typed) among its arguments;
+#   folded form or a piece of it (four characters or more, as typed, a capital among them)
+#   among its arguments;
 # - a method of ``str`` called on the text, its folded form or such a piece (``split``,
 #   ``lower``, ``casefold``, ``replace``, ``strip``, ...), from any of clawmem's modules;
 # - a regular expression's method or ``unicodedata.normalize`` called from a clawmem frame that
 #   holds the text or its folded form.
 # The requests are typed in a casing no note uses ("PeTeR", "KeNjI"), so that a piece of the
-# question is told apart from a note's words that match it (an entity's name, a line).
+# question (a part of it with a capital) is told apart from a note's words that match it.
 # Inside ``Query.parse`` that is the one reading; anywhere else it is a second one. The
 # embedders are left out: a model reads the text it embeds (and each model call is counted on
 # its own, ``model_calls``).
@@ -105,7 +106,9 @@ class _Reads:
             return False
         if value in (self.text, self.folded):
             return True
-        return len(value.strip()) >= 4 and value in self.text
+        # A piece: a part of the text as typed, with a capital in it (a note's folded words, "0054"
+        # or "pick", can equal a lower-case part of the question without coming from it).
+        return len(value.strip()) >= 4 and value in self.text and value != value.lower()
 
     def _reading(self, frame, what: str) -> None:
         walk = frame

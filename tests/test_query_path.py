@@ -123,7 +123,7 @@ def model_copy(model_cache, tmp_path) -> Path:
 
 
 def test_the_cache_is_built_once_and_known_stale_when_the_model_changes(model_copy):
-    from clawmem.embedders.llama import identity_of
+    from clawmem.embedders.model_identity import identity_of
 
     ident = identity_of(model_copy)
     assert ident is not None
@@ -263,7 +263,7 @@ def test_cold_process_without_llama_cpp(pair, model_cache):
     code = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from clawmem.embedders.llama import identity_of\n"
+        "from clawmem.embedders.model_identity import identity_of\n"
         "from clawmem.embedders.query_path import QueryPathEmbedder\n"
         f"p = Path({str(default_model_path(model_cache))!r})\n"
         "e = QueryPathEmbedder.open(p, identity_of(p))\n"

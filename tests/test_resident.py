@@ -22,7 +22,8 @@ import numpy as np
 import pytest
 
 from clawmem.embedders.default import default_model_path
-from clawmem.embedders.llama import LlamaEmbedder, identity_of
+from clawmem.embedders.llama import LlamaEmbedder
+from clawmem.embedders.model_identity import identity_of
 from clawmem.embedders.resident import client as resident
 from clawmem.embedders.resident import protocol
 

@@ -269,7 +269,7 @@ def chosen_segments(data: dict) -> list[tuple[int, list[dict]]]:
     return [segments[j] for j in sorted(chosen)]
 
 
-def build_layout(number: int, base: Path | None = None) -> MixedWorkspace:
+def build_layout(number: int, base: Path | None = None) -> MixedWorkspace:  # noqa: C901 - a layout is built in one pass, one branch per kind of file it places
     """The workspace of chat ``number`` as files (nothing written yet)."""
     base = base or WORK / "work" / "mixed"
     data = load_chat(number)

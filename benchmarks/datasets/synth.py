@@ -14,8 +14,12 @@ from __future__ import annotations
 import json
 import random
 import shutil
+from collections.abc import Sequence
 from datetime import date, timedelta
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 PEOPLE = """Peter Andy Linh Kenji Marta Sofia Jonas Priya Mateo Aiko Omar Lena Tomasz Chidi Yuki Ines
 Rafael Hana Diego Noor Felix Mei Lucas Amara Viktor Elif Samir Greta Paulo Zara Bruno Ana Ivan Leila
@@ -50,7 +54,7 @@ class _Gen:
     def __init__(self, seed: int) -> None:
         self.r = random.Random(seed)
 
-    def pick(self, xs):
+    def pick(self, xs: Sequence[T]) -> T:
         return xs[self.r.randrange(len(xs))]
 
     def ident(self) -> str:

@@ -12,6 +12,7 @@ import json
 import random
 import shutil
 import textwrap
+from collections.abc import Iterable
 from pathlib import Path
 
 from benchmarks.common import EVAL, REPO
@@ -85,13 +86,19 @@ def _remove_strays(root: Path, files: dict[str, str]) -> None:
 
 
 # --------------------------------------------------------------------------- SciFact
-def load_scifact(split: str = "test"):
-    corpus = {}
+# SciFact: the corpus (id -> (title, abstract)), the queries (id -> text), and their relevant
+# documents (query id -> document id -> grade).
+Corpus = dict[str, tuple[str, str]]
+Qrels = dict[str, dict[str, int]]
+
+
+def load_scifact(split: str = "test") -> tuple[Corpus, dict[str, str], Qrels]:
+    corpus: Corpus = {}
     with open(SCIFACT / "corpus.jsonl", encoding="utf-8") as fh:
         for line in fh:
             d = json.loads(line)
             corpus[str(d["_id"])] = (d.get("title") or "", d.get("text") or "")
-    queries = {}
+    queries: dict[str, str] = {}
     with open(SCIFACT / "queries.jsonl", encoding="utf-8") as fh:
         for line in fh:
             d = json.loads(line)
@@ -123,8 +130,14 @@ def scifact_markdown(title: str, text: str) -> str:
 
 
 def scifact_subset(
-    corpus, queries, qrels, *, n_queries: int | None, n_docs: int | None, seed: int = 7
-):
+    corpus: Corpus,
+    queries: dict[str, str],
+    qrels: Qrels,
+    *,
+    n_queries: int | None,
+    n_docs: int | None,
+    seed: int = 7,
+) -> tuple[list[str], list[str]]:
     """(doc ids, query ids) for a run. ``None`` means all. A subset keeps the chosen queries'
     relevant documents and fills up to ``n_docs`` with a seeded random sample of the rest."""
     qids = sorted(queries, key=lambda q: int(q) if q.isdigit() else q)
@@ -138,7 +151,7 @@ def scifact_subset(
     return sorted(rel + fill), qids
 
 
-def build_scifact(root: Path, corpus, doc_ids) -> Path:
+def build_scifact(root: Path, corpus: Corpus, doc_ids: Iterable[str]) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     files = {scifact_doc_path(d): scifact_markdown(*corpus[d]) for d in doc_ids}
     _remove_strays(root, files)

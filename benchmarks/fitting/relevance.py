@@ -18,8 +18,12 @@ from __future__ import annotations
 
 import argparse
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from clawmem.embedders.base import Embedder
 
 from benchmarks.common import embedder_status, log
 from benchmarks.datasets.realtalk import TUNE, build, chat_files, convert, foreign_of
@@ -45,7 +49,7 @@ OWN_ANSWERED = 0.995
 VERSION = "v4"  # of the models printed (v2 was tried and not kept: benchmarks/analysis.md)
 
 
-def collect_scifact(emb, mode: str = "hybrid") -> list[dict]:
+def collect_scifact(emb: Embedder | None, mode: str = "hybrid") -> list[dict]:
     """One row per SciFact training claim over the whole corpus: its first DEPTH hits' features,
     a hit being evidence when its abstract is one of the claim's."""
     from benchmarks.common import WORK
@@ -77,7 +81,7 @@ def collect_scifact(emb, mode: str = "hybrid") -> list[dict]:
     return out
 
 
-def collect(chats: tuple[int, ...], emb, mode: str = "hybrid") -> list[dict]:
+def collect(chats: tuple[int, ...], emb: Embedder | None, mode: str = "hybrid") -> list[dict]:
     every = {c.number: c for c in (convert(p) for p in chat_files())}
     rows: list[dict] = []
     for n in chats:

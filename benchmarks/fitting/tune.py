@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import argparse
 import itertools
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from benchmarks import metrics as M
 from benchmarks.common import embedder_status, log
@@ -20,29 +21,38 @@ from benchmarks.metrics import interval, paired_interval
 from benchmarks.systems.clawmem import open_with
 from clawmem.recall.fusion import Ranking
 
+if TYPE_CHECKING:
+    from benchmarks.datasets.realtalk import Chat
+    from clawmem.embedders.base import Embedder, EmbedResult
+    from clawmem.memory import Memory
+
 
 class QueryCache:
     """The real embedder, with query vectors remembered: a grid asks the same questions often."""
 
-    def __init__(self, emb) -> None:
+    def __init__(self, emb: Embedder) -> None:
         self.emb = emb
         self.identity = emb.identity
         self.memo: dict[str, object] = {}
 
-    def embed_query(self, text: str):
+    def embed_query(self, text: str) -> Any:
         if text not in self.memo:
             self.memo[text] = self.emb.embed_query(text)
         return self.memo[text]
 
-    def embed_documents(self, texts):
+    def embed_documents(self, texts: Sequence[str]) -> EmbedResult:
         return self.emb.embed_documents(texts)
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self.emb, name)
 
 
-def load_split(emb):
-    out = []
+# A split: each chat, clawmem opened on it, and its files' line lengths (metrics.LineLength).
+Split: TypeAlias = "list[tuple[Chat, Memory, dict[str, list[int]]]]"
+
+
+def load_split(emb: Embedder | None) -> Split:
+    out: Split = []
     for path in chat_files():
         chat = convert(path)
         if chat.number not in TUNE:
@@ -55,11 +65,11 @@ def load_split(emb):
     return out
 
 
-def score(split, ranking: Ranking, mode: str = "hybrid", budget: int = 2000) -> dict:
+def score(split: Split, ranking: Ranking, mode: str = "hybrid", budget: int = 2000) -> dict:
     ers, r10 = [], []
     for chat, mem, lens in split:
 
-        def line_len(p, n, lens=lens):
+        def line_len(p: str, n: int, lens: dict[str, list[int]] = lens) -> int:
             ls = lens.get(p, [])
             return ls[n - 1] if 0 < n <= len(ls) else 0
 

@@ -31,8 +31,13 @@ import os
 import shutil
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from clawmem.embedders.base import Embedder
+    from clawmem.embedders.llama import LlamaEmbedder
 
 from benchmarks import metrics as M
 from benchmarks.common import EVAL, QUESTIONS, REPO, WORK, VectorCache, log, replace_section
@@ -42,7 +47,7 @@ SHORT = {"multilingual-e5-small": "e5-small", "all-MiniLM-L6-v2": "MiniLM"}
 HEADING = "## Embedding models"
 
 
-def _embedder(name: str, **kw):
+def _embedder(name: str, **kw: Any) -> LlamaEmbedder:
     from clawmem.embedders.default import builtin, builtin_model_path
     from clawmem.embedders.llama import LlamaEmbedder
 
@@ -148,7 +153,9 @@ def run_multilingual() -> dict:
     out: dict = {"notes": len(note_ids), "queries": len(rows), "models": {}}
     for name in MODELS:
         emb = _embedder(name)
-        docs = np.stack(emb.embed_documents([notes[n] for n in note_ids]).vectors)
+        got = emb.embed_documents([notes[n] for n in note_ids]).vectors
+        assert all(v is not None for v in got), "every note embeds"
+        docs = np.stack([v for v in got if v is not None])
         groups: dict[str, dict[str, list[float]]] = {}
         for r in rows:
             q = emb.embed_query(r["query"])
@@ -198,7 +205,7 @@ def _fixture_units() -> list[str]:
     return [r[1] for r in rows]
 
 
-def _throughput(emb, units: list[str], *, batch: int, rounds: int) -> float:
+def _throughput(emb: Embedder, units: list[str], *, batch: int, rounds: int) -> float:
     """Best of ``rounds`` passes (units/second): other processes on the machine only ever slow
     a pass down, so the fastest pass is the closest to the machine's own speed."""
     emb.embed_documents(units[:8])  # warm up

@@ -70,7 +70,7 @@ class Transcript:
         self.n = 0
         self._lines = [json.dumps({"type": "summary", "summary": "Payments", "leafUuid": "x"})]
 
-    def _line(self, kind: str, message: dict, **extra) -> None:
+    def _line(self, kind: str, message: dict, **extra: object) -> None:
         self.n += 1
         self.t += self.r.randint(2, 40)
         uid = f"{self.sid[:8]}-0000-4000-8000-{self.n:012d}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from benchmarks import metrics as M
 from benchmarks.common import WORK, VectorCache, embedder_status, log, median, percentile
@@ -28,6 +29,10 @@ from benchmarks.systems.searchers import (
     find_qmd,
 )
 
+if TYPE_CHECKING:
+    from clawmem.embedders.base import Embedder
+    from clawmem.memory import Memory
+
 BUDGETS = (1000, 2000, 4000)
 EVAL_K = 20  # results asked for when scoring; evidence recall reads them best first
 DEFAULT_K = (
@@ -36,16 +41,16 @@ DEFAULT_K = (
 
 
 def make_searchers(
-    mem,
+    mem: Memory,
     root: Path,
     *,
-    emb,
-    cache,
+    emb: Embedder | None,
+    cache: VectorCache,
     with_qmd: bool,
     qmd_name: str,
     uncapped: bool,
     with_openclaw: bool = True,
-):
+) -> tuple[list[Searcher], dict]:
     """Every system over one workspace. Returns (searchers, setup info). ``with_openclaw=False``
     leaves out the OpenClaw-style baselines (their chunks are embedded separately: on the whole
     of SciFact that is another hour of embedding on two cores)."""
@@ -58,7 +63,7 @@ def make_searchers(
     chunks, vecs = clawmem_chunks(mem.index_path)
     info["clawmem_chunks"] = len(chunks)
     searchers.append(BM25Searcher(chunks))
-    if vectors_ok and vecs is not None:
+    if vectors_ok and vecs is not None and emb is not None:
         searchers.append(VectorSearcher(chunks, vecs, emb))
     if with_openclaw:
         oc = OpenClawSearcher(root, emb if vectors_ok else None, cache)
@@ -147,7 +152,7 @@ def run_agentmem(*, vectors: bool, with_qmd: bool, limit: int | None = None) -> 
         rows = per_q[s.name]
         answerable = [r for r in rows if "mrr" in r]
         none = [r for r in rows if "mrr" not in r]
-        summary = {
+        summary: dict[str, object] = {
             "name": s.name,
             "label": s.label,
             **{f"er@{b}": M.mean(r[f"er@{b}"] for r in answerable) for b in BUDGETS},
@@ -214,7 +219,7 @@ def run_agentmem(*, vectors: bool, with_qmd: bool, limit: int | None = None) -> 
     }
 
 
-def _agentmem_trust(mem, questions: list[dict]) -> dict:
+def _agentmem_trust(mem: Memory, questions: list[dict]) -> dict:
     """Relevance on this set (``metrics``: trust): calibration of the first ten hits of the
     answerable questions, and how many answerable and no-answer questions get hits by default."""
     rows = []

@@ -29,6 +29,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 # NumPy's BLAS on one thread, as in the cold process the query path serves (set before anything
 # here imports NumPy: benchmarks.common does). On a loaded machine two threads spin-waiting made
@@ -37,6 +38,11 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 from benchmarks.common import EVAL, REPO, WORK, log, median, save_results, show_section  # noqa: E402
+
+if TYPE_CHECKING:
+    from benchmarks.datasets.realtalk import Chat
+    from clawmem.embedders.llama import LlamaEmbedder
+    from clawmem.embedders.query_path import QueryPathEmbedder
 
 HEADING = "## Cold start: the NumPy query path"
 SAVED = WORK / "query_path.json"
@@ -48,7 +54,7 @@ _COLD = (
     "import json, resource, sys, time\n"
     "t0 = time.perf_counter()\n"
     "from pathlib import Path\n"
-    "from clawmem.embedders.llama import identity_of\n"
+    "from clawmem.embedders.model_identity import identity_of\n"
     "path, way = Path(sys.argv[1]), sys.argv[2]\n"
     "ident = identity_of(path)\n"
     "if way == 'numpy':\n"
@@ -103,7 +109,7 @@ def texts(n_docs: int) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     return questions, docs
 
 
-def _messages(chat) -> list[str]:
+def _messages(chat: Chat) -> list[str]:
     out = []
     for m in chat.messages:
         text = m.get("text") if isinstance(m, dict) else getattr(m, "text", None)
@@ -112,7 +118,9 @@ def _messages(chat) -> list[str]:
     return out
 
 
-def check(groups: dict[str, list[str]], llama, fast, *, query: bool) -> dict:
+def check(
+    groups: dict[str, list[str]], llama: LlamaEmbedder, fast: QueryPathEmbedder, *, query: bool
+) -> dict:
     """Per set: texts, id mismatches, min cosine, ms per text each way."""
     import numpy as np
 
@@ -181,11 +189,12 @@ def cold(model: Path, runs: int, query: str) -> dict:
 
 def run(n_docs: int, cold_runs: int) -> dict:
     from clawmem.embedders.default import default_model_path
-    from clawmem.embedders.llama import LlamaEmbedder, _inspect
+    from clawmem.embedders.llama import LlamaEmbedder
+    from clawmem.embedders.model_identity import inspect_gguf
     from clawmem.embedders.query_path import QueryPathEmbedder, ensure
 
     model = default_model_path()
-    _, sha = _inspect(model)
+    _, sha = inspect_gguf(model)
     t0 = time.perf_counter()
     why = ensure(model, sha)
     built = time.perf_counter() - t0

@@ -9,6 +9,9 @@ the held-out split; results are reported for both and for all ten.
 
 from __future__ import annotations
 
+from datetime import date
+from typing import Any
+
 from benchmarks import metrics as M
 from benchmarks.common import VectorCache, embedder_status, log, median, percentile
 from benchmarks.datasets.realtalk import (
@@ -20,7 +23,7 @@ from benchmarks.datasets.realtalk import (
     convert,
     foreign_of,
 )
-from benchmarks.metrics import abstention, calibration
+from benchmarks.metrics import Citation, abstention, calibration
 from benchmarks.systems.clawmem import default_threshold, index_clawmem, open_with, rows_of
 from benchmarks.systems.searchers import (
     BM25Searcher,
@@ -47,7 +50,7 @@ class MessageRRF(Searcher):
         super().__init__("msg-rrf", "RRF of those two (k = 60)")
         self.bm25, self.dense, self.rrf_k = bm25, dense, rrf_k
 
-    def _search(self, query, *, k, today):
+    def _search(self, query: str, *, k: int, today: date | None) -> list[Citation]:
         scores: dict[int, float] = {}
         for leg in (self.bm25.ranked(query, 100), self.dense.ranked(query, 100)):
             for rank, i in enumerate(leg, 1):
@@ -103,7 +106,7 @@ def run_realtalk(
         )
         lens = {rel: [len(x) for x in text.split("\n")] for rel, text in chat.files.items()}
 
-        def line_len(p: str, n: int, lens=lens) -> int:
+        def line_len(p: str, n: int, lens: dict[str, list[int]] = lens) -> int:
             ls = lens.get(p, [])
             return ls[n - 1] if 0 < n <= len(ls) else 0
 
@@ -130,7 +133,7 @@ def run_realtalk(
         trust_rows += rows_of(mem, chat, every[foreign_of(chat.number)].questions, "foreign")
         # k-stability on every question: the first K_SMALL hits of k=EVAL_K are those of k=K_SMALL.
         for q in chat.questions:
-            args = dict(today=chat.today, sync=False, min_relevance=0.0)
+            args: dict[str, Any] = dict(today=chat.today, sync=False, min_relevance=0.0)
             small = mem.recall(q["question"], k=K_SMALL, **args).hits
             large = mem.recall(q["question"], k=EVAL_K, **args).hits[:K_SMALL]
             k_checked += 1

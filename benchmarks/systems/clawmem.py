@@ -7,14 +7,20 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from benchmarks.common import log
 from benchmarks.metrics import gold_lines, is_evidence
 
+if TYPE_CHECKING:
+    from benchmarks.datasets.realtalk import Chat
+    from clawmem.embedders.base import Embedder
+    from clawmem.memory import Memory
+
 DEPTH = 10  # = clawmem.recall.pipeline.ABSTAIN_DEPTH: the hits abstention looks at
 
 
-def open_clawmem(root: Path, vectors: bool, embedder=None):
+def open_clawmem(root: Path, vectors: bool, embedder: Embedder | None = None):
     """clawmem on ``root`` with the workspace's defaults; ``embedder`` (the harness's one loaded
     model) is shared between workspaces instead of loading the same model again for each."""
     import clawmem
@@ -25,11 +31,11 @@ def open_clawmem(root: Path, vectors: bool, embedder=None):
     return clawmem.open_workspace(root, environ=env, embedder=embedder if vectors else None)
 
 
-def index_clawmem(mem, label: str) -> dict:
+def index_clawmem(mem: Memory, label: str) -> dict:
     t0 = time.perf_counter()
     last = [0.0]
 
-    def progress(stage, done, total):
+    def progress(stage: str, done: int, total: int) -> None:
         if time.perf_counter() - last[0] > 20 and total:
             last[0] = time.perf_counter()
             log(f"{label}: {stage} {done}/{total}")
@@ -44,18 +50,20 @@ def index_clawmem(mem, label: str) -> dict:
     return d
 
 
-def open_with(root: Path, emb):
+def open_with(root: Path, emb: Embedder | None) -> Memory:
     """clawmem on ``root`` with the vector leg when ``emb`` (a loaded model) is given."""
     return open_clawmem(root, vectors=emb is not None, embedder=emb)
 
 
-def default_threshold(mem) -> float:
+def default_threshold(mem: Memory) -> float:
     """The threshold a recall with the workspace's defaults applies: ``min_relevance`` when it is
     set, else the fitted model's own (what a user of this workspace gets)."""
     return mem.recall("a question about a trip", k=1, sync=False).relevance["threshold"]
 
 
-def rows_of(mem, chat, questions, kind: str, mode: str = "hybrid") -> list[dict]:
+def rows_of(
+    mem: Memory, chat: Chat, questions: list[dict], kind: str, mode: str = "hybrid"
+) -> list[dict]:
     """One row per question: its kind (own/foreign) and its first DEPTH hits' features and labels."""
     out = []
     for q in questions:

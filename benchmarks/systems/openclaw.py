@@ -23,8 +23,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from clawmem.embedders.base import Embedder
 
 try:
     import sqlean as sqlite
@@ -139,9 +143,9 @@ class OpenClawIndex:
                 [(i, c.text, i) for i, c in enumerate(self.chunks)],
             )
         self.vectors: np.ndarray | None = None
-        self.embedder = None
+        self.embedder: Embedder | None = None
 
-    def attach_vectors(self, embedder, vectors: np.ndarray) -> None:
+    def attach_vectors(self, embedder: Embedder, vectors: np.ndarray) -> None:
         self.embedder = embedder
         self.vectors = vectors
 

@@ -21,11 +21,16 @@ import time
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from benchmarks.common import WORK, VectorCache, log
 from benchmarks.systems.openclaw import OpenClawIndex
+
+if TYPE_CHECKING:
+    from clawmem.embedders.base import Embedder
+    from clawmem.memory import Memory
 
 try:
     import sqlean as sqlite
@@ -67,7 +72,7 @@ class ClawmemSearcher(Searcher):
     """clawmem as configured (its relevance threshold included: a question it abstains on
     returns nothing); ``min_relevance=0`` shows every hit, however weak."""
 
-    def __init__(self, mem, mode: str, min_relevance: float | None = None) -> None:
+    def __init__(self, mem: Memory, mode: str, min_relevance: float | None = None) -> None:
         name, label = f"clawmem-{mode}", f"clawmem {mode}"
         if min_relevance is not None:
             name += f"-min{min_relevance:g}"
@@ -80,7 +85,7 @@ class ClawmemSearcher(Searcher):
         self.empty_reasons: dict[str, int] = {}
         self.last_relaxed = False
 
-    def _search(self, query, *, k, today):
+    def _search(self, query: str, *, k: int, today: date | None) -> list[Citation]:
         res = self.mem.recall(
             query, k=k, mode=self.mode, today=today, sync=False, min_relevance=self.min_relevance
         )
@@ -161,7 +166,7 @@ class BM25Searcher(Searcher):
         ).fetchall()
         return [r[0] for r in rows]
 
-    def _search(self, query, *, k, today):
+    def _search(self, query: str, *, k: int, today: date | None) -> list[Citation]:
         return [cite(self.chunks[i]) for i in self.ranked(query, k)]
 
 
@@ -170,7 +175,7 @@ class VectorSearcher(Searcher):
         self,
         chunks: list[Chunk],
         vectors: np.ndarray,
-        embedder,
+        embedder: Embedder,
         name: str = "vector",
         label: str = "vectors alone (exact cosine)",
     ) -> None:
@@ -187,7 +192,7 @@ class VectorSearcher(Searcher):
         sims = self.vectors @ np.asarray(q, dtype=np.float32)
         return [int(i) for i in np.argsort(-sims, kind="stable")[:k]]
 
-    def _search(self, query, *, k, today):
+    def _search(self, query: str, *, k: int, today: date | None) -> list[Citation]:
         return [cite(self.chunks[i]) for i in self.ranked(query, k)]
 
 
@@ -199,7 +204,7 @@ class OpenClawSearcher(Searcher):
     def __init__(
         self,
         root: Path,
-        embedder,
+        embedder: Embedder | None,
         cache: VectorCache | None,
         *,
         uncapped: bool = False,
@@ -224,7 +229,7 @@ class OpenClawSearcher(Searcher):
         elif index is None:
             self.notes.append("no embedder: keyword leg only (every hit scores 0.3 < 0.35)")
 
-    def _search(self, query, *, k, today):
+    def _search(self, query: str, *, k: int, today: date | None) -> list[Citation]:
         if self.uncapped:
             hits = self.index.search(query, max_results=k, min_score=-1.0)
         else:
@@ -309,7 +314,7 @@ class QMDSearcher(Searcher):
         }
         self.no_results = 0
 
-    def _search(self, query, *, k, today):
+    def _search(self, query: str, *, k: int, today: date | None) -> list[Citation]:
         res = self.qmd.run("search", "--json", "-n", str(k), query, timeout=120)
         out = res.stdout.strip()
         if not out.startswith("["):

@@ -655,7 +655,7 @@ def _exit(code: str | int | None) -> None:
     the kernel takes back anyway. Nothing of clawmem's is left to run by then: files are written
     atomically and closed, database connections closed by their owners, locks are the kernel's.
     Otherwise (no model) the normal exit, which costs nothing extra."""
-    llama = sys.modules.get("clawmem.embedders.llama")
+    llama = sys.modules.get("clawmem.embedders.llama_load")
     if llama is None or not getattr(llama, "models_loaded", 0):
         sys.exit(code)
     if code is None:

@@ -10,9 +10,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, Union, runtime_checkable
+
+from clawmem.text.records import as_json
 
 if TYPE_CHECKING:
     import array
@@ -50,7 +52,7 @@ class EmbedderIdentity:
         return f"{self.provider}:{self.model}:{self.model_sha256[:16]}:{self.dims}:{knob_hash}"
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return as_json(self)
 
 
 @dataclass(frozen=True)

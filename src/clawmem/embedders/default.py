@@ -214,12 +214,12 @@ def _is_valid_gguf(path: Path) -> bool:
     check is the embedder's own (cached in the ``.sha256`` sidecar, so the
     embedder that opens the file next pays nothing for it).
     """
-    from .llama import _inspect
+    from .model_identity import inspect_gguf
 
     if not _looks_like_gguf(path):
         return False
     try:
-        _inspect(path)
+        inspect_gguf(path)
     except ModelError:
         return False
     return _damage(path) is None
@@ -244,11 +244,11 @@ def _record_path(path: Path) -> Path:
 def _sha256(path: Path, *, fresh: bool = False) -> str:
     """The file's sha256: from the sidecar the embedder keeps (keyed by size and mtime), or,
     ``fresh``, read again whole (``model status`` checks the bytes, not the sidecar)."""
-    from .llama import _inspect, _sidecar_path
+    from .model_identity import inspect_gguf, sidecar_path
 
     if fresh:
-        _sidecar_path(path).unlink(missing_ok=True)
-    return _inspect(path)[1]
+        sidecar_path(path).unlink(missing_ok=True)
+    return inspect_gguf(path)[1]
 
 
 def record_conversion(path: Path) -> None:

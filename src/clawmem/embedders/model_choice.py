@@ -85,7 +85,7 @@ def configured_identity(root: Path, cfg: Config) -> EmbedderIdentity | None:
     """The identity of the configured model's vectors, read from its file's metadata without
     loading llama.cpp; None when that cannot tell (a built-in model not converted yet, a file
     missing or without its dimensions), and the model must be loaded to know."""
-    from clawmem.embedders.llama import identity_of
+    from clawmem.embedders.model_identity import identity_of
 
     choice = model_choice(root, cfg)
     path = choice.file(convert=False)

@@ -30,9 +30,14 @@ import struct
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from clawmem.errors import ModelError
+
+if TYPE_CHECKING:
+    from clawmem.embedders.base import EmbedderIdentity
+    from clawmem.embedders.gguf_header import Layout
 
 FORMAT = 1
 NAME = "numpy query path"
@@ -134,7 +139,7 @@ def build(model_path: Path, sha256: str) -> Path:
     return target
 
 
-def _describe(layout: Any, ugm: Any) -> tuple[str | None, dict, list]:
+def _describe(layout: Layout, ugm: ModuleType) -> tuple[str | None, dict, list]:
     """(why unsupported or None, meta, vocabulary rows) for a GGUF's layout."""
     from clawmem.embedders.numpy_bert import BLOCK_TENSORS, SUPPORTED_TYPES
 
@@ -156,7 +161,7 @@ def _describe(layout: Any, ugm: Any) -> tuple[str | None, dict, list]:
         return why, {}, []
     layers = int(f["bert.block_count"])
     names = [*_TOP_TENSORS] + [f"blk.{i}.{t}" for i in range(layers) for t in BLOCK_TENSORS]
-    tensors = {}
+    tensors: dict[str, list] = {}
     for name in names:
         t = layout.tensors.get(name)
         if t is None:
@@ -206,7 +211,9 @@ class QueryPathEmbedder:
     """Query vectors for ``identity`` (a ``LlamaEmbedder``'s of ``model_path``) from the cache;
     ``open`` says why not when it cannot."""
 
-    def __init__(self, model_path: Path, identity: Any, db: sqlite3.Connection, meta: dict):
+    def __init__(
+        self, model_path: Path, identity: EmbedderIdentity, db: sqlite3.Connection, meta: dict
+    ):
         from clawmem.embedders.ugm import UgmTokenizer
 
         self.identity = identity
@@ -245,7 +252,7 @@ class QueryPathEmbedder:
         return self._model
 
     @classmethod
-    def open(cls, model_path: Path, identity: Any) -> QueryPathEmbedder | str:
+    def open(cls, model_path: Path, identity: EmbedderIdentity) -> QueryPathEmbedder | str:
         """The embedder, or why this path cannot serve ``identity`` now."""
         model_path = Path(model_path)
         try:
@@ -350,7 +357,7 @@ def _import_numpy_single_threaded() -> None:
                 os.environ[k] = v
 
 
-def open_or_why(model_path: Path, identity: Any) -> QueryPathEmbedder | str:
+def open_or_why(model_path: Path, identity: EmbedderIdentity) -> QueryPathEmbedder | str:
     try:
         return QueryPathEmbedder.open(model_path, identity)
     except ModelError as exc:

@@ -15,6 +15,7 @@ from clawmem.ingest.sync import not_utf8
 from clawmem.markdown.factlog import decode
 from clawmem.markdown.facts import extract_facts, stray_facts
 from clawmem.markdown.links import Resolver, extract_links, problem_message
+from clawmem.text.records import as_json
 from clawmem.text.shown_path import shown_path
 
 
@@ -31,13 +32,8 @@ class Problem:
 
     def to_dict(self) -> dict:
         """``clawmem check --json``'s form of it."""
-        return {
-            "path": shown_path(self.path),  # a file's name, shown redacted (text/shown_path.py)
-            "line": self.line,
-            "text": self.text,
-            "message": self.message,
-            "problem": self.problem,
-        }
+        # A file's name is shown redacted (text/shown_path.py).
+        return as_json(self, path=shown_path(self.path))
 
 
 def check(ix: Indexer) -> list[Problem]:

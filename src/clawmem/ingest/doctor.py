@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from clawmem.config import CONFIG_FILE, load_config
 from clawmem.errors import ClawmemError
+from clawmem.text.records import as_json
 
 if TYPE_CHECKING:
     from clawmem.ingest.indexing import Indexer
@@ -57,13 +58,7 @@ class Finding:
 
     def to_dict(self) -> dict:
         """``clawmem doctor --json``'s form of it."""
-        return {
-            "area": self.area,
-            "check": self.check,
-            "state": self.state,
-            "detail": self.detail,
-            "fix": self.fix,
-        }
+        return as_json(self)
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,6 +35,7 @@ from pathlib import Path
 from clawmem.errors import ClawmemError, InputError, UsageError
 from clawmem.ingest.indexing import Indexer
 from clawmem.markdown.facts import Fact, parse_fact
+from clawmem.text.records import as_json
 from clawmem.text.redact import redact
 
 FORMATS = ("jsonl", "okf", "claude-code", "basic-memory", "mem0")
@@ -73,14 +74,7 @@ class Candidate:
     source: str  # where it was read: "claude-code:MEMORY.md#L4"
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "kind": self.kind,
-            "content": self.content,
-            "entities": list(self.entities),
-            "confidence": self.confidence,
-            "timestamp": self.day,
-            "source": self.source,
-        }
+        return as_json(self, keys={"day": "timestamp"})
 
 
 @dataclass

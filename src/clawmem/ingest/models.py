@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 # The module, not its names: a test's stand-in model (conftest.py) replaces them there.
 import clawmem.embedders.model_choice as chosen
 from clawmem.embedders.default import DEFAULT, builtin
+from clawmem.text.records import as_json
 
 if TYPE_CHECKING:
     from clawmem.ingest.indexing import Indexer
@@ -71,7 +72,7 @@ class ModelUsed:
 
     def to_dict(self) -> dict:
         """``clawmem model use --json``."""
-        return {"model": self.model, "identity": self.identity, "about": self.about}
+        return as_json(self)
 
 
 def model_status(ix: Indexer) -> ModelStatus:

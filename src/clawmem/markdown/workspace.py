@@ -390,16 +390,11 @@ class Lines:
 
     def to_dict(self) -> dict:
         """``clawmem get --json``'s form of them (a credential in the file's name redacted)."""
+        from clawmem.text.records import as_json
         from clawmem.text.shown_path import shown_path
 
-        return {
-            "path": shown_path(self.path),
-            "from": self.from_line,
-            "to": self.to_line,
-            "total_lines": self.total_lines,
-            "citation": shown_path(self.citation),
-            "text": self.text,
-        }
+        shown = {"path": shown_path(self.path), "citation": shown_path(self.citation)}
+        return as_json(self, keys={"from_line": "from", "to_line": "to"}, **shown)
 
 
 def read_lines(

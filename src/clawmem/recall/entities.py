@@ -10,6 +10,7 @@ from clawmem.markdown.workspace import entity_page_path
 from clawmem.store import queries
 from clawmem.store.index import Index
 from clawmem.text.query import Query, words_of
+from clawmem.text.records import as_json
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,12 +24,7 @@ class Entity:
 
     def to_dict(self) -> dict:
         """``clawmem entities --json``'s form of it."""
-        return {
-            "entity": self.entity,
-            "facts": self.facts,
-            "last_mention": self.last_mention,
-            "page": self.page,
-        }
+        return as_json(self)
 
 
 def list_entities(ix: Indexer) -> list[Entity]:

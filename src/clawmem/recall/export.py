@@ -29,6 +29,7 @@ from clawmem.ingest.indexing import Indexer
 from clawmem.markdown.facts import format_fact, make_fact
 from clawmem.recall.facts_list import list_facts
 from clawmem.recall.results import Hit
+from clawmem.text.records import as_json
 
 FORMATS = ("jsonl", "okf")
 
@@ -43,7 +44,7 @@ class Exported:
     files: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, object]:
-        return {"format": self.format, "facts": self.facts, "path": self.path, "files": self.files}
+        return as_json(self)
 
 
 def fact_record(h: Hit) -> dict[str, object]:

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from datetime import date
-from typing import Any
 
 from clawmem.errors import BadArgument
 from clawmem.ingest.indexing import Indexer
 from clawmem.recall.pipeline import filters_of, mark_superseded, source_of
 from clawmem.recall.results import Hit
 from clawmem.store import queries
+from clawmem.store.db import Row
 from clawmem.store.index import Filters
 
 DEFAULT_LIMIT = 50
@@ -165,7 +165,7 @@ def entity_detail(
     return EntityDetail(match.entity, match.page, lines, listed)
 
 
-def _hit(row: Any) -> Hit:
+def _hit(row: Row) -> Hit:
     # The index holds text already redacted (nothing secret is ever stored there).
     return Hit.from_row(row, score=0.0, snippet=row["text"])
 

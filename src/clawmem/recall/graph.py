@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from clawmem.errors import WorkspaceError
 from clawmem.ingest.indexing import Indexer
@@ -19,7 +18,9 @@ from clawmem.markdown.workspace import is_entity_page, is_memory_path
 from clawmem.recall.ranking import snippet
 from clawmem.recall.results import Hit
 from clawmem.store import queries
+from clawmem.store.db import Row
 from clawmem.store.index import Filters, Index
+from clawmem.text.records import as_json, from_row
 from clawmem.text.shown_path import shown_path
 
 # --expand starts from this many of the best hits: the ones a reader looks at.
@@ -43,35 +44,12 @@ class OutgoingLink:
     candidates: tuple[str, ...]  # the notes an ambiguous link could mean
 
     @classmethod
-    def from_row(cls, r: Any) -> OutgoingLink:
-        return cls(
-            line=r["line"],
-            type=r["type"],
-            syntax=r["syntax"],
-            text=r["text"],
-            anchor=r["anchor"],
-            context=r["context"],
-            target=r["target"],
-            label=r["label"],
-            to=r["dst"],
-            status=r["status"],
-            candidates=tuple(r["candidates"].split("\n")) if r["candidates"] else (),
-        )
+    def from_row(cls, r: Row) -> OutgoingLink:
+        found = tuple(r["candidates"].split("\n")) if r["candidates"] else ()
+        return from_row(cls, r, columns={"to": "dst"}, candidates=found)
 
     def to_dict(self) -> dict:
-        return {
-            "line": self.line,
-            "type": self.type,
-            "syntax": self.syntax,
-            "text": self.text,
-            "anchor": self.anchor,
-            "context": self.context,
-            "target": self.target,
-            "label": self.label,
-            "to": None if self.to is None else shown_path(self.to),
-            "status": self.status,
-            "candidates": list(self.candidates),
-        }
+        return as_json(self, to=None if self.to is None else shown_path(self.to))
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,27 +65,11 @@ class Backlink:
     context: str
 
     @classmethod
-    def from_row(cls, r: Any) -> Backlink:
-        return cls(
-            from_path=r["src"],
-            line=r["line"],
-            type=r["type"],
-            syntax=r["syntax"],
-            text=r["text"],
-            anchor=r["anchor"],
-            context=r["context"],
-        )
+    def from_row(cls, r: Row) -> Backlink:
+        return from_row(cls, r, columns={"from_path": "src"})
 
     def to_dict(self) -> dict:
-        return {
-            "from": shown_path(self.from_path),
-            "line": self.line,
-            "type": self.type,
-            "syntax": self.syntax,
-            "text": self.text,
-            "anchor": self.anchor,
-            "context": self.context,
-        }
+        return as_json(self, keys={"from_path": "from"}, **{"from": shown_path(self.from_path)})
 
 
 def resolve_note(index: Index, root: Path, name: str, extra_paths: tuple[str, ...] = ()) -> str:
@@ -148,12 +110,7 @@ class Links:
 
     def to_dict(self) -> dict:
         """``clawmem links --json``."""
-        return {
-            "path": shown_path(self.path),
-            "outgoing": [lk.to_dict() for lk in self.outgoing],
-            "backlinks": [lk.to_dict() for lk in self.backlinks],
-            "notes": self.notes,
-        }
+        return as_json(self, path=shown_path(self.path))
 
 
 def links_of(ix: Indexer, note: str) -> Links:
@@ -243,7 +200,7 @@ def _passes(index: Index, cid: int, where: str, args: list) -> bool:
     return index.conn.execute(sql, (cid, *args)).fetchone() is not None
 
 
-def _hit(row: Any, via: dict, snippet_chars: int) -> Hit:
+def _hit(row: Row, via: dict, snippet_chars: int) -> Hit:
     return Hit.from_row(row, score=0.0, snippet=snippet(row["text"], None, snippet_chars), via=via)
 
 
@@ -260,7 +217,7 @@ class Node:
 
     def to_dict(self) -> dict:
         # A file name is shown redacted like any other text (text/shown_path.py).
-        return {"id": shown_path(self.id), "kind": self.kind, "label": shown_path(self.label)}
+        return as_json(self, id=shown_path(self.id), label=shown_path(self.label))
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,13 +231,7 @@ class Edge:
     line: int  # the first place it is written in ``source``
 
     def to_dict(self) -> dict:
-        return {
-            "source": shown_path(self.source),
-            "target": shown_path(self.target),
-            "type": self.type,
-            "count": self.count,
-            "line": self.line,
-        }
+        return as_json(self, source=shown_path(self.source), target=shown_path(self.target))
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,12 +245,7 @@ class Graph:
 
     def to_dict(self) -> dict:
         """``clawmem graph --format json``, and what ``cli.graphview`` draws."""
-        return {
-            "nodes": [n.to_dict() for n in self.nodes],
-            "edges": [e.to_dict() for e in self.edges],
-            "unlinked_notes": self.unlinked_notes,
-            "broken_links": self.broken_links,
-        }
+        return as_json(self)
 
 
 def graph_data(ix: Indexer, *, mentions: bool = True) -> Graph:

@@ -21,6 +21,7 @@ from clawmem.markdown.supersession import Statement, supersedes
 from clawmem.markdown.writers import Written, lookup
 from clawmem.recall.facts_list import list_facts
 from clawmem.recall.results import Hit
+from clawmem.text.records import as_json
 
 GIT_TIMEOUT_S = 5.0
 
@@ -49,7 +50,7 @@ class History:
     steps: list[Step] = field(default_factory=list)  # oldest first
 
     def to_dict(self) -> dict[str, object]:
-        return {"subject": self.subject, "steps": [s.to_dict() for s in self.steps]}
+        return as_json(self)
 
 
 def history(ix: Indexer, target: str) -> History:

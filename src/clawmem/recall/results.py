@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clawmem.markdown.workspace import TRANSCRIPT_PREFIX
 from clawmem.text.shown_path import shown_path
+
+if TYPE_CHECKING:
+    from clawmem.store.db import Row
 
 # Proposal pages (reflect/proposal_review.py: PAGE_DIR, and the note under each proposed line);
 # spelled here so that recall does not import reflect.
@@ -50,7 +53,7 @@ class Hit:
     features: Any = None
 
     @classmethod
-    def from_row(cls, row: Any, *, score: float, snippet: str, **fields: Any) -> Hit:
+    def from_row(cls, row: Row, *, score: float, snippet: str, **fields: Any) -> Hit:
         """The hit of one index row (``search.COLUMNS``): its place, text and fact fields.
         ``fields`` set the rest (ranks, ``via``) or override the row's (a grown group's lines
         and text, an entity page's name)."""

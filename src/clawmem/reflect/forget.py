@@ -40,6 +40,7 @@ from clawmem.markdown.workspace import (
 )
 from clawmem.store import db
 from clawmem.store.index import Index
+from clawmem.text.records import as_json
 from clawmem.text.redact import redact
 
 GIT_TIMEOUT_S = 10.0
@@ -80,15 +81,7 @@ class ForgetPlan:
         return not (self.lines or self.transcript_lines or self.pages_removed)
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "lines": [x.to_dict() for x in self.lines],
-            "transcript_lines": [x.to_dict() for x in self.transcript_lines],
-            "pages_removed": list(self.pages_removed),
-            "pages_regenerated": list(self.pages_regenerated),
-            "git_commits": self.git_commits,
-            "git_command": self.git_command,
-            "notes": list(self.notes),
-        }
+        return as_json(self)  # ``_raw`` stays the plan's own
 
 
 @dataclass

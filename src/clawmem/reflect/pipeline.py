@@ -18,29 +18,18 @@ recorded on or after that day. docs/reflect.md describes the pages and the opini
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from clawmem.errors import InputError, ReflectConflict, StoreError, WorkspaceError
 from clawmem.markdown.factlog import FactLog, LoggedFact, collect_facts, read_text
-from clawmem.markdown.kinds import SECTION_TITLES
-from clawmem.markdown.links import format_wikilink
 from clawmem.markdown.markers import OFF, MarkerError, find_section, is_off, splice
-from clawmem.markdown.supersession import KINDS as SUPERSEDABLE
-from clawmem.markdown.supersession import (
-    Statement,
-    conditions_in,
-    explicit_target,
-    supersedes,
-)
 from clawmem.markdown.workspace import (
     CORE_FILES,
     FileEntry,
@@ -53,13 +42,30 @@ from clawmem.reflect.episodes import (
     Recurring,
     consolidate,
     consolidated_names,
-    consolidation_marker,
     episode_body,
 )
 from clawmem.reflect.opinions import Opinion, cluster
-from clawmem.reflect.retention import Retention, apply_retention
+from clawmem.reflect.pages import (
+    CONFIDENCE_LINE,
+    FactStatus,
+    Proposal,
+    apply_to_core,
+    core_words,
+    entity_body,
+    fact_status,
+    in_core,
+    newest_first,
+    opinion_block,
+    opinion_blocks,
+    opinions_body,
+    page_title,
+    proposals,
+    proposals_body,
+)
+from clawmem.reflect.results import FileChange, OpinionReport, ReflectResult
+from clawmem.reflect.retention import apply_retention
 from clawmem.reflect.retention import cutoff as retention_cutoff
-from clawmem.text.topics import jaccard, topic_words
+from clawmem.text.topics import topic_words
 from clawmem.transcripts import registry
 
 if TYPE_CHECKING:
@@ -69,506 +75,6 @@ if TYPE_CHECKING:
 
 OPINIONS = "bank/opinions.md"
 PROPOSALS = "bank/proposals.md"
-CORE_SECTION = "## Added by clawmem reflect"
-MAX_PER_KIND = 60  # older facts of a kind are counted, not listed: recall has them all
-RESTATED_JACCARD = 0.6  # W facts this close, on different days, count as one restated fact
-COVERED = 0.6  # share of a candidate's words found in one MEMORY.md line: already there
-CORE_MIN_CONFIDENCE = 0.8
-CORE_MIN_SUPPORT = 3
-
-
-# --------------------------------------------------------------------------------------------
-# What each fact's status is: duplicate, superseded, ended
-
-
-@dataclass
-class FactStatus:
-    also: dict[int, list[LoggedFact]] = field(default_factory=dict)  # newest copy -> older copies
-    hidden: set[int] = field(default_factory=set)  # older copies of a restated fact
-    superseded_by: dict[int, LoggedFact] = field(default_factory=dict)
-    ended: dict[int, date] = field(default_factory=dict)
-    opinion_of: dict[int, tuple[Opinion, int]] = field(default_factory=dict)  # -> (opinion, step)
-
-
-def _statement(f: LoggedFact) -> Statement:
-    day = f.day.isoformat() if f.day else None
-    return Statement(f.kind, day, f.folded_entities, f.words, conditions_in(f.content))
-
-
-def fact_status(log: FactLog, opinions: list[Opinion]) -> FactStatus:
-    st = FactStatus()
-    newest: dict[tuple, LoggedFact] = {}
-    for f in log.facts:  # oldest first: the last copy seen is the newest
-        older = newest.get(f.identity)
-        if older is not None:
-            st.also.setdefault(f.order, [*st.also.pop(older.order, []), older])
-            st.hidden.add(older.order)
-        newest[f.identity] = f
-    shown = [f for f in log.facts if f.order not in st.hidden]
-    # The reference day for "ended" is the newest fact, not the clock: a page changes only when
-    # the log does.
-    asof = log.newest_day()
-    said = {f.order: _statement(f) for f in shown}
-    for i, f in enumerate(shown):
-        # Only world facts end: a summary's first "until" is rarely the end of what it says.
-        end = f.valid_to
-        period = end is not None and (f.valid_from is None or f.valid_from < end)
-        if f.kind == "W" and asof and end is not None and period and end < asof:
-            st.ended[f.order] = end
-        if f.day is None or f.kind not in SUPERSEDABLE:
-            continue
-        for g in reversed(shown[i + 1 :]):  # newest first
-            if supersedes(said[g.order], said[f.order]):
-                st.superseded_by[f.order] = g
-                break
-    # Corrections the Markdown states (``supersedes [[path#Lline]]`` under the new fact, written
-    # by `clawmem correct`) win over the rule, whatever the kinds: the person said so.
-    at = {(f.path, f.fact.line): f for f in shown}
-    for g in shown:  # oldest first: the newest correction of a fact is the one kept
-        target = explicit_target(g.fact.notes)
-        old = at.get(target) if target else None
-        if old is not None and old.order != g.order:
-            st.superseded_by[old.order] = g
-    for op in opinions:
-        for i, step in enumerate(op.steps):
-            st.opinion_of[step.fact.order] = (op, i)
-    return st
-
-
-# --------------------------------------------------------------------------------------------
-# Entity pages
-
-
-def _day(f: LoggedFact) -> str:
-    return f.day.isoformat() if f.day else "undated"
-
-
-def _newest_first(facts: list[LoggedFact]) -> list[LoggedFact]:
-    return sorted(facts, key=lambda f: f.sort_key, reverse=True)
-
-
-def fact_line(f: LoggedFact, st: FactStatus, page: str | None = None) -> str:
-    """One fact on an entity page: day, statement, source(s), then what became of it, and a
-    link to each other entity it is about (so generated pages join the link graph)."""
-    cites = f.cite
-    # An accepted proposal's note cites the conversation it was said in (proposal_review.py):
-    # the page cites it too, so what was said about someone leads back to where it was said.
-    said = [
-        n[5:].split(";", 1)[0].strip()
-        for n in f.fact.notes
-        if n.startswith(("from sessions/", "from memory/"))
-    ]
-    if said:
-        cites += ", said in " + ", ".join(said)
-    if f.order in st.also:
-        cites += "; also " + ", ".join(o.cite for o in _newest_first(st.also[f.order]))
-    text = f.content
-    notes: list[str] = []
-    if f.order in st.superseded_by:
-        g = st.superseded_by[f.order]
-        text = f"~~{text}~~"
-        notes.append(f"superseded by {g.cite} ({_day(g)})")
-    elif f.order in st.ended:
-        text = f"~~{text}~~"
-        notes.append(f"ended {st.ended[f.order].isoformat()}")
-    if f.kind == "O":
-        if f.confidence is not None:
-            text = f"(c={f.fact.confidence_text or f.confidence}) {text}"
-        if f.order in st.opinion_of:
-            op, i = st.opinion_of[f.order]
-            step = op.steps[i]
-            if step.effect == "contradicts":
-                prev = op.steps[i - 1]
-                notes.append(
-                    f"contradicts {prev.fact.cite}: confidence {step.before:.2f} → {step.after:.2f}"
-                )
-            # Earlier statements carry no pointer to the latest one: a new statement would then
-            # rewrite every older line, and the diff a person reviews would be mostly noise.
-            if f is op.latest and len(op.facts) > 1:
-                notes.append(
-                    f"latest of {len(op.facts)} statements; opinion now c={op.confidence:.2f}"
-                )
-    if page is not None:
-        others = [e for e in f.entities if e.casefold() != page.casefold()]
-        if others:
-            # First: what became of the fact stays the end of the line, where readers look.
-            notes.insert(0, "also about " + ", ".join(format_wikilink(e) for e in others))
-    line = f"- {_day(f)} — {text} ({cites})"
-    return line + (" — " + "; ".join(notes) if notes else "")
-
-
-def entity_body(
-    name: str, facts: list[LoggedFact], st: FactStatus, summary: list[str]
-) -> list[str]:
-    lines = ["## Facts from the log", ""]
-    if summary:
-        lines += [*summary, ""]
-    for kind, title in SECTION_TITLES.items():
-        group = _newest_first([f for f in facts if f.kind == kind and f.order not in st.hidden])
-        if not group:
-            continue
-        lines.append(f"### {title}")
-        lines += [fact_line(f, st, name) for f in group[:MAX_PER_KIND]]
-        if len(group) > MAX_PER_KIND:
-            rest, until = len(group) - MAX_PER_KIND, _day(group[MAX_PER_KIND])
-            lines.append(
-                f"- … {rest} older {title.lower()} fact(s): "
-                f"`clawmem recall --entity {name} --kind {kind} --until {until}`"
-            )
-        lines.append("")
-    while lines and not lines[-1]:
-        lines.pop()
-    return lines
-
-
-def _title(name: str) -> str:
-    # A page titled "Retain" would make its own generated lines look like malformed facts.
-    return f"{name} (entity)" if name.casefold() == "retain" else name
-
-
-# --------------------------------------------------------------------------------------------
-# Opinions page
-
-
-def opinion_heading(op: Opinion) -> str:
-    who = " ".join(f"@{e}" for e in op.entities) or "(no entity)"
-    text = op.first.content
-    if len(text) > 80:
-        text = text[:80].rsplit(" ", 1)[0].rstrip(",;:") + " …"
-    return f"### {who} — {text}"
-
-
-def opinion_block(op: Opinion) -> list[str]:
-    history = " → ".join(f"{s.after:.2f} ({_day(s.fact)})" for s in op.steps)
-    lines = [
-        opinion_heading(op),
-        f"- confidence: {op.confidence:.2f}",
-        f"- last_updated: {_day(op.latest)}",
-        f"- statement: {op.first.content} ({op.first.cite})",
-    ]
-    if len(op.facts) > 1:
-        lines.append(f"- latest: {op.latest.content} ({op.latest.cite})")
-    lines.append(f"- history: {history}")
-    lines.append(
-        f"- evidence: {len(op.supporting)} supporting, {len(op.contradicting)} contradicting"
-    )
-    for s in op.steps:
-        sign = "−" if s.effect == "contradicts" else "+"
-        lines.append(f"  - {sign} {s.fact.cite} ({_day(s.fact)}) — {s.reason}")
-    return lines
-
-
-def opinions_body(opinions: list[Opinion]) -> list[str]:
-    lines = [
-        "## Opinions tracked by clawmem reflect",
-        "",
-        "From the `O` facts in the log, oldest opinion first. Confidence moves by at most 0.20 per "
-        "statement (0.40 for a second in a row going the same way); docs/reflect.md has the rule.",
-    ]
-    for op in opinions:
-        lines += ["", *opinion_block(op)]
-    return lines
-
-
-def _blocks(body: str | None) -> dict[str, str]:
-    """The previous opinion blocks, by heading, to tell which opinions changed."""
-    out: dict[str, str] = {}
-    if not body:
-        return out
-    current: str | None = None
-    for line in body.replace("\r\n", "\n").split("\n"):
-        if line.startswith("### "):
-            current = line
-            out[current] = ""
-        elif current is not None:
-            out[current] += line + "\n"
-    return {k: v.strip() for k, v in out.items()}
-
-
-_CONF = re.compile(r"^- confidence: ([0-9.]+)$", re.M)
-
-
-# --------------------------------------------------------------------------------------------
-# Proposals for MEMORY.md
-
-
-@dataclass(frozen=True)
-class Proposal:
-    text: str  # the line for MEMORY.md, without bullet and sources
-    sources: tuple[LoggedFact, ...]  # newest first
-    why: str
-
-    @property
-    def line(self) -> str:
-        return f"- {self.text} ({', '.join(f.cite for f in self.sources)})"
-
-
-def _covered(words: frozenset[str], core_lines: list[frozenset[str]]) -> bool:
-    return bool(words) and any(len(words & c) / len(words) >= COVERED for c in core_lines)
-
-
-def core_words(core_text: str | None) -> list[frozenset[str]]:
-    return [w for w in (topic_words(ln) for ln in (core_text or "").splitlines()) if w]
-
-
-def proposals(
-    log: FactLog, opinions: list[Opinion], st: FactStatus, core_text: str | None
-) -> list[Proposal]:
-    """Durable, repeatedly stated facts that MEMORY.md does not have yet.
-
-    * a world fact stated on two or more days (the same statement, or one close to it about the
-      same entities), neither superseded nor ended;
-    * an opinion held at c ≥ 0.8 with at least three supporting statements."""
-    core = core_words(core_text)
-
-    def covered(facts: list[LoggedFact]) -> bool:
-        return any(_covered(topic_words(f.content), core) for f in facts)
-
-    out: list[Proposal] = []
-    groups: list[list[LoggedFact]] = []
-    for f in log.facts:
-        if f.kind != "W" or f.day is None:
-            continue
-        for g in groups:
-            head = g[0]
-            if head.folded_entities == f.folded_entities and (
-                head.identity == f.identity or jaccard(head.words, f.words) >= RESTATED_JACCARD
-            ):
-                g.append(f)
-                break
-        else:
-            groups.append([f])
-    for g in groups:
-        days = sorted({f.day for f in g if f.day})
-        newest = _newest_first(g)
-        top = newest[0]
-        if len(days) < 2 or top.order in st.superseded_by or top.order in st.ended:
-            continue
-        if covered(g):
-            continue
-        when = ", ".join(d.isoformat() for d in days)
-        why = f"world fact stated on {len(days)} days ({when})"
-        out.append(Proposal(top.content, tuple(newest), why))
-    for op in opinions:
-        if op.confidence < CORE_MIN_CONFIDENCE or len(op.supporting) < CORE_MIN_SUPPORT:
-            continue
-        if covered(op.facts):
-            continue
-        who = ", ".join(op.entities)
-        text = f"{who}: {op.first.content} (c={op.confidence:.2f})" if who else op.first.content
-        out.append(
-            Proposal(
-                text,
-                tuple(_newest_first(op.facts)),
-                f"opinion at c={op.confidence:.2f} with {len(op.supporting)} supporting statements",
-            )
-        )
-    return out
-
-
-def proposals_body(
-    props: Sequence[Proposal | Recurring], consolidated: Sequence[str] = ()
-) -> list[str]:
-    lines = [
-        "## Proposed for MEMORY.md (clawmem reflect)",
-        "",
-        "Durable, repeatedly stated facts that `MEMORY.md` does not hold yet. Nothing here is "
-        "applied until `clawmem reflect --apply`, which adds them under "
-        f'"{CORE_SECTION[3:]}"; or copy what you want in your own words.',
-        "",
-    ]
-    if not props:
-        lines.append("No pending proposals.")
-    for p in props:
-        lines.append(f"{p.line} — {p.why}")
-    if consolidated:
-        lines += ["", consolidation_marker(list(consolidated))]
-    return lines
-
-
-def apply_to_core(core_text: str | None, props: Sequence[Proposal | Recurring]) -> str:
-    """MEMORY.md with the proposals added at the end of its "Added by clawmem reflect" section
-    (created at the end of the file when missing). Everything else is kept byte for byte."""
-    eol = "\r\n" if core_text and "\r\n" in core_text else "\n"
-    new = [p.line for p in props]
-    if core_text is None:
-        return f"# MEMORY{eol}{eol}{CORE_SECTION}{eol}{eol}" + "".join(x + eol for x in new)
-    lines = core_text.splitlines(keepends=True)
-    at = next((i for i, ln in enumerate(lines) if ln.rstrip("\r\n") == CORE_SECTION), None)
-    if at is None:
-        text = core_text
-        if text and not text.endswith(("\n", "\r")):
-            text += eol
-        if text.strip() and not text.endswith(eol + eol):
-            text += eol
-        return text + f"{CORE_SECTION}{eol}{eol}" + "".join(x + eol for x in new)
-    end = next(
-        (i for i in range(at + 1, len(lines)) if re.match(r"#{1,2}\s", lines[i])), len(lines)
-    )
-    insert = end
-    while insert > at + 1 and not lines[insert - 1].strip():
-        insert -= 1
-    if insert > 0 and not lines[insert - 1].endswith(("\n", "\r")):
-        lines[insert - 1] += eol
-    if insert == at + 1:  # an empty section: keep a blank line under the heading
-        new = ["", *new]
-    return "".join(lines[:insert] + [x + eol for x in new] + lines[insert:])
-
-
-# --------------------------------------------------------------------------------------------
-# The plan
-
-
-@dataclass
-class FileChange:
-    path: str  # workspace-relative
-    role: str  # "entity" | "opinions" | "proposals" | "core" | "episode"
-    old: str | None
-    new: str
-    entity: str | None = None
-    new_facts: int = 0  # sources on the new section that the old one did not cite
-
-    @property
-    def status(self) -> str:
-        if self.old is None:
-            return "created"
-        return "unchanged" if self.old == self.new else "updated"
-
-    def diff(self) -> str:
-        from clawmem.text.redact import redact  # here: only a diff that is shown needs it
-
-        # What reflect writes is redacted already; the lines around it are the user's, shown
-        # as context, and what is shown is redacted (both sides alike: the same hunks).
-        old = redact(self.old or "").splitlines(keepends=True)
-        new = redact(self.new).splitlines(keepends=True)
-        lines = difflib.unified_diff(
-            old, new, "/dev/null" if self.old is None else f"a/{self.path}", f"b/{self.path}"
-        )
-        missing = "\n\\ No newline at end of file\n"
-        return "".join(x if x.endswith("\n") else x + missing for x in lines)
-
-
-@dataclass
-class OpinionReport:
-    opinion: Opinion
-    heading: str
-    changed: bool
-    previous: float | None
-
-    def to_dict(self) -> dict:
-        op = self.opinion
-        return {
-            "heading": self.heading[4:],
-            "entities": list(op.entities),
-            "statement": op.first.content,
-            "source": op.first.cite,
-            "latest": op.latest.content,
-            "latest_source": op.latest.cite,
-            "confidence": op.confidence,
-            "previous_confidence": self.previous,
-            "changed": self.changed,
-            "last_updated": op.latest.day.isoformat() if op.latest.day else None,
-            "supporting": [s.fact.cite for s in op.supporting],
-            "contradicting": [s.fact.cite for s in op.contradicting],
-            "steps": [
-                {
-                    "source": s.fact.cite,
-                    "day": s.fact.day.isoformat() if s.fact.day else None,
-                    "effect": s.effect,
-                    "stated": s.stated,
-                    "before": s.before,
-                    "after": s.after,
-                    "joined": s.joined,
-                    "reason": s.reason,
-                }
-                for s in op.steps
-            ],
-        }
-
-
-@dataclass
-class ReflectResult:
-    changes: list[FileChange]
-    opinions: list[OpinionReport]
-    proposals: list[Proposal | Recurring]
-    applied: list[Proposal | Recurring]
-    warnings: list[str]
-    facts: int
-    dry_run: bool
-    seconds: float = 0.0
-    index_synced: bool = False
-    retention: Retention = field(default_factory=Retention)  # episode pages aged out
-    fact_proposals: int = 0  # new in memory/proposals/ (proposal_review.py)
-    promoted: list[dict] = field(default_factory=list)  # kept by the promotion rule, with why
-
-    def written(self, role: str | None = None) -> list[FileChange]:
-        return [c for c in self.changes if c.status != "unchanged" and role in (None, c.role)]
-
-    def diff(self) -> str:
-        return "".join(c.diff() for c in self.written())
-
-    def summary_line(self) -> str:
-        pages = self.written("entity")
-        created = sum(1 for c in pages if c.status == "created")
-        changed = sum(1 for o in self.opinions if o.changed)
-        n = len(self.proposals)
-        episodes = len(self.written("episode"))
-        text = (
-            f"{len(pages)} entity page{'s' if len(pages) != 1 else ''} "
-            f"{'would be ' if self.dry_run else ''}updated"
-            + (f" ({created} new)" if created else "")
-            + f", {changed} opinion{'s' if changed != 1 else ''} changed"
-            + f", {n} proposal{'s' if n != 1 else ''}"
-            + (f", {episodes} episode page{'s' if episodes != 1 else ''}" if episodes else "")
-        )
-        if self.applied:
-            verb = "to apply to" if self.dry_run else "applied to"
-            text += f" ({len(self.applied)} {verb} MEMORY.md)"
-        head = "clawmem reflect (dry run)" if self.dry_run else "clawmem reflect"
-        if self.fact_proposals:  # its own clause: the pages' summary reads as it always did
-            text += f"; {self.fact_proposals} fact(s) proposed for review (clawmem proposals list)"
-        if self.promoted:
-            text += f"; {len(self.promoted)} promoted by the promotion rule"
-        return f"{head}: {text}; {self.seconds:.1f} s"
-
-    def to_dict(self) -> dict:
-        data = {
-            "dry_run": self.dry_run,
-            "facts": self.facts,
-            "seconds": round(self.seconds, 3),
-            "files": [
-                {
-                    "path": c.path,
-                    "role": c.role,
-                    "status": c.status,
-                    "entity": c.entity,
-                    "new_facts": c.new_facts,
-                }
-                for c in self.changes
-            ],
-            "entity_pages_updated": len(self.written("entity")),
-            "episode_pages_written": len(self.written("episode")),
-            "episodes_aged_out": self.retention.to_dict(),
-            "opinions_changed": sum(1 for o in self.opinions if o.changed),
-            "opinions": [o.to_dict() for o in self.opinions],
-            "proposals": [
-                {
-                    "text": p.text,
-                    "line": p.line,
-                    "sources": [f.cite for f in p.sources],
-                    "why": p.why,
-                }
-                for p in self.proposals
-            ],
-            "applied": [p.line for p in self.applied],
-            "index_synced": self.index_synced,
-            "fact_proposals": self.fact_proposals,
-            "promoted": self.promoted,
-            "warnings": self.warnings,
-        }
-        if self.dry_run:
-            data["diff"] = self.diff()
-        return data
 
 
 _CITE = re.compile(r"[\w./-]+\.md#L\d+")
@@ -600,7 +106,7 @@ def _summary(
     same, written by ``summarize`` (an LLM) when they changed, dropped when stale and no LLM."""
     current = [
         f
-        for f in _newest_first(facts)
+        for f in newest_first(facts)
         if f.order not in st.hidden
         and f.order not in st.superseded_by
         and f.order not in st.ended
@@ -653,7 +159,7 @@ def plan_reflect(
             summary = _summary(name, facts, st, old_body, summarize, model)
             return entity_body(name, facts, st, summary)
 
-        plan.page(rel, "entity", body_for, _title(name), entity=name)
+        plan.page(rel, "entity", body_for, page_title(name), entity=name)
 
     # Opinions
     reports, old_opinions = _opinion_reports(plan.read(OPINIONS), opinions)
@@ -676,7 +182,7 @@ def plan_reflect(
 
     def uncovered(core_text: str | None) -> list[Recurring]:
         core = core_words(core_text)
-        return [r for r in recurring if not _covered(topic_words(r.text), core)]
+        return [r for r in recurring if not in_core(topic_words(r.text), core)]
 
     # Proposals, and MEMORY.md with --apply
     core_rel = next((n for n in CORE_FILES if (root / n).is_file()), CORE_FILES[0])
@@ -796,13 +302,13 @@ def _opinion_reports(
         old_section = find_section(old_ops) if old_ops else None
     except MarkerError:
         old_section, broken = None, True
-    previous = _blocks(old_section.body if old_section else None)
+    previous = opinion_blocks(old_section.body if old_section else None)
     reports = []
     for op in opinions:
         block = opinion_block(op)
         head = block[0]
         before = previous.get(head)
-        prev_c = _CONF.search(before) if before else None
+        prev_c = CONFIDENCE_LINE.search(before) if before else None
         reports.append(
             OpinionReport(
                 op,

@@ -29,6 +29,7 @@ from clawmem.errors import InputError, UsageError
 from clawmem.ingest.indexing import Indexer
 from clawmem.markdown.facts import parse_fact
 from clawmem.reflect.fact_proposals import Proposal, Said
+from clawmem.text.records import as_json
 from clawmem.transcripts.formats import Message
 
 PAGE_DIR = "memory/proposals"
@@ -85,12 +86,7 @@ class Reviewed:
     retained: str | None  # accept: the citation of the fact in its daily log
 
     def to_dict(self) -> dict:
-        return {
-            "id": self.id,
-            "status": self.status,
-            "line_text": self.line_text,
-            "retained": self.retained,
-        }
+        return as_json(self)
 
 
 # ---------------------------------------------------------------------------- what was said

@@ -20,6 +20,7 @@ from pathlib import Path
 from clawmem.config import Config
 from clawmem.markdown.markers import MarkerError, body_hash, find_section, is_off
 from clawmem.reflect.episodes import EPISODE_DIR
+from clawmem.text.records import as_json
 
 ARCHIVE = ".clawmem/archive/episodes"
 MODES = ("archive", "prune")
@@ -34,8 +35,8 @@ class Retention:
     pruned: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)  # "path: why" for an old page not touched
 
-    def to_dict(self) -> dict[str, list[str]]:
-        return {"archived": self.archived, "pruned": self.pruned, "kept": self.kept}
+    def to_dict(self) -> dict[str, object]:
+        return as_json(self)
 
 
 def cutoff(cfg: Config, today: date) -> date | None:

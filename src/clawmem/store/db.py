@@ -14,7 +14,7 @@ import importlib.util
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from clawmem.files import safe_open
 
@@ -24,6 +24,15 @@ except ImportError:  # pragma: no cover
     import sqlite3 as sqlite  # type: ignore[no-redef]
 
 Connection = Any  # sqlean.Connection or sqlite3.Connection: same DB-API surface
+
+
+class Row(Protocol):
+    """A row as ``connect`` returns them (``sqlite.Row``: sqlean's or sqlite3's): its values by
+    column name or position."""
+
+    def __getitem__(self, key: str | int, /) -> Any: ...
+
+
 DatabaseError = sqlite.DatabaseError
 OperationalError = sqlite.OperationalError
 MMAP_BYTES = 1 << 30

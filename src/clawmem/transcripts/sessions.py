@@ -433,21 +433,18 @@ class TranscriptLines:
 
     def to_dict(self) -> dict:
         """``clawmem get --json``'s form of them (a credential in the file's name redacted)."""
+        from clawmem.text.records import as_json
         from clawmem.text.shown_path import shown_path
 
-        return {
-            "path": shown_path(self.path),
-            "from": self.from_line,
-            "to": self.to_line,
-            "total_lines": self.total_lines,
-            "citation": shown_path(self.citation),
-            "session_id": self.session_id,
-            "format": self.format,
-            "messages": [
+        return as_json(
+            self,
+            keys={"from_line": "from", "to_line": "to"},
+            path=shown_path(self.path),
+            citation=shown_path(self.citation),
+            messages=[
                 {"line": m.line, "role": m.role, "at": m.at, "text": m.text} for m in self.messages
             ],
-            "text": self.text,
-        }
+        )
 
 
 def read_messages(

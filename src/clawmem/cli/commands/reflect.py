@@ -11,7 +11,7 @@ import typer
 from clawmem.cli.commands import JsonOpt, WorkspaceOpt, open_mem, print_json
 
 if TYPE_CHECKING:
-    from clawmem.reflect.pipeline import ReflectResult
+    from clawmem.reflect.results import ReflectResult
 
 
 def register(app: typer.Typer) -> None:

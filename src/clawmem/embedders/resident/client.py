@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clawmem.embedders.resident.protocol import (
     MAX_DOCUMENTS,
@@ -37,6 +37,11 @@ from clawmem.embedders.resident.protocol import (
 )
 from clawmem.errors import ModelError
 
+if TYPE_CHECKING:
+    from clawmem.config import Config
+    from clawmem.embedders.base import EmbedderIdentity, Vector
+    from clawmem.embedders.query_path import QueryPathEmbedder
+
 # A loaded embedder answers a query in ~20 ms; one embedding a few documents for another process
 # holds its model longer. Beyond this the process loads the model itself.
 ANSWER_TIMEOUT_S = 3.0
@@ -49,7 +54,7 @@ _QUICK_NAME = "numpy query path"
 
 
 # --------------------------------------------------------------------------- the client's side
-def spec_for(root: Path, cfg: Any, identity: Any) -> Spec | None:
+def spec_for(root: Path, cfg: Config, identity: EmbedderIdentity) -> Spec | None:
     """What the resident embedder for this workspace's model is; None when it is turned off or
     the model file is not there yet (a built-in model converts on first load, in-process)."""
     if not cfg.resident_embedder or not hasattr(os, "fork") or not hasattr(os, "getuid"):
@@ -77,7 +82,7 @@ class Borrowed:
 
     def __init__(
         self,
-        identity: Any,
+        identity: EmbedderIdentity,
         *,
         watcher_dir: Path | None,
         spec: Spec | None,
@@ -104,7 +109,7 @@ class Borrowed:
         # The NumPy query path (embedders/query_path.py), used while no watcher or resident
         # embedder can answer at once: opened on first need, or why it cannot serve.
         self._quick_on = quick and spec is not None
-        self._quick: Any = None
+        self._quick: QueryPathEmbedder | str | None = None  # or why it cannot serve
 
     def start(self) -> None:
         """Start the resident embedder if none runs, without waiting for it: a recall calls this
@@ -230,7 +235,7 @@ class Borrowed:
         return reply, why
 
     def search_vectors(
-        self, index_path: Path, qvec: Any, limit: int
+        self, index_path: Path, qvec: Vector, limit: int
     ) -> tuple[list[tuple[int, float]] | None, str]:
         """(the ``limit`` units of the index at ``index_path`` nearest to ``qvec``, by exact
         cosine, "") from the copy of its vectors the resident embedder holds; else (None, why
@@ -445,7 +450,7 @@ def spawn(spec: Spec) -> Launch | None:
     return launch
 
 
-def status_of(root: Path, cfg: Any) -> dict:
+def status_of(root: Path, cfg: Config) -> dict:
     """The resident embedder of this workspace's model, for ``clawmem status`` (never starts it)."""
     if not cfg.resident_embedder:
         where = cfg.sources.get("resident_embedder", "default")
@@ -460,7 +465,7 @@ def status_of(root: Path, cfg: Any) -> dict:
     return describe(spec_for(root, cfg, identity))
 
 
-def query_path_status(root: Path, cfg: Any) -> str:
+def query_path_status(root: Path, cfg: Config) -> str:
     """The NumPy query path of this workspace's model, for ``clawmem status``: what the first
     hybrid call of a session does while no watcher or resident embedder is ready."""
     if not cfg.query_path:

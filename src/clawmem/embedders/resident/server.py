@@ -23,11 +23,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import socket
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from clawmem.embedders.resident.protocol import (
     DEFAULT_IDLE_S,
@@ -41,6 +42,9 @@ from clawmem.embedders.resident.protocol import (
     vector_reply,
 )
 from clawmem.errors import ModelError
+
+if TYPE_CHECKING:
+    from clawmem.embedders.llama import LlamaEmbedder
 
 _TICK_S = 0.5  # how often it looks at its files and its idle time
 
@@ -70,7 +74,7 @@ def _trim_heap() -> None:
     """Give the C heap's free pages back once no request is being answered: each answer's
     thread leaves glibc's arenas holding what llama.cpp and the JSON freed (measured: 174 MB
     anonymous after the first query, 231 MB after 40 more requests without this)."""
-    from clawmem.embedders.llama import trim_heap
+    from clawmem.embedders.llama_load import trim_heap
 
     trim_heap()
 
@@ -124,7 +128,7 @@ class Server:
         self.sock_path = sock_path
         self.lock_path = lock_path
         self.ready = threading.Event()
-        self.emb: Any = None
+        self.emb: LlamaEmbedder | None = None
         self.why: str | None = None
         self.started = time.time()
         self.last = time.monotonic()
@@ -197,7 +201,7 @@ class Server:
         answer["pid"] = os.getpid()
         return answer
 
-    def answer(self, conn: Any) -> None:
+    def answer(self, conn: socket.socket) -> None:
         try:
             conn.settimeout(5.0)
             buf = b""
@@ -228,7 +232,7 @@ class Server:
             if idle:
                 _trim_heap()
 
-    def serve(self, listener: Any) -> str:
+    def serve(self, listener: socket.socket) -> str:
         """Answer until idle or until its files go; returns why it ends."""
         import select
 
@@ -257,7 +261,7 @@ class Server:
                 return self.why or "failed"
 
 
-_KEPT: list[Any] = []  # the server of this process, never freed before os._exit (run)
+_KEPT: list[Server] = []  # the server of this process, never freed before os._exit (run)
 
 
 def run(spec: Spec) -> int:

@@ -1,0 +1,374 @@
+"""What reflect writes, each a pure function of the facts: the status of each fact (a restated
+copy, superseded, ended, a step of an opinion), the generated section of an entity page
+(``entity_body``), of ``bank/opinions.md`` (``opinions_body``) and of ``bank/proposals.md``
+(``proposals_body``), and the lines a run adds to ``MEMORY.md`` (``apply_to_core``). No I/O:
+``reflect/pipeline.py`` plans which pages change and writes them. docs/reflect.md describes
+the pages and the opinion rule.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+
+from clawmem.markdown.factlog import FactLog, LoggedFact
+from clawmem.markdown.kinds import SECTION_TITLES
+from clawmem.markdown.links import format_wikilink
+from clawmem.markdown.supersession import KINDS as SUPERSEDABLE
+from clawmem.markdown.supersession import (
+    Statement,
+    conditions_in,
+    explicit_target,
+    supersedes,
+)
+from clawmem.reflect.episodes import Recurring, consolidation_marker
+from clawmem.reflect.opinions import Opinion
+from clawmem.text.topics import jaccard, topic_words
+
+CORE_SECTION = "## Added by clawmem reflect"
+MAX_PER_KIND = 60  # older facts of a kind are counted, not listed: recall has them all
+RESTATED_JACCARD = 0.6  # W facts this close, on different days, count as one restated fact
+COVERED = 0.6  # share of a candidate's words found in one MEMORY.md line: already there
+CORE_MIN_CONFIDENCE = 0.8
+CORE_MIN_SUPPORT = 3
+
+
+# --------------------------------------------------------------------------------------------
+# What each fact's status is: duplicate, superseded, ended
+
+
+@dataclass
+class FactStatus:
+    also: dict[int, list[LoggedFact]] = field(default_factory=dict)  # newest copy -> older copies
+    hidden: set[int] = field(default_factory=set)  # older copies of a restated fact
+    superseded_by: dict[int, LoggedFact] = field(default_factory=dict)
+    ended: dict[int, date] = field(default_factory=dict)
+    opinion_of: dict[int, tuple[Opinion, int]] = field(default_factory=dict)  # -> (opinion, step)
+
+
+def _statement(f: LoggedFact) -> Statement:
+    day = f.day.isoformat() if f.day else None
+    return Statement(f.kind, day, f.folded_entities, f.words, conditions_in(f.content))
+
+
+def fact_status(log: FactLog, opinions: list[Opinion]) -> FactStatus:
+    st = FactStatus()
+    newest: dict[tuple, LoggedFact] = {}
+    for f in log.facts:  # oldest first: the last copy seen is the newest
+        older = newest.get(f.identity)
+        if older is not None:
+            st.also.setdefault(f.order, [*st.also.pop(older.order, []), older])
+            st.hidden.add(older.order)
+        newest[f.identity] = f
+    shown = [f for f in log.facts if f.order not in st.hidden]
+    # The reference day for "ended" is the newest fact, not the clock: a page changes only when
+    # the log does.
+    asof = log.newest_day()
+    said = {f.order: _statement(f) for f in shown}
+    for i, f in enumerate(shown):
+        # Only world facts end: a summary's first "until" is rarely the end of what it says.
+        end = f.valid_to
+        period = end is not None and (f.valid_from is None or f.valid_from < end)
+        if f.kind == "W" and asof and end is not None and period and end < asof:
+            st.ended[f.order] = end
+        if f.day is None or f.kind not in SUPERSEDABLE:
+            continue
+        for g in reversed(shown[i + 1 :]):  # newest first
+            if supersedes(said[g.order], said[f.order]):
+                st.superseded_by[f.order] = g
+                break
+    # Corrections the Markdown states (``supersedes [[path#Lline]]`` under the new fact, written
+    # by `clawmem correct`) win over the rule, whatever the kinds: the person said so.
+    at = {(f.path, f.fact.line): f for f in shown}
+    for g in shown:  # oldest first: the newest correction of a fact is the one kept
+        target = explicit_target(g.fact.notes)
+        old = at.get(target) if target else None
+        if old is not None and old.order != g.order:
+            st.superseded_by[old.order] = g
+    for op in opinions:
+        for i, step in enumerate(op.steps):
+            st.opinion_of[step.fact.order] = (op, i)
+    return st
+
+
+# --------------------------------------------------------------------------------------------
+# Entity pages
+
+
+def _day(f: LoggedFact) -> str:
+    return f.day.isoformat() if f.day else "undated"
+
+
+def newest_first(facts: list[LoggedFact]) -> list[LoggedFact]:
+    return sorted(facts, key=lambda f: f.sort_key, reverse=True)
+
+
+def fact_line(f: LoggedFact, st: FactStatus, page: str | None = None) -> str:
+    """One fact on an entity page: day, statement, source(s), then what became of it, and a
+    link to each other entity it is about (so generated pages join the link graph)."""
+    cites = f.cite
+    # An accepted proposal's note cites the conversation it was said in (proposal_review.py):
+    # the page cites it too, so what was said about someone leads back to where it was said.
+    said = [
+        n[5:].split(";", 1)[0].strip()
+        for n in f.fact.notes
+        if n.startswith(("from sessions/", "from memory/"))
+    ]
+    if said:
+        cites += ", said in " + ", ".join(said)
+    if f.order in st.also:
+        cites += "; also " + ", ".join(o.cite for o in newest_first(st.also[f.order]))
+    text = f.content
+    notes: list[str] = []
+    if f.order in st.superseded_by:
+        g = st.superseded_by[f.order]
+        text = f"~~{text}~~"
+        notes.append(f"superseded by {g.cite} ({_day(g)})")
+    elif f.order in st.ended:
+        text = f"~~{text}~~"
+        notes.append(f"ended {st.ended[f.order].isoformat()}")
+    if f.kind == "O":
+        if f.confidence is not None:
+            text = f"(c={f.fact.confidence_text or f.confidence}) {text}"
+        if f.order in st.opinion_of:
+            op, i = st.opinion_of[f.order]
+            step = op.steps[i]
+            if step.effect == "contradicts":
+                prev = op.steps[i - 1]
+                notes.append(
+                    f"contradicts {prev.fact.cite}: confidence {step.before:.2f} → {step.after:.2f}"
+                )
+            # Earlier statements carry no pointer to the latest one: a new statement would then
+            # rewrite every older line, and the diff a person reviews would be mostly noise.
+            if f is op.latest and len(op.facts) > 1:
+                notes.append(
+                    f"latest of {len(op.facts)} statements; opinion now c={op.confidence:.2f}"
+                )
+    if page is not None:
+        others = [e for e in f.entities if e.casefold() != page.casefold()]
+        if others:
+            # First: what became of the fact stays the end of the line, where readers look.
+            notes.insert(0, "also about " + ", ".join(format_wikilink(e) for e in others))
+    line = f"- {_day(f)} — {text} ({cites})"
+    return line + (" — " + "; ".join(notes) if notes else "")
+
+
+def entity_body(
+    name: str, facts: list[LoggedFact], st: FactStatus, summary: list[str]
+) -> list[str]:
+    lines = ["## Facts from the log", ""]
+    if summary:
+        lines += [*summary, ""]
+    for kind, title in SECTION_TITLES.items():
+        group = newest_first([f for f in facts if f.kind == kind and f.order not in st.hidden])
+        if not group:
+            continue
+        lines.append(f"### {title}")
+        lines += [fact_line(f, st, name) for f in group[:MAX_PER_KIND]]
+        if len(group) > MAX_PER_KIND:
+            rest, until = len(group) - MAX_PER_KIND, _day(group[MAX_PER_KIND])
+            lines.append(
+                f"- … {rest} older {title.lower()} fact(s): "
+                f"`clawmem recall --entity {name} --kind {kind} --until {until}`"
+            )
+        lines.append("")
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def page_title(name: str) -> str:
+    # A page titled "Retain" would make its own generated lines look like malformed facts.
+    return f"{name} (entity)" if name.casefold() == "retain" else name
+
+
+# --------------------------------------------------------------------------------------------
+# Opinions page
+
+
+def opinion_heading(op: Opinion) -> str:
+    who = " ".join(f"@{e}" for e in op.entities) or "(no entity)"
+    text = op.first.content
+    if len(text) > 80:
+        text = text[:80].rsplit(" ", 1)[0].rstrip(",;:") + " …"
+    return f"### {who} — {text}"
+
+
+def opinion_block(op: Opinion) -> list[str]:
+    history = " → ".join(f"{s.after:.2f} ({_day(s.fact)})" for s in op.steps)
+    lines = [
+        opinion_heading(op),
+        f"- confidence: {op.confidence:.2f}",
+        f"- last_updated: {_day(op.latest)}",
+        f"- statement: {op.first.content} ({op.first.cite})",
+    ]
+    if len(op.facts) > 1:
+        lines.append(f"- latest: {op.latest.content} ({op.latest.cite})")
+    lines.append(f"- history: {history}")
+    lines.append(
+        f"- evidence: {len(op.supporting)} supporting, {len(op.contradicting)} contradicting"
+    )
+    for s in op.steps:
+        sign = "−" if s.effect == "contradicts" else "+"
+        lines.append(f"  - {sign} {s.fact.cite} ({_day(s.fact)}) — {s.reason}")
+    return lines
+
+
+def opinions_body(opinions: list[Opinion]) -> list[str]:
+    lines = [
+        "## Opinions tracked by clawmem reflect",
+        "",
+        "From the `O` facts in the log, oldest opinion first. Confidence moves by at most 0.20 per "
+        "statement (0.40 for a second in a row going the same way); docs/reflect.md has the rule.",
+    ]
+    for op in opinions:
+        lines += ["", *opinion_block(op)]
+    return lines
+
+
+def opinion_blocks(body: str | None) -> dict[str, str]:
+    """The previous opinion blocks, by heading, to tell which opinions changed."""
+    out: dict[str, str] = {}
+    if not body:
+        return out
+    current: str | None = None
+    for line in body.replace("\r\n", "\n").split("\n"):
+        if line.startswith("### "):
+            current = line
+            out[current] = ""
+        elif current is not None:
+            out[current] += line + "\n"
+    return {k: v.strip() for k, v in out.items()}
+
+
+CONFIDENCE_LINE = re.compile(r"^- confidence: ([0-9.]+)$", re.M)
+
+
+# --------------------------------------------------------------------------------------------
+# Proposals for MEMORY.md
+
+
+@dataclass(frozen=True)
+class Proposal:
+    text: str  # the line for MEMORY.md, without bullet and sources
+    sources: tuple[LoggedFact, ...]  # newest first
+    why: str
+
+    @property
+    def line(self) -> str:
+        return f"- {self.text} ({', '.join(f.cite for f in self.sources)})"
+
+
+def in_core(words: frozenset[str], core_lines: list[frozenset[str]]) -> bool:
+    """Whether one line of MEMORY.md (``core_words``) already holds most of these words."""
+    return bool(words) and any(len(words & c) / len(words) >= COVERED for c in core_lines)
+
+
+def core_words(core_text: str | None) -> list[frozenset[str]]:
+    return [w for w in (topic_words(ln) for ln in (core_text or "").splitlines()) if w]
+
+
+def proposals(
+    log: FactLog, opinions: list[Opinion], st: FactStatus, core_text: str | None
+) -> list[Proposal]:
+    """Durable, repeatedly stated facts that MEMORY.md does not have yet.
+
+    * a world fact stated on two or more days (the same statement, or one close to it about the
+      same entities), neither superseded nor ended;
+    * an opinion held at c ≥ 0.8 with at least three supporting statements."""
+    core = core_words(core_text)
+
+    def covered(facts: list[LoggedFact]) -> bool:
+        return any(in_core(topic_words(f.content), core) for f in facts)
+
+    out: list[Proposal] = []
+    groups: list[list[LoggedFact]] = []
+    for f in log.facts:
+        if f.kind != "W" or f.day is None:
+            continue
+        for g in groups:
+            head = g[0]
+            if head.folded_entities == f.folded_entities and (
+                head.identity == f.identity or jaccard(head.words, f.words) >= RESTATED_JACCARD
+            ):
+                g.append(f)
+                break
+        else:
+            groups.append([f])
+    for g in groups:
+        days = sorted({f.day for f in g if f.day})
+        newest = newest_first(g)
+        top = newest[0]
+        if len(days) < 2 or top.order in st.superseded_by or top.order in st.ended:
+            continue
+        if covered(g):
+            continue
+        when = ", ".join(d.isoformat() for d in days)
+        why = f"world fact stated on {len(days)} days ({when})"
+        out.append(Proposal(top.content, tuple(newest), why))
+    for op in opinions:
+        if op.confidence < CORE_MIN_CONFIDENCE or len(op.supporting) < CORE_MIN_SUPPORT:
+            continue
+        if covered(op.facts):
+            continue
+        who = ", ".join(op.entities)
+        text = f"{who}: {op.first.content} (c={op.confidence:.2f})" if who else op.first.content
+        out.append(
+            Proposal(
+                text,
+                tuple(newest_first(op.facts)),
+                f"opinion at c={op.confidence:.2f} with {len(op.supporting)} supporting statements",
+            )
+        )
+    return out
+
+
+def proposals_body(
+    props: Sequence[Proposal | Recurring], consolidated: Sequence[str] = ()
+) -> list[str]:
+    lines = [
+        "## Proposed for MEMORY.md (clawmem reflect)",
+        "",
+        "Durable, repeatedly stated facts that `MEMORY.md` does not hold yet. Nothing here is "
+        "applied until `clawmem reflect --apply`, which adds them under "
+        f'"{CORE_SECTION[3:]}"; or copy what you want in your own words.',
+        "",
+    ]
+    if not props:
+        lines.append("No pending proposals.")
+    for p in props:
+        lines.append(f"{p.line} — {p.why}")
+    if consolidated:
+        lines += ["", consolidation_marker(list(consolidated))]
+    return lines
+
+
+def apply_to_core(core_text: str | None, props: Sequence[Proposal | Recurring]) -> str:
+    """MEMORY.md with the proposals added at the end of its "Added by clawmem reflect" section
+    (created at the end of the file when missing). Everything else is kept byte for byte."""
+    eol = "\r\n" if core_text and "\r\n" in core_text else "\n"
+    new = [p.line for p in props]
+    if core_text is None:
+        return f"# MEMORY{eol}{eol}{CORE_SECTION}{eol}{eol}" + "".join(x + eol for x in new)
+    lines = core_text.splitlines(keepends=True)
+    at = next((i for i, ln in enumerate(lines) if ln.rstrip("\r\n") == CORE_SECTION), None)
+    if at is None:
+        text = core_text
+        if text and not text.endswith(("\n", "\r")):
+            text += eol
+        if text.strip() and not text.endswith(eol + eol):
+            text += eol
+        return text + f"{CORE_SECTION}{eol}{eol}" + "".join(x + eol for x in new)
+    end = next(
+        (i for i in range(at + 1, len(lines)) if re.match(r"#{1,2}\s", lines[i])), len(lines)
+    )
+    insert = end
+    while insert > at + 1 and not lines[insert - 1].strip():
+        insert -= 1
+    if insert > 0 and not lines[insert - 1].endswith(("\n", "\r")):
+        lines[insert - 1] += eol
+    if insert == at + 1:  # an empty section: keep a blank line under the heading
+        new = ["", *new]
+    return "".join(lines[:insert] + [x + eol for x in new] + lines[insert:])
