@@ -60,12 +60,13 @@ _BLOCK = 16384  # rows assigned to lists at a time (a temporary of BLOCK x lists
 
 def _chunks(conn: db.Connection, table: str, d: int) -> Iterator[tuple]:
     """(chunk rowid, ids, positions in the chunk, float32 rows) of every vec0 chunk, valid rows
-    only (vector_matrix.load's reading of sqlite-vec 0.1's layout)."""
+    only (vector_matrix.load's reading of sqlite-vec 0.1's layout, in the same order: by the
+    vector table's key, so SQLite sorts nothing)."""
     import numpy as np
 
     for chunk, size, validity, rowids, vectors in conn.execute(
         f"SELECT c.chunk_id, c.size, c.validity, c.rowids, v.vectors FROM {table}_chunks c "
-        f"JOIN {table}_vector_chunks00 v ON v.rowid = c.chunk_id ORDER BY c.chunk_id"
+        f"JOIN {table}_vector_chunks00 v ON v.rowid = c.chunk_id ORDER BY v.rowid"
     ):
         if len(rowids) != size * 8 or len(vectors) != size * d * 4 or len(validity) * 8 < size:
             raise ValueError("unexpected vec0 layout")
