@@ -753,8 +753,8 @@ def _targets(d: dict) -> list[str]:
         (
             "recalling process memory",
             BEFORE["memory"],
-            f"{hwm:,.0f} MB peak RSS; {anon:,.0f} MB allocated (the compressed copy 408 MB "
-            "and this process's own model), the rest the index's file pages mapped",
+            f"{hwm:,.0f} MB peak RSS; {anon:,.0f} MB allocated (408 MB of it the compressed "
+            "copy), the rest the index's and the model's file pages, mapped",
             "≤ 1 GB",
             ("**met** for allocated memory; " if 0 < anon <= 1024 else "")
             + met(0 < hwm <= 1024)
