@@ -339,8 +339,17 @@ def _assign(
 def build(path: str, table: str = "chunk_vectors", seed: int = 1) -> Lists | None:
     """The compressed copy of the vec0 ``table`` of the index at ``path``, or None when its
     layout is not the one this module knows or it changed while being read."""
+    from pathlib import Path
+
     import numpy as np
 
+    from clawmem.errors import UnsafePathError
+    from clawmem.files.safe_open import check_database
+
+    try:
+        check_database(Path(path))  # SQLite would follow a link at the index or its side files
+    except (OSError, UnsafePathError):
+        return None
     conn = db.sqlite.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
     conn.isolation_level = None
     # No memory map: the copy reads every vector once, then a few rows a query; mapped, the
