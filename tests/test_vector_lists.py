@@ -160,3 +160,18 @@ def test_above_lists_min_rows_a_process_holds_the_copy_and_recall_uses_it(tmp_pa
         assert res.hits
     finally:
         idx.close()
+
+
+def test_no_copy_is_made_through_a_link(tmp_path):
+    """The resident embedder opens an index by the path a client names: a link there (to an
+    index elsewhere) is refused, as every clawmem database open refuses it."""
+    ws = _workspace(tmp_path, n_files=2)
+    clawmem.open_workspace(ws, environ={}, embedder=HashEmbedder()).index()
+    real = ws / ".memory" / "index.sqlite"
+    other = tmp_path / "other" / ".memory"
+    other.mkdir(parents=True)
+    (other / "index.sqlite").symlink_to(real)
+    assert vector_lists.build(str(other / "index.sqlite")) is None
+    lists = vector_lists.build(str(real))
+    assert lists is not None
+    lists.close()

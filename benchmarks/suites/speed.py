@@ -196,7 +196,7 @@ def rss_mb() -> dict:
     out = {}
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith(("VmRSS:", "VmHWM:")):
+            if line.startswith(("VmRSS:", "VmHWM:", "RssAnon:", "RssFile:")):
                 out[line.split(":")[0]] = int(line.split()[1]) / 1024
     except OSError:
         pass

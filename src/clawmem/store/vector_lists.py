@@ -60,12 +60,13 @@ _BLOCK = 16384  # rows assigned to lists at a time (a temporary of BLOCK x lists
 
 def _chunks(conn: db.Connection, table: str, d: int) -> Iterator[tuple]:
     """(chunk rowid, ids, positions in the chunk, float32 rows) of every vec0 chunk, valid rows
-    only (vector_matrix.load's reading of sqlite-vec 0.1's layout)."""
+    only (vector_matrix.load's reading of sqlite-vec 0.1's layout, in the same order: by the
+    vector table's key, so SQLite sorts nothing)."""
     import numpy as np
 
     for chunk, size, validity, rowids, vectors in conn.execute(
         f"SELECT c.chunk_id, c.size, c.validity, c.rowids, v.vectors FROM {table}_chunks c "
-        f"JOIN {table}_vector_chunks00 v ON v.rowid = c.chunk_id ORDER BY c.chunk_id"
+        f"JOIN {table}_vector_chunks00 v ON v.rowid = c.chunk_id ORDER BY v.rowid"
     ):
         if len(rowids) != size * 8 or len(vectors) != size * d * 4 or len(validity) * 8 < size:
             raise ValueError("unexpected vec0 layout")
@@ -338,11 +339,22 @@ def _assign(
 def build(path: str, table: str = "chunk_vectors", seed: int = 1) -> Lists | None:
     """The compressed copy of the vec0 ``table`` of the index at ``path``, or None when its
     layout is not the one this module knows or it changed while being read."""
+    from pathlib import Path
+
     import numpy as np
 
+    from clawmem.errors import UnsafePathError
+    from clawmem.files.safe_open import check_database
+
+    try:
+        check_database(Path(path))  # SQLite would follow a link at the index or its side files
+    except (OSError, UnsafePathError):
+        return None
     conn = db.sqlite.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
     conn.isolation_level = None
-    conn.execute(f"PRAGMA mmap_size = {db.MMAP_BYTES}")
+    # No memory map: the copy reads every vector once, then a few rows a query; mapped, the
+    # file's pages it read (up to 1 GiB) would count in the holding process's memory.
+    conn.execute("PRAGMA mmap_size = 0")
     try:
         conn.execute("BEGIN")  # one snapshot for all three passes
         version = int(conn.execute("PRAGMA data_version").fetchone()[0])
