@@ -271,16 +271,16 @@ def scan_hits(
 
 
 def vector_leg(
-    index: Index, qvec: Vector, f: Filters, limit: int, *, count: bool = True
+    index: Index, qvec: Vector, f: Filters, limit: int, *, count: bool = True, remote: object = None
 ) -> list[fusion.LegHit]:
     """The ``limit`` units closest to ``qvec`` under ``f``, by cosine (``count``: as for
-    ``held_vectors``)."""
+    ``held_vectors``; ``remote``: as for ``stored_leg``)."""
     held = held_vectors(index, f, count=count)
     if held is not None:
         hits = held_leg(held, qvec, limit)
         if hits is not None:
             return hits
-    return stored_leg(index, qvec, f, limit)
+    return stored_leg(index, qvec, f, limit, remote=remote)
 
 
 def vectors_of(index: Index, ids: list[int]) -> dict[int, np.ndarray]:

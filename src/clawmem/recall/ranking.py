@@ -210,7 +210,7 @@ def rank(
     seen = legs.seen_share(index, q) if _weighs_unseen(mode, vector_used, rk, q) else 1.0
     scores = _fused(lex, vec, cover, q, mode, vector_used, fusion_name, rk, seen)
     if scores and vector_used and content_vec is not None:
-        _content_leg(index, content_vec, filters, n_cand, rk, scores)
+        _content_leg(index, content_vec, filters, n_cand, rk, scores, remote=embedder)
         result.notes.append(f"asks for all of something: also ranked as {content!r}")
     if not scores:
         if result.empty_reason is None:
@@ -476,13 +476,15 @@ def _content_leg(
     n_cand: int,
     rk: fusion.Ranking,
     scores: dict[int, float],
+    remote: object = None,
 ) -> None:
     """A question asking for all of something about someone: the vector leg again, against
     ``qvec``, the question without its names (``aggregate.without_names_if_asked``), added to
     ``scores`` as a third RRF leg of weight ``rk.aggregate_content_weight``. It ranks the same
-    fixed number of candidates, so the order stays independent of k."""
+    fixed number of candidates, so the order stays independent of k. A one-shot process asks
+    the resident embedder's copy of the vectors, as the main vector leg does (``remote``)."""
     # One recall, one counted search: this one never starts loading the vectors into memory.
-    for h in legs.vector_leg(index, qvec, filters, n_cand, count=False):
+    for h in legs.vector_leg(index, qvec, filters, n_cand, count=False, remote=remote):
         w = rk.aggregate_content_weight / (rk.rrf_k + h.rank)
         scores[h.chunk_id] = scores.get(h.chunk_id, 0.0) + w
 
