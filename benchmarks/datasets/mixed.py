@@ -29,8 +29,9 @@ Each workspace is built by code from data no one on this project wrote (``../sha
   that hold none of the answers (distractors).
 
 Gold lines: a question's evidence messages where they were placed; a fact's copies on the
-entity and opinion pages and a transcript line's quotes on its episode page count as alternatives
-(the same statement, cited to its source). MemoryBank's probing questions have no gold lines, so
+entity and opinion pages, a transcript line's quotes on its episode page and a fact proposed
+from a line (``memory/proposals/``, its note citing the line) count as alternatives (the same
+statement, cited to its source). MemoryBank's probing questions have no gold lines, so
 they are not used.
 
 Questions, per workspace (``kind``):
@@ -414,9 +415,31 @@ def write(ws: MixedWorkspace) -> None:
 
 
 # --------------------------------------------------------------------------- gold and questions
+def _proposed(ws: MixedWorkspace, p: Placed) -> list[dict]:
+    """Lines of reflect's fact proposals (``memory/proposals/``) proposed from ``p``'s line: the
+    proposed statement and its note ``- proposal ID, confidence C, from PATH#Lx-Ly``, one hit
+    that carries the source's citation (recall's ``proposal.cites``)."""
+    pat = re.compile(r"from " + re.escape(p.path) + rf"#L{p.line}(?:-L{p.line})?(?![\d-])")
+    folder = ws.root / "memory" / "proposals"
+    out = []
+    for f in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+        rel = f.relative_to(ws.root).as_posix()
+        for n, line in enumerate(f.read_text(encoding="utf-8").split("\n"), 1):
+            if pat.search(line):
+                out.append({"path": rel, "start": max(1, n - 1), "end": n})
+    return out
+
+
 def _copies(ws: MixedWorkspace, p: Placed) -> list[dict]:
     """Lines of reflect's pages that cite ``p``'s line (an entity page's copy of a fact, an
-    episode's quote of a transcript line): alternatives to it."""
+    episode's quote of a transcript line, a proposal made from it): alternatives to it."""
+    if p.path.startswith(SCOPE + ":"):
+        return []
+    proposed = _proposed(ws, p)
+    return proposed + _page_copies(ws, p)
+
+
+def _page_copies(ws: MixedWorkspace, p: Placed) -> list[dict]:
     if p.kind in ("fact", "opinion"):
         pat = re.compile(re.escape(p.path) + rf"#L{p.line}(?![\d-])")
         folders = [ws.root / "bank"]
