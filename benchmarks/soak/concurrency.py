@@ -24,7 +24,9 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from .workspace import (
     WORDS,
@@ -131,7 +133,9 @@ class LockWatch:
         return out
 
 
-def run_concurrency(work: Path, seconds: float, seed: int, log) -> dict:  # noqa: C901 - the soak steps run in sequence, each checking its own outcome
+def run_concurrency(  # noqa: C901 - the soak steps run in sequence, each checking its own outcome
+    work: Path, seconds: float, seed: int, log: Callable[[str], None]
+) -> dict[str, Any]:
     rnd = random.Random(seed)
     ws = work / "ws"
     make_workspace(ws, 60, seed=seed)

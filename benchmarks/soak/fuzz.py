@@ -23,6 +23,7 @@ import traceback
 from collections.abc import Callable
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import seed as hseed
@@ -43,7 +44,7 @@ LINE_ENDS = st.sampled_from(["\n", "\r\n", "\r", "\n\r", "\u2028", "\x85"])
 
 
 @st.composite
-def markdown_bytes(draw) -> bytes:
+def markdown_bytes(draw: st.DrawFn) -> bytes:
     parts: list[str] = []
     for _ in range(draw(st.integers(0, 12))):
         kind = draw(st.integers(0, 9))
@@ -153,7 +154,14 @@ def _short(value: object) -> str:
 
 
 def _run(
-    name: str, strategy, body, seconds: float, seed: int, tally: Tally, log, batch: int = 25
+    name: str,
+    strategy: st.SearchStrategy[Any],
+    body: Callable[[Any], None],
+    seconds: float,
+    seed: int,
+    tally: Tally,
+    log: Callable[[str], None],
+    batch: int = 25,
 ) -> int:
     """Batches of ``batch`` examples, seeds ``seed``, ``seed + 1``, ... until ``seconds`` pass."""
     t_end = time.monotonic() + seconds
@@ -169,7 +177,7 @@ def _run(
         )
         @hseed(seed * 1000 + n)
         @given(strategy)
-        def one(value) -> None:
+        def one(value: Any) -> None:
             body(value)
 
         one()
@@ -178,7 +186,7 @@ def _run(
     return tally.tried - before
 
 
-def run_fuzz(work: Path, seconds: float, seed: int, log) -> dict:
+def run_fuzz(work: Path, seconds: float, seed: int, log: Callable[[str], None]) -> dict[str, Any]:
     tally = Tally()
     ws = work / "ws"
     make_workspace(ws, 8, seed=seed)
@@ -242,7 +250,7 @@ def _targets(work: Path, ws: Path, tally: Tally) -> dict:
     make_workspace(retain_ws, 2)
     mem(retain_ws).index()
 
-    def retain(args) -> None:
+    def retain(args: tuple[Any, ...]) -> None:
         text, kind, conf, ents, day = args
         logs = {p: p.read_bytes() for p in (retain_ws / "memory").glob("*.md")}
         m = mem(retain_ws)
@@ -282,7 +290,7 @@ def _targets(work: Path, ws: Path, tally: Tally) -> dict:
         st.one_of(st.none(), time_words, st.text(max_size=12)),
     )
 
-    def times(args) -> None:
+    def times(args: tuple[Any, ...]) -> None:
         since, until, as_of = args
         tally.call(
             "time",
@@ -443,7 +451,7 @@ def model_queries(work: Path, tally: Tally, qfile: Path) -> Callable[[bytes], No
     return body
 
 
-def _model_fixed_case(body, tally: Tally) -> int:
+def _model_fixed_case(body: Any, tally: Tally) -> int:
     """A queries file every line of which must be answered with vectors by the real model."""
     if not body.ready():
         return 0

@@ -16,7 +16,9 @@ import hashlib
 import json
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from .workspace import child_env, clawmem_cmd
 
@@ -92,7 +94,7 @@ def _plants(outside: Path) -> dict:
     }
 
 
-def run_hostile(work: Path, log) -> dict:
+def run_hostile(work: Path, log: Callable[[str], None]) -> dict[str, Any]:
     outside = work / "outside"
     (outside / "targets").mkdir(parents=True)
     for name in MEMORY_FILES:

@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -210,7 +211,9 @@ def _timed_run(
     return seconds, [(ph, t - t0) for t, ph in read_marks(marks)]
 
 
-def _next_run(ws: Path, work: Path, target: str, token: str, durations: Durations, timed: bool):
+def _next_run(
+    ws: Path, work: Path, target: str, token: str, durations: Durations, timed: bool
+) -> None:
     """The same command again, uninterrupted: as a timed process (``timed``, and the watcher
     always: a daemon's next run is the daemon), else in this process (the same library code);
     then a sync."""
@@ -229,7 +232,7 @@ def _next_run(ws: Path, work: Path, target: str, token: str, durations: Duration
     mem(ws).index()
 
 
-def run_kills(work: Path, seconds: float, seed: int, log) -> dict:  # noqa: C901 - the soak steps run in sequence, each checking its own outcome
+def run_kills(work: Path, seconds: float, seed: int, log: Callable[[str], None]) -> dict[str, Any]:  # noqa: C901 - the soak steps run in sequence, each checking its own outcome
     rnd = random.Random(seed)
     ws = work / "ws"
     make_workspace(ws, 40, seed=seed)
@@ -309,7 +312,15 @@ def run_kills(work: Path, seconds: float, seed: int, log) -> dict:  # noqa: C901
         fig["rounds"] += 1
         fig["kills_mid_rebuild"] += bool(list((ws / ".memory").glob("index.sqlite.rebuild-*")))
 
-        def fail(what: str, key: str, r=round_, t=target, d=delay, ph=phase, a=aimed) -> None:
+        def fail(
+            what: str,
+            key: str,
+            r: int = round_,
+            t: str = target,
+            d: float = delay,
+            ph: str = phase,
+            a: str = aimed,
+        ) -> None:
             fig[key] += 1
             fig["failures"].append(
                 f"round {r} ({t}, killed at {d:.2f} s in {ph!r}, aimed at {a!r}): {what}"

@@ -17,7 +17,9 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from .workspace import (
     answers,
@@ -32,7 +34,7 @@ from .workspace import (
 
 
 class Checks:
-    def __init__(self, log) -> None:
+    def __init__(self, log: Callable[[str], None]) -> None:
         self.passed: list[str] = []
         self.failed: list[str] = []
         self.log = log
@@ -60,7 +62,14 @@ class Checks:
         self.expect(diff is None, f"{what}: the index equals a rebuild ({diff})")
 
 
-def _retain_outcome(c: Checks, r, before: bytes, after: bytes, fact: str, what: str) -> None:
+def _retain_outcome(
+    c: Checks,
+    r: subprocess.CompletedProcess[str],
+    before: bytes,
+    after: bytes,
+    fact: str,
+    what: str,
+) -> None:
     """A retain either fails clearly with the log unchanged, or succeeds with one whole line."""
     if r.returncode == 0:
         added = after[len(before.rstrip(b"\n")) :].decode("utf-8", "replace")
@@ -74,7 +83,7 @@ def _retain_outcome(c: Checks, r, before: bytes, after: bytes, fact: str, what: 
 
 
 @contextlib.contextmanager
-def small_disk(where: Path, size: str):
+def small_disk(where: Path, size: str) -> Iterator[Path | None]:
     """A tmpfs of ``size`` mounted at ``where`` (root only), else None (tests/test_crash.py uses
     it too)."""
     where.mkdir(parents=True)
@@ -149,7 +158,7 @@ def _disk_full_by_rlimit(work: Path, c: Checks) -> str:
 
 
 @contextlib.contextmanager
-def read_only(folder: Path):
+def read_only(folder: Path) -> Iterator[bool]:
     """``folder`` read-only even for root: a read-only bind mount of it onto itself."""
     if os.geteuid() != 0:
         mode = folder.stat().st_mode
@@ -259,7 +268,7 @@ def held_database(work: Path, c: Checks, seconds: float) -> dict:
     return waits
 
 
-def run_resources(work: Path, hold_seconds: float, log) -> dict:
+def run_resources(work: Path, hold_seconds: float, log: Callable[[str], None]) -> dict[str, Any]:
     work.mkdir(parents=True, exist_ok=True)
     c = Checks(log)
     method = disk_full(work, c)

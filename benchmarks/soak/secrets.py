@@ -508,7 +508,7 @@ def _mcp_outputs(ws: Path, files: list[str], env: dict[str, str], refused: str) 
 def run_secrets(
     work: Path,
     seed: int,
-    log,
+    log: Callable[[str], None],
     *,
     cli: Cli | None = None,
     mcp_env: dict[str, str] | None = None,

@@ -19,6 +19,11 @@ from __future__ import annotations
 import os
 import sys
 import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from clawmem.files.locking import HeldLock
 
 # The phases, in the order a command can pass through them (the report keeps this order).
 PHASES = (
@@ -38,7 +43,7 @@ PHASES = (
 )
 
 
-def read_marks(path) -> list[tuple[float, str]]:
+def read_marks(path: str | Path) -> list[tuple[float, str]]:
     """The marks a victim left (time, phase), oldest first; [] if it wrote none."""
     try:
         text = open(path, encoding="utf-8").read()  # read at once
@@ -70,35 +75,35 @@ def main() -> None:
     real_acquire, real_mkstemp, real_replace = locking.acquire_write, tempfile.mkstemp, os.replace
     real_apply, real_build, real_swap = indexing.apply_plan, indexing.build_fresh, indexing.swap_in
 
-    def acquire(memory_dir, **kw):
+    def acquire(memory_dir: Path, **kw: Any) -> HeldLock | None:
         mark("waiting for the write lock")
         held = real_acquire(memory_dir, **kw)
         if held is not None:
             mark("holding the lock, before writing")
         return held
 
-    def mkstemp(*a, **kw):
+    def mkstemp(*a: Any, **kw: Any) -> Any:
         if str(kw.get("suffix", "")).endswith(".tmp"):
             mark("writing a temporary copy")
         return real_mkstemp(*a, **kw)
 
-    def replace(src, dst, **kw):
+    def replace(src: Any, dst: Any, **kw: Any) -> None:
         real_replace(src, dst, **kw)
         if os.fspath(src).endswith(".tmp"):
             mark("after a rename")
 
-    def apply_plan(*a, **kw):
+    def apply_plan(*a: Any, **kw: Any) -> Any:
         mark("index transaction")
         report = real_apply(*a, **kw)
         mark("after the index transaction")
         return report
 
-    def build_fresh(*a, **kw):
+    def build_fresh(*a: Any, **kw: Any) -> Any:
         # Its own apply_plan is the sync module's, not the wrapped one: one phase for the build.
         mark("building the new index")
         return real_build(*a, **kw)
 
-    def swap_in(*a, **kw):
+    def swap_in(*a: Any, **kw: Any) -> None:
         mark("swapping the new index in")
         real_swap(*a, **kw)
         mark("after the swap")

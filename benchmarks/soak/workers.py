@@ -22,11 +22,15 @@ import sys
 import time
 import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from clawmem.files.locking import HeldLock
 
 QUERIES = ["payment ledger", "castle birthday", "deploy rollback", "Peter", "soak fact"]
 
 
-def _retain(ws: Path, stop, n: int) -> dict:
+def _retain(ws: Path, stop: _Stop, n: int) -> dict[str, Any]:
     import clawmem.files.locking as locking
 
     from .workspace import ENTITIES, WORDS, mem
@@ -34,7 +38,7 @@ def _retain(ws: Path, stop, n: int) -> dict:
     waits: list[float] = []
     real_acquire = locking.acquire_write
 
-    def timed_acquire(memory_dir, *, timeout, purpose=""):
+    def timed_acquire(memory_dir: Path, *, timeout: float, purpose: str = "") -> HeldLock | None:
         t0 = time.monotonic()
         try:
             return real_acquire(memory_dir, timeout=timeout, purpose=purpose)
@@ -60,7 +64,7 @@ def _retain(ws: Path, stop, n: int) -> dict:
     return {"retained": done, "errors": errors, "lock_waits": waits}
 
 
-def _recall(ws: Path, stop, n: int) -> dict:
+def _recall(ws: Path, stop: _Stop, n: int) -> dict[str, Any]:
     from .workspace import mem
 
     m = mem(ws)
@@ -76,7 +80,7 @@ def _recall(ws: Path, stop, n: int) -> dict:
     return {"ops": ops, "empty": empty, "errors": errors}
 
 
-def _mcp(ws: Path, stop, n: int) -> dict:
+def _mcp(ws: Path, stop: _Stop, n: int) -> dict[str, Any]:
     import anyio
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
@@ -112,7 +116,7 @@ def _mcp(ws: Path, stop, n: int) -> dict:
     return out
 
 
-def _append(ws: Path, stop, n: int) -> dict:
+def _append(ws: Path, stop: _Stop, n: int) -> dict[str, Any]:
     rnd = random.Random(n)
     lines: list[str] = []
     errors: list[str] = []
@@ -129,7 +133,7 @@ def _append(ws: Path, stop, n: int) -> dict:
     return {"appended": lines, "errors": errors}
 
 
-def _held(ws: Path, stop, n: int) -> dict:
+def _held(ws: Path, stop: _Stop, n: int) -> dict[str, Any]:
     """A logger that keeps one daily log open for the whole run and appends 20 lines a second
     to it, flushing each (issue 40: a log renamed over sent such a writer's lines into the
     deleted file)."""

@@ -11,9 +11,15 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from clawmem.memory import open_workspace
 from clawmem.store import db
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from clawmem.memory import Memory
 
 WORDS = (
     "payment ledger invoice castle marrakech birthday deploy rollback baileys socket whatsapp "
@@ -61,7 +67,7 @@ def clawmem_cmd(ws: Path, *args: str) -> list[str]:
     return [sys.executable, "-m", "clawmem", "--workspace", str(ws), *args]
 
 
-def run(ws: Path, *args: str, timeout: float = 300, **kw) -> subprocess.CompletedProcess:
+def run(ws: Path, *args: str, timeout: float = 300, **kw: Any) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         clawmem_cmd(ws, *args),
         capture_output=True,
@@ -73,7 +79,7 @@ def run(ws: Path, *args: str, timeout: float = 300, **kw) -> subprocess.Complete
     )
 
 
-def mem(ws: Path):
+def mem(ws: Path) -> Memory:
     return open_workspace(ws, environ=dict(LEXICAL))
 
 
@@ -156,7 +162,7 @@ def files_match(ws: Path) -> str | None:
     return f"files: index and disk differ on {diff[:5]}"
 
 
-def _rows(cursor) -> list[tuple]:
+def _rows(cursor: Iterable[Iterable[Any]]) -> list[tuple[Any, ...]]:
     return sorted((tuple(r) for r in cursor), key=repr)
 
 
