@@ -15,6 +15,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 from benchmarks.common import REPO, WORK, embedder_status, log, machine, replace_section
 
@@ -111,7 +112,7 @@ def _write_report(out: Path, report: str) -> None:
     _section_from_run(out, embedders, WORK / "embedders.json", old)
 
 
-def _section_from_run(out: Path, part, saved: Path, old: str | None) -> None:
+def _section_from_run(out: Path, part: ModuleType, saved: Path, old: str | None) -> None:
     """A section written by a benchmark run of its own (``part``: its module, with ``render``
     and ``write_section``): rendered from the run's saved JSON, else kept as it was."""
     try:

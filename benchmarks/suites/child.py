@@ -17,15 +17,22 @@ import resource
 import shutil
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from clawmem.embedders.base import Embedder, EmbedderIdentity, EmbedResult
 
 
 class TimedEmbedder:
     """Wraps an embedder and adds up the time spent in ``embed_documents``."""
 
-    def __init__(self, inner) -> None:
+    def __init__(self, inner: Embedder) -> None:
         self.inner = inner
         self.identity = inner.identity
         self.model_path = inner.model_path
@@ -34,7 +41,7 @@ class TimedEmbedder:
         self.calls = 0
         self.texts = 0
 
-    def embed_documents(self, texts):
+    def embed_documents(self, texts: Sequence[str]) -> EmbedResult:
         t0 = time.perf_counter()
         try:
             return self.inner.embed_documents(texts)
@@ -43,10 +50,10 @@ class TimedEmbedder:
             self.calls += 1
             self.texts += len(texts)
 
-    def embed_query(self, text):
+    def embed_query(self, text: str) -> np.ndarray | None:
         return self.inner.embed_query(text)
 
-    def close(self):
+    def close(self) -> None:
         self.inner.close()
 
 
@@ -60,7 +67,7 @@ class StubEmbedder:
     estimate, never reported as measured.
     """
 
-    def __init__(self, identity, base: np.ndarray, noise: float = 0.05) -> None:
+    def __init__(self, identity: EmbedderIdentity, base: np.ndarray, noise: float = 0.05) -> None:
         from clawmem.embedders.base import EmbedResult
 
         self._result = EmbedResult
@@ -72,9 +79,9 @@ class StubEmbedder:
         self.seconds = 0.0
         self.texts = 0
 
-    def embed_documents(self, texts):
+    def embed_documents(self, texts: Sequence[str]) -> EmbedResult:
         t0 = time.perf_counter()
-        out = []
+        out: list[np.ndarray | None] = []
         for t in texts:
             h = int.from_bytes(hashlib.blake2b(t.encode("utf-8"), digest_size=8).digest(), "little")
             rng = np.random.default_rng(h)
@@ -85,10 +92,12 @@ class StubEmbedder:
         self.texts += len(texts)
         return self._result(vectors=out, truncated=0)
 
-    def embed_query(self, text):  # pragma: no cover - recall uses the real model
+    def embed_query(
+        self, text: str
+    ) -> np.ndarray | None:  # pragma: no cover - recall uses the real model
         raise RuntimeError("the stub embedder does not embed queries")
 
-    def close(self):
+    def close(self) -> None:
         pass
 
 
@@ -104,7 +113,7 @@ def peak_rss_kb() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
-def table_bytes(conn) -> dict[str, int]:
+def table_bytes(conn: sqlite3.Connection) -> dict[str, int]:
     """Bytes per table (with its indexes and shadow tables), from SQLite's dbstat, if built in."""
     try:
         rows = conn.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name").fetchall()
@@ -131,7 +140,7 @@ def db_bytes(root: Path) -> int:
     return total
 
 
-def op_index(args: dict) -> dict:
+def op_index(args: dict[str, Any]) -> dict[str, Any]:
     import clawmem
     from clawmem.store import db as cdb
 

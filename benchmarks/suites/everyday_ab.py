@@ -32,7 +32,7 @@ print(json.dumps({"lat": lat, "cpu": cpu}))
 """
 
 
-def main():
+def main() -> None:
     src = Path(sys.argv[1])
     trees = {"main-before": sys.argv[2], "this": sys.argv[3]}
     rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 6

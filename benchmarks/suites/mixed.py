@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -52,7 +53,7 @@ from benchmarks.datasets.mixed import (
     realtalk_near_miss,
     write,
 )
-from benchmarks.metrics import auroc, gold_lines, is_evidence
+from benchmarks.metrics import Citation, LineLength, auroc, gold_lines, is_evidence
 from benchmarks.systems.clawmem import default_threshold, index_clawmem, open_clawmem
 from benchmarks.systems.searchers import (
     BM25Searcher,
@@ -64,7 +65,10 @@ from benchmarks.systems.searchers import (
 )
 
 if TYPE_CHECKING:
+    from benchmarks.suites import Settings
     from clawmem import Memory
+    from clawmem.embedders.base import Embedder
+    from clawmem.recall.results import RecallResult
 
 PART = "mixed"
 TITLE = "mixed workspaces and near misses"
@@ -77,7 +81,7 @@ PAIRS = {1: 3, 3: 1, 7: 8, 8: 7}  # each workspace's partner in its part (unansw
 
 
 # --------------------------------------------------------------------------- building
-def prepare(number: int, emb) -> tuple[MixedWorkspace, Memory]:
+def prepare(number: int, emb: Embedder | None) -> tuple[MixedWorkspace, Memory]:
     """Write the workspace of chat ``number``, index its scope, index it, reflect, index again.
     Returns the layout and the open ``Memory``."""
     ws = build_layout(number)
@@ -99,7 +103,7 @@ def prepare(number: int, emb) -> tuple[MixedWorkspace, Memory]:
     return ws, mem
 
 
-def line_lengths(ws: MixedWorkspace):
+def line_lengths(ws: MixedWorkspace) -> LineLength:
     """``line_len(path, n)`` over the workspace, its scope (``team:``) and its transcripts (what
     was said on the line, as ``get`` shows it)."""
     lens: dict[str, list[int]] = {}
@@ -195,7 +199,7 @@ class LineRRF(Searcher):
         super().__init__("unit-rrf", "RRF of those two (k = 60)")
         self.bm25, self.dense, self.rrf_k = bm25, dense, rrf_k
 
-    def _search(self, query, *, k, today):
+    def _search(self, query: str, *, k: int, today: date | None) -> list[Citation]:
         scores: dict[int, float] = {}
         for leg in (self.bm25.ranked(query, 100), self.dense.ranked(query, 100)):
             for rank, i in enumerate(leg, 1):
@@ -213,7 +217,7 @@ def _overlaps(cite: tuple[str, int, int], gold: list[list[dict]]) -> bool:
     )
 
 
-def score_row(cites, q: dict, line_len) -> dict:
+def score_row(cites: list[Citation], q: dict, line_len: LineLength) -> dict:
     row = {
         "kind": q["kind"],
         "category": q["category"],
@@ -228,11 +232,11 @@ def score_row(cites, q: dict, line_len) -> dict:
     return row
 
 
-def _cites(res) -> list[tuple[str, int, int]]:
+def _cites(res: RecallResult) -> list[tuple[str, int, int]]:
     return [(h.scoped_path, h.start_line, h.end_line) for h in res.hits]
 
 
-def _trust_row(number: int, q: dict, res) -> dict:
+def _trust_row(number: int, q: dict, res: RecallResult) -> dict:
     """A question's first DEPTH hits without abstention: their features, relevance, whether each
     is evidence and its unit kind (the rows benchmarks/relevance.py fits and checks)."""
     return {
@@ -252,7 +256,7 @@ def _trust_row(number: int, q: dict, res) -> dict:
     }
 
 
-def trust_rows(number: int, emb, mode: str = "hybrid") -> list[dict]:
+def trust_rows(number: int, emb: Embedder | None, mode: str = "hybrid") -> list[dict]:
     """The relevance rows of one workspace's questions (for fitting on the tuning part)."""
     ws, mem = prepare(number, emb)
     rows = []
@@ -265,7 +269,7 @@ def trust_rows(number: int, emb, mode: str = "hybrid") -> list[dict]:
     return rows
 
 
-def run_workspace(number: int, emb) -> dict:
+def run_workspace(number: int, emb: Embedder | None) -> dict:
     ws, mem = prepare(number, emb)
     other = build_layout(PAIRS[number])
     questions = questions_for(ws, other)
@@ -339,7 +343,7 @@ def best(row: dict) -> float:
     return max(vals) if vals else 0.0
 
 
-def calibration(pairs: list[tuple[float, bool]], bins=CAL_BINS) -> dict:
+def calibration(pairs: list[tuple[float, bool]], bins: tuple[float, ...] = CAL_BINS) -> dict:
     """Reliability bins (mean relevance against the share that is evidence) and the expected
     calibration error: the bins' gaps weighted by their hits."""
     out, gap = [], 0.0
@@ -382,7 +386,9 @@ def trust_summary(rows: list[dict], threshold: float) -> dict:
 
 
 # --------------------------------------------------------------------------- REALTALK probe
-def realtalk_probe(emb, chats: tuple[int, ...] = tuple(range(1, 11)), mode: str = "hybrid") -> dict:
+def realtalk_probe(
+    emb: Embedder | None, chats: tuple[int, ...] = tuple(range(1, 11)), mode: str = "hybrid"
+) -> dict:
     """Each REALTALK chat's own questions and the next chat's with the names swapped."""
     from benchmarks.datasets.realtalk import build, chat_files, convert, foreign_of
 
@@ -397,7 +403,7 @@ def realtalk_probe(emb, chats: tuple[int, ...] = tuple(range(1, 11)), mode: str 
         near = realtalk_near_miss(load_chat(chat.number), load_chat(foreign_of(chat.number)))
         lens = {rel: [len(x) for x in text.split("\n")] for rel, text in chat.files.items()}
 
-        def line_len(p: str, n: int, lens=lens) -> int:
+        def line_len(p: str, n: int, lens: dict[str, list[int]] = lens) -> int:
             ls = lens.get(p, [])
             return ls[n - 1] if 0 < n <= len(ls) else 0
 
@@ -463,7 +469,9 @@ def probe_summary(rows: list[dict], threshold: float) -> dict:
 
 
 # --------------------------------------------------------------------------- the run
-def run_mixed(*, vectors: bool, chats: tuple[int, ...] = TUNE + HELD_OUT, probe: bool = True):
+def run_mixed(
+    *, vectors: bool, chats: tuple[int, ...] = TUNE + HELD_OUT, probe: bool = True
+) -> dict:
     emb, why = embedder_status() if vectors else (None, "vectors disabled (--no-vectors)")
     spaces = [run_workspace(n, emb) for n in chats]
     out: dict = {
@@ -507,7 +515,7 @@ def run_mixed(*, vectors: bool, chats: tuple[int, ...] = TUNE + HELD_OUT, probe:
 
 
 # --------------------------------------------------------------------------- the report
-def _f(x, nd: int = 3) -> str:
+def _f(x: float | None, nd: int = 3) -> str:
     return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{nd}f}"
 
 
@@ -779,7 +787,7 @@ def section(r: dict) -> tuple[str, list[dict]]:
     return "\n".join(lines).rstrip() + "\n", targets
 
 
-def run(settings) -> dict:
+def run(settings: Settings) -> dict:
     """``python -m benchmarks --only mixed``: every workspace and the REALTALK probe, whatever
     the mode (about 2,000 questions; the workspaces' indexes are kept between runs)."""
     return run_mixed(vectors=settings.vectors)

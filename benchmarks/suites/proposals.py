@@ -26,6 +26,7 @@ import json
 import os
 import re
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -33,7 +34,7 @@ from typing import Any
 
 from clawmem.reflect import fact_proposals
 from clawmem.reflect.episodes import sentences
-from clawmem.reflect.fact_proposals import Said, scored
+from clawmem.reflect.fact_proposals import Proposal, Said, scored
 from clawmem.text.topics import topic_words
 
 MIN_SHARED = 2
@@ -109,7 +110,9 @@ def _matches(prop: frozenset[str], event: frozenset[str]) -> bool:
     return shared >= MIN_SHARED and shared >= MIN_COVER * len(event)
 
 
-def _labelled(sessions: list[Session]):
+def _labelled(
+    sessions: list[Session],
+) -> Iterator[tuple[Session, str, Proposal, tuple[float, ...], list[int]]]:
     """Every candidate sentence of the sessions: (session, speaker, proposal, features, the
     events of its speaker it matches)."""
     from clawmem.reflect.fact_proposals import featurize
@@ -351,7 +354,9 @@ def recall_with_proposals(chats: range) -> list[dict]:
             index_clawmem(mem, f"proposals-recall-{chat.number}-{phase}")
             lens: dict[str, list[int]] = {}
 
-            def line_len(p: str, n: int, lens=lens, root=root) -> int:
+            def line_len(
+                p: str, n: int, lens: dict[str, list[int]] = lens, root: Path = root
+            ) -> int:
                 if p not in lens:
                     f = root / p
                     lens[p] = [len(x) for x in f.read_text(encoding="utf-8").split("\n")]
@@ -517,7 +522,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.section:
         from benchmarks.common import replace_section
 
-        def read(name: str):
+        def read(name: str) -> Any:
             f = RESULTS / name
             return json.loads(f.read_text(encoding="utf-8")) if f.exists() else None
 

@@ -32,9 +32,16 @@ import os
 import random
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from benchmarks.common import REPO, WORK, log, median, percentile, save_results, show_section
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from clawmem.memory import Memory
 
 HEADING = "## 1M units"
 SAVED = WORK / "scale.json"
@@ -130,7 +137,7 @@ def prepare(size: int) -> tuple[Path, dict]:
     return root, figures
 
 
-def _latency(mem, qs: list[str], mode: str) -> dict:
+def _latency(mem: Memory, qs: list[str], mode: str) -> dict:
     lat, cpu = [], []
     for q in qs:
         t0, c0 = time.perf_counter(), time.process_time()
@@ -145,7 +152,7 @@ def _latency(mem, qs: list[str], mode: str) -> dict:
     }
 
 
-def _leg_latency(run, items: list) -> dict:
+def _leg_latency(run: Callable[[Any], object], items: list) -> dict:
     """Wall and CPU p50/p95 of one search leg alone, called on each item."""
     lat, cpu = [], []
     for x in items:
@@ -161,7 +168,19 @@ def _leg_latency(run, items: list) -> dict:
     }
 
 
-def _hold(mem, q: str) -> float:
+def _query_vectors(mem: Memory, qs: list[str]) -> list[np.ndarray]:
+    """The model's vectors of ``qs`` (these workspaces have vectors on)."""
+    emb = mem.embedder()
+    assert emb is not None, mem.embedder_error
+    vecs = []
+    for q in qs:
+        v = emb.embed_query(q)
+        assert v is not None, q  # the model gives every query a vector
+        vecs.append(v)
+    return vecs
+
+
+def _hold(mem: Memory, q: str) -> float:
     """Seconds until this process holds the index's vectors (a background load, started by the
     vector searches here)."""
     from clawmem.recall import legs
@@ -169,7 +188,7 @@ def _hold(mem, q: str) -> float:
     from clawmem.store.index import Filters
 
     idx = mem.open_index()
-    qvec = mem.embedder().embed_query(q)
+    qvec = _query_vectors(mem, [q])[0]
     t0 = time.perf_counter()
     for _ in range(vector_matrix.LOAD_AT_SEARCH):
         legs.vector_leg(idx, qvec, Filters(), 80)
@@ -197,8 +216,7 @@ def in_process(root: Path, qs: list[str]) -> dict:
     out["first_recall_s"] = time.perf_counter() - t0  # the model's load, vec0's scan
     out["matrix_load_wait_s"] = _hold(mem, qs[0])
     out["held"] = vector_matrix.held_summary()
-    emb = mem.embedder()
-    qvecs = [emb.embed_query(q) for q in qs]
+    qvecs = _query_vectors(mem, qs)
     lexes = [build_query(q) for q in qs]
     idx = mem.open_index()
     lists: dict[str, list] = {}
@@ -249,8 +267,7 @@ def vec0_knn(root: Path, qs: list[str]) -> dict:
     from clawmem.recall import legs
     from clawmem.store.index import Filters, Index
 
-    emb = open_clawmem(root, vectors=True).embedder()
-    vecs = [emb.embed_query(q) for q in qs]
+    vecs = _query_vectors(open_clawmem(root, vectors=True), qs)
     idx = Index.open(root / ".memory" / "index.sqlite", readonly=True)
     walls, cpus = [], []
     try:
@@ -308,7 +325,7 @@ def cold(root: Path, qs: list[str]) -> dict:
         stop_embedders(rt)
 
 
-def _part(out: dict, name: str, fn) -> None:
+def _part(out: dict, name: str, fn: Callable[[], object]) -> None:
     """``out[name] = fn()``, with the machine's load before and after and this process's (and
     its children's) CPU seconds for it."""
     c0, l0 = os.times(), os.getloadavg()

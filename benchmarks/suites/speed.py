@@ -26,14 +26,20 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import date, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from benchmarks.common import REPO, WORK, embedder_status, log, median, percentile
 from benchmarks.datasets.synth import generate, queries
+
+if TYPE_CHECKING:
+    from clawmem.embedders.base import Embedder
+    from clawmem.memory import Memory
 
 CLI_REPEATS = 5
 N_QUERIES = 40
@@ -67,7 +73,7 @@ def pending_texts(root: Path) -> list[str]:
         idx.close()
 
 
-def raw_embed(emb, texts: list[str], batch: int) -> tuple[float, np.ndarray]:
+def raw_embed(emb: Embedder, texts: list[str], batch: int) -> tuple[float, np.ndarray]:
     """Seconds for the model alone to embed ``texts`` in clawmem's batch size, and the vectors."""
     vecs: list[np.ndarray] = []
     t0 = time.perf_counter()
@@ -79,7 +85,7 @@ def raw_embed(emb, texts: list[str], batch: int) -> tuple[float, np.ndarray]:
     return time.perf_counter() - t0, np.stack(vecs).astype(np.float32)
 
 
-def raw_single(emb, texts: list[str]) -> dict:
+def raw_single(emb: Embedder, texts: list[str]) -> dict:
     """The model one sequence per decode (no packing, no lanes): the baseline that clawmem's
     batched indexing is measured against in the same run."""
     t0 = time.perf_counter()
@@ -89,7 +95,7 @@ def raw_single(emb, texts: list[str]) -> dict:
     return {"units": len(texts), "seconds": s, "per_unit_s": s / len(texts)}
 
 
-def freshness_check(mem, n: int = 15) -> dict:
+def freshness_check(mem: Memory, n: int = 15) -> dict:
     """What every recall pays before ranking when nothing changed: the lazy sync's comparison of
     the workspace with the index, and the staleness check (``Indexer.sync_for_read`` +
     ``stale_files``), p50 over ``n`` runs; with the CPU time, less sensitive to load."""
@@ -124,7 +130,9 @@ def freshness_check(mem, n: int = 15) -> dict:
 
 
 @contextmanager
-def live_watcher(root: Path, timeout: float = 300.0, *, with_model: bool = False):
+def live_watcher(
+    root: Path, timeout: float = 300.0, *, with_model: bool = False
+) -> Iterator[subprocess.Popen[bytes]]:
     """A real ``clawmem watch`` on ``root``, caught up (its journal vouches), for the freshness
     check a recall pays while a watcher runs: ``--no-embed`` with vectors off, or, with
     ``with_model``, with its model loaded (it embeds recalls' queries)."""
@@ -283,14 +291,14 @@ def import_profile(root: Path, q: str) -> dict:
 
 
 def recall_latency(
-    mem,
+    mem: Memory,
     qs: list[str],
     mode: str,
     *,
     sync: bool,
     repeats: int = 2,
     budget_s: float = 90.0,
-    **filters: str,
+    **filters: Any,
 ) -> dict:
     """p50/p95 over ``repeats`` passes of ``qs`` (after one untimed warm-up recall). When a recall
     is slow (large workspaces), fewer queries are timed so one mode stays within ``budget_s``; the
@@ -335,7 +343,7 @@ PARTS = {
 }
 
 
-def profile_recall(mem, q: str, mode: str, *, sync: bool, n: int = 5) -> tuple[str, dict]:
+def profile_recall(mem: Memory, q: str, mode: str, *, sync: bool, n: int = 5) -> tuple[str, dict]:
     """One recall's time split into its parts (cProfile, cumulative), and the top functions."""
     import cProfile
     import io
@@ -528,7 +536,9 @@ def run_size(
     target = append_section(root)
     from benchmarks.suites.child import TimedEmbedder
 
-    timed = TimedEmbedder(mem.embedder())
+    inner = mem.embedder()
+    assert inner is not None  # vectors are on here (open_clawmem above)
+    timed = TimedEmbedder(inner)
     mem.reconfigure(mem.cfg, embedder=timed)
     t0 = time.perf_counter()
     r1 = mem.index()

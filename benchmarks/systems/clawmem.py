@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 DEPTH = 10  # = clawmem.recall.pipeline.ABSTAIN_DEPTH: the hits abstention looks at
 
 
-def open_clawmem(root: Path, vectors: bool, embedder: Embedder | None = None):
+def open_clawmem(root: Path, vectors: bool, embedder: Embedder | None = None) -> Memory:
     """clawmem on ``root`` with the workspace's defaults; ``embedder`` (the harness's one loaded
     model) is shared between workspaces instead of loading the same model again for each."""
     import clawmem
