@@ -51,3 +51,29 @@ def test_identifier_units_come_first_when_the_question_is_about_them(mem, mode, 
 def test_without_the_limit_every_question_puts_identifier_units_first(mem):
     always = Ranking(exact_first_max_terms=10**6)
     assert mem.recall(LONG, k=3, ranking=always).hits[0].path == "bank/serum.md"
+
+
+def test_the_fact_an_identifier_opens_comes_before_one_naming_it_in_passing(tmp_path):
+    """rrf-v10: among the Retain facts holding an identifier asked about, the one whose subject it
+    is ("DEC-0054: …") comes first, before the fact that names it in passing."""
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / "2025-11-13.md").write_text(
+        "# 2025-11-13\n\n## Retain\n"
+        "- B @Marta: I wrote DEC-0054 and a Helm chart for the move.\n"
+        "- W: DEC-00541 is the follow-up ticket for the Helm chart.\n"
+        "- W: DEC-0054: payments-service deploys to the Hetzner cluster from Nov 20.\n"
+    )
+    m = open_workspace(ws)
+    m.index()
+    hits = m.recall("DEC-0054", k=3, mode="lexical").hits
+    assert hits[0].text.startswith("DEC-0054: payments-service"), [h.text for h in hits]
+
+
+def test_a_fact_opens_with_an_identifier_in_whole_words_only():
+    from clawmem.recall.ranking import _opens_with
+
+    assert _opens_with("DEC-0054: payments-service deploys …", ("dec 0054",))
+    assert _opens_with("v2.3.1 fixes the reconnect loop", ("v2 3 1",))
+    assert not _opens_with("DEC-00541 is the follow-up ticket", ("dec 0054",))
+    assert not _opens_with("I wrote DEC-0054 and a Helm chart", ("dec 0054",))

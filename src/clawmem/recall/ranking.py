@@ -429,9 +429,10 @@ def _exact_first(
 
 
 def _opens_with(text: str, named: tuple[str, ...]) -> bool:
-    """Whether ``text``'s first words are one of ``named`` (folded, words joined by a space)."""
-    words = " ".join(tokens(text)[:4])
-    return any(words.startswith(n) for n in named)
+    """Whether ``text``'s first words are one of ``named`` (folded, words joined by a space),
+    whole words only: "dec 005" does not open "DEC-0054: …"."""
+    words = " ".join(tokens(text)[:4]) + " "
+    return any(words.startswith(n + " ") for n in named)
 
 
 def _fused(
