@@ -189,24 +189,8 @@ def find_secret(text: str) -> str | None:
     return min(found, key=lambda f: f.start).kind if found else None
 
 
-# Passes of ``redact`` at most: each one that finds something runs again over its own output.
-_MAX_PASSES = 4
-
-
 def redact(text: str) -> str:
-    """``text`` with every credential replaced by ``[redacted]`` (newlines kept). Redacting
-    twice changes nothing: a pass that found something runs again over its own output, since
-    a cue can read as another cue's value until that value is gone ("mật khẩu password
-    --password is login": the second pass reads "password --password")."""
-    prev, out = text, _redact_once(text)
-    for _ in range(_MAX_PASSES - 1):
-        if out == prev:
-            break
-        prev, out = out, _redact_once(out)
-    return out
-
-
-def _redact_once(text: str) -> str:
+    """``text`` with every credential replaced by ``[redacted]`` (newlines kept)."""
     found = find_secrets(text)
     if not found:
         return text
