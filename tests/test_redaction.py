@@ -244,6 +244,8 @@ _PIECES = st.sampled_from(
 @given(st.one_of(st.text(max_size=200), st.lists(_PIECES, max_size=40).map(" ".join)))
 # Found by this test in CI: the second pass read "is [redacted]" as the cue's modifier.
 @example("mật khẩu is PIN - 1234-5678")
+# And in a second run: the first cue's value, once redacted, left the next cue to take "--password".
+@example("mật khẩu password --password is login")
 def test_redaction_keeps_lines_and_is_idempotent(text):
     out = redact(text)
     assert out.count("\n") == text.count("\n")

@@ -189,11 +189,29 @@ def find_secret(text: str) -> str | None:
     return min(found, key=lambda f: f.start).kind if found else None
 
 
+# Passes of ``redact`` at most (two are the most a real text has needed).
+_MAX_PASSES = 6
+
+
 def redact(text: str) -> str:
-    """``text`` with every credential replaced by ``[redacted]`` (newlines kept)."""
-    found = find_secrets(text)
-    if not found:
-        return text
+    """``text`` with every credential replaced by ``[redacted]`` (newlines kept). Redacting
+    twice changes nothing: a pass that found something runs again over its own output, since
+    what a cue reads depends on the words between it and its value. In "mật khẩu password
+    --password is login" the first cue takes "login"; once that is "[redacted]", the next cue
+    reads "--password" as its own value. The request itself is read once: a text with no
+    secret is returned after one search, untouched."""
+    for _ in range(_MAX_PASSES):
+        found = find_secrets(text)
+        if not found:
+            break
+        out = _replaced(text, found)
+        if out == text:
+            break  # what it found was a redaction already
+        text = out
+    return text
+
+
+def _replaced(text: str, found: list[Found]) -> str:
     spans: list[list[int]] = []
     for s, e in sorted((f.start, f.end) for f in found):
         if spans and s <= spans[-1][1]:
