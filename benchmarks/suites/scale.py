@@ -793,6 +793,89 @@ def int8_kernels(rows: int = 1_000_000, dims: int = 384, block: int = 65536) -> 
     return out
 
 
+def resident_growth(size: int, requests: int = 4000) -> dict:
+    """The resident embedder's memory as it answers ``requests`` distinct queries' vectors for
+    the workspace of ``size`` units (below 50,000 vectors it holds none of the index's): RSS
+    after its first answer and after each doubling, with the machine's load."""
+    from benchmarks.suites.cold import rss_of, stop_embedders
+    from clawmem.memory import open_workspace
+
+    root = WORK / "work" / f"synth-{size}"
+    rt = WORK / "rt-growth"
+    shutil.rmtree(rt, ignore_errors=True)
+    rt.mkdir(mode=0o700, parents=True)
+    old = os.environ.get("CLAWMEM_RUNTIME_DIR")
+    os.environ["CLAWMEM_RUNTIME_DIR"] = str(rt)
+    out: dict = {"size": size, "load": [os.getloadavg()[0]], "rss_mb": {}}
+    try:
+        mem = open_workspace(root)
+        emb = mem.query_embedder()  # a one-shot recall's: the resident embedder's answers
+        assert emb is not None, mem.embedder_error
+        rng = random.Random(43)
+        words = ["cache", "budget", "kyoto", "review", "deploy", "omar", "invoice", "quota"]
+        t0 = time.perf_counter()
+        while not str(getattr(emb, "query_by", "")).startswith("resident embedder"):
+            # Until its model is loaded, the numpy query path answers instead.
+            assert time.perf_counter() - t0 < 300, getattr(emb, "query_by", "")
+            emb.embed_query(f"warm up {time.perf_counter()}")
+            time.sleep(0.5)
+        t0, marks, done = time.perf_counter(), {1, 250, 500, 1000, 2000, 4000, requests}, 0
+        while done < requests:
+            q = " ".join(rng.choice(words) for _ in range(4)) + f" {done}"  # never the same
+            assert emb.embed_query(q) is not None
+            done += 1
+            if done in marks:
+                pids = [int(x.read_text().strip()) for x in rt.glob("embed-*.lock")]
+                out["rss_mb"][done] = rss_of(pids[0]) if pids else {}
+        out["seconds"] = time.perf_counter() - t0
+        out["answered_by"] = getattr(emb, "query_by", "")
+        mem.close()
+    finally:
+        stop_embedders(rt)
+        if old is None:
+            os.environ.pop("CLAWMEM_RUNTIME_DIR", None)
+        else:
+            os.environ["CLAWMEM_RUNTIME_DIR"] = old
+    out["load"].append(os.getloadavg()[0])
+    return out
+
+
+def _resident_row(d: dict, res: dict) -> tuple[str, str, str, str, str]:
+    """Issue 43's row for the resident embedder's memory: at 10k units (``--size 10000`` and
+    its ``--resident-growth``, saved beside) and at 1M."""
+    small = d.get("at_10k") or {}
+    r10 = small.get("cold", {}).get("resident_rss_mb", {})
+    growth = small.get("resident_growth", {})
+    marks = sorted(growth.get("rss_mb", {}).items(), key=lambda kv: int(kv[0]))
+    after = ", ".join(f"{int(n):,}: {v.get('VmRSS', 0):.0f}" for n, v in marks if v)
+    now = ""
+    if r10:
+        now = (
+            f"at 10k {r10.get('VmRSS', 0):.0f} MB RSS ({r10.get('RssAnon', 0):.0f} MB allocated, "
+            f"{r10.get('RssFile', 0):.0f} MB file pages; peak {r10.get('VmHWM', 0):.0f}) after "
+            "the cold recalls; "
+        )
+    if after:
+        now += (
+            f"RSS in MB after n more queries' vectors, n: {after} (load {growth['load'][0]:.1f}); "
+        )
+    now += (
+        f"{res.get('VmRSS', 0):,.0f} MB at 1M holding the compressed copy (408 bytes a unit "
+        "from 50,000 vectors; below that it holds none of the index)"
+    )
+    last = max((v.get("VmRSS", 0) for _, v in marks if v), default=r10.get("VmRSS", 0))
+    verdict = ("**met** at 10k" if r10 and 0 < last <= 300 else "**missed** at 10k") + (
+        "; growth stated"
+    )
+    return (
+        "resident embedder memory",
+        "351 MB at 10k after 33,861 requests",
+        now,
+        "≤ 300 MB at 10k, growth stated",
+        verdict,
+    )
+
+
 def _bounds_lines(lb: dict | None) -> list[str]:
     if not lb:
         return []
@@ -908,14 +991,7 @@ def _targets(d: dict) -> list[str]:
             "≤ 3 hours",
             "**not addressed**",
         ),
-        (
-            "resident embedder memory",
-            "351 MB at 10k after 33,861 requests",
-            f"{res.get('VmRSS', 0):,.0f} MB at 1M holding the compressed copy "
-            "(408 bytes a unit from 50,000 vectors; below that it holds none)",
-            "≤ 300 MB at 10k, growth stated",
-            "growth stated",
-        ),
+        _resident_row(d, res),
     ]
     v0 = d.get("vec0_knn", {})
     fr = ip["freshness"]
@@ -983,6 +1059,13 @@ def main(argv: list[str] | None = None) -> None:
         "to the saved JSON and the section",
     )
     ap.add_argument(
+        "--resident-growth",
+        type=int,
+        metavar="REQUESTS",
+        help="the resident embedder's memory while it answers REQUESTS queries for the "
+        "workspace of --size units, added to that size's saved JSON",
+    )
+    ap.add_argument(
         "--kernels",
         action="store_true",
         help="measure the first pass's int8 kernel against float32 BLAS on converted blocks and "
@@ -1006,6 +1089,12 @@ def main(argv: list[str] | None = None) -> None:
         data = json.loads(saved.read_text())
         data["lists_probe"] = lists_probe(args.size, args.queries)
         saved.write_text(json.dumps(data, indent=1, default=str))
+    elif args.resident_growth:
+        data = json.loads(saved.read_text())
+        data["resident_growth"] = resident_growth(args.size, args.resident_growth)
+        saved.write_text(json.dumps(data, indent=1, default=str))
+        print(json.dumps(data["resident_growth"], indent=1))
+        return
     elif args.kernels:
         data = json.loads(saved.read_text())
         data["kernels"] = int8_kernels()
