@@ -71,6 +71,35 @@ def _sample_texts(root: Path, n: int, seed: int = 1) -> list[str]:
         idx.close()
 
 
+def _add_term_bounds(root: Path) -> None:
+    """A saved workspace indexed before schema 8 gets its terms' bounds made from its index
+    (``term_bounds.rebuild``: 3 minutes at 1M, where a rebuild takes an hour), and schema 8,
+    which differs from 7 by that table only. Logged, with its time."""
+    from clawmem.store import db, schema, term_bounds
+
+    path = root / ".memory" / "index.sqlite"
+    conn, _ = db.connect(path)
+    try:
+        if term_bounds.reference(conn) is not None:
+            return
+        version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if version is None or version[0] != "7":
+            return  # anything else is rebuilt by clawmem itself
+        t0, c0 = time.perf_counter(), time.process_time()
+        n = term_bounds.rebuild(conn)
+        with conn:
+            conn.execute(
+                "UPDATE meta SET value = ? WHERE key = 'schema_version'",
+                (str(schema.SCHEMA_VERSION),),
+            )
+        log(
+            f"{root.name}: {n:,} terms' bounds made from the index in "
+            f"{time.perf_counter() - t0:.0f} s ({time.process_time() - c0:.0f} s of CPU)"
+        )
+    finally:
+        conn.close()
+
+
 def prepare(size: int) -> tuple[Path, dict]:
     """The workspace of ``size`` units with every vector in place, and its build figures."""
     import numpy as np
@@ -91,6 +120,7 @@ def prepare(size: int) -> tuple[Path, dict]:
         counts = idx.vector_counts()
         idx.close()
         if counts["pending"] == 0 and counts["vectors"]:
+            _add_term_bounds(root)
             return root, json.loads(built.read_text())
     log(f"scale {size}: lexical index (fresh process)")
     lex = child({"op": "index", "workspace": str(root), "embed": "none"})
@@ -563,9 +593,11 @@ def render(d: dict) -> str:
             f"{ev['load'][0][0]:.1f} → {ev['load'][1][0]:.1f}): before "
             f"{a['p50_ms']:.0f} ms p50 wall (p90 {a['p90_ms']:.0f}), CPU p50 "
             f"{a['cpu_p50_ms']:.1f} ms; now {b['p50_ms']:.0f} ms (p90 {b['p90_ms']:.0f}), CPU "
-            f"p50 {b['cpu_p50_ms']:.1f} ms, over {b['n']} recalls each. Nothing of this change "
-            "runs at this size (the copy and the resident embedder's search start at 50,000 "
-            "vectors); the wall times are the machine's load.",
+            f"p50 {b['cpu_p50_ms']:.1f} ms, over {b['n']} recalls each; each tree on its own "
+            "copy, indexed by its own code first. No recall of this size reads the terms' "
+            "bounds (the pruned lexical leg starts at 20,000 rows, `bm25_topk.MIN_ROWS`), nor "
+            "the compressed copy (50,000 vectors); what differs is the index they were kept "
+            "in.",
         ]
     lines += ["", *_targets(d)]
     return "\n".join(lines) + "\n"
@@ -856,17 +888,25 @@ def _resident_row(d: dict, res: dict) -> tuple[str, str, str, str, str]:
             "the cold recalls; "
         )
     if after:
+        anon = [v.get("RssAnon", 0) for _, v in marks if v]
         now += (
-            f"RSS in MB after n more queries' vectors, n: {after} (load {growth['load'][0]:.1f}); "
+            f"RSS in MB after n more queries' vectors, n: {after} (load "
+            f"{growth['load'][0]:.1f}), of it allocated {anon[0]:.0f} → {anon[-1]:.0f} MB: "
+            "what grows is the model file's pages, mapped as new words touch its rows (the "
+            "file is 147 MB); "
         )
     now += (
         f"{res.get('VmRSS', 0):,.0f} MB at 1M holding the compressed copy (408 bytes a unit "
         "from 50,000 vectors; below that it holds none of the index)"
     )
     last = max((v.get("VmRSS", 0) for _, v in marks if v), default=r10.get("VmRSS", 0))
-    verdict = ("**met** at 10k" if r10 and 0 < last <= 300 else "**missed** at 10k") + (
-        "; growth stated"
+    anon_last = max((v.get("RssAnon", 0) for _, v in marks if v), default=0)
+    verdict = f"RSS {last:.0f} MB at 10k: " + (
+        "**met**" if r10 and 0 < last <= 300 else "**missed**"
     )
+    if anon_last:
+        verdict += f" (allocated {anon_last:.0f} MB: **met**)"
+    verdict += "; growth stated"
     return (
         "resident embedder memory",
         "351 MB at 10k after 33,861 requests",
