@@ -10,7 +10,6 @@ each command either works or fails with the one-line error that names the link a
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -21,30 +20,12 @@ import time
 from pathlib import Path
 
 import pytest
+from benchmarks.soak.hostile import MEMORY_FILES, sentinel
 
 from .conftest import FIXTURE, Run, cli_subprocess
 from .test_flush import SID, Transcript
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-
-# Every file clawmem keeps in .memory/ (and some it may keep one day), each committed as a link.
-MEMORY_FILES = (
-    "write.lock",
-    "write.lock.owner",
-    "write.lock.queue",
-    "watch.lock",
-    "watch.lock.owner",
-    "watch.json",
-    "watch.sock",
-    "flush.log",
-    "index.sqlite",
-    "index.sqlite-wal",
-    "index.sqlite-shm",
-    "index.sqlite-journal",
-    ".gitignore",
-    "transcripts.json",
-    "graph.html",
-)
 
 
 @pytest.fixture
@@ -64,23 +45,6 @@ def git(repo: Path, *args: str) -> str:
     proc = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True)
     assert proc.returncode == 0, f"git {' '.join(args)}: {proc.stderr}"
     return proc.stdout
-
-
-def sentinel(outside: Path) -> dict[str, str]:
-    """Every entry under ``outside``: a file's sha256, a folder, a link's target."""
-    seen = {}
-    for folder, dirs, files in os.walk(outside):
-        for name in dirs + files:
-            p = Path(folder) / name
-            rel = str(p.relative_to(outside))
-            if p.is_symlink():
-                seen[rel] = "link " + os.readlink(p)
-            elif p.is_dir():
-                seen[rel] = "dir"
-            else:
-                seen[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
-                seen[rel + " mode"] = oct(p.stat().st_mode)
-    return seen
 
 
 def outside_tree(tmp_path: Path) -> Path:

@@ -22,22 +22,30 @@ from typing import Any
 
 from .workspace import child_env, clawmem_cmd
 
+# Every file clawmem keeps in .memory/ (and some it may keep one day), each committed as a link.
+# tests/test_hostile_clone.py plants the same ones.
 MEMORY_FILES = (
     "write.lock",
     "write.lock.owner",
     "write.lock.queue",
+    "watch.lock",
+    "watch.lock.owner",
+    "watch.json",
+    "watch.sock",
     "flush.log",
     "index.sqlite",
     "index.sqlite-wal",
     "index.sqlite-shm",
+    "index.sqlite-journal",
     ".gitignore",
     "transcripts.json",
-    "watch.json",
+    "graph.html",
 )
 SID = "5b1d2c3e-0000-4000-8000-00000000abcd"
 
 
-def _tree(outside: Path) -> dict[str, str]:
+def sentinel(outside: Path) -> dict[str, str]:
+    """Every entry under ``outside``: a file's sha256 and mode, a folder, a link's target."""
     seen = {}
     for folder, dirs, files in os.walk(outside):
         for name in dirs + files:
@@ -49,6 +57,7 @@ def _tree(outside: Path) -> dict[str, str]:
                 seen[rel] = "dir"
             else:
                 seen[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
+                seen[rel + " mode"] = oct(p.stat().st_mode)
     return seen
 
 
@@ -107,7 +116,7 @@ def run_hostile(work: Path, log: Callable[[str], None]) -> dict[str, Any]:
     _transcript(transcript)
     env = {**child_env(), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": str(work / "gitconfig")}
     (work / "gitconfig").write_text("[user]\n\tname = s\n\temail = s@example.invalid\n")
-    before = _tree(outside)
+    before = sentinel(outside)
     failures: list[str] = []
     commands = 0
     for i, (name, plant) in enumerate(_plants(outside).items()):
@@ -146,7 +155,7 @@ def run_hostile(work: Path, log: Callable[[str], None]) -> dict[str, Any]:
             )
             if "Traceback" in r.stderr or (r.returncode and "clawmem: error:" not in r.stderr):
                 failures.append(f"{name}: {' '.join(args)}: exit {r.returncode}: {r.stderr[-300:]}")
-    after = _tree(outside)
+    after = sentinel(outside)
     changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
     if changed:
         failures.append(f"changed outside the workspace: {', '.join(changed)}")

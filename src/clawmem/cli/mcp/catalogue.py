@@ -44,8 +44,27 @@ def _short(description: str) -> dict:
     return {"type": "string", "maxLength": MAX_SHORT_CHARS, "description": description}
 
 
+# The filters memory_search and memory_list share, described once (as `clawmem recall` and
+# `clawmem facts` share their options).
+_WHEN = {
+    "since": _short(
+        "Only what was recorded on or after this: 30d, 2w, 3m, 1y, 2025-11, 2025-11-27."
+    ),
+    "until": _short("Only what was recorded on or before this; same forms as since."),
+    "as_of": _short(
+        "YYYY-MM-DD: answer as of that day (later facts are ignored, facts superseded by then "
+        "are marked)."
+    ),
+}
+_WHERE = {"path": _short("Only files under this workspace path prefix, e.g. memory/ or bank/.")}
+
+
+def _kinds(a: dict) -> list[str] | None:
+    kind = a.get("kind")  # one kind or several
+    return [kind] if isinstance(kind, str) else kind
+
+
 def _search(mem: Memory, a: dict, grant: Grant) -> dict:
-    kind = a.get("kind")
     scopes = access.search_scopes(grant, [entry.partition("=")[0] for entry in mem.cfg.read_scopes])
     res = mem.recall(
         a["query"],
@@ -53,7 +72,7 @@ def _search(mem: Memory, a: dict, grant: Grant) -> dict:
         mode=a.get("mode", "hybrid"),
         since=a.get("since"),
         until=a.get("until"),
-        kind=[kind] if isinstance(kind, str) else kind,
+        kind=_kinds(a),
         entity=a.get("entity"),
         path=a.get("path"),
         as_of=a.get("as_of"),
@@ -95,10 +114,9 @@ def _retain(mem: Memory, a: dict, grant: Grant) -> dict:
 
 
 def _list(mem: Memory, a: dict, grant: Grant) -> dict:
-    kind = a.get("kind")
     return mem.facts(
         entity=a.get("entity"),
-        kind=[kind] if isinstance(kind, str) else kind,
+        kind=_kinds(a),
         since=a.get("since"),
         until=a.get("until"),
         as_of=a.get("as_of"),
@@ -221,10 +239,7 @@ TOOLS: tuple[ToolSpec, ...] = (
                     "maximum": 50,
                     "description": "How many results (default 6).",
                 },
-                "since": _short(
-                    "Only what was recorded on or after this: 30d, 2w, 3m, 1y, 2025-11, 2025-11-27."
-                ),
-                "until": _short("Only what was recorded on or before this; same forms as since."),
+                **_WHEN,
                 "kind": {
                     "type": "array",
                     "items": {"type": "string", "enum": list(RECALL_KINDS)},
@@ -236,19 +251,13 @@ TOOLS: tuple[ToolSpec, ...] = (
                 "entity": _short(
                     "Only facts mentioning this entity (Peter or @Peter), plus its page."
                 ),
-                "as_of": _short(
-                    "YYYY-MM-DD: answer as of that day (later facts are ignored, facts superseded by "
-                    "then are marked)."
-                ),
                 "budget": {
                     "type": "integer",
                     "minimum": 1,
                     "maximum": 100_000,
                     "description": "Pack the best results into about this many tokens.",
                 },
-                "path": _short(
-                    "Only files under this workspace path prefix, e.g. memory/ or bank/."
-                ),
+                **_WHERE,
                 "mode": {
                     "type": "string",
                     "enum": list(MODES),
@@ -407,10 +416,8 @@ TOOLS: tuple[ToolSpec, ...] = (
             "properties": {
                 "entity": _short("Only facts about this entity (Peter or @Peter)."),
                 "kind": {"type": "string", "enum": list(KINDS), "description": "W, B, O or S."},
-                "since": _short("30d, 2w, 2025-11, 2025-11-27 …"),
-                "until": _short("Same forms as since; inclusive."),
-                "as_of": _short("What was known and valid on YYYY-MM-DD."),
-                "path": _short("Only files under this workspace path prefix."),
+                **_WHEN,
+                **_WHERE,
                 "min_confidence": {
                     "type": "number",
                     "minimum": 0,
