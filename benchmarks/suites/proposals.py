@@ -2,21 +2,24 @@
 clawmem proposes from a conversation, against the events the dataset lists as worth remembering,
 per session and per speaker.
 
-Tuning and reporting are split: chats 1-5 choose the confidence threshold (``--tune`` prints the
-sweep), chats 6-10 are reported. Nothing of the chats reaches the product: the rules are written
-from the issue's examples, and only the threshold (one number) is chosen here.
+Tuning and reporting are split: chats 1-5 fit the model's weights and choose the budget per
+speaker and stretch and the floor (``--tune`` prints the fit and the sweep), chats 6-10 are
+reported. Nothing of the chats reaches the product but the weights and those two numbers: the
+rules are written from the issue's examples.
 
-Matching (no model, so that the number is the same on every machine): a proposal matches an event
-when it is the same session, the same speaker, and the two share at least ``MIN_SHARED`` topic
-words (text/topics.py: folded, stemmed, no stopwords, the speakers' names left out) covering at
-least ``MIN_COVER`` of the event's topic words. Precision: the share of proposals that match some
-event; recall: the share of events that some proposal matches.
+Matching by topic words (no model, so that the number is the same on every machine): a proposal
+matches an event when it is the same session, the same speaker, and the two share at least
+``MIN_SHARED`` topic words (text/topics.py: folded, stemmed, no stopwords, the speakers' names
+left out) covering at least ``MIN_COVER`` of the event's topic words. Matching by meaning
+(``Meaning``): the same session and speaker, and a cosine of the two texts' embeddings at least
+the one fitted on the tuning chats (``fit_meaning``). Precision: the share of proposals that
+match some event; recall: the share of events that some proposal matches.
 
-Baselines in the same run: every first-person sentence proposed (``I``, ``I'm``, ``my``, ``we``
-…), and nothing proposed.
+Baselines in the same run: clawmem's first fitted version (``clawmem-v1``), the rules before it,
+every first-person sentence proposed (``I``, ``I'm``, ``my``, ``we`` …), and nothing proposed.
 
     python -m benchmarks.suites.proposals            # held-out chats 6-10, with the baselines
-    python -m benchmarks.suites.proposals --tune     # the threshold sweep on chats 1-5
+    python -m benchmarks.suites.proposals --tune     # the fit and the budget sweep on chats 1-5
 """
 
 from __future__ import annotations
@@ -574,16 +577,28 @@ def render(events: list[dict], recall: list[dict] | None, fast: dict | None) -> 
     out = [
         HEADING,
         "",
-        "What clawmem proposes from a conversation (issue 44; `reflect/fact_proposals.py`, a "
-        "logistic model fitted on REALTALK chats 1-5) against REALTALK's `events_session_N`, on "
-        "the held-out chats 6-10, with the baselines in the same run "
-        "(`python -m benchmarks.suites.proposals`). A proposal matches an event of the same "
-        f"session and the same speaker when they share at least {MIN_SHARED} topic words "
-        "(`text/topics.py`: folded, plural-stemmed, no stopwords, the speakers' names left out) "
-        f"covering at least {MIN_COVER:.0%} of the event's. Precision: proposals that match some "
-        "event; recall: events some proposal matches; the target is recall >= 0.60 at "
-        "precision >= 0.50. `clawmem-model-only` is the model without the rule floor for notes, "
-        "preferences and decisions; `rules-v1` the rules before the model.",
+        "What clawmem proposes from a conversation (issue 44; `reflect/fact_proposals.py`: one "
+        "proposal per message, scored by its best sentence with a logistic model fitted on "
+        "REALTALK chats 1-5; in each stretch of talk each speaker's 3 best messages at >= 0.15 "
+        "and >= half the best, notes and decisions besides) against REALTALK's "
+        "`events_session_N`, on the held-out chats 6-10, with the baselines in the same run "
+        "(`python -m benchmarks.suites.proposals`). Matched two ways, always within the same "
+        "session and the same speaker. By topic words (the columns precision, recall, F1): the "
+        f"two share at least {MIN_SHARED} topic words (`text/topics.py`: folded, plural-stemmed, "
+        f"no stopwords, the speakers' names left out) covering at least {MIN_COVER:.0%} of the "
+        "event's, as in the first version. By meaning: the cosine of the two texts' embeddings "
+        "(clawmem's default model) is at least "
+        + (
+            f"{events[0]['meaning_cosine']:.3f}"
+            if events and "meaning_cosine" in events[0]
+            else "—"
+        )
+        + ", the cosine at which the two readings agree best (F1) over the tuning chats' pairs of "
+        "a first-person sentence and an event. Precision: proposals that match some event; "
+        "recall: events some proposal matches; the target is recall >= 0.60 at precision >= "
+        "0.50 (on topic words). `clawmem-v1` is the first fitted version (every sentence at "
+        ">= 0.2, notes, preferences and decisions at least at it); `rules-v1` the rules before "
+        "the model; `first-person` every first-person sentence.",
         "",
         HEAD,
         *(_row(r) for r in events),
