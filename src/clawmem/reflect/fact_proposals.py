@@ -257,7 +257,7 @@ _NAMES_A_DAY = FEATURES.index("names_a_day")
 # least at MIN_CONFIDENCE (never above it on their account, so the promotion rule,
 # proposal_review.py, never promotes one on a confidence the data did not earn). The note rule's
 # looser readings ("now lives", "no longer", "I remember when …") are not asked to keep anything:
-# outside the budget they were right 0 times in 34 on the tuning chats. Preferences ("I love …")
+# outside the budget, the note rule added 34 proposals on the tuning chats, 1 of them right. Preferences ("I love …")
 # are not either: proposed on the rule, they were right 3% of the time on the held-out chats
 # (132 proposals, 4 events), so they compete for the budget on the model's score like any other.
 _DECISION_RULE = 2
