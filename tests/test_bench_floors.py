@@ -7,7 +7,7 @@ Each rule comes with a case it fails on: a guard that passes on a broken tree gu
 import ast
 from pathlib import Path
 
-from tests.test_layering import _cycles, imported_modules
+from tests.test_layering import _cycles, import_graph, wrong_way
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks"
@@ -29,13 +29,6 @@ FLOORS = (
 )
 
 
-def _name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
 def _part(module: str) -> str:
     """``benchmarks.suites.quality`` -> ``suites``; ``benchmarks.metrics`` -> ``metrics``."""
     return module.split(".")[1]
@@ -44,30 +37,11 @@ def _part(module: str) -> str:
 def bench_imports() -> dict[str, set[str]]:
     """Every harness module's imports of other harness modules, lazy and type-only ones included
     (the package ``benchmarks`` itself, empty, aside)."""
-    known = {_name(p) for p in BENCH.rglob("*.py")}
-    graph = {}
-    for path in BENCH.rglob("*.py"):
-        name = _name(path)
-        if name == "benchmarks":
-            continue
-        found = imported_modules(
-            path.read_text(encoding="utf-8"), name, is_package=path.name == "__init__.py"
-        )
-        graph[name] = {n for n in found if n in known and n != "benchmarks"} - {name}
-    return graph
+    return import_graph(BENCH, {"benchmarks"})
 
 
 def floor_violations(graph: dict[str, set[str]]) -> list[str]:
-    rank = {part: i for i, floor in enumerate(FLOORS) for part in floor}
-    out = []
-    for src, targets in graph.items():
-        for dst in targets:
-            a, b = _part(src), _part(dst)
-            if a != b and rank[b] <= rank[a]:
-                out.append(
-                    f"{src} imports {dst}: {b} is not below {a} (tests/test_bench_floors.py)"
-                )
-    return sorted(out)
+    return wrong_way(graph, FLOORS, "tests/test_bench_floors.py")
 
 
 def test_every_module_is_on_a_floor():

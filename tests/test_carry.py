@@ -170,9 +170,9 @@ def test_forget_an_entity_takes_its_facts_mentions_and_page(ws):
     assert any("name Kenji in plain text and are kept" in n for n in done["notes"])
 
 
-def test_forget_survives_a_git_merge_that_brings_the_line_back(ws, tmp_path):
-    if shutil.which("git") is None:
-        pytest.skip("git is not installed")
+def two_clones(ws: Path, tmp_path: Path) -> Path:
+    """``ws`` committed, pushed to a bare remote and cloned beside it, both with clawmem's git
+    hooks: two clones of one shared workspace. Returns the other clone."""
     remote = tmp_path / "remote.git"
     _git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
     assert run(ws, "init", str(ws), "--git").code == 0
@@ -184,18 +184,30 @@ def test_forget_survives_a_git_merge_that_brings_the_line_back(ws, tmp_path):
     other = tmp_path / "other"
     _git(tmp_path, "clone", "-q", str(remote), str(other))
     assert run(other, "init", str(other), "--git").code == 0
-    # Here: forget the line, commit, push. There: append to the same log (the line is still
-    # there), commit, pull: the merge must not bring the forgotten line back.
+    return other
+
+
+def forget_here_append_there(ws: Path, other: Path, appended: str) -> str:
+    """Here: forget LINE, commit, push. There: append to the same log (where the line still
+    is), commit, pull. Returns the merged log as the other clone has it."""
     js(ws, "forget", LINE, "--yes")
     _git(ws, "add", "-A")
     _git(ws, "commit", "-qm", "forget")
     _git(ws, "push", "-q", "origin", "main")
     with open(other / "memory/2025-11-16.md", "a", encoding="utf-8") as f:
-        f.write("- a line written in the other clone\n")
+        f.write(appended + "\n")
     _git(other, "add", "-A")
     _git(other, "commit", "-qm", "other")
     _git(other, "pull", "-q", "--no-rebase", "origin", "main")
-    text = (other / "memory/2025-11-16.md").read_text(encoding="utf-8")
+    return (other / "memory/2025-11-16.md").read_text(encoding="utf-8")
+
+
+def test_forget_survives_a_git_merge_that_brings_the_line_back(ws, tmp_path):
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    other = two_clones(ws, tmp_path)
+    # The merge must not bring the forgotten line back.
+    text = forget_here_append_there(ws, other, "- a line written in the other clone")
     assert "booked flights to Marrakech" not in text
     assert "a line written in the other clone" in text
     assert "flights to Marrakech" not in run(other, "recall", "booked flights", "-k", "20").out

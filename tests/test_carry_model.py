@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from .conftest import cli
-from .test_carry import _git
+from .test_carry import LINE, forget_here_append_there, two_clones
+
+# LINE is "- W @Peter @Andy: Peter booked flights to Marrakech …".
 
 OLD = "memory/2025-11-27.md#L26-L26"  # "- W @Peter: Currently in Marrakech (Nov 27–Dec 1, 2025) …"
-LINE = "memory/2025-11-16.md#L12-L12"  # "- W @Peter @Andy: Peter booked flights to Marrakech …"
 
 
 def js(ws: Path, *args: str) -> dict:
@@ -62,30 +63,11 @@ def test_forgotten_stays_out_of_a_hybrid_recall_and_a_rebuild(indexed):
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_forget_across_a_git_merge_with_the_real_model(indexed, tmp_path):
     ws = indexed
-    remote = tmp_path / "remote.git"
-    _git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
-    assert cli("init", str(ws), "--git").code == 0
-    _git(ws, "checkout", "-q", "-B", "main")
-    _git(ws, "add", "-A")
-    _git(ws, "commit", "-qm", "workspace")
-    _git(ws, "remote", "add", "origin", str(remote))
-    _git(ws, "push", "-q", "origin", "main")
-    other = tmp_path / "other"
-    _git(tmp_path, "clone", "-q", str(remote), str(other))
-    assert cli("init", str(other), "--git").code == 0
+    other = two_clones(ws, tmp_path)
     # The clone starts from this index (its vectors), as a copied workspace would.
     (other / ".memory").mkdir(exist_ok=True)
     shutil.copy(ws / ".memory/index.sqlite", other / ".memory/index.sqlite")
-    js(ws, "forget", LINE, "--yes")
-    _git(ws, "add", "-A")
-    _git(ws, "commit", "-qm", "forget")
-    _git(ws, "push", "-q", "origin", "main")
-    with open(other / "memory/2025-11-16.md", "a", encoding="utf-8") as f:
-        f.write("- the hotel shuttle leaves at 9\n")
-    _git(other, "add", "-A")
-    _git(other, "commit", "-qm", "other")
-    _git(other, "pull", "-q", "--no-rebase", "origin", "main")
-    text = (other / "memory/2025-11-16.md").read_text(encoding="utf-8")
+    text = forget_here_append_there(ws, other, "- the hotel shuttle leaves at 9")
     assert "booked flights" not in text and "hotel shuttle" in text
     res = js(other, "recall", "when did Peter book the flights to Marrakech?", "-k", "20")
     assert res["vectors"]["state"] != "off"

@@ -18,8 +18,10 @@ UI_MODULES = {"clawmem.cli", "clawmem.__main__"}  # the shells: the cli package,
 UI_PACKAGES = {"typer", "rich", "click"}
 
 
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+def _module_name(path: Path, top: Path = SRC.parent) -> str:
+    """``src/clawmem/recall/ranking.py`` -> ``clawmem.recall.ranking`` (``top``: where the
+    dotted names start)."""
+    parts = list(path.relative_to(top).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
@@ -305,32 +307,43 @@ def _part(module: str) -> str:
     return module.split(".")[1]
 
 
-def _all_imports() -> dict[str, set[str]]:
-    """Every clawmem module's imports of other clawmem modules, lazy and type-only ones included."""
-    known = {_module_name(p) for p in SRC.rglob("*.py")}
+def import_graph(package: Path, leave_out: set[str]) -> dict[str, set[str]]:
+    """Every module of ``package``'s imports of the package's other modules, lazy and
+    type-only ones included (the modules in ``leave_out`` neither import nor are imported).
+    tests/test_bench_floors.py reads the benchmark harness with it."""
+    top = package.parent
+    known = {_module_name(p, top) for p in package.rglob("*.py")}
     graph = {}
-    for path in SRC.rglob("*.py"):
-        name = _module_name(path)
-        if name in ENTRY_POINTS:
+    for path in package.rglob("*.py"):
+        name = _module_name(path, top)
+        if name in leave_out:
             continue
         found = imported_modules(
             path.read_text(encoding="utf-8"), name, is_package=path.name == "__init__.py"
         )
-        graph[name] = {n for n in found if n in known and n not in ENTRY_POINTS} - {name}
+        graph[name] = {n for n in found if n in known and n not in leave_out} - {name}
     return graph
 
 
-def layering_violations(graph: dict[str, set[str]]) -> list[str]:
-    rank = {part: i for i, layer in enumerate(LAYERS) for part in layer}
+def wrong_way(graph: dict[str, set[str]], layers: tuple, where: str) -> list[str]:
+    """The imports of ``graph`` that do not go down ``layers`` (top first): a module may import
+    its own part or a part of a lower layer, never one above nor a neighbour on its layer."""
+    rank = {part: i for i, layer in enumerate(layers) for part in layer}
     out = []
     for src, targets in graph.items():
         for dst in targets:
             a, b = _part(src), _part(dst)
             if a != b and rank[b] <= rank[a]:
-                out.append(
-                    f"{src} imports {dst}: {b} is not below {a} (tests/test_layering.py LAYERS)"
-                )
+                out.append(f"{src} imports {dst}: {b} is not below {a} ({where})")
     return sorted(out)
+
+
+def _all_imports() -> dict[str, set[str]]:
+    return import_graph(SRC, ENTRY_POINTS)
+
+
+def layering_violations(graph: dict[str, set[str]]) -> list[str]:
+    return wrong_way(graph, LAYERS, "tests/test_layering.py LAYERS")
 
 
 def test_every_module_belongs_to_a_layer():

@@ -307,7 +307,7 @@ def test_ranking_only_the_rows_that_can_make_the_list_changes_no_result(tmp_path
                 (match, limit),
             ).fetchall()
 
-        if real(idx, q.any_terms.split(" OR "), 20, ranked) is not None:
+        if real(idx, q.any_terms.split(" OR "), 20, ranked, (1.0, 1.0, 1.0)) is not None:
 
             def rows(match: str) -> int:
                 sql = "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?"

@@ -29,6 +29,23 @@ def model(model_cache):
     return default_model_path(model_cache)
 
 
+@pytest.fixture
+def served(rt, indexed_template, tmp_path, model, model_cache):  # noqa: F811
+    """A copy of the indexed fixture, the resident embedder borrowed on the real model, the
+    index opened read-only as a one-shot recall opens it, and the workspace's API object."""
+    import clawmem
+
+    ws = tmp_path / "ws"
+    shutil.copytree(indexed_template, ws)
+    b = borrowed(spec_of(model))
+    idx = Index.open(ws / ".memory" / "index.sqlite", readonly=True)
+    env = {"CLAWMEM_RUNTIME_DIR": str(rt), "CLAWMEM_CACHE_DIR": str(model_cache)}
+    try:
+        yield ws, b, idx, clawmem.open_workspace(ws, environ=env)
+    finally:
+        idx.close()
+
+
 def _answered(b, idx, qvec, limit):
     """The resident embedder's hits, once its copy of the index's vectors is loaded."""
     box = []
@@ -42,88 +59,54 @@ def _answered(b, idx, qvec, limit):
     return box[0]
 
 
-def test_the_resident_embedder_answers_the_vector_leg_as_vec0_does(
-    rt,  # noqa: F811
-    indexed_template,
-    tmp_path,
-    model,
-    model_cache,
-    monkeypatch,
-):
-    ws = tmp_path / "ws"
-    shutil.copytree(indexed_template, ws)
-    b = borrowed(spec_of(model))
-    idx = Index.open(ws / ".memory" / "index.sqlite", readonly=True)
-    try:
-        qvec = b.embed_query(QUERY)
-        assert b.query_by.startswith("resident embedder"), b.query_by
-        by_vec0 = legs.stored_leg(idx, qvec, Filters(), 10)
-        got = _answered(b, idx, qvec, 10)
-        assert [c for c, _ in got] == [h.chunk_id for h in by_vec0]
-        assert [s for _, s in got] == pytest.approx([h.score for h in by_vec0], abs=1e-5)
+def test_the_resident_embedder_answers_the_vector_leg_as_vec0_does(served, monkeypatch):
+    _, b, idx, mem = served
+    qvec = b.embed_query(QUERY)
+    assert b.query_by.startswith("resident embedder"), b.query_by
+    by_vec0 = legs.stored_leg(idx, qvec, Filters(), 10)
+    got = _answered(b, idx, qvec, 10)
+    assert [c for c, _ in got] == [h.chunk_id for h in by_vec0]
+    assert [s for _, s in got] == pytest.approx([h.score for h in by_vec0], abs=1e-5)
 
-        # Through the vector leg, as a one-shot recall of a large index runs it.
-        monkeypatch.setattr(vector_matrix, "REMOTE_MIN_ROWS", 1)
-        idx.read_memo.clear()
-        hits = legs.stored_leg(idx, qvec, Filters(), 10, remote=b)
-        assert [h.chunk_id for h in hits] == [h.chunk_id for h in by_vec0]
-        assert legs.vector_search(idx) == "the resident embedder's copy of the vectors"
-        assert legs.vector_notes(idx) == []
-        # `clawmem status` says which answers a one-shot recall of this (now "large") index.
-        import clawmem
-
-        st = clawmem.open_workspace(
-            ws, environ={"CLAWMEM_RUNTIME_DIR": str(rt), "CLAWMEM_CACHE_DIR": str(model_cache)}
-        ).status()
-        assert st.vectors["one_shot_search"].startswith("the resident embedder's copy"), st.vectors
-        # A filter is answered by vec0 (the copy is asked only for unfiltered searches).
-        idx.read_memo.clear()
-        legs.stored_leg(idx, qvec, Filters(since="2025-01-01"), 10, remote=b)
-        assert legs.vector_search(idx) == "sqlite-vec"
-    finally:
-        idx.close()
+    # Through the vector leg, as a one-shot recall of a large index runs it.
+    monkeypatch.setattr(vector_matrix, "REMOTE_MIN_ROWS", 1)
+    idx.read_memo.clear()
+    hits = legs.stored_leg(idx, qvec, Filters(), 10, remote=b)
+    assert [h.chunk_id for h in hits] == [h.chunk_id for h in by_vec0]
+    assert legs.vector_search(idx) == "the resident embedder's copy of the vectors"
+    assert legs.vector_notes(idx) == []
+    # `clawmem status` says which answers a one-shot recall of this (now "large") index.
+    st = mem.status()
+    assert st.vectors["one_shot_search"].startswith("the resident embedder's copy"), st.vectors
+    # A filter is answered by vec0 (the copy is asked only for unfiltered searches).
+    idx.read_memo.clear()
+    legs.stored_leg(idx, qvec, Filters(since="2025-01-01"), 10, remote=b)
+    assert legs.vector_search(idx) == "sqlite-vec"
 
 
 def test_after_an_edit_the_resident_embedder_never_answers_from_the_old_vectors(
-    rt,  # noqa: F811
-    indexed_template,
-    tmp_path,
-    model,
-    model_cache,
-    monkeypatch,
+    served, monkeypatch
 ):
-    import clawmem
-
-    ws = tmp_path / "ws"
-    shutil.copytree(indexed_template, ws)
-    b = borrowed(spec_of(model))
-    path = ws / ".memory" / "index.sqlite"
-    idx = Index.open(path, readonly=True)
+    ws, b, idx, mem = served
     text = "The ibex on the ridge watched us eat lunch."
-    try:
-        qvec = b.embed_query(text)
-        before = _answered(b, idx, qvec, 5)
-        mem = clawmem.open_workspace(
-            ws, environ={"CLAWMEM_RUNTIME_DIR": str(rt), "CLAWMEM_CACHE_DIR": str(model_cache)}
-        )
-        note = ws / "memory" / "2025-11-20.md"
-        note.write_text(note.read_text() + f"\n{text}\n")
-        mem.index()
-        # The first question after the change is not answered from the old copy: the resident
-        # embedder says why, and the recall says so (vec0 answered it).
-        monkeypatch.setattr(vector_matrix, "REMOTE_MIN_ROWS", 1)
-        idx.read_memo.clear()
-        hits, why = b.search_vectors(idx.path, qvec, 5)
-        assert hits is None and why, (hits, why)
-        stored = legs.stored_leg(idx, qvec, Filters(), 5, remote=b)
-        notes = legs.vector_notes(idx)
-        if notes:  # the reload may already be done by now
-            assert "sqlite-vec scanned every vector" in notes[0]
-        st = mem.status()
-        assert st.vectors["one_shot_search"].startswith(("degraded:", "the resident")), st.vectors
-        new_id = stored[0].chunk_id
-        assert new_id not in [c for c, _ in before]
-        after = _answered(b, idx, qvec, 5)
-        assert after[0][0] == new_id
-    finally:
-        idx.close()
+    qvec = b.embed_query(text)
+    before = _answered(b, idx, qvec, 5)
+    note = ws / "memory" / "2025-11-20.md"
+    note.write_text(note.read_text() + f"\n{text}\n")
+    mem.index()
+    # The first question after the change is not answered from the old copy: the resident
+    # embedder says why, and the recall says so (vec0 answered it).
+    monkeypatch.setattr(vector_matrix, "REMOTE_MIN_ROWS", 1)
+    idx.read_memo.clear()
+    hits, why = b.search_vectors(idx.path, qvec, 5)
+    assert hits is None and why, (hits, why)
+    stored = legs.stored_leg(idx, qvec, Filters(), 5, remote=b)
+    notes = legs.vector_notes(idx)
+    if notes:  # the reload may already be done by now
+        assert "sqlite-vec scanned every vector" in notes[0]
+    st = mem.status()
+    assert st.vectors["one_shot_search"].startswith(("degraded:", "the resident")), st.vectors
+    new_id = stored[0].chunk_id
+    assert new_id not in [c for c, _ in before]
+    after = _answered(b, idx, qvec, 5)
+    assert after[0][0] == new_id

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from clawmem.store import term_bounds
 from clawmem.store.index import Index
 
 # FTS5's bm25() k1 (fts5_aux.c).
@@ -82,10 +83,16 @@ def _any(phrases: list[str]) -> str:
     return " OR ".join(phrases)
 
 
-def top(index: Index, phrases: list[str], limit: int, ranked: Ranker) -> Ranked | None:
-    """The best ``limit`` rows of ``phrases`` OR'ed, ranked by bm25(): ``ranked`` applied to
-    the queries that can hold them, merged. None when pruning would not pay; the caller then
-    ranks the whole OR."""
+def top(
+    index: Index,
+    phrases: list[str],
+    limit: int,
+    ranked: Ranker,
+    weights: tuple[float, float, float] = term_bounds.WEIGHTS,
+) -> Ranked | None:
+    """The best ``limit`` rows of ``phrases`` OR'ed, ranked by bm25() with the column
+    ``weights``: ``ranked`` applied to the queries that can hold them, merged. None when pruning
+    would not pay; the caller then ranks the whole OR."""
     if len(phrases) < 2:
         return None
     n_rows = fts_rows(index)
@@ -97,8 +104,13 @@ def top(index: Index, phrases: list[str], limit: int, ranked: Ranker) -> Ranked 
         return []
     if len(live) < 2 or sum(hits[p] for p in live) < MIN_ROWS:
         return ranked(_any(live))
-    # The most a phrase adds to a row's score, a hair over so rounding never prunes a row.
-    bound = {p: idf(n_rows, hits[p]) * (K1 + 1.0) * (1 + 1e-9) + 1e-12 for p in live}
+    # The most a phrase adds to a row's score, a hair over so rounding never prunes a row: its
+    # IDF times the most its frequency and the row's length can make of it (term_bounds.py;
+    # k1 + 1 where the index keeps no bound for it).
+    impact = term_bounds.phrase_bounds(
+        index.conn, live, weights, term_bounds.averages(index.conn)[1]
+    )
+    bound = {p: idf(n_rows, hits[p]) * impact.get(p, K1 + 1.0) * (1 + 1e-9) + 1e-12 for p in live}
     live.sort(key=lambda p: (-bound[p], p))  # strongest (rarest) first
 
     theta, known = _probe(live, limit, ranked)

@@ -55,7 +55,8 @@ def lexical_leg(
         """``ranked(alternatives)``, scoring only the rows that can make the list when a large
         index holds the query's words in many rows (bm25_topk)."""
         # Phrases are quoted letters and digits, so " OR " only ever joins them.
-        best = bm25_topk.top(index, alternatives.split(" OR "), limit, ranked)
+        weights = (1.0, r.heading_weight, r.context_weight)
+        best = bm25_topk.top(index, alternatives.split(" OR "), limit, ranked, weights)
         if best is None:
             return ranked(alternatives)
         return _tie_ordered(index, best, limit) if best else []

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from clawmem.store import db, schema
+from clawmem.store import db, schema, term_bounds
 from clawmem.store.vectors import IndexVectors, embed_text
 from clawmem.text.textnorm import NORMALIZER_VERSION, search_text
 
@@ -394,6 +394,7 @@ class Index(IndexVectors):
                         "INSERT INTO chunks_fts(rowid, body, heading, context) VALUES (?, ?, ?, ?)",
                         (last["id"], body, head, ctx),
                     )
+                    term_bounds.note(self.conn, [(last["id"], body, head, ctx)])
             t = transcript
             self.conn.execute(
                 "UPDATE files SET sha256 = ?, size = ?, mtime_ns = ?, lines = ?, problems = ?, "
@@ -435,6 +436,7 @@ class Index(IndexVectors):
         now: int,
     ) -> int:
         reused = 0
+        fts_rows = []
         for u, context in zip(units, contexts, strict=True):
             cur = self.conn.execute(
                 "INSERT INTO chunks(path, start_line, end_line, heading, text, sha256, day, "
@@ -462,6 +464,7 @@ class Index(IndexVectors):
                 "INSERT INTO chunks_fts(rowid, body, heading, context) VALUES (?, ?, ?, ?)",
                 (cid, body, head, ctx),
             )
+            fts_rows.append((cid, body, head, ctx))
             for ent in dict.fromkeys(u.entities):
                 self.conn.execute(
                     "INSERT OR IGNORE INTO chunk_entities(chunk_id, entity, folded) "
@@ -473,6 +476,7 @@ class Index(IndexVectors):
                 if vec is not None:
                     self._put_vector(cid, vec, u.day, u.kind, now)
                     reused += 1
+        term_bounds.note(self.conn, fts_rows)  # the lexical leg's bounds, in this transaction
         return reused
 
     def resolve_links(self, only_src: Iterable[str] | None = None) -> int:

@@ -7,7 +7,7 @@ See docs/storage.md for the reasoning behind each table.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8  # 8: term_bounds (store/term_bounds.py)
 # Bump when chunking.py's chunk boundaries or texts change for the same input. Kept here, beside
 # the schema's version, so that opening an index for a read (which checks it) does not import the
 # chunker (issue 16: a cold lexical recall). Also when markdown/searchable.py keeps other words
@@ -111,6 +111,14 @@ CREATE INDEX IF NOT EXISTS links_dst ON links(dst);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
     body, heading, context, content='', tokenize='porter unicode61 remove_diacritics 0'
 );
+
+-- The most each term of chunks_fts can add to a row's BM25 score, per unit of its IDF, at the
+-- reference average length in meta.term_bounds (store/term_bounds.py): raised for every row
+-- chunks_fts receives, in the same transaction; the lexical leg prunes with it.
+CREATE TABLE IF NOT EXISTS term_bounds (
+    term TEXT PRIMARY KEY,   -- a token as chunks_fts holds it (folded, stemmed)
+    gmax REAL NOT NULL       -- tfw*(k1+1)/(tfw + k1*(1-b+b*dl/A)) at its largest over the rows
+) WITHOUT ROWID;
 
 -- Vectors of texts that left the index (edited or deleted), kept so that an undo, a rename or a
 -- forced rebuild embeds nothing twice. Live vectors are stored once, in the vector table.

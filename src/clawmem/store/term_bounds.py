@@ -1,0 +1,239 @@
+"""The most each indexed term can add to a row's BM25 score, kept beside the full-text index.
+
+``recall/bm25_topk.py`` prunes the lexical leg with one bound per query phrase: the most the
+phrase can add to any row's ``bm25()``. Without this table that bound is ``idf * (k1 + 1)``, the
+limit as a term's count in a row grows without end; a real row holding "kyoto" once adds about
+half of it. So a common term looked able to lift a row past the cut on its own, and every row
+holding it was scored (at 1M units, 19k rows for "kyoto" alone: 80% of that query's time).
+
+For each term, ``gmax`` is the largest ``tfw * (k1 + 1) / (tfw + k1 * (1 - b + b * dl / A))``
+over the rows that ever held it: ``tfw`` the term's column-weighted count in the row, ``dl`` the
+row's length in tokens, ``A`` one reference average length (meta ``term_bounds``, with the column
+weights the bounds hold for). A phrase then adds at most
+``idf * min(k1 + 1, gmax * max(1, avgdl / A))`` to any row, whatever the index's average length
+has become since (the length term of a row's denominator shrinks by at most that factor), and a
+phrase of several tokens at most what its least bounded token may (it occurs no more often than
+any of them, in a row of the same length). A deleted row only lowers the real maximum, so the
+bounds stay safe without being touched on delete.
+
+Every row chunks_fts receives passes through ``note`` in the same transaction, which cuts it with
+FTS5's own tokenizer (an in-memory FTS5 table of the same configuration), so the terms are
+exactly the index's. An index holds the table from its creation (schema 8); an index whose
+bounds were made for other column weights, or has none, gets the generic bound.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+from clawmem.store import db
+
+# bm25()'s constants (fts5_aux.c) and the column weights of the recall ranking's defaults
+# (fusion.Ranking: body, heading, context), which tests/test_term_bounds.py holds equal.
+K1 = 1.2
+B = 0.75
+WEIGHTS = (1.0, 0.4, 0.5)
+# chunks_fts's tokenizer (schema.py): the in-memory table must cut words exactly as it does.
+TOKENIZE = "porter unicode61 remove_diacritics 0"
+META_KEY = "term_bounds"
+
+_tok_lock = threading.Lock()
+_tok_conn: db.Connection | None = None
+
+
+def _tokenizer() -> db.Connection:
+    """An in-memory FTS5 table with chunks_fts's tokenizer, and its one-row-per-token view.
+    Apart from the index's connection, so a reader never writes (nor opens a transaction)."""
+    global _tok_conn
+    if _tok_conn is None:
+        conn = db.sqlite.connect(":memory:", check_same_thread=False, isolation_level=None)
+        conn.execute(
+            f"CREATE VIRTUAL TABLE tok USING fts5(body, heading, context, tokenize='{TOKENIZE}')"
+        )
+        conn.execute("CREATE VIRTUAL TABLE tok_inst USING fts5vocab(tok, instance)")
+        _tok_conn = conn
+    return _tok_conn
+
+
+def tokenize(rows: Sequence[tuple[int, str, str, str]]) -> list[tuple[str, int, str, int]]:
+    """(term, rowid, column, count) for ``rows`` (rowid, body, heading, context), cut as
+    chunks_fts cuts them."""
+    with _tok_lock:
+        conn = _tokenizer()
+        conn.execute("BEGIN")
+        try:
+            conn.executemany(
+                "INSERT INTO tok(rowid, body, heading, context) VALUES (?, ?, ?, ?)", rows
+            )
+            # One row a token; counted here (SQLite's GROUP BY over the view doubles the time).
+            counts = Counter(conn.execute("SELECT term, doc, col FROM tok_inst"))
+        finally:
+            conn.execute("ROLLBACK")  # the table stays empty between calls
+    return [(t, d, c, n) for (t, d, c), n in counts.items()]
+
+
+def reference(conn: db.Connection) -> dict | None:
+    """The meta record {"avgdl": A, "weights": [body, heading, context]}, or None when this
+    index keeps no bounds."""
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (META_KEY,)).fetchone()
+    except db.OperationalError:
+        return None
+    return json.loads(row[0]) if row else None
+
+
+def _set_reference(conn: db.Connection, avgdl: float, weights: Sequence[float]) -> None:
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES (?, ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (META_KEY, json.dumps({"avgdl": avgdl, "weights": list(weights)})),
+    )
+
+
+_COLUMN = {"body": 0, "heading": 1, "context": 2}
+
+
+def note(conn: db.Connection, rows: Sequence[tuple[int, str, str, str]]) -> None:
+    """Raise the bounds for ``rows`` (rowid, body, heading, context), just given to chunks_fts,
+    inside the caller's transaction. The first rows an index receives set its reference
+    length."""
+    if not rows:
+        return
+    tf: dict[tuple[str, int], list[int]] = {}
+    dl: dict[int, int] = {}
+    for term, doc, col, n in tokenize(rows):
+        tf.setdefault((term, doc), [0, 0, 0])[_COLUMN[col]] += n
+        dl[doc] = dl.get(doc, 0) + n
+    ref = reference(conn)
+    if ref is None:
+        ref = {"avgdl": max(sum(dl.values()) / max(len(dl), 1), 1.0), "weights": list(WEIGHTS)}
+        _set_reference(conn, ref["avgdl"], ref["weights"])
+    a, w = float(ref["avgdl"]), ref["weights"]
+    best: dict[str, float] = {}
+    for (term, doc), (body, head, ctx) in tf.items():
+        tfw = w[0] * body + w[1] * head + w[2] * ctx
+        if tfw <= 0:
+            continue
+        g = tfw * (K1 + 1.0) / (tfw + K1 * (1.0 - B + B * dl[doc] / a))
+        if g > best.get(term, 0.0):
+            best[term] = g
+    conn.executemany(
+        "INSERT INTO term_bounds(term, gmax) VALUES (?, ?) "
+        "ON CONFLICT(term) DO UPDATE SET gmax = max(gmax, excluded.gmax)",
+        best.items(),
+    )
+
+
+# ---------------------------------------------------------------- FTS5's own statistics
+
+
+def averages(conn: db.Connection) -> tuple[int, float]:
+    """(rows, average row length in tokens) as bm25() reads them: chunks_fts's averages record
+    (its first varint the row count, then each column's total tokens)."""
+    row = conn.execute("SELECT block FROM chunks_fts_data WHERE id = 1").fetchone()
+    if row is None or not row[0]:
+        return 0, 0.0
+    data, values, i = bytes(row[0]), [], 0
+    while i < len(data):
+        value = 0
+        for j in range(9):  # SQLite's varint: 7 bits a byte, big-endian; the 9th byte whole
+            byte = data[i]
+            i += 1
+            if j == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if byte < 0x80:
+                break
+        values.append(value)
+    n_rows = values[0] if values else 0
+    return n_rows, (sum(values[1:]) / n_rows if n_rows else 0.0)
+
+
+def idf(n_rows: int, hits: int) -> float:
+    """FTS5's IDF, as bm25() computes it (never below 1e-6)."""
+    value = math.log((n_rows - hits + 0.5) / (hits + 0.5)) if n_rows else 0.0
+    return value if value > 0 else 1e-6
+
+
+# ---------------------------------------------------------------- reading them
+
+
+def phrase_bounds(
+    conn: db.Connection, phrases: Iterable[str], weights: Sequence[float], avgdl: float
+) -> dict[str, float]:
+    """For each quoted phrase ('"kyoto"', '"edge proxy"'), the most its normalised impact
+    ``tfw * (k1 + 1) / (tfw + k1 * (1 - b + b * dl / avgdl))`` can be in any row now (its
+    bm25() contribution is that times its IDF); phrases with no bound are left out (the caller
+    uses ``k1 + 1``)."""
+    ref = reference(conn)
+    if ref is None or [float(x) for x in ref["weights"]] != [float(x) for x in weights]:
+        return {}
+    phrases = list(phrases)
+    rows = [(i + 1, p.strip('"').replace('""', '"'), "", "") for i, p in enumerate(phrases)]
+    tokens: dict[int, list[str]] = {}
+    for term, doc, _col, _n in tokenize(rows):
+        tokens.setdefault(doc, []).append(term)
+    every = sorted({t for ts in tokens.values() for t in ts})
+    if not every:
+        return {}
+    marks = ",".join("?" * len(every))
+    g = dict(conn.execute(f"SELECT term, gmax FROM term_bounds WHERE term IN ({marks})", every))
+    drift = max(1.0, avgdl / float(ref["avgdl"])) if ref["avgdl"] else math.inf
+    out = {}
+    for i, p in enumerate(phrases):
+        ts = tokens.get(i + 1)
+        if not ts or any(t not in g for t in ts):
+            continue  # a token no row ever held: the phrase matches nothing anyway
+        out[p] = min(K1 + 1.0, min(g[t] for t in ts) * drift)
+    return out
+
+
+def rebuild(conn: db.Connection, weights: Sequence[float] = WEIGHTS) -> int:
+    """Recompute every term's bound from chunks_fts as it stands, in one transaction: each
+    term's largest single-term ``bm25()`` divided by its IDF, at the index's current average
+    length. For an index made before the table (the benchmarks' saved 1M-unit workspace): the
+    same bounds ``note`` would have kept, made from the index instead of its rows. Returns the
+    number of terms."""
+    n_rows, avgdl = averages(conn)
+    wsql = ", ".join(f"{x:g}" for x in weights)
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.term_bounds_vocab "
+        "USING fts5vocab(main, chunks_fts, row)"
+    )
+    vocab = conn.execute("SELECT term, doc FROM temp.term_bounds_vocab").fetchall()
+    # A term the tokenizer would cut into something else if queried (the stemmer run twice)
+    # cannot be asked for alone: it gets no bound (the generic one), never a wrong one.
+    same: set[int] = set()
+    for start in range(0, len(vocab), 10_000):
+        rows = [(i + 1, t, "", "") for i, (t, _) in enumerate(vocab[start : start + 10_000], start)]
+        cut: dict[int, list[str]] = {}
+        for term, doc, _col, _n in tokenize(rows):
+            cut.setdefault(doc - 1, []).append(term)
+        same.update(i for i, ts in cut.items() if ts == [vocab[i][0]])
+    out = []
+    for i, (term, df) in enumerate(vocab):
+        if i not in same:
+            continue
+        phrase = '"' + term.replace('"', '""') + '"'
+        row = conn.execute(
+            f"SELECT bm25(chunks_fts, {wsql}) AS r FROM chunks_fts WHERE chunks_fts MATCH ? "
+            "ORDER BY r LIMIT 1",
+            (phrase,),
+        ).fetchone()
+        if row is not None:
+            # A hair over: the division must never make a bound smaller than bm25()'s own figure.
+            out.append((term, -row[0] / idf(n_rows, df) * (1 + 1e-9)))
+    with conn:
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS term_bounds "
+            "(term TEXT PRIMARY KEY, gmax REAL NOT NULL) WITHOUT ROWID"
+        )
+        conn.execute("DELETE FROM term_bounds")
+        conn.executemany("INSERT INTO term_bounds(term, gmax) VALUES (?, ?)", out)
+        _set_reference(conn, avgdl, weights)
+    return len(out)
