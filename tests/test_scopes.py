@@ -146,3 +146,32 @@ def test_scopes_are_merged_by_relevance_not_interleaved_by_rank(personal_and_tea
         mine = [h for h in hits if h.get("scope") == scope]
         lows = [min(h["relevance"] for h in mine[: i + 1]) for i in range(len(mine))]
         assert lows == sorted(lows, reverse=True)
+
+
+def test_merged_hits_are_scored_at_their_merged_place(personal_and_team):
+    """A scope's hits were scored among its own: merged, each hit's relevance is read again at
+    its place in the one list (relevance reads the place), the order and the first hit's
+    relevance unchanged."""
+    from clawmem import open_workspace
+    from clawmem.recall import relevance
+
+    me, team = personal_and_team
+    mem = open_workspace(me)
+    res = mem.recall("kestrel launch review demo", k=10, min_relevance=0.0)
+    mem.close()
+    assert {h.scope for h in res.hits} == {None, "team"}
+    model = relevance.model_named(res.relevance["model"])
+    assert model is not None
+    moved = 0
+    for place, h in enumerate(res.hits, 1):
+        assert h.features is not None and h.features.rank == place
+        assert round(h.relevance, 6) == round(model.probability(h.features), 6)
+        moved += place > 1 and h.scope != res.hits[0].scope
+    assert moved  # the other workspace's hits were placed after the first
+    alone = open_workspace(team).recall("kestrel launch review demo", k=10, min_relevance=0.0)
+    first_team = next(h for h in res.hits if h.scope == "team")
+    if first_team is not res.hits[0]:
+        # shown later than in its own list: scored lower than there
+        assert first_team.relevance < alone.hits[0].relevance
+    else:
+        assert round(first_team.relevance, 6) == round(alone.hits[0].relevance, 6)

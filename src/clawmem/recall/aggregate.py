@@ -23,9 +23,15 @@ if TYPE_CHECKING:
 
     from clawmem.text.query import Query
 
-# "- Name: text", "**Name**: text", "Name: text", with the list marker if there is one.
+# "- Name: text", "**Name**: text", "Name: text", with the list marker if there is one; also
+# written as a task ("- [ ] Name: text"), a link to the person's page ("- [[Name]]: text",
+# "[[Name|shown]]: text") or quoted in a transcript's message ("User: Name: text", where the
+# role label is who typed it, not who said it). rrf-v11: the person boost missed these lines, so
+# a question naming someone ranked their task, linked or transcript line under any plain line
+# of theirs.
 _SPEAKER = re.compile(
-    r"^\s*(?P<item>[-*+]\s+)?(?:\*\*)?(?P<name>[^\W\d_][\w .'-]{0,40}?)(?:\*\*)?:\s"
+    r"^\s*(?P<item>[-*+]\s+)?(?:\[[ xX]\]\s+)?(?:(?:User|Assistant):\s+(?=\S+:\s))?"
+    r"(?:\*\*|\[\[(?:[^\]|]*\|)?)?(?P<name>[^\W\d_][\w .'-]{0,40}?)(?:\*\*|\]\])?:\s"
 )
 
 

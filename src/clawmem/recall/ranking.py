@@ -226,12 +226,13 @@ def rank(
         return rows[cid]["path"], rows[cid]["heading"]
 
     today = today or date.today()
+    fused = mode == "hybrid" and vector_used  # both legs' ranks made the scores
     final = _final_scores(
         ids,
         scores,
         rows,
         rk,
-        boosted=mode == "hybrid" and vector_used,
+        boosted=fused,
         today=today,
         decay_half_life_days=decay_half_life_days,
     )
@@ -254,6 +255,7 @@ def rank(
         lambda: _speaks_of_people(rows[c] for c in ids),
     )
     _boost_people(final, ids, rows, query, asked.spelled, rk)
+    _lower_questions(final, ids, rows, rk.question_factor, fused)
     # A question asking for all of something may spread its hits and keep them short.
     section_factor, min_chars = rk.same_section_factor, rk.hit_min_chars
     if query.asks_for_all:
@@ -262,10 +264,10 @@ def rank(
     ordered = sorted(ids, key=order_key)
     if section_factor < 1.0:
         ordered = _diversify(ordered, final, section, section_factor)
-    # A question asking for all of something: lines that only ask count less, and the order
-    # is spread over distinct items (aggregate.py).
-    if query.asks_for_all and mode == "hybrid" and vector_used:
-        ordered = _spread_out(index, ordered, final, rows, rk)
+    # A question asking for all of something: the order is spread over distinct items
+    # (aggregate.py).
+    if query.asks_for_all and fused:
+        ordered = _spread_out(index, ordered, final, rk)
     # Units holding every identifier and quoted phrase of the query ("DEC-0054", "v2.3.1") come
     # first, in their fused order: a close vector never outranks the exact thing asked for. A
     # long question that names an identifier in passing is ranked as it is fused
@@ -491,20 +493,12 @@ def _content_leg(
 
 
 def _spread_out(
-    index: Index, ordered: list[int], final: dict[int, float], rows: dict, rk: fusion.Ranking
+    index: Index, ordered: list[int], final: dict[int, float], rk: fusion.Ranking
 ) -> list[int]:
-    """``ordered`` (best first) for a question asking for all of something: a unit that only
-    asks has its score multiplied by ``rk.aggregate_question_factor`` and the order follows the
-    new scores (ties as they were), then the first ``rk.aggregate_spread_depth`` units are
-    re-ordered by maximal marginal relevance over their stored vectors
-    (``aggregate.spread_out``). Computed on the whole fixed pool, so the order never depends
-    on k."""
-    if rk.aggregate_question_factor != 1.0:
-        asking = [cid for cid in ordered if aggregate.only_asks(rows[cid]["text"])]
-        for cid in asking:
-            final[cid] *= rk.aggregate_question_factor
-        if asking:
-            ordered = sorted(ordered, key=lambda c: -final[c])  # stable: ties keep their order
+    """``ordered`` (best first) for a question asking for all of something: the first
+    ``rk.aggregate_spread_depth`` units are re-ordered by maximal marginal relevance over their
+    stored vectors (``aggregate.spread_out``). Computed on the whole fixed pool, so the order
+    never depends on k."""
     if not rk.aggregate_spread_weight:
         return ordered
     depth = rk.aggregate_spread_depth
@@ -653,6 +647,19 @@ def _boost_people(
             about = {fold(e) for e in (rows[cid]["entities"] or "").split()}
             if aggregate.speaker(rows[cid]["text"]) in people or about & people:
                 final[cid] *= 1.0 + rk.person_boost
+
+
+def _lower_questions(
+    final: dict[int, float], ids: list[int], rows: dict, factor: float, fused: bool
+) -> None:
+    """A message that only asks is rarely an answer: its score counts ``factor``
+    (``Ranking.question_factor``; rrf-v11: every hybrid question, rrf-v6 only one asking for all
+    of something). Only on ``fused`` scores: the lexical leg alone keeps BM25's order ("how are
+    you?" may be what is looked for there)."""
+    if fused and factor != 1.0:
+        for cid in ids:
+            if aggregate.only_asks(rows[cid]["text"]):
+                final[cid] *= factor
 
 
 def _grow(index: Index, row: Row, score: dict, taken: set[int], min_chars: int) -> list:

@@ -111,6 +111,11 @@ BY_EMBEDDER: dict[str, Model] = {
 }
 
 
+def model_named(name: str | None) -> Model | None:
+    """The fitted model of that name (a result's ``relevance["model"]``), else None."""
+    return next((m for m in (LEXICAL, *BY_EMBEDDER.values()) if m.name == name), None)
+
+
 def model_for(embedder_key: str | None) -> Model:
     """The model fitted for the embedder whose cosines ranked the hits, else the lexical one
     (lexical mode, vectors off, or a model no fit exists for)."""
