@@ -75,8 +75,49 @@ def test_rules_read_plans_preferences_decisions_and_dated_events():
     assert propose([Said("The weather is nice.", "x#L1-L1", day, "Kate")]) == []
     assert [p.text for p in propose([Said("I'm starting a pottery class.", "x#L1-L1", day)])]
     # The same line said twice is one proposal.
-    twice = [Said("I love sushi with friends.", f"x#L{n}-L{n}", day, "Kate") for n in (1, 2)]
+    twice = [Said("I'm starting a pottery class.", f"x#L{n}-L{n}", day, "Kate") for n in (1, 2)]
     assert [p.source for p in propose(twice)] == ["x#L1-L1"]
+
+
+def test_each_speaker_gets_a_budget_per_stretch_of_talk():
+    """A message is one proposal (its statements joined, its questions left out); in a stretch
+    of talk each speaker's BUDGET best messages are proposed, and notes and decisions besides;
+    a pause of STRETCH_PAUSE starts the next stretch, with a budget of its own."""
+    from clawmem.reflect.fact_proposals import BUDGET, STRETCH_PAUSE
+
+    day = date(2026, 3, 2)
+    plans = [
+        "I'm starting a pottery class on Tuesdays.",
+        "I went hiking at the Grand Canyon with my dad last weekend.",
+        "I'm going to visit my sister in Lisbon next month.",
+        "I just finished my first half marathon this morning!",
+        "I'm taking Italian lessons online this winter.",
+    ]
+    talk = [
+        Said(f"{t} How about you?", f"c#L{n}-L{n}", day, "Kate", f"2026-03-02T10:{n:02d}:00")
+        for n, t in enumerate(plans, 1)
+    ]
+    asked = (
+        "Let's go with the early train on Friday.",
+        "Before I forget: the spare key is at Ana's.",
+    )
+    talk += [
+        Said(t, f"c#L{n}-L{n}", day, "Kate", f"2026-03-02T10:0{n}") for n, t in enumerate(asked, 6)
+    ]
+    every = scored(talk)
+    assert len(every) == 7 and every[0].text == plans[0]  # the question is left out
+    picked = {p.source for p in propose(talk)}
+    assert {"c#L6-L6", "c#L7-L7"} <= picked  # a decision and a note, outside the budget
+    assert len(picked) == BUDGET + 2
+    best = sorted(every[:5], key=lambda p: -p.confidence)[:BUDGET]
+    assert picked - {"c#L6-L6", "c#L7-L7"} == {p.source for p in best}
+    # The other speaker has a budget of their own; so has the same speaker after a long pause.
+    later = f"2026-03-02T{10 + STRETCH_PAUSE // 3600:02d}:30:00"
+    more = [
+        Said(plans[4], "c#L8-L8", day, "Elise", "2026-03-02T10:08"),
+        Said(plans[3] + " Again.", "c#L9-L9", day, "Kate", later),
+    ]
+    assert {"c#L8-L8", "c#L9-L9"} <= {p.source for p in propose(talk + more)}
 
 
 def test_the_conversation_around_a_sentence_moves_its_confidence():

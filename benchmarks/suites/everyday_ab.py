@@ -1,6 +1,7 @@
 """Everyday size, no step back (issue 43 point 5): in-process hybrid recall p50 of two source
-trees (a release before and this one), alternating child processes in one run, on a copy of an
-indexed workspace (REALTALK chat 1's, 476 units), the first 40 of its questions.
+trees (a release before and this one), alternating child processes in one run, each on its own
+copy of an indexed workspace (REALTALK chat 1's, 476 units) indexed by its own code first, the
+first 40 of its questions.
 
     python -m benchmarks.suites.everyday_ab WORKSPACE BEFORE_SRC THIS_SRC [ROUNDS]
 
@@ -36,9 +37,18 @@ def main() -> None:
     src = Path(sys.argv[1])
     trees = {"main-before": sys.argv[2], "this": sys.argv[3]}
     rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 6
-    ws = Path("/tmp/everyday-ws")
-    shutil.rmtree(ws, ignore_errors=True)
-    shutil.copytree(src, ws)
+    # A copy of the workspace for each tree, indexed by that tree's own code first: two trees
+    # of different schema versions cannot share one index (the newer one would rebuild it).
+    copies = {name: Path(f"/tmp/everyday-ws-{name}") for name in trees}
+    for name, ws in copies.items():
+        shutil.rmtree(ws, ignore_errors=True)
+        shutil.copytree(src, ws)
+        env = {**os.environ, "PYTHONPATH": trees[name], "CLAWMEM_RESIDENT_EMBEDDER": "0"}
+        subprocess.run(
+            [sys.executable, "-m", "clawmem", "-w", str(ws), "index", "--quiet"],
+            env=env,
+            check=True,
+        )
     sys.path.insert(0, sys.argv[3])
     sys.path.insert(0, str(Path(sys.argv[3]).parent))
     from benchmarks.suites.realtalk import chat_files, convert
@@ -52,7 +62,7 @@ def main() -> None:
         for name in order:
             env = {**os.environ, "PYTHONPATH": trees[name], "CLAWMEM_RESIDENT_EMBEDDER": "0"}
             out = subprocess.run(
-                [sys.executable, "-c", CHILD, str(ws), json.dumps(qs)],
+                [sys.executable, "-c", CHILD, str(copies[name]), json.dumps(qs)],
                 env=env,
                 capture_output=True,
                 text=True,

@@ -368,7 +368,7 @@ def _propose_facts(
     """Fact proposals from the finished conversations and the daily logs' narrative (outside
     ``## Retain``) since ``since``, appended to memory/proposals/; how many were new, and the
     ones the promotion rule keeps (proposal_review.promotable), with why."""
-    from clawmem.reflect.fact_proposals import MIN_CONFIDENCE, scored
+    from clawmem.reflect.fact_proposals import selected
     from clawmem.reflect.flush import entity_page_names
     from clawmem.reflect.proposal_review import (
         daily_logs,
@@ -388,7 +388,7 @@ def _propose_facts(
         if day is not None and day <= today and (since is None or day >= since):
             logs.append(entry.relpath)
     said += daily_logs(ix.root, logs)
-    every = scored(said, entity_page_names(ix.root), MIN_CONFIDENCE)
+    every = selected(said, entity_page_names(ix.root))
     first = list({p.key: p for p in reversed(every)}.values())[::-1]  # propose(): each line once
     new = record(ix.root, first, today)
     return len(new), promotable(every, ix.root)

@@ -37,9 +37,9 @@ PAGE_DIR = "memory/proposals"
 # same statement (the same Retain line) was proposed from at least PROMOTE_CONVERSATIONS
 # different conversations or daily logs in the facts reflect reads, or when the model's
 # confidence is at least PROMOTE_CONFIDENCE. Conservative on purpose: on REALTALK's tuning chats
-# a confidence of 0.6 or more was right 70% of the time, and the model rarely gives 0.9; notes,
-# preferences and decisions proposed on a rule (fact_proposals.UNJUDGED_RULES) sit at the
-# threshold and are promoted only by repetition. A promoted fact goes where an accepted one goes
+# a confidence of 0.6 or more was right 70% of the time, and the model rarely gives 0.9; notes
+# and decisions proposed on a rule (fact_proposals._ASKED_TO_KEEP) sit at the threshold and are
+# promoted only by repetition. A promoted fact goes where an accepted one goes
 # (the day's ``## Retain``, its note saying why); nothing reaches MEMORY.md without review.
 PROMOTE_CONVERSATIONS = 3
 PROMOTE_CONFIDENCE = 0.9
