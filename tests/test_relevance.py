@@ -11,7 +11,7 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from clawmem import open_workspace
@@ -89,6 +89,9 @@ def _key(h):
     n=st.integers(1, 12),
     extra=st.integers(1, 30),
 )
+# Found in CI: the entity page's backlinks were also kept at their own later places, and the
+# duplicate dropped afterwards left -k 10 with 9 hits.
+@example(question="Who is Kenji?", options={"mode": "lexical"}, n=10, extra=1)
 def test_the_hits_of_k_n_are_the_first_n_of_any_larger_k(mem, question, options, n, extra):
     small = mem.recall(question, k=n, today=TODAY, sync=False, **options)
     large = mem.recall(question, k=n + extra, today=TODAY, sync=False, **options)

@@ -351,4 +351,7 @@ def linked_hits(
         backlinks_only=True,
         mentions=False,
     )
-    return head + linked + hits[LINKED_AFTER:]
+    # A note the page's links brought forward is not shown again at its own, later place
+    # (twice in the list, it was dropped later on and a recall of k hits returned k - 1).
+    placed = {h.citation for h in linked}
+    return head + linked + [h for h in hits[LINKED_AFTER:] if h.citation not in placed]
