@@ -43,29 +43,6 @@ def speaker(text: str) -> str | None:
     return fold(m.group("name")).strip() if m else None
 
 
-# A later turn inside the same unit: " Name: " after a space, the name one word.
-_TURN = re.compile(r"(?<=\s)(?P<name>[^\W\d_][\w'-]{0,30}):\s")
-
-
-def several_speakers(text: str) -> bool:
-    """Whether a unit holds the turns of more than one speaker ("elise: … Emi: … elise: …", a
-    narrative note that keeps a conversation as one paragraph): it is no one's line. A later
-    turn counts when its name is written with a capital or is the first speaker's ("Note: "
-    inside a message is a label: it would need the capital and someone else's turn)."""
-    said = _SPEAKER.match(text)
-    if said is None:
-        return False
-    from clawmem.text.textnorm import fold
-
-    first = fold(said.group("name")).strip()
-    later = {
-        fold(n)
-        for m in _TURN.finditer(text, said.end())
-        if (n := m.group("name"))[0].isupper() or fold(n) == first
-    }
-    return bool(later - {first})
-
-
 def is_chat_line(text: str) -> bool:
     """Whether ``text`` is someone's message in a chat log, a list item "- Name: text" as a daily
     log writes it: a structured abstract's "Background: ..." is no one speaking."""

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-RRF = "rrf-v12"
-WEIGHTED = "weighted-v11"
+RRF = "rrf-v11"
+WEIGHTED = "weighted-v10"
 
 
 @dataclass(frozen=True)
@@ -53,9 +53,7 @@ class Ranking:
     # conversation say the same thing (adjacent ranks in both legs), the note ranks first.
     transcript_factor: float = 0.9
     # A question naming a person: the lines that person said ("- Kate: …", a chat's daily log) and
-    # the facts about them (@Kate) have their score multiplied by 1 + person_boost. A paragraph of
-    # several people's turns is no one's line (rrf-v12: on the mixed workspaces' tuning part R@1
-    # 0.321 -> 0.343, MRR 0.451 -> 0.466; REALTALK's tuning chats ER@2k 0.6650 -> 0.6656).
+    # the facts about them (@Kate) have their score multiplied by 1 + person_boost.
     person_boost: float = 1.0
     # A question that asks for all of something (aggregate.py: "What are Kate's hobbies?"): its
     # hits are diversified across sections with this factor and grown only to this many

@@ -640,18 +640,12 @@ def _boost_people(
     rk: fusion.Ranking,
 ) -> None:
     """A question naming a person: their own lines and the facts about them count more (under
-    the name as the notes spell it, when the question spells it another way). A unit holding
-    several people's turns ("elise: … Emi: … elise: …", a note that keeps a talk as one
-    paragraph) is nobody's line: it matched many of the question's words and, boosted as the
-    first speaker's, came first while the answer was one message elsewhere (rrf-v12)."""
+    the name as the notes spell it, when the question spells it another way)."""
     if rk.person_boost:
         people = set(query.names) | set(spelled.values())
         for cid in ids if people else ():
             about = {fold(e) for e in (rows[cid]["entities"] or "").split()}
-            text = rows[cid]["text"]
-            # A paragraph of several people's turns is no one's line (rrf-v12).
-            said = aggregate.speaker(text) if not aggregate.several_speakers(text) else None
-            if said in people or about & people:
+            if aggregate.speaker(rows[cid]["text"]) in people or about & people:
                 final[cid] *= 1.0 + rk.person_boost
 
 
