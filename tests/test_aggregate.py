@@ -7,7 +7,7 @@ import pytest
 
 from clawmem import open_workspace
 from clawmem.recall import fusion, legs
-from clawmem.recall.aggregate import only_asks, several_speakers, speaker, spread_out
+from clawmem.recall.aggregate import only_asks, speaker, spread_out
 from clawmem.text.query import Query, asks_for_all
 
 
@@ -61,14 +61,6 @@ def test_the_speaker_of_a_chat_line():
     assert speaker("Assistant: elise: I took this photo today") == "elise"
     assert speaker("User: can you look at this: now") == "user"  # no quoted turn
 
-
-def test_a_paragraph_of_several_turns_is_no_ones_line():
-    """rrf-v12: the person boost skips a unit holding several people's turns."""
-    assert several_speakers("elise: I love skiing. Emi: That is amazing! elise: Wow")
-    assert several_speakers("Paola: Hello! How are you today? Kevin: Hello, I am good")
-    assert not several_speakers("- Kate: My favourite quote: be kind")  # a label, no one's turn
-    assert not several_speakers("- Kate: hi. kate: again")  # one speaker
-    assert not several_speakers("plain prose, Note: no speaker")
 
 
 def test_tell_me_about_peter_shows_his_page_then_facts_about_him(indexed):
