@@ -62,7 +62,6 @@ def test_the_speaker_of_a_chat_line():
     assert speaker("User: can you look at this: now") == "user"  # no quoted turn
 
 
-
 def test_tell_me_about_peter_shows_his_page_then_facts_about_him(indexed):
     mem = open_workspace(indexed, environ={})
     res = mem.recall("tell me about Peter", k=6)
