@@ -53,6 +53,13 @@ def test_the_speaker_of_a_chat_line():
     assert speaker("- Kate: I went hiking again") == "kate"
     assert speaker("- **Elise**: hi") == "elise"
     assert speaker("plain prose, no speaker") is None
+    # rrf-v11: a task, a link to the person's page, a chat line quoted in a transcript
+    assert speaker("- [ ] Paola: book the lounge") == "paola"
+    assert speaker("- [x] Paola: booked") == "paola"
+    assert speaker("- [[Kevin]]: Hello how are you?") == "kevin"
+    assert speaker("- [[people/Kevin|Kevin]]: Hello") == "kevin"
+    assert speaker("Assistant: elise: I took this photo today") == "elise"
+    assert speaker("User: can you look at this: now") == "user"  # no quoted turn
 
 
 def test_tell_me_about_peter_shows_his_page_then_facts_about_him(indexed):
