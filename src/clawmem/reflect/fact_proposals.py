@@ -295,11 +295,13 @@ def _sentences_of(said: Said) -> list[tuple[str, str, int]]:
     return out
 
 
-def _pauses(conversation: list[Said]) -> list[int]:
-    """For each message, how many came before it since the conversation started or paused."""
+def _after_pause(conversation: list[Said], seconds: float) -> list[bool]:
+    """For each message, whether at least ``seconds`` passed since the last dated message
+    before it (a message with no readable time, or one whose time cannot be compared with the
+    last, follows no pause)."""
     from datetime import datetime
 
-    out, run, last = [], 0, None
+    out, last = [], None
     for item in conversation:
         when = None
         if item.at:
@@ -307,15 +309,24 @@ def _pauses(conversation: list[Said]) -> list[int]:
                 when = datetime.fromisoformat(item.at.replace("Z", "+00:00"))
             except ValueError:
                 when = None
+        paused = False
         if when is not None and last is not None:
             try:
-                if (when - last).total_seconds() >= PAUSE_SECONDS:
-                    run = 0
+                paused = (when - last).total_seconds() >= seconds
             except TypeError:  # one aware, one naive: no pause can be told
-                pass
+                paused = False
+        out.append(paused)
+        last = when or last
+    return out
+
+
+def _pauses(conversation: list[Said]) -> list[int]:
+    """For each message, how many came before it since the conversation started or paused."""
+    out, run = [], 0
+    for paused in _after_pause(conversation, PAUSE_SECONDS):
+        run = 0 if paused else run
         out.append(run)
         run += 1
-        last = when or last
     return out
 
 
@@ -449,27 +460,12 @@ def scored(
 def _stretches(conversation: list[Said]) -> list[int]:
     """For each message, the stretch of talk it belongs to (a pause of STRETCH_PAUSE seconds or
     STRETCH_MESSAGES messages starts the next)."""
-    from datetime import datetime
-
-    out, part, run, last = [], 0, 0, None
-    for item in conversation:
-        when = None
-        if item.at:
-            try:
-                when = datetime.fromisoformat(item.at.replace("Z", "+00:00"))
-            except ValueError:
-                when = None
-        paused = False
-        if when is not None and last is not None:
-            try:
-                paused = (when - last).total_seconds() >= STRETCH_PAUSE
-            except TypeError:  # one aware, one naive: no pause can be told
-                paused = False
+    out, part, run = [], 0, 0
+    for paused in _after_pause(conversation, STRETCH_PAUSE):
         if paused or run >= STRETCH_MESSAGES:
             part, run = part + 1, 0
         out.append(part)
         run += 1
-        last = when or last
     return out
 
 
