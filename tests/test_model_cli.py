@@ -14,11 +14,18 @@ from .conftest import cli
 def test_model_status_default(ws, shared_model):
     info = json.loads(cli("-w", str(ws), "model", "status", "--json").out)
     assert info["source"] == "default" and info["state"] == "ok"
-    assert info["identity"]["model"] == "multilingual-e5-small" and info["identity"]["dims"] == 384
+    assert (
+        info["identity"]["model"] == "multilingual-e5-small-q4_0"
+        and info["identity"]["dims"] == 384
+    )
     assert info["default_available"] is True and info["model"] == "multilingual-e5-small"
     about = info["about"]
     assert "Vietnamese" in about["languages"] and about["licence"].startswith("MIT")
-    assert {m["name"] for m in info["builtins"]} == {"multilingual-e5-small", "all-MiniLM-L6-v2"}
+    assert {m["name"] for m in info["builtins"]} == {
+        "multilingual-e5-small",
+        "multilingual-e5-small-f32",
+        "all-MiniLM-L6-v2",
+    }
     human = cli("-w", str(ws), "model", "status").out
     assert "languages" in human and "Japanese" in human and "licence      MIT" in human
 

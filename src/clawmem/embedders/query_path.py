@@ -16,7 +16,9 @@ does not use this path. A GGUF this path does not reproduce (not a mean-pooled `
 unigram vocabulary: all-MiniLM's WordPiece, for one) gets a cache that says why, so it is not
 examined again.
 
-The vectors are llama.cpp's to a cosine above 0.9999 and the token ids identical, checked on
+The vectors are llama.cpp's to a cosine above 0.9999 (0.9998 for the default's 4-bit layers, whose
+matrix products llama.cpp feeds int8-rounded inputs: ``numpy_bert._q8_0``) and the token ids
+identical, checked on
 every evaluation text by ``python -m benchmarks.suites.query_path`` and on a sample in
 ``tests/test_query_path.py``.
 """

@@ -428,6 +428,8 @@ def _vector_state(
         state.update(state="mismatch", reason=why)
         degraded.append(f"vector search off: {why}")
         return degraded, state, None
+    # Which model's vectors answer (the built-in default's layout is part of its name).
+    state["model"] = emb.identity.model
     if counts["pending"]:
         state.update(state="partial", reason=f"vectors: {counts['pending']} pending")
         degraded.append(f"vectors: {counts['pending']} pending; run `clawmem index` to embed them")

