@@ -307,6 +307,7 @@ def rank(
             unknown_names=asked.unknown_names,
             top_cosine=top_cosine,
             unknown_proper=asked.unknown_proper,
+            speakers=1.0 if aggregate.speakers(rows[cid]["text"]) >= 2 else 0.0,
         )
 
     def hits() -> Iterator[Hit]:
