@@ -7,12 +7,19 @@ often ranks above its source; and then the source, the evidence an agent should 
 falls out of the first hits. Here, a page line that cites exactly one source is that source's
 copy: the source is shown right before it (issue 45, "a copy never pushes its source out of the
 top k").
+
+A proposal (reflect/proposal_review.py: a line noticed in a conversation, for review) is a copy
+of the message it cites, too, and one that says nothing the message does not: when both are
+found, the message is shown once, carrying the proposal's citation (``fold_proposals``), so a
+proposal never spends an agent's budget on a second reading of the same words (issue 44).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+
+from clawmem.recall.results import PROPOSAL_PREFIX
 
 # "memory/2025-11-17.md#L39", "memory/2025-11-12.md#L179-L181": a workspace citation in a text.
 _CITED = re.compile(r"(?<![\w/.:-])((?:[\w.~-]+/)*[\w.~-]+\.md)#L(\d+)(?:-L?(\d+))?(?![\w-])")
@@ -22,8 +29,9 @@ PAGES = "bank/"
 
 def cited_source(path: str, text: str) -> tuple[str, int] | None:
     """The one (path, first line) that the page line ``text`` of ``path`` restates, or None
-    (not a page, no citation, or several: a summary of many is no copy of one)."""
-    if not path.startswith(PAGES) or "#L" not in text:
+    (not a page or a proposal, no citation, or several: a summary of many is no copy of
+    one)."""
+    if not path.startswith((PAGES, PROPOSAL_PREFIX)) or "#L" not in text:
         return None
     found = {(m.group(1), int(m.group(2))) for m in _CITED.finditer(text)}
     if len(found) != 1:
@@ -54,3 +62,26 @@ def sources_first(
                 moved[src] = cid
         out.append(cid)
     return out, moved
+
+
+def fold_proposals(
+    ordered: list[int],
+    is_proposal: Callable[[int], bool],
+    source_of: Callable[[int], int | None],
+    depth: int = 200,
+) -> tuple[list[int], dict[int, list[int]]]:
+    """``ordered`` without the proposals whose source comes before them (``sources_first``
+    put it there), and {source: [proposals]} for the hits that carry them. A proposal whose
+    source was not found stays: it is what recall found. Only the first ``depth`` units are
+    looked at, as in ``sources_first``."""
+    place = {cid: i for i, cid in enumerate(ordered)}
+    folded: dict[int, list[int]] = {}
+    out: list[int] = []
+    for i, cid in enumerate(ordered):
+        if i < depth and is_proposal(cid):
+            src = source_of(cid)
+            if src is not None and place.get(src, i) < i:
+                folded.setdefault(src, []).append(cid)
+                continue
+        out.append(cid)
+    return out, folded

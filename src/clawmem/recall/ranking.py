@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from clawmem.markdown.workspace import TRANSCRIPT_PREFIX
 from clawmem.recall import aggregate, copies, fusion, legs, relevance
-from clawmem.recall.results import Hit
+from clawmem.recall.results import PROPOSAL_PREFIX, Hit
 from clawmem.store import db, queries
 from clawmem.store.index import Filters, Index
 from clawmem.text import spelling
@@ -280,7 +280,9 @@ def rank(
     # source takes the place right before it, with the copy's evidence of relevance when the
     # legs brought none of its own (the two say the same thing).
     aged = partial(_aged, rows=rows, rk=rk, today=today, half_life=decay_half_life_days)
-    ordered = _sources_first(
+    # A proposal found with the message it cites is shown once: as the message, carrying the
+    # proposal's citation (``proposed``: {source: proposals}).
+    ordered, proposed = _sources_first(
         index, ordered, rows, ids, filters, final, lex_by, vec_by, cover, rk, aged
     )
 
@@ -333,6 +335,10 @@ def rank(
                 lexical_score=lh.score if lh else None,
                 vector_rank=vh.rank if vh else None,
                 vector_score=vh.score if vh else None,
+                proposals=tuple(
+                    f"{rows[p]['path']}#L{rows[p]['start_line']}-L{rows[p]['end_line']}"
+                    for p in proposed.get(cid, ())
+                ),
             )
             if overlaps(hit, shown):
                 continue  # overlapping units (a fact inside a list item already shown) add nothing
@@ -563,14 +569,16 @@ def _sources_first(
     cover: dict[int, float],
     rk: fusion.Ranking,
     aged: Callable[[int, float], float],
-) -> list[int]:
+) -> tuple[list[int], dict[int, list[int]]]:
     """``ordered`` with each copy's source right before it (copies.sources_first), when
     ``rk.sources_first``. A source that was no candidate gets its copy's score, aged as its
     own would be (``aged``: the decay by its day); a candidate keeps its own. A source
     moved up takes its copy's score, and its copy's leg hits where the legs brought none of its
-    own: the two say the same thing, so the copy's evidence of relevance is the source's."""
+    own: the two say the same thing, so the copy's evidence of relevance is the source's.
+    Then the proposals right after their sources are folded into them (copies.fold_proposals):
+    returns the order and {source: [proposals folded into it]}."""
     if not rk.sources_first:
-        return ordered
+        return ordered, {}
     ordered, moved = copies.sources_first(
         ordered, lambda cid: _source_unit(index, rows, ids, cid, f)
     )
@@ -582,7 +590,11 @@ def _sources_first(
             cover.setdefault(src, cover.get(copy, 1.0))
         if src not in vec_by and copy in vec_by:
             vec_by[src] = vec_by[copy]
-    return ordered
+    return copies.fold_proposals(
+        ordered,
+        lambda cid: rows[cid]["path"].startswith(PROPOSAL_PREFIX),
+        lambda cid: _source_unit(index, rows, ids, cid, f),
+    )
 
 
 def _aged(
