@@ -13,10 +13,11 @@ benchmarks.relevance`` fits them on tuning data only: every hit of REALTALK's tu
 questions (evidence or not) and of the questions of another chat (never evidence), for the
 hybrid model also of that chat's questions with this chat's names swapped in (near misses, never
 evidence) and of the mixed workspaces' tuning part (notes, facts, tasks, links, transcripts, a
-read scope, reflect's pages), and of SciFact's training claims over its whole corpus (a claim often writes a gene or a measure otherwise
-than its abstract: a code the memory does not write is no sign of a question it cannot answer, a
-person or place it never heard of is). docs/benchmarks.md reports their calibration on the other
-chats, the mixed workspaces' held-out part, SciFact's test claims and the agent-memory set.
+read scope, reflect's pages), and of SciFact's training claims over its whole corpus (a claim
+often writes a gene or a measure otherwise than its abstract: a code the memory does not write is
+no sign of a question it cannot answer, a person or place it never heard of is).
+docs/benchmarks.md reports their calibration on the other chats, the mixed workspaces' held-out
+part, SciFact's test claims and the agent-memory set.
 """
 
 from __future__ import annotations
