@@ -312,7 +312,7 @@ def rank(
             unknown_names=asked.unknown_names,
             top_cosine=top_cosine,
             unknown_proper=asked.unknown_proper,
-            speakers=1.0 if aggregate.speakers(rows[cid]["text"]) >= 2 else 0.0,
+            speakers=_several_speakers(index, rows, cid),
         )
 
     def hits() -> Iterator[Hit]:
@@ -352,6 +352,13 @@ def rank(
     result.source = hits()
     result.features_of = lambda cid: features(cid, 1)
     return result
+
+
+def _several_speakers(index: Index, rows: dict, cid: int) -> float:
+    """Relevance's ``speakers``: 1.0 when the unit holds lines of two or more people. An entity's
+    page led in by the pipeline may be no candidate of the legs, so not among ``rows``."""
+    row = rows.get(cid) or queries.rows_around(index, [cid]).get(cid)
+    return 1.0 if row is not None and aggregate.speakers(row["text"]) >= 2 else 0.0
 
 
 def _run_legs(
