@@ -22,6 +22,12 @@ from .test_term_bounds import _workspace
 pytestmark = pytest.mark.usefixtures("lexical")
 
 
+@pytest.fixture(autouse=True)
+def lists_from_the_first_row(monkeypatch):
+    """These small indexes stand for large ones: they keep lists from their first rows."""
+    monkeypatch.setattr(term_lists, "FROM_ROWS", 0)
+
+
 def _real_workspace(tmp_path):
     """The fixture workspace's notes (real prose, headings, facts) beside daily logs of
     frequent words, indexed by the CLI."""
@@ -68,11 +74,12 @@ def _held(conn):
         assert (np.diff(d) > 0).all() and d[0] == first and d[-1] == last
         g = term_lists.impact(f, n_, ref["avgdl"])
         assert gmax >= g.max() * (1 - 1e-12)
-        assert (term_lists.tier_of(g) == tier).all()
+        assert tier == term_lists.TAIL or (term_lists.tier_of(g) == tier).all()
         spans.setdefault((term, tier), []).append((first, last))
         for doc, w, length in zip(d.tolist(), f.tolist(), n_.tolist(), strict=True):
             assert (names[term], doc) not in out
             out[(names[term], doc)] = (w, length)
+    assert all(len(v) == 1 for (_, tier), v in spans.items() if tier == term_lists.TAIL)
     for parts in spans.values():
         parts.sort()
         assert all(a[1] < b[0] for a, b in zip(parts, parts[1:], strict=False))
@@ -93,10 +100,13 @@ def _edit(ws, rng):
     assert cli("-w", str(ws), "index", "--quiet").code == 0
 
 
-def test_lists_hold_exactly_the_index_after_edits_and_a_rebuild(tmp_path):
+@pytest.mark.parametrize("part", [1024, 8])
+def test_lists_hold_exactly_the_index_after_edits_and_a_rebuild(tmp_path, monkeypatch, part):
     """Every row of chunks_fts is in its terms' lists with its count and length, nothing else,
     after a fresh index and after an edit, a deletion and a new note; and term_lists.rebuild
-    makes the same lists from the index alone."""
+    makes the same lists from the index alone. With parts of 8 rows, tails go to their tiers
+    and parts split and empty as rows come and go."""
+    monkeypatch.setattr(term_lists, "PART", part)
     ws = _real_workspace(tmp_path)
     idx = _open(ws)
     assert _held(idx.conn) == _truth(idx.conn)
@@ -107,12 +117,12 @@ def test_lists_hold_exactly_the_index_after_edits_and_a_rebuild(tmp_path):
     assert kept == _truth(idx.conn)
     idx.close()
     conn, _ = db.connect(ws / ".memory" / "index.sqlite")
-    assert term_lists.rebuild(conn, term_bounds.averages(conn)[1]) > 50
+    assert term_lists.rebuild(conn) > 50
     assert _held(conn) == kept
     conn.close()
 
 
-def _queries(conn, rng, n=24):
+def _queries(conn, rng, n=14):
     """Questions of 1-4 words drawn from the index's own words at every frequency, some with a
     phrase of two words and a word no row holds."""
     conn.execute(
@@ -133,10 +143,12 @@ def _queries(conn, rng, n=24):
     return out
 
 
-def test_ranking_from_the_lists_is_the_whole_or(tmp_path, monkeypatch):
+@pytest.mark.parametrize("part", [1024, 16])
+def test_ranking_from_the_lists_is_the_whole_or(tmp_path, monkeypatch, part):
     """The lexical leg ranked from the lists gives the ids, ranks and scores (within the last
     bits) of bm25() over the whole OR, at several depths, on real text, before and after edits;
     the lists answer most questions, and read fewer rows than the terms hold."""
+    monkeypatch.setattr(term_lists, "PART", part)
     ws = _real_workspace(tmp_path)
     monkeypatch.setattr(bm25_topk, "MIN_ROWS", 30)  # this small index stands for a large one
     real_from_lists, real_read = bm25_topk.from_lists, term_lists.read
@@ -166,6 +178,8 @@ def test_ranking_from_the_lists_is_the_whole_or(tmp_path, monkeypatch):
                 old = legs.lexical_leg(idx, q, Filters(), limit)
                 monkeypatch.undo()
                 monkeypatch.setattr(bm25_topk, "MIN_ROWS", 30)
+                monkeypatch.setattr(term_lists, "PART", part)
+                monkeypatch.setattr(term_lists, "FROM_ROWS", 0)
                 assert [(h.chunk_id, h.rank) for h in new[0]] == [
                     (h.chunk_id, h.rank) for h in old[0]
                 ], (query, limit)
@@ -231,5 +245,34 @@ def test_lists_follow_a_transcript_append(sess, tmp_path, monkeypatch):  # noqa:
     assert mem.index().transcripts_appended == 1
     assert len(gone) == 1  # the last message, given new context
     idx = _open(sess)
+    assert _held(idx.conn) == _truth(idx.conn)
+    idx.close()
+
+
+def test_an_everyday_index_keeps_no_lists_until_it_is_large(tmp_path, monkeypatch):
+    """Below FROM_ROWS rows (bm25_topk.MIN_ROWS: no question is ranked from the lists there)
+    an index keeps no lists and pays nothing for them; the sync that takes it past makes them
+    from the index, and from then on they follow it row by row."""
+    assert term_lists.FROM_ROWS == 0  # (this module's fixture)
+    monkeypatch.undo()
+    assert term_lists.FROM_ROWS == bm25_topk.MIN_ROWS
+    ws = _workspace(tmp_path, days=4)
+    idx = _open(ws)
+    (top,) = idx.conn.execute("SELECT max(id) FROM chunks").fetchone()
+    assert term_lists.reference(idx.conn) is None
+    assert idx.conn.execute("SELECT count(*) FROM term_lists").fetchone()[0] == 0
+    idx.close()
+    monkeypatch.setattr(term_lists, "FROM_ROWS", top + 30)
+    _edit(ws, random.Random(3))  # a new note of 2 rows, an edited and a deleted one: still under
+    (ws / "memory" / "2025-03-02.md").write_text(
+        "# More\n\n" + "".join(f"- deploy cache item{i} budget\n" for i in range(60))
+    )
+    assert cli("-w", str(ws), "index", "--quiet").code == 0
+    idx = _open(ws)
+    assert term_lists.reference(idx.conn) is not None
+    assert _held(idx.conn) == _truth(idx.conn)
+    idx.close()
+    _edit(ws, random.Random(4))
+    idx = _open(ws)
     assert _held(idx.conn) == _truth(idx.conn)
     idx.close()

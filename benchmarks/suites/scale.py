@@ -104,7 +104,7 @@ def _add_term_lists(root: Path) -> None:
     """A saved workspace indexed before schema 9 gets its terms' impact-ordered lists made from
     its index (``term_lists.rebuild``), and schema 9, which differs from 8 by those tables
     only. Logged, with its time, and saved beside the workspace for the report."""
-    from clawmem.store import db, schema, term_bounds, term_lists
+    from clawmem.store import db, schema, term_lists
 
     path = root / ".memory" / "index.sqlite"
     conn, _ = db.connect(path)
@@ -114,7 +114,7 @@ def _add_term_lists(root: Path) -> None:
             return  # anything else is rebuilt by clawmem itself
         t0, c0 = time.perf_counter(), time.process_time()
         before = path.stat().st_size
-        n = term_lists.rebuild(conn, term_bounds.averages(conn)[1])
+        n = term_lists.rebuild(conn)
         with conn:
             conn.execute(
                 "UPDATE meta SET value = ? WHERE key = 'schema_version'",
@@ -1124,7 +1124,7 @@ def _bounds_lines(lb: dict | None) -> list[str]:
     return lines
 
 
-def _lists_lines(ll: dict | None, ic: dict | None) -> list[str]:
+def _lists_lines(ll: dict | None, ic: dict | list | None) -> list[str]:
     """The lexical leg from the terms' impact-ordered lists against the bm25() plan
     (``--lexical-lists``), and what keeping the lists costs indexing (``--index-cost``)."""
     if not ll:
@@ -1163,27 +1163,28 @@ def _lists_lines(ll: dict | None, ic: dict | None) -> list[str]:
             f"{rb['db_bytes_after'] / 1e9:.2f} GB: 8 bytes a row of each term, "
             "48.2M of them).",
         ]
-    if ic:
-        b = [x["cpu_s"] for x in ic["before"]]
-        n = [x["cpu_s"] for x in ic["now"]]
-        wb = [x["wall_s"] for x in ic["before"]]
-        wn = [x["wall_s"] for x in ic["now"]]
-        per = (median(n) - median(b)) / ic["units"] * 1000
-        lines += [
-            "",
-            f"What keeping them costs the lexical index: {ic['units']:,} units (`clawmem index "
-            "--no-embed` of a fresh seeded workspace in a child process, main's code before the "
-            f"lists and this tree's, alternating; load {ic['load_before'][0]:.1f} → "
-            f"{ic['load_after'][0]:.1f}): CPU "
-            f"{' / '.join(f'{x:.1f}' for x in b)} s before, "
-            f"{' / '.join(f'{x:.1f}' for x in n)} s now; wall "
-            f"{' / '.join(f'{w:.1f}' for w in wb)} s before, "
-            f"{' / '.join(f'{w:.1f}' for w in wn)} s now; index.sqlite "
-            f"{ic['before'][0]['db_bytes'] / 1e6:.1f} → {ic['now'][0]['db_bytes'] / 1e6:.1f} "
-            f"MB. About {per:.1f} ms of CPU a unit more, against ~28 ms a unit for the model's "
-            "vector.",
-        ]
+    for one in ic if isinstance(ic, list) else [ic] if ic else []:
+        lines += ["", _index_cost_line(one)]
     return lines
+
+
+def _index_cost_line(ic: dict) -> str:
+    b = [x["cpu_s"] for x in ic["before"]]
+    n = [x["cpu_s"] for x in ic["now"]]
+    wb = [x["wall_s"] for x in ic["before"]]
+    wn = [x["wall_s"] for x in ic["now"]]
+    per = (median(n) - median(b)) / ic["units"] * 1000
+    return (
+        f"What keeping them costs the lexical index: {ic['units']:,} units (`clawmem index "
+        "--no-embed` of a fresh seeded workspace in a child process, main's code before the "
+        f"lists and this tree's, alternating; load {ic['load_before'][0]:.1f} → "
+        f"{ic['load_after'][0]:.1f}): CPU {' / '.join(f'{x:.1f}' for x in b)} s before, "
+        f"{' / '.join(f'{x:.1f}' for x in n)} s now; wall "
+        f"{' / '.join(f'{w:.1f}' for w in wb)} s before, {' / '.join(f'{w:.1f}' for w in wn)} s "
+        f"now; index.sqlite {ic['before'][0]['db_bytes'] / 1e6:.1f} → "
+        f"{ic['now'][0]['db_bytes'] / 1e6:.1f} MB: {per:+.2f} ms of CPU a unit, against ~28 ms "
+        "a unit for the model's vector."
+    )
 
 
 # The previous run of this section (the session before term_bounds), as docs/benchmarks.md said.
@@ -1400,8 +1401,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     ap.add_argument(
         "--index-cost",
-        type=int,
-        metavar="UNITS",
+        metavar="UNITS[,UNITS]",
         help="what keeping the terms' lists costs `clawmem index --no-embed` of UNITS units, "
         "alternating main's code before them (CLAWMEM_BEFORE_SRC, default /work/main/src) and "
         "this tree's, added to the saved JSON and the section",
@@ -1429,7 +1429,7 @@ def main(argv: list[str] | None = None) -> None:
         if args.lexical_lists:
             data["lexical_lists"] = lexical_lists(args.size, args.queries)
         if args.index_cost:
-            data["index_cost"] = indexing_cost(args.index_cost)
+            data["index_cost"] = [indexing_cost(int(u)) for u in args.index_cost.split(",")]
         saved.write_text(json.dumps(data, indent=1, default=str))
     elif args.kernels:
         data = json.loads(saved.read_text())

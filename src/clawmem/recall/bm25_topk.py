@@ -223,15 +223,18 @@ class _ListQuery:
         (top_id,) = self.conn.execute("SELECT max(id) FROM chunks").fetchone()
         self.size = int(top_id or 0) + 1
         self.acc = np.zeros(self.size)  # each row's score from what has been read: a lower bound
-        self.bits = np.zeros(self.size, np.uint64)  # the listed terms each row was read with
+        self.bits = np.zeros(0, np.uint8)  # the listed terms each row was read with (``plan``)
         self.seen = np.zeros(self.size, bool)
         self.order: list[np.ndarray] = []  # the rows read, each once
         self.read: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
         self.next: dict[int, int] = {}
         self.theta = 0.0
+        self.best = np.zeros(0, np.int64)  # the best ``limit`` rows so far (θ: their least)
 
     @classmethod
     def plan(cls, index: Index, phrases: list[str]) -> _ListQuery | None:
+        import numpy as np
+
         conn = index.conn
         ref = term_lists.reference(conn)
         if ref is None or not ref["ok"] or not phrases:
@@ -264,9 +267,19 @@ class _ListQuery:
             q.weight[t] = q.weight.get(t, 0.0) + q.idf[p]
         if len(q.weight) > 63:
             return None
+        width = next(
+            w for w in ("u1", "u2", "u4", "u8") if len(q.weight) <= 8 * np.dtype(w).itemsize
+        )
+        q.bits = np.zeros(q.size, width)
         q.read = {t: [] for t in q.weight}
         q.next = dict.fromkeys(q.weight, 0)
         return q
+
+    def _bit(self, j: int) -> np.ndarray:
+        """Term ``j``'s bit, in the width of ``bits``."""
+        import numpy as np
+
+        return np.array(1 << j, self.bits.dtype)
 
     def _saw(self, d: np.ndarray) -> None:
         new = d[~self.seen[d]]
@@ -299,22 +312,36 @@ class _ListQuery:
             self.exact_rows[p] = (d, s)
             self.acc[d] += s
             self._saw(d)
+            self._raise_theta(d, limit)
         terms = list(self.weight)
         while True:
             rem = {t: self._bound(t) for t in terms}
-            count = sum(len(x) for x in self.order)
-            if count >= limit:
-                everyone = np.concatenate(self.order)
-                self.theta = float(np.partition(self.acc[everyone], count - limit)[count - limit])
-            if not any(rem.values()) or (count >= limit and sum(rem.values()) < self.theta):
+            if not any(rem.values()) or (
+                len(self.best) >= limit and sum(rem.values()) < self.theta
+            ):
                 return
             t = max(terms, key=lambda t: rem[t])
             d, f, n = term_lists.read(self.conn, t, self.tiers[t][self.next[t]][0])
             self.next[t] += 1
             self.read[t].append((d, f, n))
             self.acc[d] += self.weight[t] * term_lists.impact(f, n, self.avgdl)
-            self.bits[d] |= np.uint64(1 << terms.index(t))
+            self.bits[d] |= self._bit(terms.index(t))
             self._saw(d)
+            self._raise_theta(d, limit)
+
+    def _raise_theta(self, touched: np.ndarray, limit: int) -> None:
+        """θ after the rows ``touched`` gained score: the best ``limit`` rows so far can only be
+        the best before or rows just touched, so only those are ranked."""
+        import numpy as np
+
+        pool = np.union1d(self.best, touched)
+        if len(pool) > limit:
+            scores = self.acc[pool]
+            keep = np.argpartition(scores, len(pool) - limit)[len(pool) - limit :]
+            pool = pool[keep]
+        self.best = pool
+        if len(pool) >= limit:
+            self.theta = float(self.acc[pool].min())
 
     def candidates(self) -> np.ndarray:
         """The rows read whose score so far plus the bounds of the terms they were not read with
@@ -327,7 +354,7 @@ class _ListQuery:
         have = self.bits[everyone]
         upper = self.acc[everyone].copy()
         for j, t in enumerate(self.weight):
-            upper += np.where(have & np.uint64(1 << j), 0.0, self._bound(t))
+            upper += np.where(have & self._bit(j), 0.0, self._bound(t))
         return np.sort(everyone[upper >= self.theta * (1 - 1e-9) - 1e-12])
 
     def exact(self, cand: np.ndarray, limit: int) -> Ranked:
@@ -338,13 +365,13 @@ class _ListQuery:
 
         if not len(cand):
             return []
-        at = np.full(self.size, -1, np.int64)
+        at = np.full(self.size, -1, np.int32)
         at[cand] = np.arange(len(cand))
         tfw = {t: np.zeros(len(cand), np.int64) for t in self.weight}
         lens = np.zeros(len(cand), np.int64)
         for j, t in enumerate(self.weight):
             parts = list(self.read[t])
-            missing = cand[(self.bits[cand] & np.uint64(1 << j)) == 0]
+            missing = cand[(self.bits[cand] & self._bit(j)) == 0]
             if len(missing) and self.next[t] < len(self.tiers[t]):
                 tier = self.tiers[t][self.next[t]][0]
                 if len(missing) <= _FEW:

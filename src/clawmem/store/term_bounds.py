@@ -142,26 +142,8 @@ def note(conn: db.Connection, rows: Sequence[tuple[int, str, str, str]]) -> None
 
 
 def averages(conn: db.Connection) -> tuple[int, float]:
-    """(rows, average row length in tokens) as bm25() reads them: chunks_fts's averages record
-    (its first varint the row count, then each column's total tokens)."""
-    row = conn.execute("SELECT block FROM chunks_fts_data WHERE id = 1").fetchone()
-    if row is None or not row[0]:
-        return 0, 0.0
-    data, values, i = bytes(row[0]), [], 0
-    while i < len(data):
-        value = 0
-        for j in range(9):  # SQLite's varint: 7 bits a byte, big-endian; the 9th byte whole
-            byte = data[i]
-            i += 1
-            if j == 8:
-                value = (value << 8) | byte
-                break
-            value = (value << 7) | (byte & 0x7F)
-            if byte < 0x80:
-                break
-        values.append(value)
-    n_rows = values[0] if values else 0
-    return n_rows, (sum(values[1:]) / n_rows if n_rows else 0.0)
+    """(rows, average row length in tokens) as bm25() reads them (term_lists.averages)."""
+    return term_lists.averages(conn)
 
 
 def idf(n_rows: int, hits: int) -> float:

@@ -22,6 +22,10 @@ tenths) and ``dl`` (uint16). ``terms`` numbers the terms. A part says its first 
 its row count (a term's row count, its IDF's, is their sum) and its largest ``g`` (never lowered
 when a row leaves: still a bound).
 
+A term's newest rows wait in its *tail* (tier ``TAIL``, one part, any impact: read like a tier
+whose bound is its largest impact) until ``PART`` of them go to their tiers: a batch of rows then
+costs a statement or two per term, not per term and tier.
+
 Every row chunks_fts receives passes through ``add`` (from term_bounds.note, which has just cut
 it with FTS5's own tokenizer) and every row it loses through ``forget``, in the same
 transaction; a full rebuild makes a new index and with it new lists. An index whose rows do not
@@ -49,6 +53,12 @@ B = 0.75
 TENTHS = (10, 4, 5)
 TIERS = 64
 RATIO = 0.95
+# An index keeps no lists below this many rows (bm25_topk.MIN_ROWS: below it no question is
+# ranked from them, so everyday indexes pay nothing for them).
+FROM_ROWS = 20_000
+# A term's newest rows wait in one part of this tier, whatever their impact, until PART of them
+# go to their tiers (``_to_tail``); read like any tier, its bound the largest impact in it.
+TAIL = -1
 PART = 1024  # rows a part holds: what a new row costs to write (one part rewritten per term)
 META_KEY = "term_lists"
 _U16 = 65535
@@ -62,6 +72,29 @@ def reference(conn: db.Connection) -> dict | None:
     except db.OperationalError:
         return None
     return json.loads(row[0]) if row else None
+
+
+def averages(conn: db.Connection) -> tuple[int, float]:
+    """(rows, average row length in tokens) as bm25() reads them: chunks_fts's averages record
+    (its first varint the row count, then each column's total tokens)."""
+    row = conn.execute("SELECT block FROM chunks_fts_data WHERE id = 1").fetchone()
+    if row is None or not row[0]:
+        return 0, 0.0
+    data, values, i = bytes(row[0]), [], 0
+    while i < len(data):
+        value = 0
+        for j in range(9):  # SQLite's varint: 7 bits a byte, big-endian; the 9th byte whole
+            byte = data[i]
+            i += 1
+            if j == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if byte < 0x80:
+                break
+        values.append(value)
+    n_rows = values[0] if values else 0
+    return n_rows, (sum(values[1:]) / n_rows if n_rows else 0.0)
 
 
 def _set_reference(conn: db.Connection, avgdl: float, ok: bool) -> None:
@@ -127,27 +160,70 @@ Postings = list[tuple[int, int, int]]  # (rowid, tfw * 10, length), ascending ro
 def add(conn: db.Connection, tf: dict[tuple[str, int], list[int]], dl: dict[int, int]) -> None:
     """Put rows just given to chunks_fts into their terms' lists, inside the caller's
     transaction. ``tf``: (term, rowid) -> [body, heading, context] counts; ``dl``: rowid ->
-    tokens (term_bounds.counts). Plain Python: an index written by a lexical recall's sync
-    never loads numpy."""
+    tokens (term_bounds.counts). An index keeps no lists until its rowids reach ``FROM_ROWS``;
+    the batch that takes them there makes the lists from the index (``_build``). Plain Python: an index
+    written by a lexical recall's sync never loads numpy."""
     if not tf:
         return
     ref = reference(conn)
     if ref is None:
-        ref = {"avgdl": max(sum(dl.values()) / max(len(dl), 1), 1.0), "ok": True}
-        _set_reference(conn, ref["avgdl"], True)
+        # The largest rowid stands for the row count: FTS5 writes its own count at the
+        # transaction's end, and counting chunks would cost a scan of it on every batch.
+        (top,) = conn.execute("SELECT max(id) FROM chunks").fetchone()
+        if (top or 0) >= FROM_ROWS:
+            _build(conn, max(averages(conn)[1], sum(dl.values()) / len(dl)))
+        return
     if not ref["ok"]:
         return
     ids = _term_ids(conn, sorted({t for t, _ in tf}), create=True)
-    groups: dict[tuple[int, int], Postings] = {}
+    groups: dict[int, Postings] = {}
     for (term, doc), (body, head, ctx) in tf.items():
         w = TENTHS[0] * body + TENTHS[1] * head + TENTHS[2] * ctx
         if not (0 <= doc <= _U32 and w <= _U16 and dl[doc] <= _U16):
             _set_reference(conn, ref["avgdl"], False)  # the lexical leg falls back to bm25()
             return
-        tier = tier_of_g(g_of(w, dl[doc], ref["avgdl"]))
-        groups.setdefault((ids[term], tier), []).append((doc, w, dl[doc]))
-    for (tid, tier), rows in sorted(groups.items()):
-        _insert(conn, tid, tier, sorted(rows), ref["avgdl"])
+        groups.setdefault(ids[term], []).append((doc, w, dl[doc]))
+    for tid, rows in sorted(groups.items()):
+        _to_tail(conn, tid, sorted(rows), ref["avgdl"])
+
+
+def _to_tail(conn: db.Connection, term: int, rows: Postings, avgdl: float) -> None:
+    """Rows join their term's tail (tier ``TAIL``: its newest rows, whatever their impact, one
+    part); a tail of PART rows goes to the tiers. A batch of rows then costs one or two
+    statements per term, not per term and tier: most of what indexing a row costs here."""
+    tail = conn.execute(
+        f"SELECT {_PART_COLUMNS} FROM term_lists WHERE term = ? AND tier = ?", (term, TAIL)
+    ).fetchone()
+    g = max(g_of(w, n, avgdl) for _, w, n in rows)
+    if tail is not None and rows[0][0] > tail[2] and tail[3] + len(rows) < PART:
+        conn.execute(  # the usual append: the blobs extended as they are, no row decoded
+            "UPDATE term_lists SET last = ?, n = ?, gmax = ?, docs = ?, tfw = ?, dl = ? "
+            "WHERE id = ?",
+            (
+                rows[-1][0],
+                tail[3] + len(rows),
+                max(float(tail[4]), g),
+                bytes(tail[5]) + _blob(_U4, (r[0] for r in rows)),
+                bytes(tail[6]) + _blob("H", (r[1] for r in rows)),
+                bytes(tail[7]) + _blob("H", (r[2] for r in rows)),
+                tail[0],
+            ),
+        )
+        return
+    merged = rows if tail is None else sorted(_postings(tail) + rows)
+    if len(merged) < PART:
+        if tail is None:
+            _write(conn, term, TAIL, None, merged, g)
+        else:
+            _write(conn, term, TAIL, tail[0], merged, max(g, float(tail[4])))
+        return
+    if tail is not None:
+        conn.execute("DELETE FROM term_lists WHERE id = ?", (tail[0],))
+    tiers: dict[int, Postings] = {}
+    for r in merged:
+        tiers.setdefault(tier_of_g(g_of(r[1], r[2], avgdl)), []).append(r)
+    for tier, part in sorted(tiers.items()):
+        _insert(conn, term, tier, part, avgdl)
 
 
 def forget(conn: db.Connection, tf: dict[tuple[str, int], list[int]], dl: dict[int, int]) -> None:
@@ -245,6 +321,37 @@ def _write(
 
 
 def _insert(conn: db.Connection, term: int, tier: int, rows: Postings, avgdl: float) -> None:
+    last = conn.execute(
+        "SELECT id, last, n, gmax, docs, tfw, dl FROM term_lists WHERE term = ? AND tier = ? "
+        "ORDER BY first DESC LIMIT 1",
+        (term, tier),
+    ).fetchone()
+    if last is None or rows[0][0] > last[1]:
+        # The usual case: rows newer than every row of the tier. The last part grows (its
+        # blobs extended as they are, no row decoded) or, full, a new part starts. Two
+        # statements: this is most of what indexing a row costs here.
+        g = max(g_of(w, n, avgdl) for _, w, n in rows)
+        if last is None or last[2] >= PART:
+            _write(conn, term, tier, None, rows, g)
+            return
+        room = rows[: PART - last[2]]
+        conn.execute(
+            "UPDATE term_lists SET last = ?, n = ?, gmax = ?, docs = ?, tfw = ?, dl = ? "
+            "WHERE id = ?",
+            (
+                room[-1][0],
+                last[2] + len(room),
+                max(float(last[3]), g),
+                bytes(last[4]) + _blob(_U4, (r[0] for r in room)),
+                bytes(last[5]) + _blob("H", (r[1] for r in room)),
+                bytes(last[6]) + _blob("H", (r[2] for r in room)),
+                last[0],
+            ),
+        )
+        if len(room) < len(rows):
+            rest = rows[len(room) :]
+            _write(conn, term, tier, None, rest, max(g_of(w, n, avgdl) for _, w, n in rest))
+        return
     i = 0
     while i < len(rows):
         part = _part_at(conn, term, tier, rows[i][0])
@@ -383,11 +490,16 @@ def _lengths(conn: db.Connection, size: int) -> np.ndarray:
     return out
 
 
-def rebuild(conn: db.Connection, avgdl: float) -> int:
+def rebuild(conn: db.Connection) -> int:
     """Make every term's lists from chunks_fts as it stands, in one transaction (an index made
-    before the lists: the benchmarks' saved 1M-unit workspace), with the index's average row
-    length ``avgdl`` (term_bounds.averages) as the reference. The same lists ``add`` would have
-    kept. Returns the number of terms."""
+    before the lists: the benchmarks' saved 1M-unit workspace), at the index's average row
+    length. The same lists ``add`` would have kept. Returns the number of terms."""
+    with conn:
+        return _build(conn, averages(conn)[1])
+
+
+def _build(conn: db.Connection, avgdl: float) -> int:
+    """``rebuild`` inside the caller's transaction, with ``avgdl`` as the reference length."""
     import numpy as np
 
     from clawmem.store import schema
@@ -409,56 +521,53 @@ def rebuild(conn: db.Connection, avgdl: float) -> int:
     )
     avgdl = max(avgdl, 1.0)
     ok = bool(lengths.max(initial=0) <= _U16) and len(lengths) - 1 <= _U32
-    with conn:
-        for statement in schema.TERM_LISTS_DDL.split(";"):
-            if statement.strip():
-                conn.execute(statement)
+    for statement in schema.TERM_LISTS_DDL.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+    conn.execute("DELETE FROM term_lists")
+    conn.execute("DELETE FROM terms")
+    for term in vocab if ok else []:
+        tid = conn.execute("INSERT INTO terms(term) VALUES (?) RETURNING id", (term,)).fetchone()[0]
+        rows = conn.execute(
+            f"SELECT doc, {tenths} FROM temp.term_lists_inst WHERE term = ?", (term,)
+        ).fetchall()
+        if not rows:
+            continue
+        a = np.array(rows, np.int64)
+        doc, w = a[:, 0], a[:, 1]
+        order = np.argsort(doc, kind="stable")
+        doc, w = doc[order], w[order]
+        starts = np.flatnonzero(np.r_[True, doc[1:] != doc[:-1]])
+        doc, tfw = doc[starts], np.add.reduceat(w, starts)
+        if tfw.max() > _U16:
+            ok = False
+            break
+        lens = lengths[doc]
+        g = impact(tfw, lens, avgdl)
+        tier = tier_of(g)
+        for k in np.unique(tier).tolist():
+            m = tier == k
+            d, f, n, gmax = doc[m], tfw[m], lens[m], float(g[m].max())
+            conn.executemany(
+                "INSERT INTO term_lists(term, tier, first, last, n, gmax, docs, tfw, dl) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        tid,
+                        k,
+                        int(d[s]),
+                        int(d[s : s + PART][-1]),
+                        len(d[s : s + PART]),
+                        gmax,
+                        d[s : s + PART].astype("<u4").tobytes(),
+                        f[s : s + PART].astype("<u2").tobytes(),
+                        n[s : s + PART].astype("<u2").tobytes(),
+                    )
+                    for s in range(0, len(d), PART)
+                ],
+            )
+    if not ok:
         conn.execute("DELETE FROM term_lists")
         conn.execute("DELETE FROM terms")
-        for term in vocab if ok else []:
-            tid = conn.execute(
-                "INSERT INTO terms(term) VALUES (?) RETURNING id", (term,)
-            ).fetchone()[0]
-            rows = conn.execute(
-                f"SELECT doc, {tenths} FROM temp.term_lists_inst WHERE term = ?", (term,)
-            ).fetchall()
-            if not rows:
-                continue
-            a = np.array(rows, np.int64)
-            doc, w = a[:, 0], a[:, 1]
-            order = np.argsort(doc, kind="stable")
-            doc, w = doc[order], w[order]
-            starts = np.flatnonzero(np.r_[True, doc[1:] != doc[:-1]])
-            doc, tfw = doc[starts], np.add.reduceat(w, starts)
-            if tfw.max() > _U16:
-                ok = False
-                break
-            lens = lengths[doc]
-            g = impact(tfw, lens, avgdl)
-            tier = tier_of(g)
-            for k in np.unique(tier).tolist():
-                m = tier == k
-                d, f, n, gmax = doc[m], tfw[m], lens[m], float(g[m].max())
-                conn.executemany(
-                    "INSERT INTO term_lists(term, tier, first, last, n, gmax, docs, tfw, dl) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [
-                        (
-                            tid,
-                            k,
-                            int(d[s]),
-                            int(d[s : s + PART][-1]),
-                            len(d[s : s + PART]),
-                            gmax,
-                            d[s : s + PART].astype("<u4").tobytes(),
-                            f[s : s + PART].astype("<u2").tobytes(),
-                            n[s : s + PART].astype("<u2").tobytes(),
-                        )
-                        for s in range(0, len(d), PART)
-                    ],
-                )
-        if not ok:
-            conn.execute("DELETE FROM term_lists")
-            conn.execute("DELETE FROM terms")
-        _set_reference(conn, avgdl, ok)
+    _set_reference(conn, avgdl, ok)
     return len(vocab) if ok else 0
