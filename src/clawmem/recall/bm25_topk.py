@@ -22,6 +22,11 @@ phrase's own node of the expression sits on that row. In ``a OR (b AND c)``, a r
 disjunctions (with NOT), naming each phrase exactly once: each row it yields then has exactly
 the score the whole ``a OR b OR c`` gives it. tests/test_lexical.py compares every answer with
 the whole OR's, ids and scores.
+
+Where the index keeps its terms' impact-ordered lists (store/term_lists.py, from MIN_ROWS rows),
+an unfiltered question is first ranked from them (``from_lists``), without bm25(): its words'
+best rows read first until the bounds prove the top k, then scored exactly. The plan above
+answers what the lists cannot (a compound word in many rows, a filter, other weights).
 """
 
 from __future__ import annotations

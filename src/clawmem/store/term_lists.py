@@ -10,7 +10,7 @@ prove its top k.
 A row's impact for a term is ``g = tfw * (k1 + 1) / (tfw + k1 * (1 - b + b * dl / A))``: ``tfw``
 the term's column-weighted count in the row (body 1, heading 0.4, context 0.5: the ranking's
 weights), ``dl`` the row's length in tokens (all columns, as bm25() counts it) and ``A`` a
-reference average length (meta ``term_lists``, set by the first rows). bm25() adds ``idf * g``
+reference average length (meta ``term_lists``, the index's when the lists were made). bm25() adds ``idf * g``
 at the index's current average length; ``g`` there is at most ``g`` at ``A`` times
 ``max(1, avgdl / A)`` (term_bounds.py says why), so the largest ``g`` of a tier bounds every row
 in it. Tier ``j`` holds the rows whose ``g`` at ``A`` lies in ``((k1 + 1) * r^(j+1), (k1 + 1) *
@@ -26,9 +26,12 @@ A term's newest rows wait in its *tail* (tier ``TAIL``, one part, any impact: re
 whose bound is its largest impact) until ``PART`` of them go to their tiers: a batch of rows then
 costs a statement or two per term, not per term and tier.
 
-Every row chunks_fts receives passes through ``add`` (from term_bounds.note, which has just cut
-it with FTS5's own tokenizer) and every row it loses through ``forget``, in the same
-transaction; a full rebuild makes a new index and with it new lists. An index whose rows do not
+An index keeps no lists below ``FROM_ROWS`` rows (bm25_topk.MIN_ROWS: no question is ranked
+from them there, so everyday indexes pay nothing); the batch whose rowids reach it makes them
+from the index (``_build``, as ``rebuild`` does). From then on every row chunks_fts receives
+passes through ``add`` (from term_bounds.note, which has just cut it with FTS5's own tokenizer)
+and every row it loses through ``forget``, in the same transaction; a full rebuild makes a new
+index and with it new lists. An index whose rows do not
 fit the arrays (a rowid past 2^32, a row of 65,536 tokens) says so in its meta record and is
 ranked by bm25() alone.
 """
