@@ -493,8 +493,9 @@ def _realtalk_trust(r: dict, s: dict) -> tuple[list[str], list[dict]]:
         "",
         "Every hit carries a `relevance`, the estimated probability that it is evidence for the "
         "question (`clawmem/recall/relevance.py`, a logistic model fitted by "
-        "`python -m benchmarks.relevance` on chats 1-5 and SciFact's training claims only, "
-        "never on chats 6-10 or SciFact's test claims). Recall returns nothing when none "
+        "`python -m benchmarks.relevance` on chats 1-5 (hybrid: with their near misses), the "
+        "mixed workspaces' tuning part (hybrid) and SciFact's training claims only, never on "
+        "chats 6-10 or SciFact's test claims). Recall returns nothing when none "
         f"of its first ten hits reaches the fitted model's threshold, {t['threshold']:g} "
         "(`min_relevance` unset). *Own* questions are "
         "each chat's; *foreign* questions are the next chat's of the same split (1→2, …, 5→1; "

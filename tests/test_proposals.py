@@ -228,6 +228,29 @@ def test_daily_log_narrative_is_proposed_but_not_its_retain_section(ws, lexical)
     )
 
 
+def test_a_proposal_found_with_its_source_is_one_hit_carrying_both_citations(ws, lexical):
+    """A proposal restates the line it cites: found together, the line is shown once, with the
+    proposal's citation on it, and the proposal spends no second hit (copies.fold_proposals).
+    Without its source among the candidates (a path filter), the proposal is a hit of its own."""
+    assert cli("-w", str(ws), "reflect").code == 0
+    agreed = next(p for p in _list(ws) if "We agreed on a dry run" in p["line_text"])
+    r = json.loads(cli("-w", str(ws), "recall", "agreed on a dry run", "-k", "10", "--json").out)
+    hits = r["results"]
+    assert hits[0]["citation"] == agreed["source"]
+    assert hits[0]["proposed"] == [agreed["page"]]
+    assert not any(h["path"].startswith("memory/proposals/") for h in hits)
+    shown = cli("-w", str(ws), "recall", "agreed on a dry run", "-k", "1").out
+    assert f"proposed as a fact: {agreed['page']}" in shown
+    r = json.loads(
+        cli(
+            "-w", str(ws), "recall", "agreed on a dry run", "--path", "memory/proposals", "--json"
+        ).out
+    )
+    assert r["results"][0]["citation"] == agreed["page"]
+    assert r["results"][0]["proposal"] == {"cites": [agreed["source"]]}
+    assert "proposed" not in r["results"][0]
+
+
 def test_what_is_proposed_is_redacted(ws, tmp_path, lexical):
     t = Transcript(tmp_path / "cc" / "-home-me-code" / "7f3c2a10-5b4e-4c1d-9a8f-2e6d0b1c3a57.jsonl")
     t.user(f"Remember: the deploy bot now uses the token {TOKEN} for the registry.")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from clawmem import open_workspace
-from clawmem.recall import relevance
+from clawmem.recall import aggregate, relevance
 from clawmem.store import vector_matrix
 from clawmem.text.query import names
 from tests.conftest import cli
@@ -153,6 +154,31 @@ def test_a_name_the_memory_never_saw_lowers_every_hit():
         assert model.probability(stranger) < model.probability(base) / 5
 
 
+def test_a_unit_holding_several_people_s_lines_is_trusted_less(tmp_path, hash_model):
+    """A note keeping a talk as one paragraph holds many of a question's words while the answer is
+    one message of it (docs/benchmarks.md, mixed workspaces): relevance-v5 reads that."""
+    talk = "elise: Any date updates?\nEmi: I started watching Money Heist.\nelise: Which show?"
+    assert aggregate.speakers(talk) == 2
+    assert aggregate.speakers("- Kate: I started watching Money Heist.") == 1
+    assert aggregate.speakers("The rest of the evening: nothing.") == 1
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / "2024-01-10.md").write_text(
+        f"# 2024-01-10\n\n## Evening talk\n\n{talk}\n\n- Kate: Money Heist is on tonight.\n",
+        encoding="utf-8",
+    )
+    m = open_workspace(ws, environ={"CLAWMEM_MIN_RELEVANCE": "0"})
+    try:
+        hits = m.recall("Money Heist", k=5, today=date(2024, 1, 11)).hits
+    finally:
+        m.close()
+    by_line = {h.start_line: h.features.speakers for h in hits if h.features is not None}
+    assert by_line[5] == 1.0 and by_line[9] == 0.0
+    one = relevance.Features(0.9, 0.8, 0.85, 1, 0.0, 0.0, 0.85)
+    model = relevance.HYBRID_E5  # the lexical model reads no speakers (lexical-v4)
+    assert model.probability(replace(one, speakers=1.0)) < model.probability(one)
+
+
 def test_a_date_in_the_question_is_neither_unseen_nor_an_unknown_name(mem):
     """The cutover's log is memory/2025-11-20.md; its text never writes "20.11.2025"."""
     plain = mem.recall("Who was at The Castle for the cutover?", today=TODAY).hits[0].features
@@ -177,8 +203,8 @@ def test_a_question_memory_cannot_answer_gets_no_hits_and_says_why(default_mem):
     assert res.hits == []
     assert res.weak_hits  # what was found is kept for a person to look at
     best, threshold = res.relevance["best"], res.relevance["threshold"]
-    assert threshold == 0.07 and best < threshold
-    assert f"{best:.3f}" in res.empty_reason and "min_relevance=0.07" in res.empty_reason
+    assert threshold == 0.03 and best < threshold
+    assert f"{best:.3f}" in res.empty_reason and "min_relevance=0.03" in res.empty_reason
     shown = default_mem.recall("what is the capital of Australia?", min_relevance=0, today=TODAY)
     assert shown.hits and shown.empty_reason is None
 
@@ -188,7 +214,7 @@ def test_every_answerable_fixture_question_is_still_answered(default_mem):
         res = default_mem.recall(question, today=TODAY)
         if category != "none":
             assert res.hits, question
-            assert res.relevance["best"] >= 0.07
+            assert res.relevance["best"] >= 0.03
 
 
 def test_the_cli_abstains_in_json_and_tells_a_person(indexed, abstaining):
@@ -196,7 +222,7 @@ def test_the_cli_abstains_in_json_and_tells_a_person(indexed, abstaining):
     d = json.loads(out.out)
     assert d["results"] == [] and d["count"] == 0
     assert d["empty_reason"].startswith("no relevant memory")
-    assert d["relevance"]["threshold"] == 0.07
+    assert d["relevance"]["threshold"] == 0.03
     human = cli("-w", str(indexed), "recall", "what is the capital of Australia?")
     assert human.out.startswith("no relevant memory")
     assert "closest weak hits" in human.out and "relevance 0.0" in human.out
@@ -242,7 +268,7 @@ def test_unset_the_threshold_is_each_fitted_model_s_own(indexed, abstaining):
     lexical = m.recall(question, mode="lexical", today=TODAY).relevance
     hybrid = m.recall(question, today=TODAY).relevance
     assert (lexical["model"], lexical["threshold"]) == ("lexical-v4", relevance.LEXICAL.threshold)
-    assert (hybrid["model"], hybrid["threshold"]) == ("hybrid-e5-v4", relevance.HYBRID_E5.threshold)
+    assert (hybrid["model"], hybrid["threshold"]) == ("hybrid-e5-v5", relevance.HYBRID_E5.threshold)
     assert relevance.LEXICAL.threshold < relevance.HYBRID_E5.threshold
     assert m.recall(question, mode="vector", today=TODAY).relevance["threshold"] == 0.0
     m.close()

@@ -287,7 +287,7 @@ def recall(
         typer.Option(
             "--min-relevance",
             help="Show no hits unless one reaches this relevance, 0-1 (default: config "
-            "min_relevance, else the fitted model's threshold: 0.07 hybrid, 0.01 lexical; 0 "
+            "min_relevance, else the fitted model's threshold: 0.03 hybrid, 0.01 lexical; 0 "
             "shows every hit).",
         ),
     ] = None,

@@ -154,6 +154,8 @@ def recall_human(res: dict, explain: bool, weak: list[dict] | None = None) -> No
             out.print(f"   [yellow]superseded by {escape(h['superseded_by'])}[/yellow]")
         if h.get("via"):
             out.print(f"   [blue]{escape(via_line(h['via']))}[/blue]")
+        if h.get("proposed"):
+            out.print(f"   [dim]proposed as a fact: {escape(', '.join(h['proposed']))}[/dim]")
         for line in h["snippet"].splitlines() or [""]:
             out.print("   " + escape(line))
         if explain:

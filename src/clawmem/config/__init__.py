@@ -35,7 +35,7 @@ class Config:
     # recall returns no hits when none of the first ten reaches this relevance (the estimated
     # probability that a hit is evidence; recall/relevance.py); 0 turns abstention off. Unset,
     # each fitted model's own threshold (relevance.Model.threshold): the largest that keeps 99.5%
-    # of each tuning set's answerable questions answered, 0.07 for the default model's hybrid
+    # of each tuning set's answerable questions answered, 0.03 for the default model's hybrid
     # recall, 0.01 for lexical recall, whose probabilities run lower (python -m
     # benchmarks.relevance, docs/benchmarks.md).
     min_relevance: float | None = None

@@ -29,6 +29,12 @@ Design notes, all measured on the 2-core dev machines with all-MiniLM-L6-v2 f32:
   weights (a 3-token decode costs 12-14 ms) -- 72-76 ms of CPU a unit in packs
   of 128-384 tokens against 81-88 ms one at a time -- and two lanes reach 2x
   only while no other process takes a core.
+* A bulk call grows its contexts (an output buffer of n_vocab floats per token of
+  the widest decode: 256 MB a lane for the default model) and they are kept for
+  ``release_after_s`` after the call, not given back at its end: the indexer's
+  next 32-unit call reuses them. Making them anew after every call (zeroing and
+  faulting in 256 MB a lane each time) cost 45 ms of CPU a unit against 32 on
+  real conversation messages (one lane, f32 layers).
 * llama.cpp's graph reservation asserts (aborting the process) unless the batch
   size is at most, or a multiple of, the number of parallel sequences
   llama-cpp-python asks for (256), hence ``_batch_size``.
@@ -86,6 +92,9 @@ SEQ_MAX = 16
 # ``_shrink_lanes``): a usual query's decode (10-30 tokens) keeps its context, and the buffer
 # kept is at most 32 MB for the default model (64 kept 19 MB more after one 35-token text).
 _KEEP_OUTPUT_TOKENS = 32
+# Seconds a bulk call's grown contexts are kept for the next call (see the module docstring);
+# then a background timer gives them back, so a watcher that indexed returns to its query size.
+RELEASE_AFTER_S = 2.0
 # Decodes up to this many tokens use a single thread (see the module docstring).
 _SMALL_BATCH_TOKENS = 64
 # Every this many large batches, re-time the thread setting not in use.
@@ -137,6 +146,9 @@ class LlamaEmbedder:
         self._llm: Any = None
         self._lanes: list[_Lane] = []
         self._lock = threading.Lock()
+        self.release_after_s = RELEASE_AFTER_S
+        self._release_timer: threading.Timer | None = None
+        self._calls = 0  # embedding calls so far: a timer set after call n releases if still n
 
         s = model_settings(self.model_path, query_prefix, document_prefix)
         meta, pooling_type = s.meta, s.pooling_type
@@ -205,7 +217,16 @@ class LlamaEmbedder:
         """How many decodes bulk embedding runs side by side (one thread each)."""
         return self._max_lanes
 
+    def release(self) -> None:
+        """Give back now what bulk calls grew (wide output buffers, the second lane), which
+        otherwise goes ``release_after_s`` after the last call."""
+        with self._lock:
+            self._cancel_release()
+            if self._llm is not None:
+                self._shrink_lanes()
+
     def close(self) -> None:
+        self._cancel_release()
         with self._lock:
             # Contexts of our own first: they must go before the model they use.
             for lane in self._lanes:
@@ -287,6 +308,8 @@ class LlamaEmbedder:
 
         with self._lock:
             self._check_open()
+            self._cancel_release()
+            self._calls += 1
             owner: list[int] = []  # window -> input
             windows: list[list[int]] = []
             truncated = windowed = 0
@@ -309,7 +332,7 @@ class LlamaEmbedder:
                     for w, vec in zip(group, vecs, strict=True):
                         raw[w] = vec
             finally:
-                self._shrink_lanes()
+                self._release_later()
             vectors: list[np.ndarray | None] = [None] * len(texts)
             if windowed:
                 # Mean pooling over the whole input: weight each window's mean by
@@ -417,12 +440,40 @@ class LlamaEmbedder:
             )
         return ctx
 
+    def _grown(self) -> bool:
+        return len(self._lanes) > 1 or any(ln.widest > _KEEP_OUTPUT_TOKENS for ln in self._lanes)
+
+    def _release_later(self) -> None:
+        """After a call (the lock held): what it grew is given back ``release_after_s`` from
+        now unless another call comes first (which cancels the timer and reuses it)."""
+        if not self._grown():
+            return
+        if self.release_after_s <= 0:
+            self._shrink_lanes()
+            return
+        timer = threading.Timer(self.release_after_s, self._release_if_idle, args=(self._calls,))
+        timer.daemon = True  # never keeps a finished process alive
+        self._release_timer = timer
+        timer.start()
+
+    def _release_if_idle(self, calls: int) -> None:
+        with self._lock:
+            if calls == self._calls and self._llm is not None:
+                self._release_timer = None
+                self._shrink_lanes()
+
+    def _cancel_release(self) -> None:
+        timer, self._release_timer = self._release_timer, None
+        if timer is not None:
+            timer.cancel()
+
     def _shrink_lanes(self) -> None:
         """Give back the output buffer a wide decode grew. llama.cpp sizes it to n_vocab floats
         per token of the widest decode so far and never shrinks it: 256 MB after one pack of 256
         tokens of the default model, 512 MB after one 512-token chunk, kept for the life of a
-        watcher or an MCP server that then embeds only queries. A new context costs 3-7 ms, the
-        decodes that grew it 100 ms or more. The lanes beyond the first go too (16-22 MB each),
+        watcher or an MCP server that then embeds only queries. A new context costs 3-7 ms, but
+        growing it again costs the next bulk call ~0.4 s a lane (zeroing and faulting in the
+        pages), hence ``_release_later``. The lanes beyond the first go too (16-22 MB each),
         made again by the next bulk call."""
         shrunk = len(self._lanes) > 1
         while len(self._lanes) > 1:

@@ -43,6 +43,12 @@ def speaker(text: str) -> str | None:
     return fold(m.group("name")).strip() if m else None
 
 
+def speakers(text: str) -> int:
+    """How many people's lines a unit holds (``speaker`` of each of its lines): 2 for a note
+    keeping a talk as one paragraph ("elise: … Emi: … elise: …"), 1 for one message."""
+    return len({s for line in text.split("\n") if (s := speaker(line)) is not None})
+
+
 def is_chat_line(text: str) -> bool:
     """Whether ``text`` is someone's message in a chat log, a list item "- Name: text" as a daily
     log writes it: a structured abstract's "Background: ..." is no one speaking."""

@@ -7,12 +7,22 @@ often ranks above its source; and then the source, the evidence an agent should 
 falls out of the first hits. Here, a page line that cites exactly one source is that source's
 copy: the source is shown right before it (issue 45, "a copy never pushes its source out of the
 top k").
+
+A proposal (reflect/proposal_review.py: a line noticed in a conversation, for review) restates the
+message it cites and says nothing the message does not. In each leg it counts as that message
+(``fold_into_sources``): the message takes the better of the two places, and the proposal, found
+with it, is no hit of its own but a citation on the message's hit. So a proposal never pushes
+another unit down a leg, nor spends an agent's budget on a second reading of the same words
+(issue 44: recall with proposals indexed is no worse than without).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
+
+from clawmem.recall.fusion import LegHit
 
 # "memory/2025-11-17.md#L39", "memory/2025-11-12.md#L179-L181": a workspace citation in a text.
 _CITED = re.compile(r"(?<![\w/.:-])((?:[\w.~-]+/)*[\w.~-]+\.md)#L(\d+)(?:-L?(\d+))?(?![\w-])")
@@ -20,10 +30,10 @@ _CITED = re.compile(r"(?<![\w/.:-])((?:[\w.~-]+/)*[\w.~-]+\.md)#L(\d+)(?:-L?(\d+
 PAGES = "bank/"
 
 
-def cited_source(path: str, text: str) -> tuple[str, int] | None:
+def cited_source(path: str, text: str, pages: str = PAGES) -> tuple[str, int] | None:
     """The one (path, first line) that the page line ``text`` of ``path`` restates, or None
-    (not a page, no citation, or several: a summary of many is no copy of one)."""
-    if not path.startswith(PAGES) or "#L" not in text:
+    (not under ``pages``, no citation, or several: a summary of many is no copy of one)."""
+    if not path.startswith(pages) or "#L" not in text:
         return None
     found = {(m.group(1), int(m.group(2))) for m in _CITED.finditer(text)}
     if len(found) != 1:
@@ -54,3 +64,19 @@ def sources_first(
                 moved[src] = cid
         out.append(cid)
     return out, moved
+
+
+def fold_into_sources(hits: list[LegHit], source: dict[int, int]) -> list[LegHit]:
+    """One leg's hits (best first) with each proposal (a key of ``source``) counted as the unit
+    it restates: the first of the two keeps its place (its score, as the source's), the second
+    is dropped, and the ranks close up behind it."""
+    if not source:
+        return hits
+    out: list[LegHit] = []
+    seen: set[int] = set()
+    for h in hits:
+        cid = source.get(h.chunk_id, h.chunk_id)
+        if cid not in seen:
+            seen.add(cid)
+            out.append(replace(h, chunk_id=cid, rank=len(out) + 1))
+    return out

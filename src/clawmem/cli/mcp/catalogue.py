@@ -286,7 +286,7 @@ TOOLS: tuple[ToolSpec, ...] = (
                     "description": (
                         "Return no results unless one reaches this relevance (default: the "
                         "workspace's min_relevance setting, else the fitted model's threshold, "
-                        "0.07 for hybrid recall with the default model, 0.01 lexical); 0 returns "
+                        "0.03 for hybrid recall with the default model, 0.01 lexical); 0 returns "
                         "every result however weak."
                     ),
                 },
