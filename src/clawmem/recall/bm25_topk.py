@@ -238,8 +238,6 @@ class _ListQuery:
 
     @classmethod
     def plan(cls, index: Index, phrases: list[str]) -> _ListQuery | None:
-        import numpy as np
-
         conn = index.conn
         ref = term_lists.reference(conn)
         if ref is None or not ref["ok"] or not phrases:
@@ -247,6 +245,8 @@ class _ListQuery:
         n_rows, avgdl = term_bounds.averages(conn)
         if n_rows < MIN_ROWS:
             return None
+        import numpy as np  # only past MIN_ROWS: a small index's lexical recall never loads it
+
         cut = term_bounds.phrase_tokens(phrases)
         words = {p: ts[0] for p, ts in cut.items() if len(ts) == 1 and not p.endswith("*")}
         ids = term_lists.term_ids(conn, set(words.values()))
