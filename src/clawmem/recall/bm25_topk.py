@@ -22,15 +22,24 @@ phrase's own node of the expression sits on that row. In ``a OR (b AND c)``, a r
 disjunctions (with NOT), naming each phrase exactly once: each row it yields then has exactly
 the score the whole ``a OR b OR c`` gives it. tests/test_lexical.py compares every answer with
 the whole OR's, ids and scores.
+
+Where the index keeps its terms' impact-ordered lists (store/term_lists.py, from MIN_ROWS rows),
+an unfiltered question is first ranked from them (``from_lists``), without bm25(): its words'
+best rows read first until the bounds prove the top k, then scored exactly. The plan above
+answers what the lists cannot (a compound word in many rows, a filter, other weights).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from clawmem.store import term_bounds
+from clawmem.store import term_bounds, term_lists
 from clawmem.store.index import Index
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # FTS5's bm25() k1 (fts5_aux.c).
 K1 = 1.2
@@ -171,3 +180,228 @@ def _probe(live: list[str], limit: int, ranked: Ranker) -> tuple[float | None, R
         if len(rows) >= limit:
             return -rows[limit - 1][1], rows if probe != live[0] and len(live) == 2 else None
     return None, None
+
+
+# ---------------------------------------------------------------- from the terms' lists
+
+# A phrase the lists cannot answer (several words, a prefix) is ranked whole by bm25(), up to
+# this many rows; a phrase in more rows sends the question back to the plan above.
+LIST_FTS_ROWS = 5000
+# Up to this many rows to look up in a term's unread tiers, only the parts spanning them are
+# read; more, and every unread part is (one query).
+_FEW = 256
+
+
+def from_lists(index: Index, phrases: list[str], limit: int) -> Ranked | None:
+    """The best ``limit`` rows of ``phrases`` OR'ed, with their bm25() scores at the ranking's
+    column weights, read from the terms' impact-ordered lists (store/term_lists.py) instead of
+    bm25(): exactly the rows and scores (within the last bits) the whole OR gives, with every
+    row tied at the cut. None when the lists cannot answer or would not pay: the caller ranks
+    with bm25() (``top``). Unfiltered questions only: the lists know no filters.
+
+    Each listed term's tiers are read best first, always the tier whose bound is highest; each
+    row read gets its exact contribution. θ, the ``limit``-th best score so far, is a lower bound
+    of the answer's; once the bounds of the tiers not yet read add up to less than θ, no row
+    unread can reach it, and a row read can only if its score plus the bounds of the terms it was
+    not yet seen with can. Those rows are looked up in the rest of their terms' lists and scored
+    exactly, the phrases added in the question's order as bm25() adds them."""
+    q = _ListQuery.plan(index, phrases)
+    if q is None or not q.live:
+        return None if q is None else []
+    q.read_until_proved(limit)
+    return q.exact(q.candidates(), limit)
+
+
+class _ListQuery:
+    """One question ranked from the lists: its phrases, their IDFs, what has been read."""
+
+    def __init__(self, index: Index, avgdl: float, drift: float) -> None:
+        import numpy as np
+
+        self.conn, self.avgdl, self.drift = index.conn, avgdl, drift
+        self.live: list[str] = []
+        self.single: dict[str, int] = {}  # a phrase of one listed term -> the term's id
+        self.idf: dict[str, float] = {}
+        self.tiers: dict[int, list[tuple[int, int, float]]] = {}
+        self.weight: dict[int, float] = {}  # each listed term: the IDFs of the phrases naming it
+        self.exact_rows: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # bm25()'s phrases
+        (top_id,) = self.conn.execute("SELECT max(id) FROM chunks").fetchone()
+        self.size = int(top_id or 0) + 1
+        self.acc = np.zeros(self.size)  # each row's score from what has been read: a lower bound
+        self.bits = np.zeros(0, np.uint8)  # the listed terms each row was read with (``plan``)
+        self.seen = np.zeros(self.size, bool)
+        self.order: list[np.ndarray] = []  # the rows read, each once
+        self.read: dict[int, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+        self.next: dict[int, int] = {}
+        self.theta = 0.0
+        self.best = np.zeros(0, np.int64)  # the best ``limit`` rows so far (θ: their least)
+
+    @classmethod
+    def plan(cls, index: Index, phrases: list[str]) -> _ListQuery | None:
+        conn = index.conn
+        ref = term_lists.reference(conn)
+        if ref is None or not ref["ok"] or not phrases:
+            return None
+        n_rows, avgdl = term_bounds.averages(conn)
+        if n_rows < MIN_ROWS:
+            return None
+        import numpy as np  # only past MIN_ROWS: a small index's lexical recall never loads it
+
+        cut = term_bounds.phrase_tokens(phrases)
+        words = {p: ts[0] for p, ts in cut.items() if len(ts) == 1 and not p.endswith("*")}
+        ids = term_lists.term_ids(conn, set(words.values()))
+        q = cls(index, avgdl, max(1.0, avgdl / float(ref["avgdl"])))
+        hits: dict[str, int] = {}
+        for p in phrases:
+            if p not in words:
+                hits[p] = phrase_rows(index, p)
+                continue
+            tid = ids.get(words[p])
+            if tid is not None and tid not in q.tiers:
+                q.tiers[tid] = term_lists.tiers(conn, tid)
+            hits[p] = sum(n for _, n, _ in q.tiers[tid]) if tid is not None else 0
+            if hits[p]:
+                q.single[p] = ids[words[p]]
+        q.live = [p for p in phrases if hits[p]]
+        if q.live and sum(hits[p] for p in q.live) < MIN_ROWS:
+            return None  # bm25() over every row costs little
+        if any(p not in q.single and hits[p] > LIST_FTS_ROWS for p in q.live):
+            return None
+        q.idf = {p: idf(n_rows, hits[p]) for p in q.live}
+        for p, t in q.single.items():
+            q.weight[t] = q.weight.get(t, 0.0) + q.idf[p]
+        if len(q.weight) > 63:
+            return None
+        width = next(
+            w for w in ("u1", "u2", "u4", "u8") if len(q.weight) <= 8 * np.dtype(w).itemsize
+        )
+        q.bits = np.zeros(q.size, width)
+        q.read = {t: [] for t in q.weight}
+        q.next = dict.fromkeys(q.weight, 0)
+        return q
+
+    def _bit(self, j: int) -> np.ndarray:
+        """Term ``j``'s bit, in the width of ``bits``."""
+        import numpy as np
+
+        return np.array(1 << j, self.bits.dtype)
+
+    def _saw(self, d: np.ndarray) -> None:
+        new = d[~self.seen[d]]
+        self.seen[new] = True
+        self.order.append(new)
+
+    def _bound(self, t: int) -> float:
+        """The most term ``t`` adds to a row not yet read with it: the largest impact of its
+        unread tiers (their largest, not the next one's: a bound that needs no tier order)."""
+        rest = self.tiers[t][self.next[t] :]
+        if not rest:
+            return 0.0
+        return self.weight[t] * max(g for _, _, g in rest) * self.drift * (1 + 1e-9) + 1e-12
+
+    def read_until_proved(self, limit: int) -> None:
+        """Rank the phrases bm25() answers whole, then read the listed terms' tiers, the one of
+        highest bound first, until the unread tiers cannot lift a row unread to θ."""
+        import numpy as np
+
+        wsql = ", ".join(f"{x:g}" for x in term_bounds.WEIGHTS)
+        for p in self.live:
+            if p in self.single:
+                continue
+            rows = self.conn.execute(
+                f"SELECT rowid, bm25(chunks_fts, {wsql}) FROM chunks_fts WHERE chunks_fts MATCH ?",
+                (p,),
+            ).fetchall()
+            d = np.array([r[0] for r in rows], np.int64)
+            s = -np.array([r[1] for r in rows], np.float64)
+            self.exact_rows[p] = (d, s)
+            self.acc[d] += s
+            self._saw(d)
+            self._raise_theta(d, limit)
+        terms = list(self.weight)
+        while True:
+            rem = {t: self._bound(t) for t in terms}
+            if not any(rem.values()) or (
+                len(self.best) >= limit and sum(rem.values()) < self.theta
+            ):
+                return
+            t = max(terms, key=lambda t: rem[t])
+            d, f, n = term_lists.read(self.conn, t, self.tiers[t][self.next[t]][0])
+            self.next[t] += 1
+            self.read[t].append((d, f, n))
+            self.acc[d] += self.weight[t] * term_lists.impact(f, n, self.avgdl)
+            self.bits[d] |= self._bit(terms.index(t))
+            self._saw(d)
+            self._raise_theta(d, limit)
+
+    def _raise_theta(self, touched: np.ndarray, limit: int) -> None:
+        """θ after the rows ``touched`` gained score: the best ``limit`` rows so far can only be
+        the best before or rows just touched, so only those are ranked."""
+        import numpy as np
+
+        pool = np.union1d(self.best, touched)
+        if len(pool) > limit:
+            scores = self.acc[pool]
+            keep = np.argpartition(scores, len(pool) - limit)[len(pool) - limit :]
+            pool = pool[keep]
+        self.best = pool
+        if len(pool) >= limit:
+            self.theta = float(self.acc[pool].min())
+
+    def candidates(self) -> np.ndarray:
+        """The rows read whose score so far plus the bounds of the terms they were not read with
+        reaches θ (ascending rowids)."""
+        import numpy as np
+
+        if not self.order:
+            return np.zeros(0, np.int64)
+        everyone = np.concatenate(self.order)
+        have = self.bits[everyone]
+        upper = self.acc[everyone].copy()
+        for j, t in enumerate(self.weight):
+            upper += np.where(have & self._bit(j), 0.0, self._bound(t))
+        return np.sort(everyone[upper >= self.theta * (1 - 1e-9) - 1e-12])
+
+    def exact(self, cand: np.ndarray, limit: int) -> Ranked:
+        """The candidates' bm25() scores, the best ``limit`` and every row tied with them: each
+        candidate's count and length for each listed term from the tiers read, then from the
+        parts of the unread tiers that span a candidate not yet read with the term."""
+        import numpy as np
+
+        if not len(cand):
+            return []
+        at = np.full(self.size, -1, np.int32)
+        at[cand] = np.arange(len(cand))
+        tfw = {t: np.zeros(len(cand), np.int64) for t in self.weight}
+        lens = np.zeros(len(cand), np.int64)
+        for j, t in enumerate(self.weight):
+            parts = list(self.read[t])
+            missing = cand[(self.bits[cand] & self._bit(j)) == 0]
+            if len(missing) and self.next[t] < len(self.tiers[t]):
+                tier = self.tiers[t][self.next[t]][0]
+                if len(missing) <= _FEW:
+                    parts.append(term_lists.read_spanning(self.conn, t, tier, missing))
+                else:
+                    parts.append(term_lists.read_from(self.conn, t, tier))
+            for d, f, n in parts:
+                i = at[d]
+                m = i >= 0
+                tfw[t][i[m]] = f[m]
+                lens[i[m]] = n[m]
+        # bm25(): the phrases added in the question's order, each as fts5_aux.c computes it.
+        score = np.zeros(len(cand))
+        norm = K1 * ((1 - term_bounds.B) + (term_bounds.B * lens.astype(np.float64)) / self.avgdl)
+        for p in self.live:
+            if p in self.single:
+                f64 = tfw[self.single[p]].astype(np.float64) / 10.0
+                score += self.idf[p] * ((f64 * (K1 + 1.0)) / (f64 + norm))
+            else:
+                d, s = self.exact_rows[p]
+                got = np.zeros(self.size)
+                got[d] = s
+                score += got[cand]
+        if len(cand) > limit:
+            kth = np.partition(score, len(cand) - limit)[len(cand) - limit]
+            keep = score >= kth * (1 - 1e-12)
+            cand, score = cand[keep], score[keep]
+        return [(int(d), -float(s)) for d, s in zip(cand.tolist(), score.tolist(), strict=True)]

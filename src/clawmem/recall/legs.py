@@ -56,7 +56,13 @@ def lexical_leg(
         index holds the query's words in many rows (bm25_topk)."""
         # Phrases are quoted letters and digits, so " OR " only ever joins them.
         weights = (1.0, r.heading_weight, r.context_weight)
-        best = bm25_topk.top(index, alternatives.split(" OR "), limit, ranked, weights)
+        phrases = alternatives.split(" OR ")
+        best = None
+        if not where and weights == bm25_topk.term_bounds.WEIGHTS:
+            # The terms' impact-ordered lists, where they can answer (they know no filters).
+            best = bm25_topk.from_lists(index, phrases, limit)
+        if best is None:
+            best = bm25_topk.top(index, phrases, limit, ranked, weights)
         if best is None:
             return ranked(alternatives)
         return _tie_ordered(index, best, limit) if best else []

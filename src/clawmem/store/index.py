@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from clawmem.store import db, schema, term_bounds
+from clawmem.store import db, schema, term_bounds, term_lists
 from clawmem.store.vectors import IndexVectors, embed_text
 from clawmem.text.textnorm import NORMALIZER_VERSION, search_text
 
@@ -389,6 +389,9 @@ class Index(IndexVectors):
                         "VALUES('delete', ?, ?, ?, ?)",
                         (last["id"], body, head, ctx),
                     )
+                    term_lists.forget(
+                        self.conn, *term_bounds.counts([(last["id"], body, head, ctx)])
+                    )
                     body, head, ctx = _fts_values(last["text"], last["heading"], ents, after)
                     self.conn.execute(
                         "INSERT INTO chunks_fts(rowid, body, heading, context) VALUES (?, ?, ?, ?)",
@@ -525,6 +528,7 @@ class Index(IndexVectors):
         ).fetchall()
         key = self.get_meta("embedder")
         contexts = neighbour_context([(r["heading"], r["text"], r["kind"]) for r in rows])
+        gone = []
         for r, context in zip(rows, contexts, strict=True):
             body, head, ctx = _fts_values(r["text"], r["heading"], r["entities"].split(), context)
             # Contentless FTS5 deletes by restating the indexed values (deterministic, see textnorm).
@@ -533,6 +537,7 @@ class Index(IndexVectors):
                 "VALUES('delete', ?, ?, ?, ?)",
                 (r["id"], body, head, ctx),
             )
+            gone.append((r["id"], body, head, ctx))
             if r["embedded"]:
                 if keep_vectors and key:
                     vec = self._get_vector(r["id"])
@@ -543,6 +548,7 @@ class Index(IndexVectors):
                             (key, r["sha256"], vec, now),
                         )
                 self._delete_vector(r["id"])
+        term_lists.forget(self.conn, *term_bounds.counts(gone))  # out of the terms' lists
         self.conn.execute("DELETE FROM links WHERE src = ?", (relpath,))
         self.conn.execute("DELETE FROM chunks WHERE path = ?", (relpath,))  # cascades entities
         self.conn.execute("DELETE FROM files WHERE path = ?", (relpath,))

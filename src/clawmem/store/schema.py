@@ -7,7 +7,7 @@ See docs/storage.md for the reasoning behind each table.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 8  # 8: term_bounds (store/term_bounds.py)
+SCHEMA_VERSION = 9  # 8: term_bounds (store/term_bounds.py); 9: terms, term_lists (term_lists.py)
 # Bump when chunking.py's chunk boundaries or texts change for the same input. Kept here, beside
 # the schema's version, so that opening an index for a read (which checks it) does not import the
 # chunker (issue 16: a cold lexical recall). Also when markdown/searchable.py keeps other words
@@ -17,7 +17,28 @@ CHUNKER_VERSION = 3
 # may hold what the newer ones catch, so it is rebuilt rather than trusted (issue 31).
 REDACTION_VERSION = 3
 
-DDL = """
+TERM_LISTS_DDL = """
+CREATE TABLE IF NOT EXISTS terms (
+    id   INTEGER PRIMARY KEY,
+    term TEXT NOT NULL UNIQUE   -- a token as chunks_fts holds it (folded, stemmed)
+);
+CREATE TABLE IF NOT EXISTS term_lists (
+    id    INTEGER PRIMARY KEY,
+    term  INTEGER NOT NULL,     -- terms.id
+    tier  INTEGER NOT NULL,     -- 0: the rows the term weighs most in, TIERS - 1 the least
+    first INTEGER NOT NULL,     -- the part's smallest and largest rowid (parts of a tier are
+    last  INTEGER NOT NULL,     -- disjoint ranges)
+    n     INTEGER NOT NULL,     -- its rows (a term's rows: the sum over its parts)
+    gmax  REAL NOT NULL,        -- its largest impact at the reference length (never lowered)
+    docs  BLOB NOT NULL,        -- rowids, uint32 little-endian, ascending
+    tfw   BLOB NOT NULL,        -- the term's column-weighted count in each row, in tenths, uint16
+    dl    BLOB NOT NULL         -- each row's length in tokens, uint16
+);
+CREATE INDEX IF NOT EXISTS term_lists_part ON term_lists(term, tier, first, last, n, gmax);
+"""
+
+DDL = (
+    """
 -- Key/value facts about this index: schema_version, chunker_version, normalizer_version,
 -- redaction_version,
 -- chunking ("tokens/overlap"), embedder (identity key), embedder_identity (JSON), dims,
@@ -120,6 +141,12 @@ CREATE TABLE IF NOT EXISTS term_bounds (
     gmax REAL NOT NULL       -- tfw*(k1+1)/(tfw + k1*(1-b+b*dl/A)) at its largest over the rows
 ) WITHOUT ROWID;
 
+-- Each term's rows of chunks_fts in tiers of their impact, best first (store/term_lists.py): the
+-- lexical leg's top k at a large index reads a common word's best rows, not all of them.
+-- Written for every row chunks_fts receives or loses, in the same transaction.
+"""
+    + TERM_LISTS_DDL
+    + """
 -- Vectors of texts that left the index (edited or deleted), kept so that an undo, a rename or a
 -- forced rebuild embeds nothing twice. Live vectors are stored once, in the vector table.
 -- Bounded by cache_max_entries (least recently used go first).
@@ -131,6 +158,7 @@ CREATE TABLE IF NOT EXISTS embedding_cache (
     PRIMARY KEY (embedder, sha256)
 ) WITHOUT ROWID;
 """
+)
 
 
 def vec0_ddl(dims: int) -> str:

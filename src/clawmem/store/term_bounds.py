@@ -30,7 +30,7 @@ import threading
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from clawmem.store import db
+from clawmem.store import db, term_lists
 
 # bm25()'s constants (fts5_aux.c) and the column weights of the recall ranking's defaults
 # (fusion.Ranking: body, heading, context), which tests/test_term_bounds.py holds equal.
@@ -97,17 +97,26 @@ def _set_reference(conn: db.Connection, avgdl: float, weights: Sequence[float]) 
 _COLUMN = {"body": 0, "heading": 1, "context": 2}
 
 
-def note(conn: db.Connection, rows: Sequence[tuple[int, str, str, str]]) -> None:
-    """Raise the bounds for ``rows`` (rowid, body, heading, context), just given to chunks_fts,
-    inside the caller's transaction. The first rows an index receives set its reference
-    length."""
-    if not rows:
-        return
+def counts(
+    rows: Sequence[tuple[int, str, str, str]],
+) -> tuple[dict[tuple[str, int], list[int]], dict[int, int]]:
+    """({(term, rowid): [body, heading, context] counts}, {rowid: tokens}) of ``rows`` (rowid,
+    body, heading, context), cut as chunks_fts cuts them."""
     tf: dict[tuple[str, int], list[int]] = {}
     dl: dict[int, int] = {}
     for term, doc, col, n in tokenize(rows):
         tf.setdefault((term, doc), [0, 0, 0])[_COLUMN[col]] += n
         dl[doc] = dl.get(doc, 0) + n
+    return tf, dl
+
+
+def note(conn: db.Connection, rows: Sequence[tuple[int, str, str, str]]) -> None:
+    """Raise the bounds for ``rows`` (rowid, body, heading, context), just given to chunks_fts,
+    inside the caller's transaction, and put them in their terms' lists (term_lists.py). The
+    first rows an index receives set its reference length."""
+    if not rows:
+        return
+    tf, dl = counts(rows)
     ref = reference(conn)
     if ref is None:
         ref = {"avgdl": max(sum(dl.values()) / max(len(dl), 1), 1.0), "weights": list(WEIGHTS)}
@@ -126,32 +135,15 @@ def note(conn: db.Connection, rows: Sequence[tuple[int, str, str, str]]) -> None
         "ON CONFLICT(term) DO UPDATE SET gmax = max(gmax, excluded.gmax)",
         best.items(),
     )
+    term_lists.add(conn, tf, dl)
 
 
 # ---------------------------------------------------------------- FTS5's own statistics
 
 
 def averages(conn: db.Connection) -> tuple[int, float]:
-    """(rows, average row length in tokens) as bm25() reads them: chunks_fts's averages record
-    (its first varint the row count, then each column's total tokens)."""
-    row = conn.execute("SELECT block FROM chunks_fts_data WHERE id = 1").fetchone()
-    if row is None or not row[0]:
-        return 0, 0.0
-    data, values, i = bytes(row[0]), [], 0
-    while i < len(data):
-        value = 0
-        for j in range(9):  # SQLite's varint: 7 bits a byte, big-endian; the 9th byte whole
-            byte = data[i]
-            i += 1
-            if j == 8:
-                value = (value << 8) | byte
-                break
-            value = (value << 7) | (byte & 0x7F)
-            if byte < 0x80:
-                break
-        values.append(value)
-    n_rows = values[0] if values else 0
-    return n_rows, (sum(values[1:]) / n_rows if n_rows else 0.0)
+    """(rows, average row length in tokens) as bm25() reads them (term_lists.averages)."""
+    return term_lists.averages(conn)
 
 
 def idf(n_rows: int, hits: int) -> float:
@@ -161,6 +153,17 @@ def idf(n_rows: int, hits: int) -> float:
 
 
 # ---------------------------------------------------------------- reading them
+
+
+def phrase_tokens(phrases: Iterable[str]) -> dict[str, list[str]]:
+    """The terms each quoted phrase ('"kyoto"', '"edge proxy"') is cut into, as chunks_fts
+    cuts it (each as often as it occurs, in no order)."""
+    phrases = list(phrases)
+    rows = [(i + 1, p.strip('"').replace('""', '"'), "", "") for i, p in enumerate(phrases)]
+    tokens: dict[int, list[str]] = {}
+    for term, doc, _col, n in tokenize(rows):
+        tokens.setdefault(doc, []).extend([term] * n)
+    return {p: tokens.get(i + 1, []) for i, p in enumerate(phrases)}
 
 
 def phrase_bounds(
@@ -174,10 +177,8 @@ def phrase_bounds(
     if ref is None or [float(x) for x in ref["weights"]] != [float(x) for x in weights]:
         return {}
     phrases = list(phrases)
-    rows = [(i + 1, p.strip('"').replace('""', '"'), "", "") for i, p in enumerate(phrases)]
-    tokens: dict[int, list[str]] = {}
-    for term, doc, _col, _n in tokenize(rows):
-        tokens.setdefault(doc, []).append(term)
+    cut = phrase_tokens(phrases)
+    tokens = {i + 1: cut[p] for i, p in enumerate(phrases) if cut.get(p)}
     every = sorted({t for ts in tokens.values() for t in ts})
     if not every:
         return {}
