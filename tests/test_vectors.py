@@ -59,7 +59,7 @@ def test_status_reports_the_embedder(indexed):
     assert v["backend"] == "sqlite-vec" and v["sqlite_vec"].startswith("v0.1")
     assert v["dims"] == 384 and v["pending"] == 0 and v["indexed"] == st["chunks"] + st["facts"]
     emb = v["configured_embedder"]
-    assert emb["model"] == "multilingual-e5-small" and len(emb["model_sha256"]) == 64
+    assert emb["model"] == "multilingual-e5-small-q4_0" and len(emb["model_sha256"]) == 64
     assert v["model_path"].endswith(".gguf") and v["state"] == "ok"
 
 
