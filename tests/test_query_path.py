@@ -150,6 +150,31 @@ def test_the_cache_is_built_once_and_known_stale_when_the_model_changes(model_co
     assert query_path.QueryPathEmbedder.open(model_copy, ident).startswith("its cache is")
 
 
+def test_the_4_bit_layers_are_expanded_once_beside_the_cache(model_copy):
+    """A cold process maps the layers the cache build expanded instead of expanding them itself
+    (0.1 s of CPU), with the same vectors; a file that is not the one recorded is not used."""
+    from clawmem.embedders.model_identity import identity_of
+
+    ident = identity_of(model_copy)
+    assert ident is not None and query_path.ensure(model_copy, ident.model_sha256) is None
+    layers = query_path.expanded_path(model_copy)
+    assert layers.exists() and 80 << 20 < layers.stat().st_size < 90 << 20
+
+    def vector(text: str):
+        e = query_path.QueryPathEmbedder.open(model_copy, ident)
+        assert not isinstance(e, str), e
+        return e, e.embed_query(text)
+
+    mapped, v = vector("where does Peter live?")
+    assert mapped._bert._expanded  # the expanded file is the one in use
+    os.utime(layers, ns=(0, layers.stat().st_mtime_ns + 10**9))  # not the file recorded
+    expanded_here, w = vector("where does Peter live?")
+    assert not expanded_here._bert._expanded
+    assert float(abs(v - w).max()) < 1e-6
+    layers.unlink()
+    assert not isinstance(query_path.QueryPathEmbedder.open(model_copy, ident), str)
+
+
 def test_a_model_it_cannot_run_is_recorded_as_such(tmp_path):
     """A GGUF with a WordPiece vocabulary (as all-MiniLM's): the cache says why, once."""
     import gguf
