@@ -164,7 +164,10 @@ def test_long_input_is_embedded_whole_window_by_window(embedder):
     body, width = toks[1:-1], embedder.max_tokens - 2
     parts = [[toks[0], *body[i : i + width], toks[-1]] for i in range(0, len(body), width)]
     assert len(parts) >= 2
-    pooled = [embedder._decode(embedder._lanes[0], [p], 1)[0] for p in parts]
+    # Under the embedder's lock, as its own calls decode: the idle release (a timer set by the
+    # call above, 2 s) would otherwise give back this lane's context in the middle of a decode.
+    with embedder._lock:
+        pooled = [embedder._decode(embedder._lanes[0], [p], 1)[0] for p in parts]
     mean = sum((len(p) - 2) * np.asarray(v, np.float64) for p, v in zip(parts, pooled, strict=True))
     assert _cos(whole, normalize(mean)) > 0.9999
     # The tail matters now: text beyond the first window moves the vector.
