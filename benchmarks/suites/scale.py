@@ -757,15 +757,18 @@ def render(d: dict) -> str:
             f"No step back at an everyday size (`python -m benchmarks.suites.everyday_ab`: "
             f"REALTALK chat 1's workspace, 476 units, {ev['questions']} of its questions, "
             f"in-process hybrid recalls, {ev['rounds']} rounds alternating child processes of "
-            "main just before this change and of this tree; load "
+            f"{ev.get('before', 'main just before this change')} and of this tree; load "
             f"{ev['load'][0][0]:.1f} → {ev['load'][1][0]:.1f}): before "
             f"{a['p50_ms']:.0f} ms p50 wall (p90 {a['p90_ms']:.0f}), CPU p50 "
             f"{a['cpu_p50_ms']:.1f} ms; now {b['p50_ms']:.0f} ms (p90 {b['p90_ms']:.0f}), CPU "
             f"p50 {b['cpu_p50_ms']:.1f} ms, over {b['n']} recalls each; each tree on its own "
-            "copy, indexed by its own code first. No recall of this size reads the terms' "
-            "bounds (the pruned lexical leg starts at 20,000 rows, `bm25_topk.MIN_ROWS`), nor "
-            "the compressed copy (50,000 vectors); what differs is the index they were kept "
-            "in.",
+            "copy, indexed by its own code first. "
+            + ev.get(
+                "why",
+                "No recall of this size reads the terms' bounds (the pruned lexical leg starts "
+                "at 20,000 rows, `bm25_topk.MIN_ROWS`), nor the compressed copy (50,000 "
+                "vectors); what differs is the index they were kept in.",
+            ),
         ]
     lines += ["", *_targets(d)]
     return "\n".join(lines) + "\n"
