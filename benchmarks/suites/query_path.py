@@ -5,7 +5,7 @@
 A cold process that finds no embedder ready embeds its query with ``embedders/query_path.py``
 (its own unigram tokenizer and a NumPy BERT on the GGUF's weights) instead of loading llama.cpp.
 Its vectors must be llama.cpp's: for each text, the token ids (windows included) must be
-identical and the cosine at least 0.9999. Checked on:
+identical and the cosine at least ``MIN_COSINE``. Checked on:
 
 * every question: REALTALK (all chats), the agent-memory sets in ``benchmarks/questions``
   (agent_memory, authored, multilingual queries), MemoryBank's probing questions, SciFact's
@@ -47,7 +47,10 @@ if TYPE_CHECKING:
 HEADING = "## Cold start: the NumPy query path"
 SAVED = WORK / "query_path.json"
 QUESTIONS = REPO / "benchmarks" / "questions"
-MIN_COSINE = 0.9999
+# The default model's layers are 4-bit: llama.cpp rounds each matrix product's input to int8
+# blocks, which the NumPy path imitates (numpy_bert._q8_0) but not bit for bit (0.99987-1.0 on
+# tests/test_query_path.py's texts); with float32 layers every text reached 0.9999.
+MIN_COSINE = 0.9998
 COLD_QUERY = "what did we decide about the deployment schedule?"
 
 _COLD = (
