@@ -266,15 +266,27 @@ def _hold(mem: Memory, q: str) -> float:
     return time.perf_counter() - t0
 
 
+def _timed_leg(idx: Any, q: Any, fresh: bool, times: list) -> list:
+    """The lexical leg's 80 hits for ``q``, its (wall, CPU) seconds appended to ``times``;
+    ``fresh``: the phrases' row counts forgotten first, as a cold process has none."""
+    from clawmem.recall import legs
+    from clawmem.store.index import Filters
+
+    if fresh:
+        idx.read_memo.clear()
+    t0, c0 = time.perf_counter(), time.process_time()
+    hits, _ = legs.lexical_leg(idx, q, Filters(), 80)
+    times.append((time.perf_counter() - t0, time.process_time() - c0))
+    return hits
+
+
 def _lexical_bounds(idx: Any, lexes: list) -> dict:
     """The lexical leg alone with each term's bound (``store/term_bounds.py``) and with the
     generic one, ``idf * (k1 + 1)`` (the leg before the bounds), alternating on the same queries;
     each with the phrases' row counts remembered from earlier queries (as a process that recalls
     again keeps them while the index is unchanged) and counted afresh (as a cold process does).
     Whether the two give the same rows and scores (rounded to 9 digits)."""
-    from clawmem.recall import legs
     from clawmem.store import term_bounds
-    from clawmem.store.index import Filters
 
     real = term_bounds.phrase_bounds
     out: dict = {"same": 0, "queries": len(lexes)}
@@ -284,13 +296,7 @@ def _lexical_bounds(idx: Any, lexes: list) -> dict:
         for fresh in (False, True):
             for mode in ("bounds", "generic") if i % 2 else ("generic", "bounds"):
                 term_bounds.phrase_bounds = real if mode == "bounds" else (lambda *a: {})  # type: ignore[assignment]
-                if fresh:
-                    idx.read_memo.clear()
-                t0, c0 = time.perf_counter(), time.process_time()
-                hits, _ = legs.lexical_leg(idx, q, Filters(), 80)
-                lat.setdefault(f"{mode}{'_fresh' if fresh else ''}", []).append(
-                    (time.perf_counter() - t0, time.process_time() - c0)
-                )
+                hits = _timed_leg(idx, q, fresh, lat.setdefault(f"{mode}{'_fresh' * fresh}", []))
                 got[mode] = [(h.chunk_id, round(h.score, 9)) for h in hits]
         out["same"] += got["bounds"] == got["generic"]
     term_bounds.phrase_bounds = real
@@ -352,13 +358,7 @@ def lexical_lists(size: int, n_queries: int) -> dict:
         for fresh in (False, True):
             for mode in ("bounds", "lists") if i % 2 else ("lists", "bounds"):
                 bm25_topk.from_lists = real if mode == "lists" else (lambda *a: None)  # type: ignore[assignment]
-                if fresh:
-                    idx.read_memo.clear()
-                t0, t1 = time.perf_counter(), time.process_time()
-                hits, _ = legs.lexical_leg(idx, q, Filters(), 80)
-                lat.setdefault(f"{mode}{'_fresh' if fresh else ''}", []).append(
-                    (time.perf_counter() - t0, time.process_time() - t1)
-                )
+                hits = _timed_leg(idx, q, fresh, lat.setdefault(f"{mode}{'_fresh' * fresh}", []))
                 got[mode] = [(h.chunk_id, h.rank, h.score) for h in hits]
         bm25_topk.from_lists = real  # type: ignore[assignment]
         a, b = got["lists"], got["bounds"]

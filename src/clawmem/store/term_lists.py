@@ -199,19 +199,7 @@ def _to_tail(conn: db.Connection, term: int, rows: Postings, avgdl: float) -> No
     ).fetchone()
     g = max(g_of(w, n, avgdl) for _, w, n in rows)
     if tail is not None and rows[0][0] > tail[2] and tail[3] + len(rows) < PART:
-        conn.execute(  # the usual append: the blobs extended as they are, no row decoded
-            "UPDATE term_lists SET last = ?, n = ?, gmax = ?, docs = ?, tfw = ?, dl = ? "
-            "WHERE id = ?",
-            (
-                rows[-1][0],
-                tail[3] + len(rows),
-                max(float(tail[4]), g),
-                bytes(tail[5]) + _blob(_U4, (r[0] for r in rows)),
-                bytes(tail[6]) + _blob("H", (r[1] for r in rows)),
-                bytes(tail[7]) + _blob("H", (r[2] for r in rows)),
-                tail[0],
-            ),
-        )
+        _extend(conn, (tail[0], *tail[3:8]), rows, g)  # the usual append
         return
     merged = rows if tail is None else sorted(_postings(tail) + rows)
     if len(merged) < PART:
@@ -287,6 +275,24 @@ def _blob(code: str, values: Iterable[int]) -> bytes:
     return a.tobytes()
 
 
+def _extend(conn: db.Connection, part: tuple, rows: Postings, g: float) -> None:
+    """Append ``rows`` (newer than every row of the part, ``g`` their largest impact) to the
+    part ``(id, n, gmax, docs, tfw, dl)``: its blobs extended as they are, no row decoded."""
+    pid, n, gmax, docs, tfw, dl = part
+    conn.execute(
+        "UPDATE term_lists SET last = ?, n = ?, gmax = ?, docs = ?, tfw = ?, dl = ? WHERE id = ?",
+        (
+            rows[-1][0],
+            n + len(rows),
+            max(float(gmax), g),
+            bytes(docs) + _blob(_U4, (r[0] for r in rows)),
+            bytes(tfw) + _blob("H", (r[1] for r in rows)),
+            bytes(dl) + _blob("H", (r[2] for r in rows)),
+            pid,
+        ),
+    )
+
+
 def _write(
     conn: db.Connection, term: int, tier: int, part_id: int | None, rows: Postings, gmax: float
 ) -> None:
@@ -338,19 +344,7 @@ def _insert(conn: db.Connection, term: int, tier: int, rows: Postings, avgdl: fl
             _write(conn, term, tier, None, rows, g)
             return
         room = rows[: PART - last[2]]
-        conn.execute(
-            "UPDATE term_lists SET last = ?, n = ?, gmax = ?, docs = ?, tfw = ?, dl = ? "
-            "WHERE id = ?",
-            (
-                room[-1][0],
-                last[2] + len(room),
-                max(float(last[3]), g),
-                bytes(last[4]) + _blob(_U4, (r[0] for r in room)),
-                bytes(last[5]) + _blob("H", (r[1] for r in room)),
-                bytes(last[6]) + _blob("H", (r[2] for r in room)),
-                last[0],
-            ),
-        )
+        _extend(conn, (last[0], *last[2:7]), room, g)
         if len(room) < len(rows):
             rest = rows[len(room) :]
             _write(conn, term, tier, None, rest, max(g_of(w, n, avgdl) for _, w, n in rest))
