@@ -129,6 +129,8 @@ def test_empty_and_blank_documents():
                 "code",
                 "| a | b |",
                 "|---|---|",
+                "Kate: a message",
+                "Ben: " + "a long reply " * 12,
             ]
         ),
         max_size=80,
@@ -153,3 +155,47 @@ def test_line_exactly_at_the_cap_terminates():
     chunks = chunk_markdown(doc, max_chars=1600, overlap_chars=320)
     assert [(c.start_line, c.end_line) for c in chunks][-1] == (6, 10)
     assert all(len(c.text) <= 1600 for c in chunks)
+
+
+TALK = """# 2024-01-05
+
+## Evening talk with Elise
+
+Emi: Hi Emily! Are you feeling any better today?
+elise: Hi Kate! I had some magic medicine.
+Emi: The magic medicine sounds like a great remedy.
+
+**Kate:** the venue is booked
+**Ben:** for Saturday?
+**Kate:** yes, 7 pm
+
+[10:32] Kate: shall we go with Hetzner?
+[10:33] Ben: yes
+
+Background: Stripe deduplicates requests by key for 24 h.
+Methods: we replayed a day of webhooks.
+Results: no double charges.
+
+Decision: Postgres for the ledger
+Owner: Peter
+"""
+
+
+def test_a_conversation_paragraph_is_one_unit_per_message():
+    chunks = chunk_markdown(TALK)
+    spans = [(c.start_line, c.end_line) for c in chunks]
+    # Speakers come back: each message is its own unit, citing its own line.
+    assert spans[:6] == [(5, 5), (6, 6), (7, 7), (9, 9), (10, 10), (11, 11)]
+    assert chunks[1].text == "elise: Hi Kate! I had some magic medicine."
+    assert chunks[1].heading == "2024-01-05 > Evening talk with Elise"
+    # Two lines by two people, a structured abstract and a record name each label once: they
+    # read as fields, and stay one unit.
+    assert spans[6:] == [(13, 14), (16, 18), (20, 21)]
+
+
+def test_an_over_long_message_in_a_talk_is_still_cut():
+    doc = "Kate: " + "word " * 500 + "\nBen: ok\nKate: fine\n"
+    chunks = chunk_markdown(doc, max_chars=1600, overlap_chars=320)
+    assert [c.start_line for c in chunks[-2:]] == [2, 3]
+    assert all(c.start_line == c.end_line == 1 for c in chunks[:-2]) and len(chunks) > 3
+    assert all(weight(c.text) <= 1600 for c in chunks)

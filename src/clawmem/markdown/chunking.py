@@ -166,6 +166,36 @@ def weight(text: str) -> int:
 _WIDE = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 
 
+# A line that starts with who says it: "Kate: …", "**Kate:** …", "[10:32] Kate: …". The label is a
+# short name (up to three words, starting with a letter), then a colon and the message.
+_SPEAKER = re.compile(
+    r"(?:\[[^\]\n]{1,32}\]\s*)?(?:\*\*|__)?([^\W\d_][\w.'\u2019 -]{0,30}?)(?:\*\*|__)?\s?:(?:\*\*|__)?\s+\S"
+)
+
+
+def _speaker(line: str) -> str | None:
+    m = _SPEAKER.match(line)
+    if m is None or len(m.group(1).split()) > 3:
+        return None
+    return m.group(1).casefold()
+
+
+def _is_talk(lines: list[str]) -> bool:
+    """Is this paragraph a conversation kept as one block, one message a line?
+
+    Every line must start with a speaker's label, and some speaker must come back (more lines
+    than speakers): a talk's speakers return, while a structured abstract ("Background: … /
+    Methods: …") or a record ("Decision: … / Owner: …") names each field once, so those stay
+    one unit. Two lines by two different people stay together too: nothing says they are not
+    fields."""
+    if len(lines) < 2:
+        return False
+    labels = [_speaker(line) for line in lines]
+    if any(label is None for label in labels):
+        return False
+    return len(set(labels)) < len(labels)
+
+
 def chunk_markdown(text: str, *, max_chars: int = 1600, overlap_chars: int = 320) -> list[Chunk]:
     """The search units of a Markdown document: one per block.
 
@@ -173,8 +203,10 @@ def chunk_markdown(text: str, *, max_chars: int = 1600, overlap_chars: int = 320
     citing exactly its lines; its heading path says where it sits. Recall ranks these small units,
     so a hit is the evidence itself, not the section around it (the section still informs
     ranking: see ``index.neighbour_context``). A heading whose section has no body of its own is a
-    unit by itself, so every non-blank line is searchable. A block over ``max_chars`` (measured by
-    ``weight``) is cut into line windows that overlap by about ``overlap_chars``.
+    unit by itself, so every non-blank line is searchable. A paragraph that is a conversation, one
+    message a line (``_is_talk``), is one unit per message: the answer is one person's line, and
+    the other lines of the talk would dilute it in both search legs. A block over ``max_chars``
+    (measured by ``weight``) is cut into line windows that overlap by about ``overlap_chars``.
     """
     lines = text.split("\n")
     if lines and lines[-1] == "":
@@ -207,7 +239,14 @@ def chunk_markdown(text: str, *, max_chars: int = 1600, overlap_chars: int = 320
             if not body:
                 emit(b.start, b.end)
             continue
-        if weight("\n".join(lines[b.start : b.end])) > max_chars:
+        if _is_talk(lines[b.start : b.end]):
+            for n in range(b.start, b.end):
+                if weight(lines[n]) > max_chars:
+                    for s, e, part in _split_oversized(lines, n, n + 1, max_chars, overlap_chars):
+                        emit(s, e, part)
+                else:
+                    emit(n, n + 1)
+        elif weight("\n".join(lines[b.start : b.end])) > max_chars:
             for s, e, part in _split_oversized(lines, b.start, b.end, max_chars, overlap_chars):
                 emit(s, e, part)
         else:

@@ -11,8 +11,9 @@ SCHEMA_VERSION = 9  # 8: term_bounds (store/term_bounds.py); 9: terms, term_list
 # Bump when chunking.py's chunk boundaries or texts change for the same input. Kept here, beside
 # the schema's version, so that opening an index for a read (which checks it) does not import the
 # chunker (issue 16: a cold lexical recall). Also when markdown/searchable.py keeps other words
-# (3: a link's address, markers, checkboxes and citations are no longer indexed).
-CHUNKER_VERSION = 3
+# (3: a link's address, markers, checkboxes and citations are no longer indexed; 4: a paragraph
+# that is a conversation is one unit per message, chunking._is_talk).
+CHUNKER_VERSION = 4
 # Bump when text/redact.py redacts more for the same input: an index built under the older rules
 # may hold what the newer ones catch, so it is rebuilt rather than trusted (issue 31).
 REDACTION_VERSION = 3
