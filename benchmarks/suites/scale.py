@@ -237,6 +237,67 @@ def _leg_latency(run: Callable[[Any], object], items: list) -> dict:
     }
 
 
+def _numpy_int8_dots(rows8: np.ndarray, q8: np.ndarray) -> np.ndarray:
+    """The first pass's kernel before SimSIMD: numpy's int8 dot product, int32 sums."""
+    import numpy as np
+
+    return np.einsum("ij,j->i", rows8, q8, dtype=np.int32)
+
+
+def _vector_kernels(idx: Any, qvecs: list) -> dict:
+    """The vector leg alone over the held compressed copy, alternating on each query: its first
+    pass by SimSIMD's kernel (``vector_lists.int8_dots``) and by numpy's int8 dot product (the
+    kernel before), each on one thread (``legs.vector_leg``), and SimSIMD's with a second thread
+    sharing the blocks, as a recall's two threads do; whether both kernels gave the same rows."""
+    import threading
+
+    from clawmem.recall import legs
+    from clawmem.store import vector_lists
+    from clawmem.store.index import Filters
+
+    held = legs.held_vectors(idx, Filters())
+    assert held is not None and isinstance(held[1], vector_lists.Lists), "no compressed copy"
+    simd = vector_lists.int8_dots
+
+    def two_threads(v: Any) -> object:
+        scan = legs.held_scan(held, v, 80)
+        helper = threading.Thread(target=scan.work)
+        helper.start()
+        hits = legs.scan_hits(scan)
+        helper.join()
+        return hits
+
+    ways: dict[str, list] = {"simsimd": [], "numpy": [], "simsimd_two_threads": []}
+    same = 0
+    try:
+        for v in qvecs:
+            got = {}
+            for name, times in ways.items():
+                vector_lists.int8_dots = _numpy_int8_dots if name == "numpy" else simd  # type: ignore[assignment]
+                run = (
+                    two_threads
+                    if name.endswith("threads")
+                    else (lambda x: legs.vector_leg(idx, x, Filters(), 80))
+                )
+                t0, c0 = time.perf_counter(), time.process_time()
+                hits = run(v)
+                times.append((time.perf_counter() - t0, time.process_time() - c0))
+                got[name] = [(h.chunk_id, round(h.score, 5)) for h in hits or []]  # type: ignore[attr-defined]
+            same += got["simsimd"] == got["numpy"] == got["simsimd_two_threads"]
+    finally:
+        vector_lists.int8_dots = simd  # type: ignore[assignment]
+    out: dict = {"same_rows": same, "queries": len(qvecs)}
+    for name, times in ways.items():
+        walls, cpus = [t for t, _ in times], [c for _, c in times]
+        out[name] = {
+            "p50_ms": median(walls) * 1000,
+            "p95_ms": percentile(walls, 95) * 1000,
+            "cpu_p50_ms": median(cpus) * 1000,
+            "n": len(times),
+        }
+    return out
+
+
 def _query_vectors(mem: Memory, qs: list[str]) -> list[np.ndarray]:
     """The model's vectors of ``qs`` (these workspaces have vectors on)."""
     emb = mem.embedder()
@@ -471,6 +532,7 @@ def in_process(root: Path, qs: list[str]) -> dict:
         r["lexical_leg"] = _leg_latency(lambda q: legs.lexical_leg(idx, q, Filters(), 80), lexes)
         if name == "lists":
             out["lexical_bounds"] = _lexical_bounds(idx, lexes)
+            out["vector_kernels"] = _vector_kernels(idx, qvecs)
         lists[name] = [legs.vector_leg(idx, v, Filters(), 80) for v in qvecs]
         out[name] = r
     vector_matrix.LISTS_MIN_ROWS = default
@@ -978,7 +1040,10 @@ def int8_kernels(rows: int = 1_000_000, dims: int = 384, block: int = 65536) -> 
         np.copyto(buf, r8, casting="unsafe")
         return buf @ qf
 
+    from clawmem.store.vector_lists import int8_dots
+
     ways = {
+        "int8_dot_simsimd": lambda: int8_dots(r8, q8),
         "int8_dot_int32": lambda: np.einsum("ij,j->i", r8, q8, dtype=np.int32),
         "float32_converted_sgemv": lambda: r8.astype(np.float32) @ qf,
         "float32_kept_buffer_sgemv": kept_buffer,
@@ -1421,6 +1486,12 @@ def main(argv: list[str] | None = None) -> None:
         "workspace of --size units, added to that size's saved JSON",
     )
     ap.add_argument(
+        "--in-process",
+        action="store_true",
+        help="measure the in-process part again on the built workspace (the cold processes "
+        "keep their earlier figures) and update the saved JSON and the section",
+    )
+    ap.add_argument(
         "--kernels",
         action="store_true",
         help="measure the first pass's int8 kernel against float32 BLAS on converted blocks and "
@@ -1470,6 +1541,14 @@ def main(argv: list[str] | None = None) -> None:
             data["lexical_lists"] = lexical_lists(args.size, args.queries)
         if args.index_cost:
             data["index_cost"] = [indexing_cost(int(u)) for u in args.index_cost.split(",")]
+        saved.write_text(json.dumps(data, indent=1, default=str))
+    elif args.in_process:
+        data = json.loads(saved.read_text())
+        from benchmarks.datasets.synth import queries
+
+        root, _ = prepare(args.size)
+        _part(data, "in_process", lambda: in_process(root, queries(args.queries)))
+        data["in_process_only"] = True
         saved.write_text(json.dumps(data, indent=1, default=str))
     elif args.kernels:
         data = json.loads(saved.read_text())
