@@ -120,6 +120,37 @@ def test_a_small_probe_scores_few_rows_and_returns_exact_scores(tmp_path, monkey
         lists.close()
 
 
+def test_the_first_pass_scores_are_the_int8_rows_exact_dot_products(tmp_path, monkeypatch):
+    """The SIMD kernel (``int8_dots``) gives each row the exact integer dot product of its int8
+    copy with the query's, times its scale: the order measured on real vectors. Blocks smaller
+    than the copy, shared by two threads, every row and a kept subset of them."""
+    import threading
+
+    ws = _workspace(tmp_path)
+    emb = HashEmbedder()
+    clawmem.open_workspace(ws, environ={}, embedder=emb).index()
+    lists = vector_lists.build(str(ws / ".memory" / "index.sqlite"))
+    assert lists is not None and len(lists) > 1000
+    monkeypatch.setattr(vector_lists.ListsScan, "BLOCK", 97)
+    keep = np.zeros(len(lists), dtype=bool)
+    keep[::3] = True
+    try:
+        for text, mask in ((QUERIES[0], None), (QUERIES[2], keep)):
+            q = np.asarray(emb.embed_query(text), dtype=np.float32)
+            scan = vector_lists.ListsScan(lists, q, 10, mask)
+            helper = threading.Thread(target=scan.work)
+            helper.start()
+            scan.work()
+            helper.join()
+            rows = np.arange(len(lists)) if mask is None else np.flatnonzero(mask)
+            dots = lists.rows8[rows].astype(np.int64) @ scan._q8.astype(np.int64)
+            assert len(scan._approx) == len(rows)
+            assert np.array_equal(scan._approx, (dots * lists.scale[rows]).astype(np.float32))
+            assert scan.best()
+    finally:
+        lists.close()
+
+
 def test_a_copy_never_answers_after_the_index_changed(tmp_path):
     ws = _workspace(tmp_path, n_files=4)
     emb = HashEmbedder()
