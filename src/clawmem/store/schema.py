@@ -7,9 +7,8 @@ See docs/storage.md for the reasoning behind each table.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = (
-    10  # 8: term_bounds (term_bounds.py); 9: term_lists (term_lists.py); 10: proposals_fts
-)
+# 8: term_bounds (term_bounds.py); 9: terms, term_lists (term_lists.py); 10: proposals_fts
+SCHEMA_VERSION = 10
 # Bump when chunking.py's chunk boundaries or texts change for the same input. Kept here, beside
 # the schema's version, so that opening an index for a read (which checks it) does not import the
 # chunker (issue 16: a cold lexical recall). Also when markdown/searchable.py keeps other words
