@@ -5,6 +5,8 @@ measured by the benchmarks (docs/benchmarks.md, "1M units")."""
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import clawmem
 from clawmem.embedders.testing import HashEmbedder
@@ -149,6 +151,28 @@ def test_the_first_pass_scores_are_the_int8_rows_exact_dot_products(tmp_path, mo
             assert scan.best()
     finally:
         lists.close()
+
+
+@given(
+    st.lists(st.integers(-40, 40), min_size=1, max_size=3000),
+    st.integers(1, 400),
+)
+@settings(max_examples=200, deadline=None)
+def test_top_rows_holds_the_k_highest_scores(values, k):
+    """The threshold from a sample never leaves a row of the top k out, ties included (few
+    distinct values: many ties at the k-th)."""
+    scores = np.asarray(values, dtype=np.float32) / 8
+    got = vector_lists.top_rows(scores, k)
+    assert len(set(got.tolist())) == len(got) == min(k, len(scores))
+    assert sorted(scores[got].tolist()) == sorted(np.sort(scores)[::-1][:k].tolist())
+
+
+def test_top_rows_over_many_rows_is_the_k_highest():
+    rng = np.random.default_rng(5)
+    for n, k in ((1_000_000, 320), (70_000, 256), (5_000, 320), (400, 320)):
+        scores = (rng.standard_normal(n) * 0.05 + 0.8).astype(np.float32)
+        got = vector_lists.top_rows(scores, k)
+        assert set(got.tolist()) == set(np.argsort(-scores, kind="stable")[:k].tolist())
 
 
 def test_a_copy_never_answers_after_the_index_changed(tmp_path):

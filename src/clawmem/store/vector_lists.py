@@ -236,6 +236,30 @@ class Lists:
     version: int = -1  # data_version of ``_conn`` when the copy was made
 
 
+def top_rows(scores: np.ndarray, k: int) -> np.ndarray:
+    """The places of the ``k`` highest ``scores``, in no order (ties at the k-th as
+    ``argpartition`` leaves them). A threshold from every ``_SAMPLE_STEP``-th score first: about
+    2k rows reach it, and only those are partitioned (over 1M scores ~1 ms of CPU instead of
+    ~4-5). When fewer than k reach it, every score is partitioned: the k-th highest is then at
+    or above the threshold, so no row of the answer is left out."""
+    import numpy as np
+
+    n = len(scores)
+    if k >= n:
+        return np.arange(n)
+    sample = scores[::_SAMPLE_STEP]
+    j = 2 * k // _SAMPLE_STEP + 1  # the sample's j-th highest: ~2k of all the rows reach it
+    if j < len(sample) // 2:
+        at = np.partition(sample, len(sample) - j)[len(sample) - j]
+        rows = np.flatnonzero(scores >= at)
+        if len(rows) >= k:
+            return rows[np.argpartition(-scores[rows], k - 1)[:k]]
+    return np.argpartition(-scores, k - 1)[:k]
+
+
+_SAMPLE_STEP = 64
+
+
 def int8_dots(rows8: np.ndarray, q8: np.ndarray) -> np.ndarray:
     """Each int8 row's dot product with ``q8``, exact (integers; float64 holds them all).
 
@@ -299,16 +323,11 @@ class ListsScan:
 
     def best(self) -> list[tuple[int, float]] | None:
         """Once every block is scored: the pool rescored exactly, the best ``limit``."""
-        import numpy as np
-
         with self._cv:
             self._cv.wait_for(lambda: not self._left)
         if self._n == 0:
             return []
-        pool = max(POOL_MIN, POOL_PER_HIT * self._limit)
-        picked = np.arange(self._n)
-        if pool < self._n:
-            picked = np.argpartition(-self._approx, pool - 1)[:pool]
+        picked = top_rows(self._approx, max(POOL_MIN, POOL_PER_HIT * self._limit))
         rows = picked if self._rows is None else self._rows[picked]
         exact = self._lists._exact(rows, self._q)
         if exact is None:
