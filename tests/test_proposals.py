@@ -13,7 +13,11 @@ from pathlib import Path
 
 import anyio
 
+from clawmem.memory import open_workspace
+from clawmem.recall import legs
 from clawmem.reflect.fact_proposals import Said, candidates, propose, scored
+from clawmem.store.index import Filters
+from clawmem.text.textnorm import build_query
 
 from .conftest import REPO, approve, cli
 from .test_flush import TOKEN, Transcript
@@ -32,6 +36,11 @@ def _configured(ws: Path, tmp_path: Path) -> Path:
     (ws / "clawmem.toml").write_text(f'[sessions]\npaths = ["{folder}"]\n', encoding="utf-8")
     approve(ws)
     return folder / OPENCLAW.name
+
+
+def _page_of(ws: Path, pid: str) -> str:
+    """The citation of proposal ``pid`` on its page (``proposals list --json``'s ``page``)."""
+    return next(p["page"] for p in _list(ws) if p["id"] == pid)
 
 
 def _list(ws: Path, status: str = "pending") -> list[dict]:
@@ -154,11 +163,21 @@ def test_flush_proposes_accept_retains_with_citation_and_reflect_cites_it(ws, tm
     assert "## Retain" not in text and redis["line_text"] in text
     # Nothing is a fact before review: the day's log does not exist yet.
     assert not (ws / "memory" / "2025-12-02.md").exists()
-    # Recall finds a proposal, cited on its page (the folder says it is one).
+    # Recall finds the proposal with the message it cites: one hit, the message's, carrying the
+    # proposal's citation (copies.fold_into_sources; a transcript's line like a note's).
     r = json.loads(cli("-w", str(ws), "recall", "pay-fsn1 staging Redis", "-k", "20", "--json").out)
-    marked = [h for h in r["results"] if h["citation"].startswith("memory/proposals/2025-12-02.md")]
+    said = next(h for h in r["results"] if h["citation"] == f"{OC}#L4-L4")
+    assert said["proposed"] == [_page_of(ws, redis["id"])]
+    assert not any(h["path"].startswith("memory/proposals/") for h in r["results"])
+    # With the transcripts filtered out, the proposal is found on its own, cited on its page and
+    # marked as one (the folder says it is one).
+    r = cli("-w", str(ws), "recall", "pay-fsn1 staging Redis", "--source", "memory", "--json")
+    marked = [
+        h
+        for h in json.loads(r.out)["results"]
+        if h["citation"].startswith("memory/proposals/2025-12-02.md")
+    ]
     assert marked and marked[0]["proposal"] == {"cites": [f"{OC}#L4-L4"]}
-    assert all("proposal" not in h for h in r["results"] if h not in marked)
 
     r = cli("-w", str(ws), "proposals", "accept", redis["id"], "--json")
     assert r.code == 0, r.err
@@ -249,6 +268,11 @@ def test_a_proposal_found_with_its_source_is_one_hit_carrying_both_citations(ws,
     assert r["results"][0]["citation"] == agreed["page"]
     assert r["results"][0]["proposal"] == {"cites": [agreed["source"]]}
     assert "proposed" not in r["results"][0]
+    # Its source gone, the proposal is scored alone, on the scale of every other unit (its own
+    # table's few rows would give its words an IDF near zero): first, as its source was.
+    (ws / agreed["source"].split("#")[0]).unlink()
+    r = json.loads(cli("-w", str(ws), "recall", "agreed on a dry run", "-k", "3", "--json").out)
+    assert r["results"][0]["citation"] == agreed["page"]
 
 
 def test_what_is_proposed_is_redacted(ws, tmp_path, lexical):
@@ -378,3 +402,56 @@ def test_proposal_pages_are_only_appended_to(ws, tmp_path, lexical):
     after = page.read_bytes()
     assert after.startswith(before) and b"Hetzner" in after[len(before) :]
     assert len(_list(ws)) == 2
+
+
+def _lexical(ws: Path, query: str, f: Filters | None = None) -> list[tuple[str, int, float]]:
+    """The lexical leg's hits for ``query``: (path, first line, score rounded: the digits past
+    the ninth are the CPU's to decide)."""
+    idx = open_workspace(ws).indexer.open_for_read()
+    try:
+        hits, _ = legs.lexical_leg(idx, build_query(query), f or Filters(), 80)
+        rows = {
+            h.chunk_id: idx.conn.execute(
+                "SELECT path, start_line FROM chunks WHERE id = ?", (h.chunk_id,)
+            ).fetchone()
+            for h in hits
+        }
+        return [(rows[h.chunk_id][0], rows[h.chunk_id][1], round(h.score, 9)) for h in hits]
+    finally:
+        idx.close()
+
+
+def test_proposals_leave_every_other_units_lexical_score_as_it_was(ws, tmp_path, lexical):
+    """A proposal restates its source's words; indexed with the rest, they would raise those
+    words' document frequencies and the average length, and lower other units' BM25 scores, the
+    source's first (issue 44: recall no worse with proposals indexed). Its lexical row lives
+    apart (proposals_fts), and it is scored as its source: the same workspace with and without
+    its proposal pages gives every other unit the same score and place."""
+    assert cli("-w", str(ws), "reflect").code == 0
+    assert list((ws / "memory" / "proposals").glob("*.md"))
+    without = tmp_path / "without"
+    shutil.copytree(ws, without, ignore=shutil.ignore_patterns(".memory"))
+    shutil.rmtree(without / "memory" / "proposals")
+    for root in (ws, without):
+        assert cli("-w", str(root), "index", "--force").code == 0
+    source = {}  # (page, line) -> (the path it cites, the line)
+    for p in _list(ws):
+        page, line = p["page"].split("#L")
+        cited, first = p["source"].split("#L")
+        source[page, int(line.split("-")[0])] = (cited, int(first.split("-")[0]))
+    rode = 0
+    for query in ("agreed on a dry run with a copy of production", "database worry Peter"):
+        plain = _lexical(without, query)
+        found = _lexical(ws, query)
+        assert plain and [h for h in found if not h[0].startswith("memory/proposals/")] == plain
+        for i, h in enumerate(found):
+            if h[0].startswith("memory/proposals/"):
+                # right after the message it restates, with its score: the two fold into one
+                cited, line = source[h[0], h[1]]
+                j = i - 1
+                while j >= 0 and found[j][0].startswith("memory/proposals/"):
+                    j -= 1  # another proposal of the same message
+                assert j >= 0 and found[j][0] == cited and found[j][1] <= line
+                assert found[j][2] == h[2]
+                rode += 1
+    assert rode

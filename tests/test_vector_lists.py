@@ -5,6 +5,8 @@ measured by the benchmarks (docs/benchmarks.md, "1M units")."""
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import clawmem
 from clawmem.embedders.testing import HashEmbedder
@@ -118,6 +120,59 @@ def test_a_small_probe_scores_few_rows_and_returns_exact_scores(tmp_path, monkey
     finally:
         idx.close()
         lists.close()
+
+
+def test_the_first_pass_scores_are_the_int8_rows_exact_dot_products(tmp_path, monkeypatch):
+    """The SIMD kernel (``int8_dots``) gives each row the exact integer dot product of its int8
+    copy with the query's, times its scale: the order measured on real vectors. Blocks smaller
+    than the copy, shared by two threads, every row and a kept subset of them."""
+    import threading
+
+    ws = _workspace(tmp_path)
+    emb = HashEmbedder()
+    clawmem.open_workspace(ws, environ={}, embedder=emb).index()
+    lists = vector_lists.build(str(ws / ".memory" / "index.sqlite"))
+    assert lists is not None and len(lists) > 1000
+    monkeypatch.setattr(vector_lists.ListsScan, "BLOCK", 97)
+    keep = np.zeros(len(lists), dtype=bool)
+    keep[::3] = True
+    try:
+        for text, mask in ((QUERIES[0], None), (QUERIES[2], keep)):
+            q = np.asarray(emb.embed_query(text), dtype=np.float32)
+            scan = vector_lists.ListsScan(lists, q, 10, mask)
+            helper = threading.Thread(target=scan.work)
+            helper.start()
+            scan.work()
+            helper.join()
+            rows = np.arange(len(lists)) if mask is None else np.flatnonzero(mask)
+            dots = lists.rows8[rows].astype(np.int64) @ scan._q8.astype(np.int64)
+            assert len(scan._approx) == len(rows)
+            assert np.array_equal(scan._approx, (dots * lists.scale[rows]).astype(np.float32))
+            assert scan.best()
+    finally:
+        lists.close()
+
+
+@given(
+    st.lists(st.integers(-40, 40), min_size=1, max_size=3000),
+    st.integers(1, 400),
+)
+@settings(max_examples=200, deadline=None)
+def test_top_rows_holds_the_k_highest_scores(values, k):
+    """The threshold from a sample never leaves a row of the top k out, ties included (few
+    distinct values: many ties at the k-th)."""
+    scores = np.asarray(values, dtype=np.float32) / 8
+    got = vector_lists.top_rows(scores, k)
+    assert len(set(got.tolist())) == len(got) == min(k, len(scores))
+    assert sorted(scores[got].tolist()) == sorted(np.sort(scores)[::-1][:k].tolist())
+
+
+def test_top_rows_over_many_rows_is_the_k_highest():
+    rng = np.random.default_rng(5)
+    for n, k in ((1_000_000, 320), (70_000, 256), (5_000, 320), (400, 320)):
+        scores = (rng.standard_normal(n) * 0.05 + 0.8).astype(np.float32)
+        got = vector_lists.top_rows(scores, k)
+        assert set(got.tolist()) == set(np.argsort(-scores, kind="stable")[:k].tolist())
 
 
 def test_a_copy_never_answers_after_the_index_changed(tmp_path):

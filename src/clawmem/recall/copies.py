@@ -21,8 +21,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from clawmem.recall.fusion import LegHit
+from clawmem.store import queries
+from clawmem.store.schema import PROPOSAL_PREFIX
+
+if TYPE_CHECKING:
+    from clawmem.store.index import Index
 
 # "memory/2025-11-17.md#L39", "memory/2025-11-12.md#L179-L181": a workspace citation in a text.
 _CITED = re.compile(r"(?<![\w/.:-])((?:[\w.~-]+/)*[\w.~-]+\.md)#L(\d+)(?:-L?(\d+))?(?![\w-])")
@@ -40,6 +46,30 @@ def cited_source(path: str, text: str, pages: str = PAGES) -> tuple[str, int] | 
         return None
     src = next(iter(found))
     return None if src[0] == path else src
+
+
+# The note under a proposed line: "proposal 8b3c2df307, confidence 0.15, from
+# sessions/3b8f….jsonl#L4-L4" (reflect/proposal_review.py): a transcript's message or a daily
+# log's paragraph.
+_PROPOSED_FROM = re.compile(
+    r"\bproposal [0-9a-f]{10}, confidence [01](?:\.\d+)?, from "
+    r"((?:[\w.~-]+/)*[\w.~-]+\.(?:md|jsonl))#L(\d+)(?:-L?\d+)?(?![\w-])"
+)
+
+
+def proposal_source(index: Index, path: str, text: str) -> int | None:
+    """The id of the unit the proposal ``text`` (a unit of ``path``, under PROPOSAL_PREFIX)
+    cites, or None (not a proposal, or its source is not indexed)."""
+    if not path.startswith(PROPOSAL_PREFIX):
+        return None
+    found = {(m.group(1), int(m.group(2))) for m in _PROPOSED_FROM.finditer(text)}
+    if len(found) != 1:
+        return None
+    cited = next(iter(found))
+    row = queries.unit_at(index, *cited)
+    if row is None or not row["start_line"] <= cited[1] <= row["end_line"]:
+        return None
+    return int(row["id"])
 
 
 def sources_first(

@@ -6,10 +6,12 @@ index) and vector (sqlite-vec KNN, or an exact scan of the vectors a process hol
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from clawmem.recall import bm25_topk, fusion
-from clawmem.store import vector_lists, vector_matrix
+from clawmem.recall import bm25_topk, copies, fusion
+from clawmem.store import term_bounds, term_lists, vector_lists, vector_matrix
 from clawmem.store.index import Filters, Index
 from clawmem.store.queries import filter_sql, time_window
 from clawmem.text.textnorm import LexQuery
@@ -77,17 +79,141 @@ def lexical_leg(
     if len(rows) < limit:
         rest = ranked_any(q.any_terms)
         rows += [row for row in rest if row[0] not in seen][: limit - len(rows)]
+    proposed = _proposals(index, q, where, args, limit, r)
+    if proposed:
+        rows, strong = _with_proposals(rows, strong, proposed, limit)
     relaxed = False
     if rows and q.all_terms != q.any_terms:
-        probe = (
-            "SELECT 1 FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid "
-            "WHERE chunks_fts MATCH ? " + (f"AND {where} " if where else "") + "LIMIT 1"
+        relaxed = not any(
+            index.conn.execute(
+                f"SELECT 1 FROM {t} JOIN chunks c ON c.id = {t}.rowid WHERE {t} MATCH ? "
+                + (f"AND {where} " if where else "")
+                + "LIMIT 1",
+                (q.all_terms, *args),
+            ).fetchone()
+            for t in ("chunks_fts", "proposals_fts")
         )
-        relaxed = index.conn.execute(probe, (q.all_terms, *args)).fetchone() is None
     return [
         fusion.LegHit(row[0], i, fusion.bm25_to_unit(row[1]), row[0] in strong)
         for i, row in enumerate(rows, 1)
     ], relaxed
+
+
+# A fact proposal (memory/proposals/) restates the message it cites, so its lexical row lives
+# apart, in proposals_fts (store/schema.py): in chunks_fts its words would change the statistics
+# every other unit is scored with. Found there, it is scored as its source is in chunks_fts,
+# under the same MATCH (bm25() reads the whole table's statistics whatever rows it is asked
+# about), so it takes the place its source has (ranking folds the two: recall/copies.py) or
+# would have when filters leave the source out. A proposal whose source is gone, or holds none
+# of the words it matched (a name only in its entities), keeps its own score in proposals_fts.
+
+
+@dataclass(frozen=True)
+class _Proposed:
+    id: int
+    score: float  # bm25(), as its source's row (else its own)
+    exact: bool  # holds the query's identifiers and quoted phrases, as ``strong`` rows do
+    source: int | None
+
+
+def _proposals(
+    index: Index, q: LexQuery, where: str, args: list, limit: int, r: fusion.Ranking
+) -> list[_Proposed]:
+    """The proposals matching ``q`` under the filters (at most ``limit``), each with the score
+    its source has in chunks_fts."""
+    w = f"1.0, {r.heading_weight:g}, {r.context_weight:g}"
+    found = index.conn.execute(
+        f"SELECT c.id, c.path, c.text, bm25(proposals_fts, {w}) AS r FROM proposals_fts "
+        "JOIN chunks c ON c.id = proposals_fts.rowid WHERE proposals_fts MATCH ? "
+        + (f"AND {where} " if where else "")
+        + "ORDER BY r, c.path, c.start_line, c.id LIMIT ?",
+        (q.any_terms, *args, limit),
+    ).fetchall()
+    if not found or not q.any_terms:
+        return []
+
+    def scores(table: str, match: str, ids: Collection[int]) -> dict[int, float]:
+        if not ids:
+            return {}
+        return dict(
+            index.conn.execute(
+                f"SELECT rowid, bm25({table}, {w}) FROM {table} WHERE {table} MATCH ? "
+                f"AND rowid IN ({','.join('?' * len(ids))})",
+                (match, *ids),
+            ).fetchall()
+        )
+
+    strong_match = f"{{body heading}} : ({q.strong}) AND ({q.any_terms})" if q.strong else ""
+    exact = scores("proposals_fts", strong_match, [f[0] for f in found]) if strong_match else {}
+    source = {f[0]: copies.proposal_source(index, f[1], f[2]) for f in found}
+    srcs = {s for s in source.values() if s is not None}
+    as_any = scores("chunks_fts", q.any_terms, srcs)
+    as_strong = scores("chunks_fts", strong_match, srcs) if exact else {}
+    out = []
+    for pid, _path, _text, _own in found:
+        src = source[pid]
+        theirs = (as_strong if pid in exact else as_any).get(src) if src is not None else None
+        if theirs is None:
+            theirs = _scored_alone(index, pid, q.any_terms, r)
+        out.append(_Proposed(pid, float(theirs), pid in exact, src))
+    return out
+
+
+def _scored_alone(index: Index, pid: int, any_terms: str, r: fusion.Ranking) -> float:
+    """bm25() of the proposal ``pid`` for ``any_terms`` as if its row were in chunks_fts (its
+    counts and length, chunks_fts's IDF and average length) without changing it: for a proposal
+    with no source to score it as (its source not indexed, or holding none of the words). Its
+    neighbours' text is left out, and a phrase of several words counts as often as its rarest
+    word: close to bm25(), not equal (proposals_fts's own scores are on another scale: its
+    few rows give most words an IDF near zero)."""
+    from clawmem.store.index import fts_values
+
+    row = index.conn.execute(
+        "SELECT text, heading, entities FROM chunks WHERE id = ?", (pid,)
+    ).fetchone()
+    n_rows, avgdl = term_lists.averages(index.conn)
+    if row is None or not n_rows or not avgdl:
+        return 0.0
+    body, head, _ = fts_values(row[0], row[1], row[2].split(), "")
+    tf, dl = term_bounds.counts([(pid, body, head, "")])
+    weights = (1.0, r.heading_weight, r.context_weight)
+    norm = bm25_topk.K1 * (1 - term_bounds.B + term_bounds.B * dl.get(pid, 0) / avgdl)
+    score = 0.0
+    phrases = any_terms.split(" OR ")  # quoted letters and digits, joined by " OR " only
+    for phrase, toks in term_bounds.phrase_tokens(phrases).items():
+        counts = [tf.get((t, pid)) for t in toks]
+        if not toks or any(c is None for c in counts):
+            continue
+        f = min(sum(w * n for w, n in zip(weights, c, strict=True)) for c in counts if c)
+        idf = bm25_topk.idf(n_rows, bm25_topk.phrase_rows(index, phrase))
+        score += idf * f * (bm25_topk.K1 + 1) / (f + norm)
+    return -score
+
+
+def _with_proposals(
+    rows: list, strong: frozenset[int], proposed: list[_Proposed], limit: int
+) -> tuple[list, frozenset[int]]:
+    """``rows`` ((id, bm25), the strong ones first, each part best first) with each proposal
+    placed by its score in its part, after rows of equal score, and cut at ``limit`` units: a
+    proposal whose source is among the rows rides on it (ranking folds the two) and is not
+    counted."""
+    n_strong = sum(1 for row in rows if row[0] in strong)
+    head, tail = list(rows[:n_strong]), list(rows[n_strong:])
+    for p in sorted(proposed, key=lambda p: (p.score, p.id)):
+        part = head if p.exact else tail
+        at = len(part)
+        while at and part[at - 1][1] > p.score:
+            at -= 1
+        part.insert(at, (p.id, p.score))
+    ids = {row[0] for row in rows}
+    rides = {p.id for p in proposed if p.source in ids}
+    out, counted = [], 0
+    for row in head + tail:
+        if counted == limit and row[0] not in rides:
+            break
+        out.append(row)
+        counted += row[0] not in rides
+    return out, strong | {p.id for p in proposed if p.exact}
 
 
 # Rows fetched beyond the limit by the FTS-only ranking, to see where ties around the cut end;
@@ -159,18 +285,19 @@ def coverage(index: Index, q: LexQuery, ids: list[int]) -> dict[int, float]:
         # Which of the units hold the term: walking its rows costs ~0.2 µs a row; asking FTS5
         # for each unit costs ~0.1 ms a unit (measured at 100k units), so the cheaper one.
         unary = "+" if df <= _WALK_ROWS_PER_UNIT * len(ids) else ""
-        for (rowid,) in index.conn.execute(
-            f"SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND {unary}rowid IN ({marks})",
-            (term, *ids),
-        ):
-            matched[rowid] = matched.get(rowid, 0.0) + weight[term]
+        for table in ("chunks_fts", "proposals_fts"):  # a proposal's words are in the second
+            for (rowid,) in index.conn.execute(
+                f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND {unary}rowid IN ({marks})",
+                (term, *ids),
+            ):
+                matched[rowid] = matched.get(rowid, 0.0) + weight[term]
     whole = sum(weight.values()) or 1.0
     return {cid: matched.get(cid, 0.0) / whole for cid in ids}
 
 
 def _term_weights(index: Index, q: LexQuery) -> dict[str, tuple[float, int]]:
     """Each query term's IDF weight and how many rows hold it."""
-    total = index.conn.execute("SELECT count(*) FROM chunks").fetchone()[0] or 1
+    total = bm25_topk.fts_rows(index) or 1  # the N of phrase_rows (not proposals' rows)
     out = {}
     for term in q.terms:
         df = bm25_topk.phrase_rows(index, term)

@@ -501,16 +501,11 @@ class _ProposalFold:
 
     def _read(self, ids: list[int]) -> None:
         for pid, r in queries.units_under(self.index, sorted(ids), PROPOSAL_PREFIX).items():
-            cited = copies.cited_source(r["path"], r["text"], PROPOSAL_PREFIX)
-            if cited is None:
+            src = copies.proposal_source(self.index, r["path"], r["text"])
+            if src is None or (self.filters.active and src not in self.found):
                 continue
-            row = queries.unit_at(self.index, *cited)
-            if row is None or not row["start_line"] <= cited[1] <= row["end_line"]:
-                continue
-            if self.filters.active and row["id"] not in self.found:
-                continue
-            self.source[pid] = row["id"]
-            self.proposed.setdefault(row["id"], []).append(
+            self.source[pid] = src
+            self.proposed.setdefault(src, []).append(
                 f"{r['path']}#L{r['start_line']}-L{r['end_line']}"
             )
 

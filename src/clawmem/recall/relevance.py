@@ -180,7 +180,7 @@ def question(
         for n in missing:
             if " " not in n and (same := spelling.spelled_as(n, notes_write)) is not None:
                 spelled[phrase(n)] = same
-    total = index.conn.execute("SELECT count(*) FROM chunks").fetchone()[0] or 1
+    total = bm25_topk.fts_rows(index) or 1  # the N of the df above (not proposals' rows)
     unseen = whole = 0.0
     dates = query.dates
     for term in q.terms:

@@ -8,14 +8,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from clawmem.markdown.workspace import TRANSCRIPT_PREFIX
+from clawmem.store.schema import PROPOSAL_PREFIX
 from clawmem.text.shown_path import shown_path
 
 if TYPE_CHECKING:
     from clawmem.store.db import Row
 
-# Proposal pages (reflect/proposal_review.py: PAGE_DIR, and the note under each proposed line);
-# spelled here so that recall does not import reflect.
-PROPOSAL_PREFIX = "memory/proposals/"
+# The note under each proposed line (reflect/proposal_review.py).
 _PROPOSAL_CITES = re.compile(r"proposal [0-9a-f]{10}, confidence [01](?:\.\d+)?, from (\S+)")
 
 

@@ -93,7 +93,7 @@ def expected_meta(chunking: str | None = None) -> dict[str, str]:
     return meta
 
 
-def _fts_values(
+def fts_values(
     text: str, heading: str, entities: Iterable[str], context: str
 ) -> tuple[str, str, str]:
     """The FTS columns of a unit: its searchable words only (markdown/searchable.py: a link's
@@ -201,7 +201,8 @@ class Index(IndexVectors):
         q = self.conn.execute
         if text_removed >= min_bytes:
             with self.conn:
-                q("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
+                for table in ("chunks_fts", "proposals_fts"):
+                    q(f"INSERT INTO {table}({table}) VALUES ('optimize')")
         page = int(q("PRAGMA page_size").fetchone()[0])
         free = int(q("PRAGMA freelist_count").fetchone()[0]) * page
         if free < min_bytes:
@@ -383,21 +384,10 @@ class Index(IndexVectors):
                 after = contexts[len(tail) - 1]
                 if before != after:
                     ents = last["entities"].split()
-                    body, head, ctx = _fts_values(last["text"], last["heading"], ents, before)
-                    self.conn.execute(
-                        "INSERT INTO chunks_fts(chunks_fts, rowid, body, heading, context) "
-                        "VALUES('delete', ?, ?, ?, ?)",
-                        (last["id"], body, head, ctx),
-                    )
-                    term_lists.forget(
-                        self.conn, *term_bounds.counts([(last["id"], body, head, ctx)])
-                    )
-                    body, head, ctx = _fts_values(last["text"], last["heading"], ents, after)
-                    self.conn.execute(
-                        "INSERT INTO chunks_fts(rowid, body, heading, context) VALUES (?, ?, ?, ?)",
-                        (last["id"], body, head, ctx),
-                    )
-                    term_bounds.note(self.conn, [(last["id"], body, head, ctx)])
+                    body, head, ctx = fts_values(last["text"], last["heading"], ents, before)
+                    self._fts_delete(relpath, [(last["id"], body, head, ctx)])
+                    body, head, ctx = fts_values(last["text"], last["heading"], ents, after)
+                    self._fts_insert(relpath, [(last["id"], body, head, ctx)])
             t = transcript
             self.conn.execute(
                 "UPDATE files SET sha256 = ?, size = ?, mtime_ns = ?, lines = ?, problems = ?, "
@@ -462,12 +452,7 @@ class Index(IndexVectors):
                 ),
             )
             cid = cur.lastrowid
-            body, head, ctx = _fts_values(u.text, u.heading, u.entities, context)
-            self.conn.execute(
-                "INSERT INTO chunks_fts(rowid, body, heading, context) VALUES (?, ?, ?, ?)",
-                (cid, body, head, ctx),
-            )
-            fts_rows.append((cid, body, head, ctx))
+            fts_rows.append((cid, *fts_values(u.text, u.heading, u.entities, context)))
             for ent in dict.fromkeys(u.entities):
                 self.conn.execute(
                     "INSERT OR IGNORE INTO chunk_entities(chunk_id, entity, folded) "
@@ -479,8 +464,32 @@ class Index(IndexVectors):
                 if vec is not None:
                     self._put_vector(cid, vec, u.day, u.kind, now)
                     reused += 1
-        term_bounds.note(self.conn, fts_rows)  # the lexical leg's bounds, in this transaction
+        self._fts_insert(relpath, fts_rows)
         return reused
+
+    def _fts_insert(self, relpath: str, rows: Sequence[tuple[int, str, str, str]]) -> None:
+        """Give ``rows`` (rowid, body, heading, context) of ``relpath``'s units to their lexical
+        table (schema.fts_table); chunks_fts's also to the lexical leg's bounds and lists, in
+        the caller's transaction."""
+        table = schema.fts_table(relpath)
+        self.conn.executemany(
+            f"INSERT INTO {table}(rowid, body, heading, context) VALUES (?, ?, ?, ?)", rows
+        )
+        if table == "chunks_fts":
+            term_bounds.note(self.conn, rows)
+
+    def _fts_delete(self, relpath: str, rows: Sequence[tuple[int, str, str, str]]) -> None:
+        """Take ``rows`` (as they were given to ``_fts_insert``) out of their lexical table, and
+        chunks_fts's out of the terms' lists. Contentless FTS5 deletes by restating the indexed
+        values (deterministic, see textnorm)."""
+        table = schema.fts_table(relpath)
+        self.conn.executemany(
+            f"INSERT INTO {table}({table}, rowid, body, heading, context) "
+            "VALUES('delete', ?, ?, ?, ?)",
+            rows,
+        )
+        if table == "chunks_fts":
+            term_lists.forget(self.conn, *term_bounds.counts(rows))
 
     def resolve_links(self, only_src: Iterable[str] | None = None) -> int:
         """Point links at the notes that exist now: every link, or those held by ``only_src``.
@@ -530,14 +539,9 @@ class Index(IndexVectors):
         contexts = neighbour_context([(r["heading"], r["text"], r["kind"]) for r in rows])
         gone = []
         for r, context in zip(rows, contexts, strict=True):
-            body, head, ctx = _fts_values(r["text"], r["heading"], r["entities"].split(), context)
-            # Contentless FTS5 deletes by restating the indexed values (deterministic, see textnorm).
-            self.conn.execute(
-                "INSERT INTO chunks_fts(chunks_fts, rowid, body, heading, context) "
-                "VALUES('delete', ?, ?, ?, ?)",
-                (r["id"], body, head, ctx),
+            gone.append(
+                (r["id"], *fts_values(r["text"], r["heading"], r["entities"].split(), context))
             )
-            gone.append((r["id"], body, head, ctx))
             if r["embedded"]:
                 if keep_vectors and key:
                     vec = self._get_vector(r["id"])
@@ -548,7 +552,7 @@ class Index(IndexVectors):
                             (key, r["sha256"], vec, now),
                         )
                 self._delete_vector(r["id"])
-        term_lists.forget(self.conn, *term_bounds.counts(gone))  # out of the terms' lists
+        self._fts_delete(relpath, gone)
         self.conn.execute("DELETE FROM links WHERE src = ?", (relpath,))
         self.conn.execute("DELETE FROM chunks WHERE path = ?", (relpath,))  # cascades entities
         self.conn.execute("DELETE FROM files WHERE path = ?", (relpath,))

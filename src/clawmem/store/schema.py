@@ -7,7 +7,8 @@ See docs/storage.md for the reasoning behind each table.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 9  # 8: term_bounds (store/term_bounds.py); 9: terms, term_lists (term_lists.py)
+# 8: term_bounds (term_bounds.py); 9: terms, term_lists (term_lists.py); 10: proposals_fts
+SCHEMA_VERSION = 10
 # Bump when chunking.py's chunk boundaries or texts change for the same input. Kept here, beside
 # the schema's version, so that opening an index for a read (which checks it) does not import the
 # chunker (issue 16: a cold lexical recall). Also when markdown/searchable.py keeps other words
@@ -17,6 +18,16 @@ CHUNKER_VERSION = 4
 # Bump when text/redact.py redacts more for the same input: an index built under the older rules
 # may hold what the newer ones catch, so it is rebuilt rather than trusted (issue 31).
 REDACTION_VERSION = 3
+# Fact proposals' pages (reflect/proposal_review.py's PAGE_DIR): their units' lexical rows go to
+# proposals_fts, not chunks_fts (see the DDL). Spelled here so that neither store nor recall
+# imports reflect.
+PROPOSAL_PREFIX = "memory/proposals/"
+
+
+def fts_table(path: str) -> str:
+    """The lexical table holding the rows of the units of ``path``."""
+    return "proposals_fts" if path.startswith(PROPOSAL_PREFIX) else "chunks_fts"
+
 
 TERM_LISTS_DDL = """
 CREATE TABLE IF NOT EXISTS terms (
@@ -72,7 +83,7 @@ CREATE TABLE IF NOT EXISTS files (
 -- Search units: one per block of every file (a list item, paragraph, fence, table), and one per
 -- `## Retain` fact.
 CREATE TABLE IF NOT EXISTS chunks (
-    id          INTEGER PRIMARY KEY,  -- also the rowid in chunks_fts and in the vector table
+    id          INTEGER PRIMARY KEY,  -- its rowid in chunks_fts (or proposals_fts), vector table
     path        TEXT NOT NULL REFERENCES files(path) ON DELETE CASCADE,
     start_line  INTEGER NOT NULL,     -- 1-based, inclusive: citations are path#Lstart-Lend
     end_line    INTEGER NOT NULL,
@@ -131,6 +142,15 @@ CREATE INDEX IF NOT EXISTS links_dst ON links(dst);
 -- body: the unit's text; heading: its heading path and entities; context: the text of its
 -- neighbours in the same section (index.neighbour_context), ranked at a low weight.
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    body, heading, context, content='', tokenize='porter unicode61 remove_diacritics 0'
+);
+
+-- The same for the units of fact proposals' pages (PROPOSAL_PREFIX), kept apart: a proposal
+-- restates the message it cites, so in chunks_fts its words would raise those terms' document
+-- frequencies and move the average length, and lower every other unit's BM25 score, its source's
+-- first (issue 44). The lexical leg scores a proposal found here as its source
+-- (recall/legs.py); term_bounds and term_lists describe chunks_fts alone.
+CREATE VIRTUAL TABLE IF NOT EXISTS proposals_fts USING fts5(
     body, heading, context, content='', tokenize='porter unicode61 remove_diacritics 0'
 );
 
