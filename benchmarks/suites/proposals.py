@@ -583,8 +583,25 @@ HEADING = "## Fact proposals"
 RESULTS = Path(__file__).resolve().parents[2] / "bench-results"
 
 
-def render(events: list[dict], recall: list[dict] | None, fast: dict | None) -> str:
-    """docs/benchmarks.md's section, from the rows of the three runs (their --json files)."""
+def _means(rows: list[dict], phase: str) -> tuple[float, float]:
+    """(ER@2k, R@1) of ``rows``' questions in ``phase`` (with proposals: cites followed)."""
+    name = "as cited" if phase == "without" else "cites followed"
+    mine = [r for r in rows if r["phase"] == phase]
+    return (
+        sum(r[f"er2k {name}"] for r in mine) / len(mine),
+        sum(r[f"r1 {name}"] for r in mine) / len(mine),
+    )
+
+
+def render(
+    events: list[dict],
+    recall: list[dict] | None,
+    fast: dict | None,
+    one_fts: list[dict] | None = None,
+) -> str:
+    """docs/benchmarks.md's section, from the rows of the three runs (their --json files);
+    ``one_fts``: a ``--recall`` run of the code before proposals had a lexical table of their
+    own, for the comparison."""
     out = [
         HEADING,
         "",
@@ -636,7 +653,9 @@ def render(events: list[dict], recall: list[dict] | None, fast: dict | None) -> 
             "cites (what an agent reads when it opens `proposal.cites`). A proposal counts as "
             "the message it cites in each leg of the search (`recall/copies.py`): found with "
             "it, it is no hit of its own but a citation on the message's hit (`proposed`), so "
-            "it spends no second reading of the same words.",
+            "it spends no second reading of the same words. Its words are indexed apart "
+            "(`proposals_fts`, docs/storage.md), and the lexical leg scores it as the message "
+            "it cites: proposals change no other unit's BM25 score.",
             "",
             _recall_table(held),
         ]
@@ -645,21 +664,38 @@ def render(events: list[dict], recall: list[dict] | None, fast: dict | None) -> 
             out += [
                 "",
                 f"Questions whose ER@2k differs with proposals indexed: {n} of "
-                f"{len(held) // 2} ({lower} lower). In the ones traced, what moved them was no proposal hit but the "
-                "index's statistics: the proposals' words count in BM25's document frequencies "
-                "and lengths, which moves units near the 2,000-token budget's end or a best "
-                "hit near the abstention threshold.",
+                f"{len(held) // 2} ({lower} lower). The lexical leg ranks every unit as without "
+                "proposals; what still moves a question is the vector leg, where a proposal's "
+                "embedding (its line leads with its kind and speaker, `B @Akib: …`) can sit "
+                "nearer the question than its message's, and lifts the message to its place "
+                "(in the two lower ones traced, chat 8, a message so lifted pushed gold lines "
+                "down a place).",
             ]
         if tuned:
             n, lower = _changed(tuned)
-            base = [r for r in tuned if r["phase"] == "without"]
-            mine = [r for r in tuned if r["phase"] == "with"]
-            er0 = sum(r["er2k as cited"] for r in base) / len(base)
-            er1 = sum(r["er2k cites followed"] for r in mine) / len(mine)
+            (er0, r0), (er1, r1) = _means(tuned, "without"), _means(tuned, "with")
             out += [
                 "",
-                f"The same on the tuning chats 1-5 ({len(base)} questions): ER@2k {er0:.3f} "
-                f"without, {er1:.3f} with; {n} questions differ ({lower} lower).",
+                f"The same on the tuning chats 1-5 ({len(tuned) // 2} questions): ER@2k "
+                f"{er0:.3f} without, {er1:.3f} with; R@1 {r0:.3f} without, {r1:.3f} with; {n} "
+                f"question{'s' * (n != 1)} differ{'s' * (n == 1)} ({lower} lower).",
+            ]
+        if one_fts:
+            parts = []
+            for part in ("held-out", "tuning"):
+                rows = [r for r in one_fts if r.get("part") == part]
+                if rows:
+                    (er0, r0), (er1, r1) = _means(rows, "without"), _means(rows, "with")
+                    n, lower = _changed(rows)
+                    parts.append(
+                        f"{part} ER@2k {er0:.3f} without, {er1:.3f} with (R@1 {r0:.3f}, "
+                        f"{r1:.3f}; {n} questions differ, {lower} lower)"
+                    )
+            out += [
+                "",
+                "Before proposals had a lexical table of their own (their words in `chunks_fts` "
+                "with every other unit's; a run of that code the same day, "
+                "`bench-results/proposals-recall-one-fts.json`): " + "; ".join(parts) + ".",
             ]
     if fast:
         out += [
@@ -700,6 +736,7 @@ def main(argv: list[str] | None = None) -> int:
             read("proposals-heldout.json") or [],
             read("proposals-recall.json"),
             speed_rows[0] if speed_rows else None,
+            read("proposals-recall-one-fts.json"),
         )
         replace_section(args.section, HEADING, section)
         print(section)

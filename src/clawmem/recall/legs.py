@@ -105,13 +105,13 @@ def lexical_leg(
 # under the same MATCH (bm25() reads the whole table's statistics whatever rows it is asked
 # about), so it takes the place its source has (ranking folds the two: recall/copies.py) or
 # would have when filters leave the source out. A proposal whose source is gone, or holds none
-# of the words it matched (a name only in its entities), keeps its own score in proposals_fts.
+# of the words it matched (a name only in its entities), is scored alone (``_scored_alone``).
 
 
 @dataclass(frozen=True)
 class _Proposed:
     id: int
-    score: float  # bm25(), as its source's row (else its own)
+    score: float  # bm25(), as its source's row (else as its own row would be in chunks_fts)
     exact: bool  # holds the query's identifiers and quoted phrases, as ``strong`` rows do
     source: int | None
 
@@ -121,6 +121,8 @@ def _proposals(
 ) -> list[_Proposed]:
     """The proposals matching ``q`` under the filters (at most ``limit``), each with the score
     its source has in chunks_fts."""
+    if not q.any_terms:
+        return []
     w = f"1.0, {r.heading_weight:g}, {r.context_weight:g}"
     found = index.conn.execute(
         f"SELECT c.id, c.path, c.text, bm25(proposals_fts, {w}) AS r FROM proposals_fts "
@@ -129,7 +131,7 @@ def _proposals(
         + "ORDER BY r, c.path, c.start_line, c.id LIMIT ?",
         (q.any_terms, *args, limit),
     ).fetchall()
-    if not found or not q.any_terms:
+    if not found:
         return []
 
     def scores(table: str, match: str, ids: Collection[int]) -> dict[int, float]:
