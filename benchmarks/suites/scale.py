@@ -31,6 +31,7 @@ import json
 import os
 import random
 import shutil
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -584,6 +585,12 @@ def vec0_knn(root: Path, qs: list[str]) -> dict:
 RESIDENT_SEARCH = "the resident embedder's copy of the vectors"
 
 
+# A cold recall started by ``python -c`` (for the two rules alike), and the map rule before
+# this one: the first MMAP_BYTES of any index mapped, whatever its size.
+_CLI_MAIN = "import sys; sys.argv[0] = 'clawmem'; from clawmem.cli.app import main; main()"
+_MAPPED_BEFORE = "from clawmem.store import db; db.map_bytes = lambda path: db.MMAP_BYTES; "
+
+
 def cold(root: Path, qs: list[str]) -> dict:
     """Cold `clawmem recall --json`, lexical and hybrid (the resident embedder running and
     holding the index's vectors: it loads them at the first question, meanwhile vec0 answers),
@@ -609,12 +616,36 @@ def cold(root: Path, qs: list[str]) -> dict:
             if json.loads(r["out"]).get("vectors", {}).get("search") == RESIDENT_SEARCH:
                 break
         out["resident_ready_s"] = time.perf_counter() - t0
-        lex, hyb = [], []
+        lex, hyb, same, mapped = [], [], [], []
         for q in qs:
             lex.append(measured(clawmem(root, "recall", q, "--mode", "lexical", "--json"), env))
             hyb.append(measured(clawmem(root, "recall", q, "--json"), env))
+            # The rule before (db.map_bytes: the first 1 GiB of any index mapped) against this
+            # one, each started the same way (`python -c`, not the entry point's launcher).
+            for rule, into in (("", same), (_MAPPED_BEFORE, mapped)):
+                cmd = [sys.executable, "-c", rule + _CLI_MAIN, "-w", str(root), "recall", q]
+                into.append(measured([*cmd, "--json"], env))
         out["lexical"] = _summary(lex)
         out["hybrid_resident"] = _summary(hyb)
+        out["hybrid_unmapped"] = _summary(same)
+        out["hybrid_mapped"] = _summary(mapped)
+        # A watcher running (``clawmem watch --no-embed``, vouching the index fresh through its
+        # journal): a recall then stats no file (ingest/indexing.py, ``sync_for_read``).
+        from benchmarks.suites.speed import live_watcher
+
+        watched = []
+        with live_watcher(root):
+            # Not measured: the watcher's own start (walking 23k files, its inotify watches)
+            # goes on for seconds after its journal first vouches, on the same two cores.
+            time.sleep(20)
+            measured(clawmem(root, "recall", qs[0], "--json"), env)
+            for q in qs:
+                r = measured(clawmem(root, "recall", q, "--json"), env)
+                watched.append(r)
+        out["hybrid_watched"] = _summary(watched)
+        out["watched_fresh_by"] = sorted(
+            {str(json.loads(r["out"]).get("index", {}).get("fresh_by")) for r in watched}
+        )
         out["hybrid_search"] = sorted(
             {str(json.loads(r["out"]).get("vectors", {}).get("search")) for r in hyb}
         )
@@ -705,7 +736,11 @@ def render(d: dict) -> str:
         f"in-process {_load(d, 'in_process')}; cold processes {_load(d, 'cold')}."
         + (
             (
-                " The in-process part (`--in-process`) and the cold processes (`--cold`) were "
+                " The in-process part (`--in-process`) was measured again after the first pass's "
+                "kernel changed, the cold processes (`--cold`) after the index map's rule "
+                "(`db.map_bytes`). " + d.get("cold_index_note", "")
+                if d.get("cold_again") and "hybrid_mapped" in d.get("cold", {})
+                else " The in-process part (`--in-process`) and the cold processes (`--cold`) were "
                 "measured again after the first pass's kernel changed. "
                 if d.get("cold_again")
                 else " The in-process part was measured again after the first pass's kernel "
@@ -778,7 +813,18 @@ def render(d: dict) -> str:
         "share not counted) | peak RSS |",
         "|---|---|---|---|",
     ]
-    for name, label in (("lexical", "lexical"), ("hybrid_resident", "hybrid")):
+    for name, label in (
+        ("lexical", "lexical"),
+        ("hybrid_resident", "hybrid"),
+        ("hybrid_unmapped", "hybrid, started by `python -c`: an index over 1 GiB not mapped (now)"),
+        (
+            "hybrid_mapped",
+            "hybrid, started by `python -c`: its first 1 GiB mapped (the rule before)",
+        ),
+        ("hybrid_watched", "hybrid, `clawmem watch --no-embed` running (no `stat` per file)"),
+    ):
+        if name not in cold:
+            continue
         r = cold[name]
         lines.append(
             f"| {label} | {r['median_s']:.2f} s ({min(r['walls']):.2f}-{max(r['walls']):.2f}, "
@@ -786,6 +832,18 @@ def render(d: dict) -> str:
         )
     first = cold.get("first", {})
     v0 = d.get("vec0_knn", {})
+    if "hybrid_mapped" in cold:
+        lines += [
+            "",
+            "The five kinds of process alternate on the same questions. A connection maps the "
+            "index into memory only when all of it fits in the map's 1 GiB (`db.map_bytes`): "
+            "mapped, every page of it a recall touched counted in the process's memory (the "
+            "lexical leg's scattered pages, 200-300 MB here), read through SQLite's page cache "
+            "they do not, for no more CPU. With a watcher running its journal vouches the index "
+            "fresh (`index.fresh_by`: "
+            f"{', '.join(cold.get('watched_fresh_by', []))}), and the recall stats no file; its "
+            "runs came after the others, with the watcher started and settled.",
+        ]
     lines += [
         "",
         f"The hybrid recalls' vector leg: {', '.join(cold.get('hybrid_search', []))}. The first "
@@ -1487,7 +1545,7 @@ BEFORE = {
     "hybrid": "569 ms wall, 375 ms CPU",
     "lexical": "165 ms wall, 124 ms CPU",
     "vector": "298 ms wall, 149 ms CPU, load 7.0-7.9",
-    "cold": "1.40 s wall, 0.72 s CPU; peak 410 MB",
+    "cold": "1.61 s wall, 1.04 s CPU; peak 379 MB",
     "memory": "1,699 MB peak RSS; 631 MB allocated",
 }
 
@@ -1623,6 +1681,17 @@ def _vector_says(d: dict, kn: dict) -> str:
     )
 
 
+def _watched(cold: dict) -> str:
+    """The cold hybrid recall with a watcher vouching the index fresh, if measured."""
+    w = cold.get("hybrid_watched")
+    if not w:
+        return ""
+    return (
+        f" (with `clawmem watch` running: {w['median_s']:.2f} s wall, "
+        f"{w.get('cpu_median_s', 0):.2f} s CPU, peak {w['peak_mb']:.0f} MB)"
+    )
+
+
 def _targets(d: dict) -> list[str]:
     ip, cold = d["in_process"], d["cold"]
     li, ch = ip["lists"], cold["hybrid_resident"]
@@ -1649,7 +1718,11 @@ def _targets(d: dict) -> list[str]:
             f"{ch['median_s']:.2f} s wall, {ch.get('cpu_median_s', 0):.2f} s CPU; peak "
             f"{ch['peak_mb']:.0f} MB",
             "≤ 1 s, ≤ 300 MB",
-            met(ch["median_s"] <= 1 and ch["peak_mb"] <= 300),
+            met(ch["median_s"] <= 1)
+            + " for wall time; "
+            + met(ch["peak_mb"] <= 300)
+            + " for peak RSS"
+            + _watched(cold),
         ),
         (
             "recalling process memory",
