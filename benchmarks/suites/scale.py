@@ -667,7 +667,10 @@ def cold(root: Path, qs: list[str]) -> dict:
             if json.loads(r["out"]).get("vectors", {}).get("search") == RESIDENT_SEARCH:
                 break
         out["resident_ready_s"] = time.perf_counter() - t0
-        lex, hyb, same, mapped = [], [], [], []
+        lex: list[dict] = []
+        hyb: list[dict] = []
+        same: list[dict] = []
+        mapped: list[dict] = []
         for q in qs:
             lex.append(measured(clawmem(root, "recall", q, "--mode", "lexical", "--json"), env))
             hyb.append(measured(clawmem(root, "recall", q, "--json"), env))
