@@ -110,3 +110,33 @@ def test_after_an_edit_the_resident_embedder_never_answers_from_the_old_vectors(
     assert new_id not in [c for c, _ in before]
     after = _answered(b, idx, qvec, 5)
     assert after[0][0] == new_id
+
+
+def test_a_recall_asks_the_resident_embedder_beside_its_lexical_leg(served, monkeypatch):
+    """A hybrid recall of a large index in a process holding no vectors asks the resident
+    embedder's copy on the vector leg's thread, while the lexical leg ranks on the caller's,
+    and ranks with its answer as with vec0's."""
+    import threading
+
+    from clawmem.embedders.resident import client
+
+    _, b, idx, mem = served
+    qvec = b.embed_query(QUERY)
+    by_vec0 = [h.chunk_id for h in legs.stored_leg(idx, qvec, Filters(), 80)]
+    _answered(b, idx, qvec, 80)  # the resident embedder holds the copy now
+    threads: list[str] = []
+    ask = client.Borrowed.search_vectors
+
+    def asked(self, *a, **k):
+        threads.append(threading.current_thread().name)
+        return ask(self, *a, **k)
+
+    monkeypatch.setattr(client.Borrowed, "search_vectors", asked)
+    monkeypatch.setattr(vector_matrix, "REMOTE_MIN_ROWS", 1)
+    res = mem.recall(QUERY, mode="hybrid", sync=False)
+    assert res.vectors["search"] == "the resident embedder's copy of the vectors", res.vectors
+    assert threads == ["clawmem-vector-leg"], threads
+    assert not [d for d in res.degraded if "vector" in d], res.degraded
+    # The same vector leg as vec0's, asked on the caller's thread.
+    idx.read_memo.clear()
+    assert [h.chunk_id for h in legs.stored_leg(idx, qvec, Filters(), 80, remote=b)] == by_vec0

@@ -6,7 +6,7 @@ index) and vector (sqlite-vec KNN, or an exact scan of the vectors a process hol
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -439,13 +439,22 @@ _REMOTE = "vector_remote"  # the index's read_memo entry: how the last remote se
 
 
 def stored_leg(
-    index: Index, qvec: Vector, f: Filters, limit: int, remote: object = None
+    index: Index,
+    qvec: Vector,
+    f: Filters,
+    limit: int,
+    remote: object = None,
+    answered: tuple | None = None,
 ) -> list[fusion.LegHit]:
     """The vector leg through the index's connection: sqlite-vec's KNN, or an exact NumPy scan
     of the filtered units; for a large index without filters, first the resident embedder's
-    copy of its vectors (``remote``: the recall's embedder, when it can ask one)."""
-    if remote is not None and not f.active and limit <= VEC0_MAX_K and index.vec.available:
-        hits = _remote_leg(index, qvec, limit, remote)
+    copy of its vectors (``remote``: the recall's embedder, when it can ask one; ``answered``:
+    its answer, (hits or None, why), when the vector leg's thread asked it already)."""
+    if answered is None:
+        ask = remote_search(index, f, limit, remote)
+        answered = ask(qvec) if ask is not None else None
+    if answered is not None:
+        hits = _remote_hits(index, answered)
         if hits is not None:
             return hits
     blob = _query_blob(qvec)
@@ -498,15 +507,26 @@ def stored_leg(
     return [fusion.LegHit(cid, i, s) for i, (cid, s) in enumerate(scored[:limit], 1)]
 
 
-def _remote_leg(
-    index: Index, qvec: Vector, limit: int, remote: object
-) -> list[fusion.LegHit] | None:
-    """The vector leg from the resident embedder's copy of the index's vectors, or None (vec0
-    answers; why is kept for ``vector_notes``)."""
+def remote_search(
+    index: Index, f: Filters, limit: int, remote: object
+) -> Callable[[Vector], tuple] | None:
+    """How to ask the resident embedder's copy of the index's vectors for this search (a
+    function of the query's vector, answering (hits or None, why)), or None when it is not
+    asked: filters, a list longer than vec0's, an index below ``REMOTE_MIN_ROWS``. It touches no
+    connection, so the vector leg's thread may ask while the lexical leg ranks."""
+    if remote is None or f.active or limit > VEC0_MAX_K or not index.vec.available:
+        return None
     search = getattr(remote, "search_vectors", None)
     if search is None or index.vector_counts()["vectors"] < vector_matrix.REMOTE_MIN_ROWS:
         return None
-    found, why = search(index.path, qvec, limit)
+    path = index.path
+    return lambda qvec: search(path, qvec, limit)
+
+
+def _remote_hits(index: Index, answered: tuple) -> list[fusion.LegHit] | None:
+    """The vector leg from the resident embedder's answer, or None (vec0 answers; why is kept
+    for ``vector_notes``)."""
+    found, why = answered
     index.read_memo[_REMOTE] = (found is not None, why)
     if found is None:
         return None

@@ -94,11 +94,17 @@ class _VectorLeg:
         self._scan = None
         self._embedded = threading.Event()  # the query's vector exists (or never will)
         held = legs.held_vectors(index, f)
+        # The resident embedder's copy of a large index's vectors, asked on this thread beside
+        # the lexical leg rather than after it (a round trip of ~60-100 ms at 1M units).
+        ask = legs.remote_search(index, f, limit, embedder) if held is None and threaded else None
+        self.remote: tuple | None = None  # its answer, (hits or None, why), once ``wait`` returned
 
         def work() -> None:
             try:
                 qvec = embedder.embed_query(query)
                 hits = None
+                if qvec is not None and ask is not None:
+                    self.remote = ask(qvec)
                 if qvec is not None and held is not None:
                     self._scan = legs.held_scan(held, qvec, limit)
                     self._embedded.set()
@@ -405,7 +411,9 @@ def _run_legs(
                 vec = (
                     held
                     if held is not None
-                    else legs.stored_leg(index, qvec, filters, n_cand, remote=embedder)
+                    else legs.stored_leg(
+                        index, qvec, filters, n_cand, remote=embedder, answered=vector.remote
+                    )
                 )
                 vector_used = True
             except db.OperationalError as exc:
