@@ -74,7 +74,9 @@ class _VectorLeg:
     question of ~15 tokens takes ~25 ms to embed and the scan ~15 ms; the lexical leg about
     25). The caller's thread, its lexical work done, takes a share of the scan (``help``)
     instead of waiting. A scan through the index's connection (sqlite-vec, filters) runs after
-    the lexical leg, on the caller's thread: one connection serves one thread at a time.
+    the lexical leg, on the caller's thread: one connection serves one thread at a time. The
+    resident embedder's copy of a large index's vectors is asked on this thread (it needs no
+    connection), so that round trip overlaps the lexical leg too.
     ``also``: a second text to embed on the same thread (``_content_leg``'s), while the caller
     scans: an embedder's query path keeps per-thread state, so a recall embeds on one thread."""
 

@@ -99,8 +99,8 @@ def map_bytes(path: Path) -> int:
     (-25% on a 100k-unit vec0 scan, an index of ~300 MB). But every mapped page a process has
     touched counts in its memory (RSS): at 1M units (a 2.7 GB index) a one-shot recall's lexical
     leg touched 200-330 MB of scattered pages, its peak RSS 230-360 MB, against 50-85 MB read
-    through SQLite's page cache, with the same CPU time (one-shot and in-process recalls alike,
-    docs/benchmarks.md "1M units"). An index larger than the map was only partly mapped anyway;
+    through SQLite's page cache, for CPU time within the runs' spread (one-shot and in-process
+    recalls alike, docs/benchmarks.md "1M units"). An index larger than the map was only partly mapped anyway;
     its vectors are scanned from the resident embedder's or this process's own copy."""
     try:
         size = os.stat(path).st_size
