@@ -198,3 +198,31 @@ def test_incremental_edits_leave_the_same_lexical_index_as_a_rebuild(ws):
     index_json(ws, "--force")
     assert _fts_vocabulary(ws / ".memory" / "index.sqlite") == incremental
     assert ("quokka", "context", 1, 1) in incremental  # the context of the item after it
+
+
+def test_an_index_larger_than_the_map_is_read_unmapped_with_the_same_answers(ws, monkeypatch):
+    """A connection maps the whole index while it fits in ``db.MMAP_BYTES``; a larger index is
+    read through SQLite's page cache instead (mapped pages count in a process's memory: 1M
+    units, docs/benchmarks.md), and answers the same."""
+    from clawmem.store import db
+
+    index_json(ws)
+    path = ws / ".memory" / "index.sqlite"
+
+    def recall_and_map() -> tuple[list, int]:
+        r = cli("-w", str(ws), "recall", "WhatsApp replies", "--mode", "lexical", "--json")
+        assert r.code == 0, r.err
+        conn, _ = db.connect(path, readonly=True)
+        try:
+            (mapped,) = conn.execute("PRAGMA mmap_size").fetchone()
+        finally:
+            conn.close()
+        hits = json.loads(r.out)["results"]
+        return [(h["citation"], round(h["score"], 6)) for h in hits], mapped
+
+    fits, mapped = recall_and_map()
+    assert fits and mapped == db.MMAP_BYTES
+    monkeypatch.setattr(db, "MMAP_BYTES", path.stat().st_size - 1)
+    larger, unmapped = recall_and_map()
+    assert unmapped == 0
+    assert larger == fits

@@ -31,6 +31,7 @@ import json
 import os
 import random
 import shutil
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -584,6 +585,63 @@ def vec0_knn(root: Path, qs: list[str]) -> dict:
 RESIDENT_SEARCH = "the resident embedder's copy of the vectors"
 
 
+# A cold recall started by ``python -c`` (for the two rules alike), and the map rule before
+# this one: the first MMAP_BYTES of any index mapped, whatever its size.
+_CLI_MAIN = "import sys; sys.argv[0] = 'clawmem'; from clawmem.cli.app import main; main()"
+_MAPPED_BEFORE = "from clawmem.store import db; db.map_bytes = lambda path: db.MMAP_BYTES; "
+
+
+_PHASES = (
+    ("imports", "imports of the CLI and the recall modules"),
+    ("freshness", "freshness check and opening the index (a `stat` per file)"),
+    ("lexical", "lexical leg (NumPy's import and the terms' lists)"),
+    (
+        "vector_remote",
+        "vector leg: the resident embedder's scan, a round trip after the lexical leg",
+    ),
+    ("recall", "the whole recall (the two legs, fusion, ranking, snippets)"),
+    ("total", "from the first line of the program to its exit (JSON out included)"),
+    ("process", "the process, as its parent saw it (interpreter start and exit included)"),
+)
+
+
+def _phase_lines(runs: list[dict]) -> list[str]:
+    """Where a cold hybrid recall's time goes, medians over the runs of ``cold_phases.py``."""
+    runs = [r for r in runs if "recall" in r]
+    if not runs:
+        return []
+    lines = [
+        "",
+        f"Where a cold hybrid recall's time goes (`benchmarks/suites/cold_phases.py`: the same "
+        f"command timed phase by phase in the process, median of {len(runs)} runs on the same "
+        "questions, after the table's; CPU of the thread that ran the phase):",
+        "",
+        "| phase | wall (ms) | CPU (ms) |",
+        "|---|---|---|",
+    ]
+    for key, label in _PHASES:
+        walls = [r[key]["wall_ms"] for r in runs if key in r]
+        cpus = [r[key]["cpu_ms"] for r in runs if key in r and "cpu_ms" in r[key]]
+        if walls:
+            cpu = f"{median(cpus):.0f}" if cpus else ""
+            lines.append(f"| {label} | {median(walls):.0f} | {cpu} |")
+    return lines
+
+
+def _phases(root: Path, q: str, env: dict) -> dict:
+    """One cold hybrid recall timed phase by phase (``cold_phases.py``) and from outside."""
+    import subprocess
+
+    cmd = [sys.executable, "-m", "benchmarks.suites.cold_phases", "-w", str(root), "recall", q]
+    t0 = time.perf_counter()
+    res = subprocess.run([*cmd, "--json"], capture_output=True, text=True, env=env, cwd=REPO)
+    wall = time.perf_counter() - t0
+    line = [x for x in res.stderr.splitlines() if x.startswith("PHASES ")]
+    out = json.loads(line[-1][len("PHASES ") :]) if line else {}
+    out["process"] = {"wall_ms": wall * 1000}
+    return out
+
+
 def cold(root: Path, qs: list[str]) -> dict:
     """Cold `clawmem recall --json`, lexical and hybrid (the resident embedder running and
     holding the index's vectors: it loads them at the first question, meanwhile vec0 answers),
@@ -609,12 +667,40 @@ def cold(root: Path, qs: list[str]) -> dict:
             if json.loads(r["out"]).get("vectors", {}).get("search") == RESIDENT_SEARCH:
                 break
         out["resident_ready_s"] = time.perf_counter() - t0
-        lex, hyb = [], []
+        lex: list[dict] = []
+        hyb: list[dict] = []
+        same: list[dict] = []
+        mapped: list[dict] = []
         for q in qs:
             lex.append(measured(clawmem(root, "recall", q, "--mode", "lexical", "--json"), env))
             hyb.append(measured(clawmem(root, "recall", q, "--json"), env))
+            # The rule before (db.map_bytes: the first 1 GiB of any index mapped) against this
+            # one, each started the same way (`python -c`, not the entry point's launcher).
+            for rule, into in (("", same), (_MAPPED_BEFORE, mapped)):
+                cmd = [sys.executable, "-c", rule + _CLI_MAIN, "-w", str(root), "recall", q]
+                into.append(measured([*cmd, "--json"], env))
         out["lexical"] = _summary(lex)
         out["hybrid_resident"] = _summary(hyb)
+        out["hybrid_unmapped"] = _summary(same)
+        out["hybrid_mapped"] = _summary(mapped)
+        out["phases"] = [_phases(root, q, env) for q in qs]
+        # A watcher running (``clawmem watch --no-embed``, vouching the index fresh through its
+        # journal): a recall then stats no file (ingest/indexing.py, ``sync_for_read``).
+        from benchmarks.suites.speed import live_watcher
+
+        watched = []
+        with live_watcher(root):
+            # Not measured: the watcher's own start (walking 23k files, its inotify watches)
+            # goes on for seconds after its journal first vouches, on the same two cores.
+            time.sleep(20)
+            measured(clawmem(root, "recall", qs[0], "--json"), env)
+            for q in qs:
+                r = measured(clawmem(root, "recall", q, "--json"), env)
+                watched.append(r)
+        out["hybrid_watched"] = _summary(watched)
+        out["watched_fresh_by"] = sorted(
+            {str(json.loads(r["out"]).get("index", {}).get("fresh_by")) for r in watched}
+        )
         out["hybrid_search"] = sorted(
             {str(json.loads(r["out"]).get("vectors", {}).get("search")) for r in hyb}
         )
@@ -706,6 +792,10 @@ def render(d: dict) -> str:
         + (
             (
                 " The in-process part (`--in-process`) and the cold processes (`--cold`) were "
+                "measured again after the index map's rule (`db.map_bytes`). "
+                + d.get("cold_index_note", "")
+                if d.get("cold_again") and "hybrid_mapped" in d.get("cold", {})
+                else " The in-process part (`--in-process`) and the cold processes (`--cold`) were "
                 "measured again after the first pass's kernel changed. "
                 if d.get("cold_again")
                 else " The in-process part was measured again after the first pass's kernel "
@@ -734,8 +824,9 @@ def render(d: dict) -> str:
         f"{ip['matrix_load_wait_s']:.0f} s from the index, in the background |",
         f"| memory of the recalling process holding it | peak RSS {hwm:,.0f} MB; now "
         f"{rl.get('VmRSS', 0):,.0f} MB, of it {rl.get('RssAnon', 0):,.0f} MB allocated "
-        f"(anonymous) and {rl.get('RssFile', 0):,.0f} MB the index's and the model's file "
-        "pages, mapped (`mmap_size`, which the kernel can drop); with the float32 matrix as "
+        f"(anonymous) and {rl.get('RssFile', 0):,.0f} MB file pages (the model's, the "
+        "libraries'; an index over 1 GiB is not mapped: before, its mapped pages were 1,061 MB "
+        "of the 1,694 MB peak, the section's previous run); with the float32 matrix as "
         f"well, for the comparison below: peak {ip['rss_mb'].get('VmHWM', 0):,.0f} MB |",
         f"| the resident embedder holding it (answering the cold processes' vector leg) | "
         f"{res_rss.get('VmRSS', 0):,.0f} MB RSS (peak {res_rss.get('VmHWM', 0):,.0f}; "
@@ -778,7 +869,18 @@ def render(d: dict) -> str:
         "share not counted) | peak RSS |",
         "|---|---|---|---|",
     ]
-    for name, label in (("lexical", "lexical"), ("hybrid_resident", "hybrid")):
+    for name, label in (
+        ("lexical", "lexical"),
+        ("hybrid_resident", "hybrid"),
+        ("hybrid_unmapped", "hybrid, started by `python -c`: an index over 1 GiB not mapped (now)"),
+        (
+            "hybrid_mapped",
+            "hybrid, started by `python -c`: its first 1 GiB mapped (the rule before)",
+        ),
+        ("hybrid_watched", "hybrid, `clawmem watch --no-embed` running (no `stat` per file)"),
+    ):
+        if name not in cold:
+            continue
         r = cold[name]
         lines.append(
             f"| {label} | {r['median_s']:.2f} s ({min(r['walls']):.2f}-{max(r['walls']):.2f}, "
@@ -786,6 +888,19 @@ def render(d: dict) -> str:
         )
     first = cold.get("first", {})
     v0 = d.get("vec0_knn", {})
+    lines += _phase_lines(cold.get("phases") or [])
+    if "hybrid_mapped" in cold:
+        lines += [
+            "",
+            "The five kinds of process alternate on the same questions. A connection maps the "
+            "index into memory only when all of it fits in the map's 1 GiB (`db.map_bytes`): "
+            "mapped, every page of it a recall touched counted in the process's memory (the "
+            "lexical leg's scattered pages, 200-300 MB here), read through SQLite's page cache "
+            "they do not, for no more CPU. With a watcher running its journal vouches the index "
+            "fresh (`index.fresh_by`: "
+            f"{', '.join(cold.get('watched_fresh_by', []))}), and the recall stats no file; its "
+            "runs came after the others, with the watcher started and settled.",
+        ]
     lines += [
         "",
         f"The hybrid recalls' vector leg: {', '.join(cold.get('hybrid_search', []))}. The first "
@@ -1487,8 +1602,9 @@ BEFORE = {
     "hybrid": "569 ms wall, 375 ms CPU",
     "lexical": "165 ms wall, 124 ms CPU",
     "vector": "298 ms wall, 149 ms CPU, load 7.0-7.9",
-    "cold": "1.40 s wall, 0.72 s CPU; peak 410 MB",
-    "memory": "1,699 MB peak RSS; 631 MB allocated",
+    "cold": "1.61 s wall, 1.04 s CPU; peak 379 MB",
+    "memory": "1,694 MB peak RSS; 633 MB allocated (1,061 MB of file pages: the index's, mapped, "
+    "and the model's)",
 }
 
 
@@ -1623,6 +1739,45 @@ def _vector_says(d: dict, kn: dict) -> str:
     )
 
 
+def _cold_says(cold: dict) -> str:
+    """The cold processes' part of "What this says", from their phases when measured."""
+    runs = [r for r in cold.get("phases") or [] if "recall" in r]
+    if not runs:
+        return "."
+
+    def ms(key: str, what: str = "wall_ms") -> float:
+        return median([r[key][what] for r in runs if key in r])
+
+    w = cold.get("hybrid_watched")
+    return (
+        f" (phases above: imports {ms('imports'):.0f} ms, freshness {ms('freshness'):.0f}, "
+        f"lexical leg {ms('lexical'):.0f}, the resident embedder's round trip "
+        f"{ms('vector_remote'):.0f} after it, the interpreter's start and exit "
+        f"{ms('process') - ms('total'):.0f}). Its peak memory was the index's pages: mapped, "
+        "each page the lexical leg touched counted in it; an index over the map's 1 GiB is now "
+        f"read through SQLite's page cache ({cold['hybrid_mapped']['peak_mb']:.0f} → "
+        f"{cold['hybrid_unmapped']['peak_mb']:.0f} MB, same run, CPU "
+        f"{cold['hybrid_mapped'].get('cpu_median_s', 0):.2f} → "
+        f"{cold['hybrid_unmapped'].get('cpu_median_s', 0):.2f} s). A watcher vouching the "
+        "index fresh saves the `stat` pass"
+        + (f" ({w['median_s']:.2f} s wall, {w.get('cpu_median_s', 0):.2f} s CPU)" if w else "")
+        + "; what is left above 1 s is Python's start and imports and the lexical leg at this "
+        "load. Not done: the remote vector leg could run on the vector leg's thread, beside "
+        "the lexical leg, instead of after it."
+    )
+
+
+def _watched(cold: dict) -> str:
+    """The cold hybrid recall with a watcher vouching the index fresh, if measured."""
+    w = cold.get("hybrid_watched")
+    if not w:
+        return ""
+    return (
+        f" (with `clawmem watch` running: {w['median_s']:.2f} s wall, "
+        f"{w.get('cpu_median_s', 0):.2f} s CPU, peak {w['peak_mb']:.0f} MB)"
+    )
+
+
 def _targets(d: dict) -> list[str]:
     ip, cold = d["in_process"], d["cold"]
     li, ch = ip["lists"], cold["hybrid_resident"]
@@ -1649,13 +1804,18 @@ def _targets(d: dict) -> list[str]:
             f"{ch['median_s']:.2f} s wall, {ch.get('cpu_median_s', 0):.2f} s CPU; peak "
             f"{ch['peak_mb']:.0f} MB",
             "≤ 1 s, ≤ 300 MB",
-            met(ch["median_s"] <= 1 and ch["peak_mb"] <= 300),
+            met(ch["median_s"] <= 1)
+            + " for wall time; "
+            + met(ch["peak_mb"] <= 300)
+            + " for peak RSS"
+            + _watched(cold),
         ),
         (
             "recalling process memory",
             BEFORE["memory"],
             f"{hwm:,.0f} MB peak RSS; {anon:,.0f} MB allocated (408 MB of it the compressed "
-            "copy), the rest the index's and the model's file pages, mapped",
+            "copy), the rest file pages (the model's and the libraries'; an index over 1 GiB "
+            "is no longer mapped, `db.map_bytes`)",
             "≤ 1 GB",
             ("**met** for allocated memory; " if 0 < anon <= 1024 else "")
             + met(0 < hwm <= 1024)
@@ -1692,7 +1852,7 @@ def _targets(d: dict) -> list[str]:
         f"over every vector ({v0.get('cpu_p50_ms', 0):.0f} ms of CPU here): the resident "
         "embedder answers it. A cold hybrid recall's time is its start, the freshness check "
         f"({fr['cpu_p50_ms']:.0f} ms of CPU: one `stat` per file, {fr['files']:,} files) and "
-        "the lexical leg.",
+        "the lexical leg" + _cold_says(cold),
     ]
     out = [
         "Issue 43's table at 1,000,000 units (before: this section's previous run, the "

@@ -91,6 +91,24 @@ def _load_vec(conn: Connection) -> VectorSupport:
     return VectorSupport(True, "sqlite-vec", str(version), "")
 
 
+def map_bytes(path: Path) -> int:
+    """How much of the index at ``path`` a connection maps into memory (``mmap_size``): all of
+    it, when it fits in ``MMAP_BYTES``; else none.
+
+    Mapped, a page is read without a system call: a vec0 scan touches thousands of them per query
+    (-25% on a 100k-unit vec0 scan, an index of ~300 MB). But every mapped page a process has
+    touched counts in its memory (RSS): at 1M units (a 2.7 GB index) a one-shot recall's lexical
+    leg touched 200-330 MB of scattered pages, its peak RSS 230-360 MB, against 50-85 MB read
+    through SQLite's page cache, with the same CPU time (one-shot and in-process recalls alike,
+    docs/benchmarks.md "1M units"). An index larger than the map was only partly mapped anyway;
+    its vectors are scanned from the resident embedder's or this process's own copy."""
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        return MMAP_BYTES  # not there yet: created by this connection, small
+    return MMAP_BYTES if size <= MMAP_BYTES else 0
+
+
 def connect(path: Path, *, readonly: bool = False) -> tuple[Connection, VectorSupport]:
     # SQLite opens the database and its -wal/-shm by name and follows links: refuse them first.
     safe_open.check_database(path)
@@ -104,9 +122,7 @@ def connect(path: Path, *, readonly: bool = False) -> tuple[Connection, VectorSu
     vec = _load_vec(conn)
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA busy_timeout = 30000")
-    # Pages through a memory map instead of one read() call each: a vec0 scan or a BM25 ranking
-    # over a large index touches thousands of pages per query (-25% on a 100k-unit vec0 scan).
-    conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
+    conn.execute(f"PRAGMA mmap_size = {map_bytes(path)}")
     if not readonly:
         conn.execute("PRAGMA synchronous = NORMAL")
     return conn, vec
