@@ -119,8 +119,10 @@ def test_sigkill_during_full_rebuilds(big):
     before = markdown(big)
     duration = timed(big, "index", "--force", "--no-embed", "--quiet")
     killed = mid_rebuild = rounds = 0
-    t_end = time.monotonic() + 30  # a loaded machine runs fewer rounds, never fewer than 6
-    while rounds < 12 and (rounds < 6 or time.monotonic() < t_end):
+    # Kill at a random moment of a run as long as the one timed above; a run that finished first
+    # is not a kill. Go on until enough kills, not for a set share: on a loaded machine a run's
+    # length varies, and a share asserted over a fixed number of rounds failed by chance.
+    while rounds < 24 and (killed < 6 or mid_rebuild < 3):
         rounds += 1
         if kill_at(big, ["index", "--force", "--no-embed", "--quiet"], rnd.uniform(0.2, duration)):
             killed += 1
@@ -128,7 +130,7 @@ def test_sigkill_during_full_rebuilds(big):
         mid_rebuild += bool(list((big / ".memory").glob("index.sqlite.rebuild-*")))
         assert_consistent(big)
     assert markdown(big) == before
-    assert killed >= rounds * 0.6 and mid_rebuild >= 3, (rounds, killed, mid_rebuild)
+    assert killed >= 6 and mid_rebuild >= 3, (rounds, killed, mid_rebuild)
     # The next run completes and cleans up after the killed ones.
     r = run(big, "index", "--json")
     assert r.returncode == 0, r.stderr
@@ -153,8 +155,7 @@ def test_sigkill_during_incremental_syncs(big):
     _edit(big, rnd, 150, 99)
     duration = timed(big, "index", "--no-embed", "--quiet")
     killed = partial = round_ = 0
-    t_end = time.monotonic() + 25
-    while round_ < 10 and (round_ < 5 or time.monotonic() < t_end):
+    while round_ < 20 and (killed < 5 or partial < 2):  # enough kills, as above
         round_ += 1
         _edit(big, rnd, 150, round_)
         before = markdown(big)  # what the test wrote; clawmem must leave it exactly so
@@ -165,7 +166,7 @@ def test_sigkill_during_incremental_syncs(big):
         partial += 0 < stale_after < stale_before  # killed half-way through the files
         assert_consistent(big)
         assert markdown(big) == before
-    assert killed >= round_ * 0.5 and partial >= 2, (round_, killed, partial)
+    assert killed >= 5 and partial >= 2, (round_, killed, partial)
     r = run(big, "index", "--json")
     assert r.returncode == 0, r.stderr
     assert_consistent(big)
