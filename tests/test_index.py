@@ -226,3 +226,31 @@ def test_an_index_larger_than_the_map_is_read_unmapped_with_the_same_answers(ws,
     larger, unmapped = recall_and_map()
     assert unmapped == 0
     assert larger == fits
+
+
+def test_a_new_file_waits_for_another_writer_instead_of_failing(ws):
+    """Another program holding the index in an exclusive transaction (a backup, a SQLite shell):
+    indexing a new file waits for it (busy_timeout), as the soak's "database held" check asks.
+    A new file once opened its transaction with an empty statement and read in it, and a write
+    after a read cannot wait: "database is locked" at once, an internal error."""
+    import threading
+    import time
+
+    from clawmem.store import db
+
+    index_json(ws)
+    holder, _ = db.connect(ws / ".memory" / "index.sqlite")
+    holder.execute("BEGIN EXCLUSIVE")
+    release = threading.Timer(1.5, holder.rollback)
+    release.start()
+    try:
+        (ws / "memory" / "2030-02-02.md").write_text("# x\n\nThe gannet colony.\n", "utf-8")
+        t0 = time.monotonic()
+        r = cli("-w", str(ws), "index", "--json")
+        waited = time.monotonic() - t0
+    finally:
+        release.join()
+        holder.close()
+    assert r.code == 0, r.err
+    assert waited >= 1.0  # it waited for the holder, then indexed
+    assert json.loads(r.out)["files_indexed"] >= 1

@@ -471,6 +471,8 @@ class Index(IndexVectors):
         """Give ``rows`` (rowid, body, heading, context) of ``relpath``'s units to their lexical
         table (schema.fts_table); chunks_fts's also to the lexical leg's bounds and lists, in
         the caller's transaction."""
+        if not rows:  # see _fts_delete
+            return
         table = schema.fts_table(relpath)
         self.conn.executemany(
             f"INSERT INTO {table}(rowid, body, heading, context) VALUES (?, ?, ?, ?)", rows
@@ -482,6 +484,12 @@ class Index(IndexVectors):
         """Take ``rows`` (as they were given to ``_fts_insert``) out of their lexical table, and
         chunks_fts's out of the terms' lists. Contentless FTS5 deletes by restating the indexed
         values (deterministic, see textnorm)."""
+        if not rows:
+            # Nothing to take out (a new file). An empty executemany still opens the transaction
+            # and the lists' reads would then hold a read snapshot, so the next write could not
+            # wait for another writer: SQLite returns "database is locked" at once instead of
+            # running the busy handler (the soak's "database held" check).
+            return
         table = schema.fts_table(relpath)
         self.conn.executemany(
             f"INSERT INTO {table}({table}, rowid, body, heading, context) "
