@@ -27,6 +27,16 @@ from .conftest import cli
 pytestmark = pytest.mark.usefixtures("lexical")
 
 TODAY = date.today().isoformat()
+
+
+@pytest.fixture(autouse=True)
+def _today():
+    """Today, read as each test starts: a suite that runs past midnight once compared a fact
+    retained on the new day with the day this module was imported on."""
+    global TODAY
+    TODAY = date.today().isoformat()
+
+
 OLD = "memory/2025-11-27.md#L26-L26"  # "- W @Peter: Currently in Marrakech (Nov 27–Dec 1, 2025) …"
 
 

@@ -16,6 +16,14 @@ pytestmark = pytest.mark.usefixtures("lexical")
 TODAY = date.today().isoformat()
 
 
+@pytest.fixture(autouse=True)
+def _today():
+    """Today, read as each test starts: a suite that runs past midnight once compared a fact
+    retained on the new day with the day this module was imported on."""
+    global TODAY
+    TODAY = date.today().isoformat()
+
+
 def retain(ws, *args):
     r = cli("-w", str(ws), "retain", *args, "--json")
     return r, (json.loads(r.out) if r.code == 0 else None)
