@@ -207,35 +207,36 @@ def prepare(size: int) -> tuple[Path, dict]:
     return root, figures
 
 
-def _latency(mem: Memory, qs: list[str], mode: str) -> dict:
-    lat, cpu = [], []
-    for q in qs:
-        t0, c0 = time.perf_counter(), time.process_time()
-        mem.recall(q, mode=mode, sync=False)
-        lat.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)  # every thread of the process: less load-bound
+def _summary(times: list[tuple[float, float]]) -> dict:
+    """p50/p95 of (wall, CPU) seconds, in ms: CPU counts every thread of the process, and is
+    what the load on a shared machine inflates least."""
+    walls, cpus = [t for t, _ in times], [c for _, c in times]
     return {
-        "p50_ms": median(lat) * 1000,
-        "p95_ms": percentile(lat, 95) * 1000,
-        "cpu_p50_ms": median(cpu) * 1000,
-        "n": len(lat),
+        "p50_ms": median(walls) * 1000,
+        "p95_ms": percentile(walls, 95) * 1000,
+        "cpu_p50_ms": median(cpus) * 1000,
+        "cpu_p95_ms": percentile(cpus, 95) * 1000,
+        "n": len(times),
     }
+
+
+def _timed(run: Callable[[Any], object], items: list) -> dict:
+    """``_summary`` of ``run`` called on each item."""
+    times = []
+    for x in items:
+        t0, c0 = time.perf_counter(), time.process_time()
+        run(x)
+        times.append((time.perf_counter() - t0, time.process_time() - c0))
+    return _summary(times)
+
+
+def _latency(mem: Memory, qs: list[str], mode: str) -> dict:
+    return _timed(lambda q: mem.recall(q, mode=mode, sync=False), qs)
 
 
 def _leg_latency(run: Callable[[Any], object], items: list) -> dict:
     """Wall and CPU p50/p95 of one search leg alone, called on each item."""
-    lat, cpu = [], []
-    for x in items:
-        t0, c0 = time.perf_counter(), time.process_time()
-        run(x)
-        lat.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)
-    return {
-        "p50_ms": median(lat) * 1000,
-        "p95_ms": percentile(lat, 95) * 1000,
-        "cpu_p50_ms": median(cpu) * 1000,
-        "n": len(lat),
-    }
+    return _timed(run, items)
 
 
 def _numpy_int8_dots(rows8: np.ndarray, q8: np.ndarray) -> np.ndarray:
@@ -289,13 +290,7 @@ def _vector_kernels(idx: Any, qvecs: list) -> dict:
         vector_lists.int8_dots = simd  # type: ignore[assignment]
     out: dict = {"same_rows": same, "queries": len(qvecs)}
     for name, times in ways.items():
-        walls, cpus = [t for t, _ in times], [c for _, c in times]
-        out[name] = {
-            "p50_ms": median(walls) * 1000,
-            "p95_ms": percentile(walls, 95) * 1000,
-            "cpu_p50_ms": median(cpus) * 1000,
-            "n": len(times),
-        }
+        out[name] = _summary(times)
     return out
 
 
@@ -363,13 +358,7 @@ def _lexical_bounds(idx: Any, lexes: list) -> dict:
         out["same"] += got["bounds"] == got["generic"]
     term_bounds.phrase_bounds = real
     for key, xs in lat.items():
-        walls, cpus = [x[0] for x in xs], [x[1] for x in xs]
-        out[key] = {
-            "p50_ms": median(walls) * 1000,
-            "p95_ms": percentile(walls, 95) * 1000,
-            "cpu_p50_ms": median(cpus) * 1000,
-            "n": len(xs),
-        }
+        out[key] = _summary(xs)
     return out
 
 
@@ -433,14 +422,7 @@ def lexical_lists(size: int, n_queries: int) -> dict:
     idx.close()
     mem.close()
     for key, xs in lat.items():
-        walls, cpus = [x[0] for x in xs], [x[1] for x in xs]
-        out[key] = {
-            "p50_ms": median(walls) * 1000,
-            "p95_ms": percentile(walls, 95) * 1000,
-            "cpu_p50_ms": median(cpus) * 1000,
-            "cpu_p95_ms": percentile(cpus, 95) * 1000,
-            "n": len(xs),
-        }
+        out[key] = _summary(xs)
     out["cpu_s"] = (c1.user - c0.user) + (c1.system - c0.system)
     out["load_after"] = os.getloadavg()
     return out
