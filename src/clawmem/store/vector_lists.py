@@ -8,7 +8,8 @@ vectors. This copy keeps it, at 408 bytes a vector (384 dimensions) instead of 1
   int8 copy is within ~0.0003 of the exact cosine on average, p99 0.001 (REALTALK's real
   vectors, docs/benchmarks.md "1M units");
 * a query scores every row by int8 dot product (``ListsScan``, in blocks the recall's two
-  threads share; ``int8_dots``: SimSIMD's SIMD kernel), keeps the ``POOL_PER_HIT`` × limit
+  threads share; ``int8_dots``: SimSIMD's SIMD kernel, each block's rows split over
+  ``SCAN_THREADS`` cores), keeps the ``POOL_PER_HIT`` × limit
   best (at least ``POOL_MIN``), and rescores those exactly from the float32 rows in the index
   file itself (vec0's chunk blobs, read one row at a time through SQLite's blob I/O in a read
   transaction), so every score returned is the exact cosine vec0 gives;
@@ -26,6 +27,7 @@ throws it away when the index changes), never stored: the index stays rebuildabl
 from __future__ import annotations
 
 import math
+import os
 import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -56,6 +58,21 @@ LISTS_PER_SQRT = 0.5
 SAMPLE_PER_LIST = 48
 KMEANS_ROUNDS = 8
 _BLOCK = 16384  # rows assigned to lists at a time (a temporary of BLOCK x lists float32)
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))  # the cores this process may run on
+    except (AttributeError, OSError):  # not on Linux
+        return os.cpu_count() or 1
+
+
+# Threads SimSIMD's kernel splits one block's rows over (OpenMP, inside the call). Needed because
+# the call holds the GIL: the recall's two Python threads sharing the blocks never score at once.
+# The pass reads 384 MB at 1M rows and is bound by memory bandwidth, which a few cores saturate;
+# past 4, threads only add start-up and spinning. The rows' sums are the same integers on any
+# number of threads (tests/test_vector_lists.py).
+SCAN_THREADS = max(1, min(_cores(), 4))
 
 
 def _chunks(conn: db.Connection, table: str, d: int) -> Iterator[tuple]:
@@ -260,20 +277,35 @@ def top_rows(scores: np.ndarray, k: int) -> np.ndarray:
 _SAMPLE_STEP = 64
 
 
-def int8_dots(rows8: np.ndarray, q8: np.ndarray) -> np.ndarray:
-    """Each int8 row's dot product with ``q8``, exact (integers; float64 holds them all).
+def int8_dots(
+    rows8: np.ndarray, q8: np.ndarray, out: np.ndarray | None = None, threads: int | None = None
+) -> np.ndarray:
+    """Each int8 row's dot product with ``q8``, exact, written into ``out`` (float32, one per
+    row; a new array when None) and returned. float32 holds every sum exactly: at most
+    dims × 127² (6.2M at 384 dimensions) < 2²⁴, and more dimensions are refused.
 
     SimSIMD's kernel for the CPU at hand (AVX2 here: 1M rows of 384 dimensions in ~45 ms of
     one core against ~125-173 ms for numpy's ``einsum`` with int32 sums, which has no SIMD
-    int8 loop; ``python -m benchmarks.scale --kernels``). It releases the GIL, so the recall's
-    two threads score blocks at once. The sums are the same integers either way: the order is
+    int8 loop; ``python -m benchmarks.scale --kernels``), the rows split over ``threads``
+    (``SCAN_THREADS`` when None). The sums are the same integers however split: the order is
     the one measured on real vectors."""
     import numpy as np
     import simsimd
 
+    if out is None:
+        out = np.empty(len(rows8), dtype=np.float32)
     if not len(rows8):
-        return np.empty(0)  # SimSIMD refuses an empty matrix
-    return np.asarray(simsimd.cdist(q8[None, :], rows8, metric="dot"))[0]
+        return out  # SimSIMD refuses an empty matrix
+    if rows8.shape[1] * 127 * 127 >= 1 << 24:
+        raise ValueError("too many dimensions for exact float32 sums")
+    simsimd.cdist(
+        q8[None, :],
+        rows8,
+        metric="dot",
+        out=out[None, :],
+        threads=SCAN_THREADS if threads is None else threads,
+    )
+    return out
 
 
 class ListsScan:
@@ -313,8 +345,7 @@ class ListsScan:
             else:
                 sel = self._rows[a:b]
                 rows8, scale = lists.rows8[sel], lists.scale[sel]
-            out = self._approx[a:b]
-            out[:] = int8_dots(rows8, self._q8)
+            out = int8_dots(rows8, self._q8, self._approx[a:b])
             out *= scale
             with self._cv:
                 self._left -= b - a
