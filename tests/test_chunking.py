@@ -199,3 +199,34 @@ def test_an_over_long_message_in_a_talk_is_still_cut():
     assert [c.start_line for c in chunks[-2:]] == [2, 3]
     assert all(c.start_line == c.end_line == 1 for c in chunks[:-2]) and len(chunks) > 3
     assert all(weight(c.text) <= 1600 for c in chunks)
+
+
+RECORDS = """# Opinions
+
+### @Kate — Kate prefers short replies
+- confidence: 0.80
+- last_updated: 2026-11-29
+- statement: Kate prefers short replies (memory/2026-11-29.md#L4)
+- evidence: 1 supporting, 0 contradicting
+  - + memory/2026-11-29.md#L4 (2026-11-29) — first statement
+
+## Potluck
+- Kate: bring the cake
+- Peter: bring the wine
+
+## Chores
+- todo: water the plants
+- todo: call the landlord
+
+## Mixed
+- status: done
+- the rest of the list is prose
+"""
+
+
+def test_a_list_of_one_records_fields_is_one_unit():
+    """reflect's opinion block ("- confidence: … / - statement: …") is one unit: a field alone
+    ("confidence: 0.80") says nothing a question could ask. Lists of things stay one unit per
+    item: capitalised labels (who brings what), a field named twice, an item that is no field."""
+    spans = [(c.start_line, c.end_line) for c in chunk_markdown(RECORDS)]
+    assert spans == [(4, 8), (11, 11), (12, 12), (15, 15), (16, 16), (19, 19), (20, 20)]

@@ -59,7 +59,8 @@ def sha256(text: str) -> str:
 
 
 def _blocks(lines: list[str]) -> list[_Block]:
-    """Top-level blocks with their line spans; each list item is its own block."""
+    """Top-level blocks with their line spans; each list item is its own block, except in a
+    list that is one record's fields (``_is_record``): that list is one block."""
     tokens = _parser().parse("\n".join(lines))
     blocks: list[_Block] = []
     i = 0
@@ -74,14 +75,19 @@ def _blocks(lines: list[str]) -> list[_Block]:
                 # two items but never inside one (nested lists stay inside their parent item).
                 depth = 0
                 j = i
+                items: list[_Block] = []
                 while j < len(tokens):
                     t = tokens[j]
                     if t.type == "list_item_open" and t.level == 1 and t.map is not None:
-                        blocks.append(_Block(t.map[0], t.map[1]))
+                        items.append(_Block(t.map[0], t.map[1]))
                     depth += t.nesting if t.type.endswith(("list_open", "list_close")) else 0
                     if depth == 0:
                         break
                     j += 1
+                if _is_record([lines[b.start] for b in items]):
+                    blocks.append(_Block(items[0].start, items[-1].end))
+                else:
+                    blocks.extend(items)
                 i = j
             else:
                 blocks.append(_Block(tok.map[0], tok.map[1]))
@@ -94,6 +100,27 @@ def _blocks(lines: list[str]) -> list[_Block]:
             end -= 1
         out.append(_Block(b.start, end, b.heading_level, b.heading_text))
     return out
+
+
+# A list item that is one field of a record: "- confidence: 0.80", "- last_updated: 2025-11-27",
+# "- due date: Friday". The field is a lower-case label of up to three words; a capitalised label
+# ("- Kate: bring the cake") is more often who said or does something, one line each.
+_FIELD = re.compile(r"[-*+][ \t]+([a-z][a-z0-9_]*(?: [a-z][a-z0-9_]*){0,2}):[ \t]+\S")
+
+
+def _is_record(first_lines: list[str]) -> bool:
+    """Is this list one record's fields, each named once ("- confidence: 0.80 / - statement: …
+    / - history: …", reflect's opinion pages; a person's "- status: … / - owner: …")? Then it is
+    one unit: a field alone ("confidence: 0.80") says nothing a question could ask, and its
+    record's heading and other fields say what it is about. A field named twice ("- todo: … /
+    - todo: …") is a list of things, one unit each."""
+    if len(first_lines) < 2:
+        return False
+    fields = [_FIELD.match(line.lstrip()) for line in first_lines]
+    if any(f is None for f in fields):
+        return False
+    names = [f.group(1) for f in fields if f is not None]
+    return len(set(names)) == len(names)
 
 
 def _slices(line: str, cap: int, overlap: int) -> list[str]:
