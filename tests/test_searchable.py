@@ -96,3 +96,25 @@ def test_the_init_template_is_not_memory(tmp_path):
     core = ws / "MEMORY.md"
     core.write_text(core.read_text() + "\nMy bank is the Erste Bank in Vienna.\n")
     assert recall(ws, "which bank do I use?")["results"][0]["citation"].startswith("MEMORY.md#L")
+
+
+def test_reflects_section_titles_are_not_words(tmp_path):
+    """An entity page's lines sit under "Facts from the log > World": those titles are the
+    page's layout. Before, "who won the 1998 world cup?" found every World line of every page
+    (and, through it, the fact it restates); a person's own "World" heading still counts."""
+    from clawmem.markdown.searchable import searchable_heading
+
+    assert searchable_heading("Kate > Facts from the log > World") == "Kate"
+    assert searchable_heading("2025-12-01 > World") == "2025-12-01 > World"
+    ws = tmp_path / "notes"
+    assert cli("init", str(ws)).code == 0
+    r = cli("-w", str(ws), "retain", "W @Kate: Kate moved to Porto in March")
+    assert r.code == 0, r.err
+    assert cli("-w", str(ws), "reflect").code == 0
+    assert (ws / "bank" / "entities" / "Kate.md").read_text().count("### World") == 1
+    assert recall(ws, "who won the 1998 world cup?")["results"] == []
+    assert recall(ws, "Porto")["results"]  # the page's and the fact's own words are
+    (ws / "memory" / "2025-12-01.md").write_text(
+        "# 2025-12-01\n\n## World\n\n- Elections in Chile.\n"
+    )
+    assert recall(ws, "world")["results"][0]["citation"].startswith("memory/2025-12-01.md#L5")

@@ -17,6 +17,11 @@ machinery around them:
 * a task's checkbox (``- [ ]``, ``- [x]``) and a citation written in the text
   (``(memory/2025-11-12.md#L182)``, what reflect's pages end each line with) are dropped.
 
+A unit's heading path counts as its context (``searchable_heading``), except the titles reflect
+gives the sections it generates ("Facts from the log", and under it a kind's "World",
+"Opinions", …): they are the page's layout, and "who won the 1998 world cup?" must not find every
+line of every entity page's World section. A person's own headings all count.
+
 ``has_content`` says whether anything is left: a unit with nothing (a marker line alone) is not
 indexed, so it can never be a hit, a snippet, or an entity page's first unit.
 
@@ -28,6 +33,7 @@ from __future__ import annotations
 
 import re
 
+from clawmem.markdown.kinds import FACTS_SECTION, OPINIONS_SECTION, SECTION_TITLES
 from clawmem.markdown.links import MDLINK, WIKI, split_wiki
 from clawmem.markdown.workspace import is_entity_page
 
@@ -75,3 +81,19 @@ def searchable_text(text: str) -> str:
 def has_content(text: str) -> bool:
     """Whether ``text`` says anything once its Markdown machinery is gone."""
     return bool(searchable_text(text).strip(_WORDLESS))
+
+
+_GENERATED = (FACTS_SECTION, OPINIONS_SECTION)
+_KIND_TITLES = frozenset(SECTION_TITLES.values())
+
+
+def searchable_heading(heading: str) -> str:
+    """A unit's heading path (``Kate > Facts from the log > World``) as context words: without
+    the titles of reflect's generated sections and, below one, the kinds' titles
+    (``Kate``)."""
+    parts = heading.split(" > ")
+    for i, part in enumerate(parts):
+        if part in _GENERATED:
+            kept = [p for p in parts[i + 1 :] if p not in _KIND_TITLES]
+            return " > ".join(parts[:i] + kept)
+    return heading

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from clawmem.markdown.factlog import FactLog, LoggedFact
-from clawmem.markdown.kinds import SECTION_TITLES
+from clawmem.markdown.kinds import FACTS_SECTION, OPINIONS_SECTION, SECTION_TITLES
 from clawmem.markdown.links import format_wikilink
 from clawmem.markdown.supersession import KINDS as SUPERSEDABLE
 from clawmem.markdown.supersession import (
@@ -158,7 +158,7 @@ def fact_line(f: LoggedFact, st: FactStatus, page: str | None = None) -> str:
 def entity_body(
     name: str, facts: list[LoggedFact], st: FactStatus, summary: list[str]
 ) -> list[str]:
-    lines = ["## Facts from the log", ""]
+    lines = [f"## {FACTS_SECTION}", ""]
     if summary:
         lines += [*summary, ""]
     for kind, title in SECTION_TITLES.items():
@@ -218,7 +218,7 @@ def opinion_block(op: Opinion) -> list[str]:
 
 def opinions_body(opinions: list[Opinion]) -> list[str]:
     lines = [
-        "## Opinions tracked by clawmem reflect",
+        f"## {OPINIONS_SECTION}",
         "",
         "From the `O` facts in the log, oldest opinion first. Confidence moves by at most 0.20 per "
         "statement (0.40 for a second in a row going the same way); docs/reflect.md has the rule.",

@@ -98,11 +98,14 @@ def fts_values(
 ) -> tuple[str, str, str]:
     """The FTS columns of a unit: its searchable words only (markdown/searchable.py: a link's
     label, not its address; no markers, checkboxes or citations)."""
-    from clawmem.markdown.searchable import searchable_text  # writes only: reads never need it
+    from clawmem.markdown.searchable import (  # writes only: reads never need it
+        searchable_heading,
+        searchable_text,
+    )
 
     return (
         search_text(searchable_text(text)),
-        search_text(searchable_text(" ".join([heading, *entities]))),
+        search_text(searchable_text(" ".join([searchable_heading(heading), *entities]))),
         search_text(searchable_text(context)),
     )
 

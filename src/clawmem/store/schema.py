@@ -14,7 +14,8 @@ SCHEMA_VERSION = 10
 # chunker (issue 16: a cold lexical recall). Also when markdown/searchable.py keeps other words
 # (3: a link's address, markers, checkboxes and citations are no longer indexed; 4: a paragraph
 # that is a conversation is one unit per message, chunking._is_talk; 5: a list that is one
-# record's fields, "- confidence: … / - statement: …", is one unit, chunking._is_record).
+# record's fields, "- confidence: … / - statement: …", is one unit, chunking._is_record; and
+# reflect's section titles are not a unit's heading words, searchable.searchable_heading).
 CHUNKER_VERSION = 5
 # Bump when text/redact.py redacts more for the same input: an index built under the older rules
 # may hold what the newer ones catch, so it is rebuilt rather than trusted (issue 31).

@@ -289,9 +289,12 @@ class IndexVectors:
 def embed_text(heading: str, text: str, entities: Sequence[str], kind: str | None) -> str:
     """What the embedder sees for a unit: context first, then the text itself, both as their
     searchable words (markdown/searchable.py), the same words the lexical index holds."""
-    from clawmem.markdown.searchable import searchable_text  # writes and embedding only
+    from clawmem.markdown.searchable import (  # writes and embedding only
+        searchable_heading,
+        searchable_text,
+    )
 
-    heading, text = searchable_text(heading), searchable_text(text)
+    heading, text = searchable_text(searchable_heading(heading)), searchable_text(text)
     if kind:
         return f"{', '.join(entities)}: {text}" if entities else text
     return f"{heading}\n{text}" if heading else text
