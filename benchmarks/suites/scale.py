@@ -889,9 +889,10 @@ def render(d: dict) -> str:
         f"in-process {_load(d, 'in_process')}; cold processes {_load(d, 'cold')}."
         + (
             (
-                " The in-process part (`--in-process`) and the cold processes (`--cold`) were "
-                "measured again after the index map's rule (`db.map_bytes`), the cold processes "
-                "also after the resident embedder's scan moved beside the lexical leg. "
+                " The in-process part (`--in-process`, `--hybrid-ab`) was measured again after "
+                "the coverage step read the lexical leg's lists (2026-11-29), the cold processes "
+                "(`--cold`) after the index map's rule (`db.map_bytes`) and the resident "
+                "embedder's scan moved beside the lexical leg (the section's previous run). "
                 + d.get("cold_index_note", "")
                 if d.get("cold_again") and "hybrid_mapped" in d.get("cold", {})
                 else " The in-process part (`--in-process`) and the cold processes (`--cold`) were "
