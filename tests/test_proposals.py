@@ -505,8 +505,8 @@ def test_casual_spellings_read_as_written_ones():
 
 def test_a_rejected_turn_does_not_come_back_grown_by_a_later_message(tmp_path):
     """A transcript flushed, then flushed again after the user added to the same turn: the turn,
-    now longer, goes on from the line already proposed (and here rejected), so it is not
-    proposed again; a new turn is."""
+    now longer, goes on from a line a person rejected, so it is not proposed again; a new turn
+    is. Had the first still been pending, the longer turn would be proposed beside it."""
     from clawmem.reflect.proposal_review import _append, record
 
     day = date(2026, 3, 2)
@@ -524,3 +524,10 @@ def test_a_rejected_turn_does_not_come_back_grown_by_a_later_message(tmp_path):
     assert [q.source for q in propose(grown)][0] == "s.jsonl#L1-L2"
     assert [q.source for q in record(tmp_path, propose(grown), day)] == ["s.jsonl#L4-L4"]
     assert record(tmp_path, propose(grown), day) == []
+    pending = tmp_path / "pending"
+    pending.mkdir()
+    record(pending, propose(first), day)
+    assert [q.source for q in record(pending, propose(grown), day)] == [
+        "s.jsonl#L1-L2",
+        "s.jsonl#L4-L4",
+    ]

@@ -671,24 +671,60 @@ def _means(rows: list[dict], phase: str) -> tuple[float, float]:
     )
 
 
+def _targets(events: list[dict], recall: list[dict] | None, fast: dict | None) -> list[str]:
+    """Issue 44's targets, from the same rows."""
+    out = ["Issue 44's targets here:", "", "| target | this run |  |", "|---|---|---|"]
+    if events:
+        r = events[0]
+        met = r["recall"] >= 0.60 and r["precision"] >= 0.50
+        out.append(
+            "| fact proposals, held out: recall of events ≥ 0.60 at precision ≥ 0.50 | "
+            f"recall {r['recall']:.3f} at precision {r['precision']:.3f} (by meaning "
+            f"{r.get('meaning_recall', 0.0):.3f} at {r.get('meaning_precision', 0.0):.3f}) | "
+            f"{'met' if met else '**missed**'} |"
+        )
+    held = [x for x in recall or [] if x.get("part", "held-out") == "held-out"]
+    if held:
+        (er0, _r0), (er1, _r1) = _means(held, "without"), _means(held, "with")
+        out.append(
+            "| recall's ER@2k with proposals indexed ≥ without (held out) | "
+            f"{er1:.3f} with, {er0:.3f} without | {'met' if er1 >= er0 - 1e-9 else '**missed**'} |"
+        )
+    if fast:
+        out.append(
+            f"| proposing from a {fast['messages']:,}-message transcript ≤ the flush's budget + 1 s "
+            f"| {fast['median_s']:.2f} s | {'met' if fast['median_s'] <= 1.0 else '**missed**'} |"
+        )
+    return out
+
+
 def render(
     events: list[dict],
     recall: list[dict] | None,
     fast: dict | None,
     one_fts: list[dict] | None = None,
+    before: list[dict] | None = None,
+    tuning: list[dict] | None = None,
+    tuning_before: list[dict] | None = None,
 ) -> str:
-    """docs/benchmarks.md's section, from the rows of the three runs (their --json files);
+    """docs/benchmarks.md's section, from the rows of the runs (their --json files);
     ``one_fts``: a ``--recall`` run of the code before proposals had a lexical table of their
-    own, for the comparison."""
+    own, for the comparison; ``before``, ``tuning_before``: clawmem's row of a run of the
+    product before its last change (``--label``), with this benchmark code; ``tuning``: the
+    run on the tuning chats (``--part tuning``)."""
+    rows = events[:1] + (before or [])[:1] + events[1:]
     out = [
         HEADING,
         "",
         "What clawmem proposes from a conversation (issue 44; `reflect/fact_proposals.py`: one "
-        "proposal per message, scored by its best sentence with a logistic model fitted on "
-        "REALTALK chats 1-5; in each stretch of talk each speaker's 3 best messages at >= 0.15 "
+        "proposal per turn, a message with the same speaker's next ones sent within 10 minutes, "
+        "scored by its best sentence with a logistic model fitted on "
+        "REALTALK chats 1-5; in each stretch of talk each speaker's 2 best turns at >= 0.15 "
         "and >= half the best, notes and decisions besides) against REALTALK's "
         "`events_session_N`, on the held-out chats 6-10, with the baselines in the same run "
-        "(`python -m benchmarks.suites.proposals`). Matched two ways, always within the same "
+        "(`python -m benchmarks.suites.proposals`; `clawmem before` is the product before "
+        "turns, one proposal per message, 3 per stretch, run with the same benchmark code the "
+        "same day). Matched two ways, always within the same "
         "session and the same speaker. By topic words (the columns precision, recall, F1): the "
         f"two share at least {MIN_SHARED} topic words (`text/topics.py`: folded, plural-stemmed, "
         f"no stopwords, the speakers' names left out) covering at least {MIN_COVER:.0%} of the "
@@ -700,14 +736,17 @@ def render(
             else "—"
         )
         + ", the cosine at which the two readings agree best (F1) over the tuning chats' pairs of "
-        "a first-person sentence and an event. Precision: proposals that match some event; "
+        "a first-person sentence and an event, reached by the proposal's text or by one of its "
+        "statements (the cosine is a sentence's; a turn says an event in one of its messages). "
+        "Precision: proposals that match some event; "
         "recall: events some proposal matches; the target is recall >= 0.60 at precision >= "
         "0.50 (on topic words). `clawmem-v1` is the first fitted version (every sentence at "
-        ">= 0.2, notes, preferences and decisions at least at it); `rules-v1` the rules before "
-        "the model; `first-person` every first-person sentence.",
+        ">= 0.2, notes, preferences and decisions at least at it) and `rules-v1` the rules "
+        "before the model, both computed with today's rules and weights; `first-person` every "
+        "first-person sentence.",
         "",
         HEAD,
-        *(_row(r) for r in events),
+        *(_row(r) for r in rows),
     ]
     if events and events[0].get("events_by_kind"):
         first = events[0]
@@ -719,6 +758,15 @@ def render(
                 f"{k} {v / first['events']:.3f}" for k, v in first["events_by_kind"].items()
             )
             + ".",
+        ]
+    if tuning:
+        out += [
+            "",
+            "The same on the tuning chats 1-5 (`--part tuning`; in-sample for the weights, so "
+            "better than a new chat will see):",
+            "",
+            HEAD,
+            *(_row(r) for r in tuning[:1] + (tuning_before or [])[:1] + tuning[1:]),
         ]
     if recall:
         held = [r for r in recall if r.get("part", "held-out") == "held-out"]
@@ -746,8 +794,8 @@ def render(
                 "proposals; what still moves a question is the vector leg, where a proposal's "
                 "embedding (its line leads with its kind and speaker, `B @Akib: …`) can sit "
                 "nearer the question than its message's, and lifts the message to its place "
-                "(in the two lower ones traced, chat 8, a message so lifted pushed gold lines "
-                "down a place).",
+                "(traced in an earlier run, chat 8: a message so lifted pushed gold lines down "
+                "a place).",
             ]
         if tuned:
             n, lower = _changed(tuned)
@@ -775,6 +823,7 @@ def render(
                 "with every other unit's; a run of that code the same day, "
                 "`bench-results/proposals-recall-one-fts.json`): " + "; ".join(parts) + ".",
             ]
+    out += ["", *_targets(events, recall, fast)]
     if fast:
         out += [
             "",
@@ -824,6 +873,9 @@ def main(argv: list[str] | None = None) -> int:
             read("proposals-recall.json"),
             speed_rows[0] if speed_rows else None,
             read("proposals-recall-one-fts.json"),
+            read("proposals-heldout-before.json"),
+            read("proposals-tuning.json"),
+            read("proposals-tuning-before.json"),
         )
         replace_section(args.section, HEADING, section)
         print(section)

@@ -32,8 +32,8 @@ people with a page (or the chat's other speaker) who are named in it are its oth
 Each proposal cites the lines it was said on (``sessions/x.jsonl#L12-L13`` or
 ``memory/2025-11-12.md#L5-L5``). Its key is the SHA-256 of its Retain line: a proposal with the
 same line is the same proposal, whoever says it again (proposal_review.py keeps the keys seen and
-rejected, and also never proposes a turn again from the line a proposal on a page already starts
-at: the same turn, grown by a message since the last flush).
+rejected, and never proposes again a turn a person accepted or rejected, grown by a message
+since the last flush).
 """
 
 from __future__ import annotations
@@ -187,19 +187,16 @@ _LEAD = re.compile(
 
 # Casual spellings of the first person, read as their written forms by the rules and features
 # ("im gonna", "Ive been", "i got"): on chat 5 of the tuning chats as many "Im" as "I'm".
-_CASUAL = (
-    (re.compile(r"\b[Ii]m\b"), "I'm"),
-    (re.compile(r"\b[Ii]ve\b"), "I've"),
-    (re.compile(r"\b[Ii]ll\b(?= (?:be|go|have|get|do|see|try|make|take|start))"), "I'll"),
-    (re.compile(r"\b[Ii]d\b(?= (?:like|love|be|go|rather))"), "I'd"),
-    (re.compile(r"\bi\b"), "I"),
+_CASUAL = re.compile(
+    r"\b(?:(?P<m>[Ii]m)\b|(?P<ve>[Ii]ve)\b"
+    r"|(?P<ll>[Ii]ll)\b(?= (?:be|go|have|get|do|see|try|make|take|start))"
+    r"|(?P<d>[Ii]d)\b(?= (?:like|love|be|go|rather))|(?P<i>i)\b)"
 )
+_WRITTEN = {"m": "I'm", "ve": "I've", "ll": "I'll", "d": "I'd", "i": "I"}
 
 
 def _casual(text: str) -> str:
-    for pattern, written in _CASUAL:
-        text = pattern.sub(written, text)
-    return text
+    return _CASUAL.sub(lambda m: _WRITTEN[m.lastgroup or "i"], text)
 
 
 @dataclass(frozen=True)
