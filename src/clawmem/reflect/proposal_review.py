@@ -358,6 +358,7 @@ def accept(ix: Indexer, pid: str, *, promoted: str | None = None) -> Reviewed:
         confidence=p.confidence if p.kind == "O" else None,
         entities=p.entities,
         day=p.day or None,
+        literal=True,
         note=f"from {p.source}" + (f"; promoted by reflect: {promoted}" if promoted else ""),
     )
     with write_lock(ix.memory_dir, purpose="clawmem proposals accept"):
