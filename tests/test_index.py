@@ -254,3 +254,36 @@ def test_a_new_file_waits_for_another_writer_instead_of_failing(ws):
     assert r.code == 0, r.err
     assert waited >= 1.0  # it waited for the holder, then indexed
     assert json.loads(r.out)["files_indexed"] >= 1
+
+
+def test_a_write_transaction_that_reads_first_waits_for_another_writer(ws):
+    """The rule under the test above, for every transaction clawmem writes in: it takes the
+    write lock as it begins (BEGIN IMMEDIATE), so one that reads before its first write waits
+    for another writer instead of failing with "database is locked" (a read snapshot cannot be
+    upgraded once another writer holds the lock, and busy_timeout does not retry that)."""
+    import threading
+    import time
+
+    from clawmem.store import db
+
+    index_json(ws)
+    path = ws / ".memory" / "index.sqlite"
+    holder, _ = db.connect(path)
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("UPDATE files SET mtime_ns = mtime_ns + 1")
+    release = threading.Timer(1.0, holder.commit)
+    writer, _ = db.connect(path)
+    release.start()
+    try:
+        t0 = time.monotonic()
+        with writer:
+            writer.executemany("DELETE FROM links WHERE src = ?", [])  # opens the transaction
+            before = writer.execute("SELECT count(*) FROM files").fetchone()[0]
+            writer.execute("UPDATE files SET lines = lines + 0")
+        waited = time.monotonic() - t0
+    finally:
+        release.join()
+        holder.close()
+        writer.close()
+    assert before >= 1
+    assert waited >= 0.5  # it waited for the holder's commit, then wrote

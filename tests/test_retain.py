@@ -164,12 +164,37 @@ def test_not_secret():
         (["", "--kind", "W"], "empty"),
         (["x", "--entity", "bad name!"], "invalid entity"),
         (["x", "--date", "2025-13-01"], "2025-13-01"),
+        (["B @Kate: Kate moved to Porto", "--kind", "W"], "Retain line of kind B"),
+        (["O(c=0.8) @Kate: likes fado", "--confidence", "0.5"], "confidence of 0.8"),
     ],
 )
 def test_bad_retain_input_is_one_clear_error(ws, args, fragment):
     r = cli("-w", str(ws), "retain", *args)
     assert r.code in (2, 7), r.err
     assert r.err.startswith("clawmem: error:") and fragment in r.err
+
+
+@pytest.mark.parametrize(
+    "args, line",
+    [
+        # Written as the log shows it, the fact is that fact, not a W fact that begins "O(…)".
+        (["O(c=0.8) @Peter: prefers short replies"], "- O(c=0.8) @Peter: prefers short replies"),
+        (
+            ["* B @Kate: Kate starts a pottery class on Tuesdays"],
+            "- B @Kate: Kate starts a pottery class on Tuesdays",
+        ),
+        (["W: the VPN moved to Hetzner", "-e", "ops"], "- W @ops: the VPN moved to Hetzner"),
+        (["O @Peter: likes fado", "--kind", "O", "-c", "0.7"], "- O(c=0.7) @Peter: likes fado"),
+        # Not a Retain line: the statement itself, of the kind given (W by default).
+        (["A: the answer is 42"], "- W: A: the answer is 42"),
+        (["w @Kate: lower-case is not the grammar"], "- W: w @Kate: lower-case is not the grammar"),
+    ],
+)
+def test_a_fact_written_as_a_retain_line_is_read_as_one(ws, args, line):
+    r, fact = retain(ws, *args)
+    assert r.code == 0, r.err
+    text = (ws / "memory" / f"{TODAY}.md").read_text(encoding="utf-8")
+    assert text.splitlines()[fact["line"] - 1] == line
 
 
 def test_invalid_utf8_log_is_never_rewritten(ws):

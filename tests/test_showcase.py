@@ -86,10 +86,11 @@ def test_the_preference_comes_before_his_page(indexed, abstaining):
 
 
 def test_a_copy_never_comes_before_its_source(indexed, abstaining):
-    """The Castle's page restates the log's fact about Miso; the fact comes first."""
-    cited = [h["citation"] for h in recall(indexed, "Miso the office cat", "-k", "8")["results"]]
+    """The Castle's page restates the log's fact about Miso; the fact comes first, and carries
+    the page line's citation instead of the page line coming again as a hit (rrf-v13)."""
+    hits = recall(indexed, "Miso the office cat", "-k", "8")["results"]
+    cited = [h["citation"] for h in hits]
     page = "bank/entities/The-Castle.md#L10-L10"
     source = "memory/2025-11-17.md#L39-L39"
-    assert source in cited
-    if page in cited:
-        assert cited.index(source) < cited.index(page), cited
+    assert source in cited and page not in cited, cited
+    assert hits[cited.index(source)]["copies"] == [page]

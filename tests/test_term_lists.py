@@ -211,6 +211,42 @@ def test_ranking_from_the_lists_is_the_whole_or(tmp_path, monkeypatch, part):
     assert 0 < rows_read < rows_held * 0.8, (rows_read, rows_held)
 
 
+def test_coverage_reads_what_the_lists_told_and_gives_fts5s_answer(tmp_path, monkeypatch):
+    """The lexical leg ranked from the lists leaves each word's row count (the sum of its parts)
+    and which of its rows hold each phrase; the coverage step reads them instead of asking FTS5,
+    and gives exactly FTS5's shares, for the leg's rows and others, before and after edits."""
+    ws = _real_workspace(tmp_path)
+    monkeypatch.setattr(bm25_topk, "MIN_ROWS", 30)
+    used = 0
+    for round_ in range(2):
+        if round_:
+            _edit(ws, random.Random(5))
+        idx = _open(ws)
+        (top,) = idx.conn.execute("SELECT max(id) FROM chunks").fetchone()
+        for query in _queries(idx.conn, random.Random(7 + round_)) + ["deploy cache budget"]:
+            q = build_query(query)
+            if len(q.terms) < 2:
+                continue
+            idx.read_memo.clear()
+            hits, _ = legs.lexical_leg(idx, q, Filters(), 20)
+            ids = [h.chunk_id for h in hits] + list(range(1, top + 1, 7))
+            for p in q.terms:
+                known, held = bm25_topk.known_holders(idx, p)
+                used += len(known)
+                assert held <= known
+                memo = idx.read_memo["phrase_rows"]
+                if p in memo:
+                    (n,) = idx.conn.execute(
+                        "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (p,)
+                    ).fetchone()
+                    assert memo[p] == n, p
+            got = legs.coverage(idx, q, ids)
+            idx.read_memo.clear()
+            assert got == legs.coverage(idx, q, ids), query  # FTS5 alone, bit for bit
+        idx.close()
+    assert used  # the lists answered some questions, and coverage read what they told
+
+
 def test_filters_and_small_indexes_keep_bm25(tmp_path, monkeypatch):
     """A filtered question and an index under MIN_ROWS rows are never ranked from the lists."""
     ws = _workspace(tmp_path, days=3)

@@ -153,6 +153,55 @@ def test_the_first_pass_scores_are_the_int8_rows_exact_dot_products(tmp_path, mo
         lists.close()
 
 
+def test_the_first_pass_split_over_threads_gives_the_rows_and_scores_of_one(tmp_path, monkeypatch):
+    """``SCAN_THREADS`` splits each block's rows over OpenMP threads: every row's score, the pool
+    and the answer are those of one thread, on every row and on a kept subset; blocks of a few
+    rows (fewer rows than threads) included."""
+    ws = _workspace(tmp_path)
+    emb = HashEmbedder()
+    clawmem.open_workspace(ws, environ={}, embedder=emb).index()
+    lists = vector_lists.build(str(ws / ".memory" / "index.sqlite"))
+    assert lists is not None and len(lists) > 1000
+    keep = np.zeros(len(lists), dtype=bool)
+    keep[1::4] = True
+    try:
+        for block in (vector_lists.ListsScan.BLOCK, 3):
+            monkeypatch.setattr(vector_lists.ListsScan, "BLOCK", block)
+            for text, mask in ((QUERIES[1], None), (QUERIES[3], keep)):
+                q = np.asarray(emb.embed_query(text), dtype=np.float32)
+                got = {}
+                for threads in (1, 2, 4):
+                    monkeypatch.setattr(vector_lists, "SCAN_THREADS", threads)
+                    scan = vector_lists.ListsScan(lists, q, 25, mask)
+                    scan.work()
+                    got[threads] = (scan._approx.copy(), scan.best())
+                for threads in (2, 4):
+                    assert np.array_equal(got[threads][0], got[1][0])
+                    assert got[threads][1] == got[1][1] and got[1][1]
+    finally:
+        lists.close()
+
+
+def test_int8_dots_are_exact_integers_in_float32():
+    """The largest sums 384 dimensions can make are exact in float32 (< 2**24), on any number of
+    threads, written into a slice of a larger array; more dimensions are refused."""
+    rng = np.random.default_rng(3)
+    rows = rng.integers(-127, 128, size=(5000, 384), dtype=np.int8)
+    q = rng.integers(-127, 128, size=384, dtype=np.int8)
+    q[:] = np.where(q >= 0, 127, -127)
+    rows[0], rows[1] = q, -q  # the extremes: +-384 * 127**2
+    want = rows.astype(np.int64) @ q.astype(np.int64)
+    for threads in (1, 3):
+        out = np.full(5010, -1.0, dtype=np.float32)
+        vector_lists.int8_dots(rows, q, out[5:5005], threads=threads)
+        assert np.array_equal(out[5:5005].astype(np.int64), want)
+        assert out[:5].tolist() == [-1.0] * 5 and out[5005:].tolist() == [-1.0] * 5
+    assert want[0] == -want[1] == 384 * 127 * 127
+    assert len(vector_lists.int8_dots(rows[:0], q)) == 0
+    with pytest.raises(ValueError):
+        vector_lists.int8_dots(np.zeros((2, 1100), np.int8), np.zeros(1100, np.int8))
+
+
 @given(
     st.lists(st.integers(-40, 40), min_size=1, max_size=3000),
     st.integers(1, 400),

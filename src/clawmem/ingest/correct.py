@@ -43,5 +43,6 @@ def correct(
         allow_secret=allow_secret,
         today=today,
         supersedes=citation,
+        literal=True,
         writer=writer,
     )

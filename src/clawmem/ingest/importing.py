@@ -152,6 +152,7 @@ def import_memory(
                 entities=c.entities,
                 day=c.day,
                 today=today,
+                literal=True,
                 allow_secret=True,  # redacted above: what is left only looks like one
                 writer=f"import:{fmt}",
                 note=f"imported from {c.source}",

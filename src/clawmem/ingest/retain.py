@@ -30,6 +30,7 @@ from clawmem.ingest.cited import CitedFact, fact_at
 from clawmem.ingest.indexing import Indexer
 from clawmem.ingest.sync import unindexable
 from clawmem.markdown.facts import (
+    BULLETS,
     Fact,
     count_lines,
     ends_in_retain_section,
@@ -37,6 +38,7 @@ from clawmem.markdown.facts import (
     format_block,
     format_fact,
     make_fact,
+    parse_fact,
 )
 from clawmem.markdown.supersession import supersedes_note
 from clawmem.markdown.workspace import writable_path
@@ -179,11 +181,51 @@ def _refuse_unrecallable(ix: Indexer, relpath: str, raw: bytes) -> None:
 CAS_ATTEMPTS = 20
 
 
+def stated_as_a_fact(
+    text: str,
+    kind: str | None,
+    entities: tuple[str, ...] | list[str],
+    confidence: float | None,
+) -> tuple[str, str, list[str], float | None]:
+    """(kind, statement, entities, confidence) of what a caller asked to retain. A caller that
+    writes the fact as the log shows it ("O(c=0.8) @Peter: prefers short replies", with or
+    without its bullet) means that fact, not a W fact whose statement begins "O(c=0.8) @Peter:";
+    its kind, confidence and entities join those given, and a kind or confidence given that
+    differs from the line's is a usage error. Any other text is the statement itself, of
+    ``kind`` (W when not given)."""
+    line = text.strip()
+    if line[:1] not in BULLETS:
+        line = "- " + line
+    try:
+        fact = parse_fact(line)
+    except InputError:
+        return kind or "W", text, list(entities), confidence
+    given = make_fact(kind, "x").kind if kind else fact.kind
+    if given != fact.kind:
+        raise UsageError(
+            f'the text is a Retain line of kind {fact.kind} ("{line[2:20]}…"), but the kind '
+            f"given is {given}",
+            hint="drop the kind option, or write the statement without its Retain prefix",
+        )
+    if confidence is not None and fact.confidence is not None and confidence != fact.confidence:
+        raise UsageError(
+            f"the text states a confidence of {fact.confidence:g}, but the confidence given is "
+            f"{confidence:g}",
+            hint="give the confidence once",
+        )
+    return (
+        fact.kind,
+        fact.content,
+        [*fact.lead_entities, *entities],
+        fact.confidence if confidence is None else confidence,
+    )
+
+
 def retain(
     ix: Indexer,
     text: str,
     *,
-    kind: str = "W",
+    kind: str | None = None,
     confidence: float | None = None,
     entities: tuple[str, ...] | list[str] = (),
     day: str | date | None = None,
@@ -193,6 +235,7 @@ def retain(
     writer: str = "retain",
     note: str | None = None,
     same_day_only: bool = False,
+    literal: bool = False,
 ) -> Retained:
     """Append a fact to the day's ``## Retain`` section and index it before returning (a retained
     fact is recallable at once). An identical fact already in the workspace is not written again:
@@ -203,8 +246,15 @@ def retain(
     line written under the fact as a nested bullet (an accepted proposal or an import cites its
     source there).
     ``same_day_only``: a duplicate is the same fact in the same day's log only (an import keeps
-    a statement made again on another day, as its source did)."""
+    a statement made again on another day, as its source did).
+    ``kind`` is W unless given or unless ``text`` is written as a Retain line
+    (``stated_as_a_fact``); ``literal``: ``text`` is the statement itself, never read as a
+    Retain line (an imported or proposed statement, already parsed)."""
     require_text(text, "text")
+    if literal:
+        kind = kind or "W"
+    else:
+        kind, text, entities, confidence = stated_as_a_fact(text, kind, entities, confidence)
     for entity in entities:
         require_text(entity, "entities")
     fact = make_fact(kind, text, entities, confidence)

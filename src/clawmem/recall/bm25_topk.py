@@ -32,7 +32,7 @@ answers what the lists cannot (a compound word in many rows, a filter, other wei
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from clawmem.store import term_bounds, term_lists
@@ -72,17 +72,40 @@ def idf(n_rows: int, hits: int) -> float:
     return value if value > 0 else 1e-6
 
 
-def phrase_rows(index: Index, phrase: str) -> int:
-    """How many rows hold ``phrase``, remembered while the index is unchanged (recall's lexical
-    leg and its coverage step both ask)."""
+def _row_counts(index: Index) -> dict:
+    """The remembered phrase counts of ``index``, emptied when anything committed since."""
     conn = index.conn
     version = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
     memo = index.read_memo.setdefault("phrase_rows", {})
     if memo.get(None) != version:
         memo.clear()
         memo[None] = version
+    return memo
+
+
+def known_holders(index: Index, phrase: str) -> tuple[set[int], set[int]]:
+    """(rows whose holding ``phrase`` is known, those of them that hold it), from the lexical
+    leg's scoring (``from_lists``) while the index is unchanged: the coverage step asks the same
+    question of the same rows (legs.coverage), which FTS5 answers a row at a time."""
+    memo = index.read_memo.get("phrase_rows")
+    if not memo or ("holds", phrase) not in memo:
+        return set(), set()  # nothing told (every index below MIN_ROWS): no version to check
+    held = _row_counts(index).get(("holds", phrase))
+    return held if held is not None else (set(), set())
+
+
+def _know_holders(index: Index, phrase: str, rows: Iterable[int], holding: Iterable[int]) -> None:
+    known, held = _row_counts(index).setdefault(("holds", phrase), (set(), set()))
+    known.update(rows)
+    held.update(holding)
+
+
+def phrase_rows(index: Index, phrase: str) -> int:
+    """How many rows hold ``phrase``, remembered while the index is unchanged (recall's lexical
+    leg, its coverage step and relevance all ask)."""
+    memo = _row_counts(index)
     if phrase not in memo:
-        memo[phrase] = conn.execute(
+        memo[phrase] = index.conn.execute(
             "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (phrase,)
         ).fetchone()[0]
     return memo[phrase]
@@ -209,7 +232,14 @@ def from_lists(index: Index, phrases: list[str], limit: int) -> Ranked | None:
     if q is None or not q.live:
         return None if q is None else []
     q.read_until_proved(limit)
-    return q.exact(q.candidates(), limit)
+    best, holders = q.exact(q.candidates(), limit)
+    rows = [d for d, _ in best]
+    for p in phrases:
+        if p in holders:
+            _know_holders(index, p, rows, holders[p])
+        elif p not in q.live and p in q.counted:  # in no row of chunks_fts
+            _know_holders(index, p, rows, ())
+    return best
 
 
 class _ListQuery:
@@ -220,6 +250,7 @@ class _ListQuery:
 
         self.conn, self.avgdl, self.drift = index.conn, avgdl, drift
         self.live: list[str] = []
+        self.counted: set[str] = set()  # phrases whose row count is certain (0: in no row)
         self.single: dict[str, int] = {}  # a phrase of one listed term -> the term's id
         self.idf: dict[str, float] = {}
         self.tiers: dict[int, list[tuple[int, int, float]]] = {}
@@ -255,13 +286,24 @@ class _ListQuery:
         for p in phrases:
             if p not in words:
                 hits[p] = phrase_rows(index, p)
+                q.counted.add(p)
                 continue
             tid = ids.get(words[p])
+            if tid is not None:
+                q.counted.add(p)
             if tid is not None and tid not in q.tiers:
                 q.tiers[tid] = term_lists.tiers(conn, tid)
             hits[p] = sum(n for _, n, _ in q.tiers[tid]) if tid is not None else 0
             if hits[p]:
                 q.single[p] = ids[words[p]]
+        # A listed term's row count is the sum of its parts' (kept in the transaction that
+        # changes chunks_fts): the count bm25() and ``phrase_rows`` take. Remembered for the
+        # coverage step, which would otherwise count a common word's rows in FTS5 again (at 1M
+        # units ~5-30 ms a word).
+        counts = _row_counts(index)
+        for p, w in words.items():
+            if w in ids:
+                counts.setdefault(p, hits[p])
         q.live = [p for p in phrases if hits[p]]
         if q.live and sum(hits[p] for p in q.live) < MIN_ROWS:
             return None  # bm25() over every row costs little
@@ -362,14 +404,15 @@ class _ListQuery:
             upper += np.where(have & self._bit(j), 0.0, self._bound(t))
         return np.sort(everyone[upper >= self.theta * (1 - 1e-9) - 1e-12])
 
-    def exact(self, cand: np.ndarray, limit: int) -> Ranked:
+    def exact(self, cand: np.ndarray, limit: int) -> tuple[Ranked, dict[str, list[int]]]:
         """The candidates' bm25() scores, the best ``limit`` and every row tied with them: each
         candidate's count and length for each listed term from the tiers read, then from the
-        parts of the unread tiers that span a candidate not yet read with the term."""
+        parts of the unread tiers that span a candidate not yet read with the term. And which
+        of those rows hold each live phrase (a listed term: its count is not 0)."""
         import numpy as np
 
         if not len(cand):
-            return []
+            return [], {}
         at = np.full(self.size, -1, np.int32)
         at[cand] = np.arange(len(cand))
         tfw = {t: np.zeros(len(cand), np.int64) for t in self.weight}
@@ -400,8 +443,16 @@ class _ListQuery:
                 got = np.zeros(self.size)
                 got[d] = s
                 score += got[cand]
+        keep = np.ones(len(cand), bool)
         if len(cand) > limit:
             kth = np.partition(score, len(cand) - limit)[len(cand) - limit]
             keep = score >= kth * (1 - 1e-12)
             cand, score = cand[keep], score[keep]
-        return [(int(d), -float(s)) for d, s in zip(cand.tolist(), score.tolist(), strict=True)]
+        holders = {}
+        for p in self.live:
+            if p in self.single:
+                holders[p] = cand[tfw[self.single[p]][keep] > 0].tolist()
+            else:
+                holders[p] = cand[np.isin(cand, self.exact_rows[p][0])].tolist()
+        best = [(int(d), -float(s)) for d, s in zip(cand.tolist(), score.tolist(), strict=True)]
+        return best, holders

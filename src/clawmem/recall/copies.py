@@ -5,8 +5,10 @@ came from (``- Office cat: Miso. (memory/2025-11-17.md#L39)``), an opinion's evi
 lines that moved it. Such a copy is shorter and sits under a heading that names its subject, so it
 often ranks above its source; and then the source, the evidence an agent should read and cite,
 falls out of the first hits. Here, a page line that cites exactly one source is that source's
-copy: the source is shown right before it (issue 45, "a copy never pushes its source out of the
-top k").
+copy: the source takes the copy's place when it came later (issue 45, "a copy never pushes its
+source out of the top k"), and the copy is then no hit of its own but a citation on the source's
+hit (``folded``): an agent reading the hits within a budget reads each fact once, with both
+citations.
 
 A proposal (reflect/proposal_review.py: a line noticed in a conversation, for review) restates the
 message it cites and says nothing the message does not. In each leg it counts as that message
@@ -94,6 +96,23 @@ def sources_first(
                 moved[src] = cid
         out.append(cid)
     return out, moved
+
+
+def folded(
+    ordered: list[int],
+    source_of: Callable[[int], int | None],
+    depth: int = 200,
+) -> dict[int, list[int]]:
+    """{source: its copies} for each copy in ``ordered`` (within ``depth``) whose source comes
+    before it: the copies that add nothing to a list that already shows their source.
+    ``source_of`` as for ``sources_first``."""
+    place = {cid: i for i, cid in enumerate(ordered)}
+    out: dict[int, list[int]] = {}
+    for i, cid in enumerate(ordered[:depth]):
+        src = source_of(cid)
+        if src is not None and src != cid and place.get(src, i) < i:
+            out.setdefault(src, []).append(cid)
+    return out
 
 
 def fold_into_sources(hits: list[LegHit], source: dict[int, int]) -> list[LegHit]:

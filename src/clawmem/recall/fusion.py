@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-RRF = "rrf-v11"
-WEIGHTED = "weighted-v10"
+RRF = "rrf-v13"
+WEIGHTED = "weighted-v11"
 
 
 @dataclass(frozen=True)
@@ -101,6 +101,10 @@ class Ranking:
     # rrf-v8: a page line that restates one fact (it cites it: reflect's entity pages) never
     # comes before that fact; the fact is shown right before it (copies.py). False: off.
     sources_first: bool = True
+    # rrf-v13: such a copy, shown after its source, is no hit of its own but a citation on the
+    # source's hit (``copies``): an agent reads each fact once within its budget. False: the
+    # copy is a hit of its own, as in rrf-v11. (rrf-v12 was tried and reverted, analysis.md.)
+    fold_copies: bool = True
     # A question naming an entity that has a page ("Tell me about Peter", "What are Kate's
     # hobbies?") has the page lead the hits when it asks at most this many words besides its
     # names and dates; a longer one ("Where was Elise on 31 Dec 2023?") asks for a line, and the

@@ -293,9 +293,10 @@ def rank(
     # source takes the place right before it, with the copy's evidence of relevance when the
     # legs brought none of its own (the two say the same thing).
     aged = partial(_aged, rows=rows, rk=rk, today=today, half_life=decay_half_life_days)
-    ordered = _sources_first(
+    ordered, copies_of = _sources_first(
         index, ordered, rows, ids, filters, final, lex_by, vec_by, cover, rk, aged
     )
+    copy_ids = {c for folded in copies_of.values() for c in folded}
 
     top_cosine = max((h.score for h in vec), default=0.0)
     # No model was fitted on the vector leg alone: vector mode's hits have no relevance, and it
@@ -327,7 +328,7 @@ def rank(
         shown: list[Hit] = []
         taken: set[int] = set()  # units already shown, alone or in a group
         for cid in ordered:
-            if cid in taken:
+            if cid in taken or cid in copy_ids:
                 continue
             r = rows[cid]
             lh, vh = lex_by.get(cid), vec_by.get(cid)
@@ -348,6 +349,10 @@ def rank(
                 vector_rank=vh.rank if vh else None,
                 vector_score=vh.score if vh else None,
                 proposals=tuple(fold.proposed.get(cid, ())),
+                copies=tuple(
+                    f"{rows[c]['path']}#L{rows[c]['start_line']}-L{rows[c]['end_line']}"
+                    for c in copies_of.get(cid, ())
+                ),
             )
             if overlaps(hit, shown):
                 continue  # overlapping units (a fact inside a list item already shown) add nothing
@@ -628,17 +633,24 @@ def _sources_first(
     cover: dict[int, float],
     rk: fusion.Ranking,
     aged: Callable[[int, float], float],
-) -> list[int]:
+) -> tuple[list[int], dict[int, list[int]]]:
     """``ordered`` with each copy's source right before it (copies.sources_first), when
-    ``rk.sources_first``. A source that was no candidate gets its copy's score, aged as its
-    own would be (``aged``: the decay by its day); a candidate keeps its own. A source
-    moved up takes its copy's score, and its copy's leg hits where the legs brought none of its
-    own: the two say the same thing, so the copy's evidence of relevance is the source's."""
+    ``rk.sources_first``, and {source: its copies} for the copies folded into their source's
+    hit (copies.folded), when ``rk.fold_copies``. A source that was no candidate gets its
+    copy's score, aged as its own would be (``aged``: the decay by its day); a candidate keeps
+    its own. A source moved up takes its copy's score, and its copy's leg hits where the legs
+    brought none of its own: the two say the same thing, so the copy's evidence of relevance is
+    the source's."""
     if not rk.sources_first:
-        return ordered
-    ordered, moved = copies.sources_first(
-        ordered, lambda cid: _source_unit(index, rows, ids, cid, f)
-    )
+        return ordered, {}
+    known: dict[int, int | None] = {}
+
+    def source_of(cid: int) -> int | None:
+        if cid not in known:
+            known[cid] = _source_unit(index, rows, ids, cid, f)
+        return known[cid]
+
+    ordered, moved = copies.sources_first(ordered, source_of)
     for src, copy in moved.items():
         if src not in final:
             final[src] = aged(src, final[copy])
@@ -647,7 +659,7 @@ def _sources_first(
             cover.setdefault(src, cover.get(copy, 1.0))
         if src not in vec_by and copy in vec_by:
             vec_by[src] = vec_by[copy]
-    return ordered
+    return ordered, (copies.folded(ordered, source_of) if rk.fold_copies else {})
 
 
 def _aged(

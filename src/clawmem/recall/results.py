@@ -53,6 +53,9 @@ class Hit:
     # Proposals (memory/proposals/) that restate this hit's lines, folded into it because both
     # were found (copies.fold_proposals): their citations, for ``proposals accept|reject``.
     proposals: tuple[str, ...] = ()
+    # Page lines (reflect's entity and opinion pages) that restate this hit's fact, folded into
+    # it because they came after it (copies.folded): their citations.
+    copies: tuple[str, ...] = ()
 
     @classmethod
     def from_row(cls, row: Row, *, score: float, snippet: str, **fields: Any) -> Hit:
@@ -129,6 +132,8 @@ class Hit:
             d["proposal"] = {"cites": _PROPOSAL_CITES.findall(self.text)}
         if self.proposals:
             d["proposed"] = [show(f"{self.scope}:{c}" if self.scope else c) for c in self.proposals]
+        if self.copies:
+            d["copies"] = [show(f"{self.scope}:{c}" if self.scope else c) for c in self.copies]
         if self.via is not None:
             d["via"] = {k: show(v) if isinstance(v, str) else v for k, v in self.via.items()}
         if self.scope is not None:

@@ -117,7 +117,14 @@ def connect(path: Path, *, readonly: bool = False) -> tuple[Connection, VectorSu
         flags = "mode=ro" if os.access(path.parent, os.W_OK) else "mode=ro&immutable=1"
         conn = sqlite.connect(f"file:{path}?{flags}", uri=True, timeout=30, check_same_thread=False)
     else:
-        conn = sqlite.connect(str(path), timeout=30, check_same_thread=False)
+        # Every write transaction takes the write lock as it begins (BEGIN IMMEDIATE, waiting up
+        # to busy_timeout for another writer), not at its first write: a deferred transaction
+        # that has read first holds a snapshot, and when another process committed since, its
+        # first write fails at once with "database is locked" (SQLITE_BUSY_SNAPSHOT), which no
+        # busy_timeout retries. Reads outside a transaction take no lock.
+        conn = sqlite.connect(
+            str(path), timeout=30, check_same_thread=False, isolation_level="IMMEDIATE"
+        )
     conn.row_factory = sqlite.Row
     vec = _load_vec(conn)
     conn.execute("PRAGMA foreign_keys = ON")

@@ -58,6 +58,18 @@ KMEANS_ROUNDS = 8
 _BLOCK = 16384  # rows assigned to lists at a time (a temporary of BLOCK x lists float32)
 
 
+# Threads SimSIMD's kernel may split a block's rows over (OpenMP, inside the call, which holds
+# the GIL: the recall's two Python threads sharing the blocks never score at once). 1: off. On
+# the 2-core benchmark machine, with other work on the cores (load 4-6), two threads made the
+# pass ~3x slower (blocks of 65,536 rows: 245 against 91 ms wall, 122 against 45 ms of CPU):
+# OpenMP's workers spin at each block's barrier while the thread they wait for has no core.
+# With OMP_WAIT_POLICY=passive they no longer spin, but were no faster either there, and the
+# variable is process-wide (llama.cpp's OpenMP reads it too). A machine with idle cores may gain;
+# not measured here (docs/benchmarks.md, "1M units"). The rows' sums are the same integers on
+# any number of threads (tests/test_vector_lists.py).
+SCAN_THREADS = 1
+
+
 def _chunks(conn: db.Connection, table: str, d: int) -> Iterator[tuple]:
     """(chunk rowid, ids, positions in the chunk, float32 rows) of every vec0 chunk, valid rows
     only (vector_matrix.load's reading of sqlite-vec 0.1's layout, in the same order: by the
@@ -260,20 +272,35 @@ def top_rows(scores: np.ndarray, k: int) -> np.ndarray:
 _SAMPLE_STEP = 64
 
 
-def int8_dots(rows8: np.ndarray, q8: np.ndarray) -> np.ndarray:
-    """Each int8 row's dot product with ``q8``, exact (integers; float64 holds them all).
+def int8_dots(
+    rows8: np.ndarray, q8: np.ndarray, out: np.ndarray | None = None, threads: int | None = None
+) -> np.ndarray:
+    """Each int8 row's dot product with ``q8``, exact, written into ``out`` (float32, one per
+    row; a new array when None) and returned. float32 holds every sum exactly: at most
+    dims × 127² (6.2M at 384 dimensions) < 2²⁴, and more dimensions are refused.
 
     SimSIMD's kernel for the CPU at hand (AVX2 here: 1M rows of 384 dimensions in ~45 ms of
     one core against ~125-173 ms for numpy's ``einsum`` with int32 sums, which has no SIMD
-    int8 loop; ``python -m benchmarks.scale --kernels``). It releases the GIL, so the recall's
-    two threads score blocks at once. The sums are the same integers either way: the order is
+    int8 loop; ``python -m benchmarks.scale --kernels``), the rows split over ``threads``
+    (``SCAN_THREADS`` when None). The sums are the same integers however split: the order is
     the one measured on real vectors."""
     import numpy as np
     import simsimd
 
+    if out is None:
+        out = np.empty(len(rows8), dtype=np.float32)
     if not len(rows8):
-        return np.empty(0)  # SimSIMD refuses an empty matrix
-    return np.asarray(simsimd.cdist(q8[None, :], rows8, metric="dot"))[0]
+        return out  # SimSIMD refuses an empty matrix
+    if rows8.shape[1] * 127 * 127 >= 1 << 24:
+        raise ValueError("too many dimensions for exact float32 sums")
+    simsimd.cdist(
+        q8[None, :],
+        rows8,
+        metric="dot",
+        out=out[None, :],
+        threads=SCAN_THREADS if threads is None else threads,
+    )
+    return out
 
 
 class ListsScan:
@@ -313,8 +340,7 @@ class ListsScan:
             else:
                 sel = self._rows[a:b]
                 rows8, scale = lists.rows8[sel], lists.scale[sel]
-            out = self._approx[a:b]
-            out[:] = int8_dots(rows8, self._q8)
+            out = int8_dots(rows8, self._q8, self._approx[a:b])
             out *= scale
             with self._cv:
                 self._left -= b - a

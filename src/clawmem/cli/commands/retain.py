@@ -15,10 +15,20 @@ from clawmem.cli.commands import JsonOpt, WorkspaceOpt, open_mem, print_json
 def register(app: typer.Typer) -> None:
     @app.command()
     def retain(
-        text: Annotated[str, typer.Argument(help="The fact, one self-contained statement.")],
+        text: Annotated[
+            str,
+            typer.Argument(
+                help="The fact, one self-contained statement; or the fact as a Retain line, "
+                '"O(c=0.9) @Peter: prefers short replies".'
+            ),
+        ],
         kind: Annotated[
-            str, typer.Option("--kind", help="W world, B experience, O opinion, S observation.")
-        ] = "W",
+            str | None,
+            typer.Option(
+                "--kind",
+                help="W world (default), B experience, O opinion, S observation.",
+            ),
+        ] = None,
         confidence: Annotated[
             float | None, typer.Option("--confidence", "-c", help="Opinions only: 0.0–1.0.")
         ] = None,

@@ -95,7 +95,7 @@ def _retain(mem: Memory, a: dict, grant: Grant) -> dict:
     try:
         return mem.retain(
             a["text"],
-            kind=a.get("kind", "W"),
+            kind=a.get("kind"),
             confidence=a.get("confidence"),
             entities=a.get("entities") or [],
             day=a.get("date"),
@@ -353,7 +353,8 @@ TOOLS: tuple[ToolSpec, ...] = (
                     "minLength": 1,
                     "pattern": NOT_BLANK,
                     "maxLength": MAX_TEXT_CHARS,
-                    "description": "The fact, one self-contained statement, one line.",
+                    "description": "The fact, one self-contained statement, one line; or the "
+                    'fact as a Retain line ("O(c=0.9) @Peter: prefers short replies").',
                 },
                 "kind": {
                     "type": "string",
