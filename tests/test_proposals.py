@@ -102,17 +102,19 @@ def test_each_speaker_gets_a_budget_per_stretch_of_talk():
         "I just finished my first half marathon this morning!",
         "I'm taking Italian lessons online this winter.",
     ]
+
+    def at(n: int) -> str:  # a quarter of an hour apart: each message is a turn (TURN_GAP)
+        return f"2026-03-02T{9 + n // 4:02d}:{15 * (n % 4):02d}"
+
     talk = [
-        Said(f"{t} How about you?", f"c#L{n}-L{n}", day, "Kate", f"2026-03-02T10:{n:02d}:00")
+        Said(f"{t} How about you?", f"c#L{n}-L{n}", day, "Kate", at(n))
         for n, t in enumerate(plans, 1)
     ]
     asked = (
         "Let's go with the early train on Friday.",
         "Before I forget: the spare key is at Ana's.",
     )
-    talk += [
-        Said(t, f"c#L{n}-L{n}", day, "Kate", f"2026-03-02T10:0{n}") for n, t in enumerate(asked, 6)
-    ]
+    talk += [Said(t, f"c#L{n}-L{n}", day, "Kate", at(n)) for n, t in enumerate(asked, 6)]
     every = scored(talk)
     assert len(every) == 7 and every[0].text == plans[0]  # the question is left out
     picked = {p.source for p in propose(talk)}
@@ -121,9 +123,9 @@ def test_each_speaker_gets_a_budget_per_stretch_of_talk():
     best = sorted(every[:5], key=lambda p: -p.confidence)[:BUDGET]
     assert picked - {"c#L6-L6", "c#L7-L7"} == {p.source for p in best}
     # The other speaker has a budget of their own; so has the same speaker after a long pause.
-    later = f"2026-03-02T{10 + STRETCH_PAUSE // 3600:02d}:30:00"
+    later = f"2026-03-02T{11 + STRETCH_PAUSE // 3600:02d}:30:00"
     more = [
-        Said(plans[4], "c#L8-L8", day, "Elise", "2026-03-02T10:08"),
+        Said(plans[4], "c#L8-L8", day, "Elise", "2026-03-02T11:08"),
         Said(plans[3] + " Again.", "c#L9-L9", day, "Kate", later),
     ]
     assert {"c#L8-L8", "c#L9-L9"} <= {p.source for p in propose(talk + more)}
@@ -455,3 +457,77 @@ def test_proposals_leave_every_other_units_lexical_score_as_it_was(ws, tmp_path,
                 assert found[j][2] == h[2]
                 rode += 1
     assert rode
+
+
+def test_a_speakers_run_of_messages_is_one_turn_citing_its_lines():
+    """Messages a speaker sends one after another (each within TURN_GAP of the last) are one
+    turn, proposed as one line that cites them all; a pause, the other speaker, the agent's
+    context or a log's paragraphs (no time) keep messages apart."""
+    from clawmem.reflect.fact_proposals import TURN_GAP, turns
+
+    day = date(2026, 3, 2)
+    burst = [
+        Said("Im out shopping rn", "c#L1-L1", day, "Kate", "2026-03-02T10:00:00"),
+        Said("I just bought a jello mold for the party tonight", "c#L2-L2", day, "Kate",
+             "2026-03-02T10:00:20"),
+    ]  # fmt: skip
+    (p,) = propose(burst)
+    assert p.source == "c#L1-L2" and "shopping" in p.text and "jello mold" in p.text
+    late = f"2026-03-02T10:{1 + TURN_GAP // 60:02d}:00"
+    apart = [
+        burst[0],
+        Said("Nice, what kind?", "c#L2-L2", day, "Elise", "2026-03-02T10:00:10"),
+        Said(burst[1].text, "c#L3-L3", day, "Kate", "2026-03-02T10:00:30"),
+        Said("I got the lime one in the end", "c#L4-L4", day, "Kate", late),
+        Said("I'm baking too", "c#L5-L5", day, "assistant", late, context_only=True),
+    ]
+    assert [t.source for t in turns(apart)] == [f"c#L{n}-L{n}" for n in range(1, 6)]
+    log = [Said("I went to Lisbon.", "memory/x.md#L1-L1", day),
+           Said("I got a new bike.", "memory/x.md#L3-L3", day)]  # fmt: skip
+    assert turns(log) == log
+
+
+def test_casual_spellings_read_as_written_ones():
+    """ "im gonna", "ive been", "i got" read as "I'm", "I've", "I" by the rules and features:
+    the same kind and nearly the same confidence (its length and words differ), the line as
+    typed."""
+    day = date(2026, 3, 2)
+    for casual, written in (
+        ("im gonna start a pottery class on tuesdays", "I'm gonna start a pottery class on tuesdays"),
+        ("ive been learning to knit since january", "I've been learning to knit since january"),
+        ("today i got my first paycheck from the bakery", "today I got my first paycheck from the bakery"),
+    ):  # fmt: skip
+        (a,) = candidates(Said(casual, "x#L1-L1", day, "Kate"))
+        (b,) = candidates(Said(written, "x#L1-L1", day, "Kate"))
+        assert a.kind == b.kind and abs(a.confidence - b.confidence) <= 0.05, (casual, a, b)
+        assert a.text.lower() == casual.lower()
+
+
+def test_a_rejected_turn_does_not_come_back_grown_by_a_later_message(tmp_path):
+    """A transcript flushed, then flushed again after the user added to the same turn: the turn,
+    now longer, goes on from a line a person rejected, so it is not proposed again; a new turn
+    is. Had the first still been pending, the longer turn would be proposed beside it."""
+    from clawmem.reflect.proposal_review import _append, record
+
+    day = date(2026, 3, 2)
+    first = [Said("I'm starting a pottery class on Tuesdays", "s.jsonl#L1-L1", day, None,
+                  "2026-03-02T10:00:00")]  # fmt: skip
+    (p,) = record(tmp_path, propose(first), day)
+    _append(tmp_path, ".clawmem/proposals-reviewed", f"rejected {p.key}\n", "")
+    grown = first + [
+        Said("with my sister Anna, at the studio downtown", "s.jsonl#L2-L2", day, None,
+             "2026-03-02T10:00:40"),
+        Said("Nice!", "s.jsonl#L3-L3", day, "assistant", "2026-03-02T10:01:00", context_only=True),
+        Said("I'm flying to Lisbon next week for the conference", "s.jsonl#L4-L4", day, None,
+             "2026-03-02T11:30:00"),
+    ]  # fmt: skip
+    assert [q.source for q in propose(grown)][0] == "s.jsonl#L1-L2"
+    assert [q.source for q in record(tmp_path, propose(grown), day)] == ["s.jsonl#L4-L4"]
+    assert record(tmp_path, propose(grown), day) == []
+    pending = tmp_path / "pending"
+    pending.mkdir()
+    record(pending, propose(first), day)
+    assert [q.source for q in record(pending, propose(grown), day)] == [
+        "s.jsonl#L1-L2",
+        "s.jsonl#L4-L4",
+    ]

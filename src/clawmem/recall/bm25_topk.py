@@ -87,6 +87,9 @@ def known_holders(index: Index, phrase: str) -> tuple[set[int], set[int]]:
     """(rows whose holding ``phrase`` is known, those of them that hold it), from the lexical
     leg's scoring (``from_lists``) while the index is unchanged: the coverage step asks the same
     question of the same rows (legs.coverage), which FTS5 answers a row at a time."""
+    memo = index.read_memo.get("phrase_rows")
+    if not memo or ("holds", phrase) not in memo:
+        return set(), set()  # nothing told (every index below MIN_ROWS): no version to check
     held = _row_counts(index).get(("holds", phrase))
     return held if held is not None else (set(), set())
 

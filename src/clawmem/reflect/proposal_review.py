@@ -9,7 +9,10 @@ so nothing here is a fact yet; recall finds them, cited under ``memory/proposals
       - proposal 3f9a0c2b1d, confidence 0.80, from sessions/3b8f….jsonl#L4-L4
 
 Pages are only appended to: a proposal whose line is on some page already, or in the ledger, is
-never written again, so a second flush or reflect proposes nothing new.
+never written again, so a second flush or reflect proposes nothing new; nor is a turn that goes
+on from one a person accepted or rejected, cited from the same first line (the user's next
+message joined it since the last flush, fact_proposals.turns), so a rejected statement does not
+come back longer (one still pending is proposed again, longer, beside it).
 
 The ledger, ``.clawmem/proposals-reviewed`` (tracked with the workspace, append-only), holds one
 line per decision: ``accepted <sha256 of the line>`` or ``rejected <sha256>`` (``accepted <sha256>
@@ -249,15 +252,32 @@ def _page_head(day: str) -> str:
     )
 
 
+def _start(source: str) -> str:
+    """The line a citation starts at: "sessions/x.jsonl#L12-L14" -> "sessions/x.jsonl#L12"."""
+    return source.rsplit("-L", 1)[0]
+
+
+def _grown(p: Proposal, reviewed: dict[str, list[str]]) -> bool:
+    """Whether ``p`` is a turn a person already accepted or rejected, from the same first line,
+    grown by a message said since (fact_proposals.turns): its text goes on from that one's. (A
+    grown turn whose shorter self is still pending is proposed: the review sees both.)"""
+    return any(p.text.startswith(old) for old in reviewed.get(_start(p.source), ()))
+
+
 def record(root: Path, proposals: list[Proposal], today: date | None = None) -> list[Proposal]:
     """Append the proposals that no page holds and no one rejected; the ones written. The caller
     holds the workspace's write lock."""
-    known = set(_ledger(root))
+    ledger = _ledger(root)
+    known = set(ledger)
+    reviewed: dict[str, list[str]] = {}  # "path#L12" -> the texts accepted or rejected from there
     for _rel, text in _pages(root):
-        known.update(p.key for p, _ in _page_entries(text))
+        for p, _ in _page_entries(text):
+            known.add(p.key)
+            if p.key in ledger:
+                reviewed.setdefault(_start(p.source), []).append(p.text.rstrip("…"))
     by_day: dict[str, list[Proposal]] = {}
     for p in proposals:
-        if p.key in known:
+        if p.key in known or _grown(p, reviewed):
             continue
         known.add(p.key)
         by_day.setdefault(p.day or (today or date.today()).isoformat(), []).append(p)

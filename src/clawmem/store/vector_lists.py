@@ -8,8 +8,7 @@ vectors. This copy keeps it, at 408 bytes a vector (384 dimensions) instead of 1
   int8 copy is within ~0.0003 of the exact cosine on average, p99 0.001 (REALTALK's real
   vectors, docs/benchmarks.md "1M units");
 * a query scores every row by int8 dot product (``ListsScan``, in blocks the recall's two
-  threads share; ``int8_dots``: SimSIMD's SIMD kernel, each block's rows split over
-  ``SCAN_THREADS`` cores), keeps the ``POOL_PER_HIT`` × limit
+  threads share; ``int8_dots``: SimSIMD's SIMD kernel), keeps the ``POOL_PER_HIT`` × limit
   best (at least ``POOL_MIN``), and rescores those exactly from the float32 rows in the index
   file itself (vec0's chunk blobs, read one row at a time through SQLite's blob I/O in a read
   transaction), so every score returned is the exact cosine vec0 gives;
@@ -27,7 +26,6 @@ throws it away when the index changes), never stored: the index stays rebuildabl
 from __future__ import annotations
 
 import math
-import os
 import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -60,19 +58,16 @@ KMEANS_ROUNDS = 8
 _BLOCK = 16384  # rows assigned to lists at a time (a temporary of BLOCK x lists float32)
 
 
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))  # the cores this process may run on
-    except (AttributeError, OSError):  # not on Linux
-        return os.cpu_count() or 1
-
-
-# Threads SimSIMD's kernel splits one block's rows over (OpenMP, inside the call). Needed because
-# the call holds the GIL: the recall's two Python threads sharing the blocks never score at once.
-# The pass reads 384 MB at 1M rows and is bound by memory bandwidth, which a few cores saturate;
-# past 4, threads only add start-up and spinning. The rows' sums are the same integers on any
-# number of threads (tests/test_vector_lists.py).
-SCAN_THREADS = max(1, min(_cores(), 4))
+# Threads SimSIMD's kernel may split a block's rows over (OpenMP, inside the call, which holds
+# the GIL: the recall's two Python threads sharing the blocks never score at once). 1: off. On
+# the 2-core benchmark machine, with other work on the cores (load 4-6), two threads made the
+# pass ~3x slower (blocks of 65,536 rows: 245 against 91 ms wall, 122 against 45 ms of CPU):
+# OpenMP's workers spin at each block's barrier while the thread they wait for has no core.
+# With OMP_WAIT_POLICY=passive they no longer spin, but were no faster either there, and the
+# variable is process-wide (llama.cpp's OpenMP reads it too). A machine with idle cores may gain;
+# not measured here (docs/benchmarks.md, "1M units"). The rows' sums are the same integers on
+# any number of threads (tests/test_vector_lists.py).
+SCAN_THREADS = 1
 
 
 def _chunks(conn: db.Connection, table: str, d: int) -> Iterator[tuple]:
