@@ -866,6 +866,7 @@ def render(d: dict) -> str:
     n_vec = vec["counts"]["vectors"]
     raw_vec = n_vec * b["dims"] * 4
     db = vec["db_bytes"]
+    ll_bytes = (d.get("lexical_lists") or {}).get("list_bytes") or 0
     ip = d["in_process"]
     cold = d["cold"]
     fr = ip["freshness"]
@@ -889,9 +890,10 @@ def render(d: dict) -> str:
         f"in-process {_load(d, 'in_process')}; cold processes {_load(d, 'cold')}."
         + (
             (
-                " The in-process part (`--in-process`) and the cold processes (`--cold`) were "
-                "measured again after the index map's rule (`db.map_bytes`), the cold processes "
-                "also after the resident embedder's scan moved beside the lexical leg. "
+                " The in-process part (`--in-process`, `--hybrid-ab`) was measured again after "
+                "the coverage step read the lexical leg's lists (2026-11-29), the cold processes "
+                "(`--cold`) after the index map's rule (`db.map_bytes`) and the resident "
+                "embedder's scan moved beside the lexical leg (the section's previous run). "
                 + d.get("cold_index_note", "")
                 if d.get("cold_again") and "hybrid_mapped" in d.get("cold", {})
                 else " The in-process part (`--in-process`) and the cold processes (`--cold`) were "
@@ -913,8 +915,11 @@ def render(d: dict) -> str:
         f"| vectors stored (stub embedder, fresh process) | {vec['wall_seconds']:.0f} s "
         f"({vec['embed_seconds']:.0f} s of it making the stub vectors), peak RSS "
         f"{vec['maxrss_kb'] / 1024:.0f} MB |",
-        f"| index.sqlite | {_mb(db)}: {db / (b['md_bytes'] + raw_vec):.2f}× Markdown + float32 "
-        f"vectors ({_mb(b['md_bytes'])} + {_mb(raw_vec)}) |",
+        f"| index.sqlite | {_mb(db)}{' as built' if ll_bytes else ''}: "
+        f"{db / (b['md_bytes'] + raw_vec):.2f}× Markdown + float32 "
+        f"vectors ({_mb(b['md_bytes'])} + {_mb(raw_vec)})"
+        + (f"; {_mb(db + ll_bytes)} with the terms' lists made later (below)" if ll_bytes else "")
+        + " |",
         f"| freshness check, no watcher (p50) | {fr['p50_ms']:.0f} ms (CPU {fr['cpu_p50_ms']:.0f}; "
         f"{fr['files']:,} files) |",
         f"| the compressed copy a process holds (`store/vector_lists.py`) | "
@@ -1385,7 +1390,7 @@ def _hybrid_ab_lines(ab: dict | None, part: dict | None) -> list[str]:
             "",
             "Where a recall's time goes (mean a recall; CPU of the thread running the step; the "
             "vector leg's steps run on its own thread beside the lexical leg and coverage, and "
-            "its first pass's other OpenMP thread is not counted here):",
+            "the recall's thread, once done, scores the scan's blocks left while it waits):",
             "",
             "| step | before: wall / CPU ms | now: wall / CPU ms | calls a recall |",
             "|---|---|---|---|",
