@@ -4,7 +4,8 @@ proposed as Retain lines for a person to review (``clawmem proposals``), never w
 No language model, no download: a small logistic model over features the conversation itself
 gives (FEATURES: which rule of a handful read the sentence, first person, a named day, hedges,
 length, how often the nearby messages return to its topic and whether someone else does, whether
-it answers a question or brings a topic up), its weights fitted on REALTALK's tuning chats by
+it answers a question or brings a topic up, whether it is said to the other person, about the
+speaker, about now or lately), its weights fitted on REALTALK's tuning chats by
 ``python -m benchmarks.suites.proposals --tune`` and shipped here as numbers. The rules give the
 kind:
 
