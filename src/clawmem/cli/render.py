@@ -156,6 +156,8 @@ def recall_human(res: dict, explain: bool, weak: list[dict] | None = None) -> No
             out.print(f"   [blue]{escape(via_line(h['via']))}[/blue]")
         if h.get("proposed"):
             out.print(f"   [dim]proposed as a fact: {escape(', '.join(h['proposed']))}[/dim]")
+        if h.get("copies"):  # reflect's page lines that restate this fact (rrf-v13)
+            out.print(f"   [dim]also on {escape(', '.join(h['copies']))}[/dim]")
         for line in h["snippet"].splitlines() or [""]:
             out.print("   " + escape(line))
         if explain:
