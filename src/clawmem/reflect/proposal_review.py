@@ -16,13 +16,16 @@ come back longer (one still pending is proposed again, longer, beside it).
 
 The ledger, ``.clawmem/proposals-reviewed`` (tracked with the workspace, append-only), holds one
 line per decision: ``accepted <sha256 of the line>`` or ``rejected <sha256>`` (``accepted <sha256>
-promoted`` when reflect promoted it, below). A rejected line is
+promoted`` when reflect promoted it, below), then the length and a hash of the text decided and
+the line its turn started at (``rejected <sha256> 41 3f2a… sessions/x.jsonl#L4``), so that the turn
+grown later is known as decided even once the page that showed it is deleted. A rejected line is
 never proposed again; an accepted one is retained (ingest/retain.py) into the day's ``## Retain``
 with the citation as its note, so reflect's entity pages cite the conversation.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from datetime import date
@@ -215,18 +218,46 @@ def _pages(root: Path) -> list[tuple[str, str]]:
     return out
 
 
-def _ledger(root: Path) -> dict[str, str]:
-    """sha256 -> "accepted" | "rejected" (the last decision wins)."""
+# A line of the ledger: the verdict and the proposal's key, "promoted" when reflect accepted it by
+# the promotion rule, and (since turns grow, fact_proposals.turns) the length and hash of the
+# text decided and the line its turn started at.
+_DECIDED = re.compile(
+    r"^(accepted|rejected) ([0-9a-f]{64})( promoted)?(?: (\d+) ([0-9a-f]{16}) (\S.*))?\s*$"
+)
+
+
+def _ledger_lines(root: Path) -> list[re.Match[str]]:
     from clawmem.markdown.workspace import writable_path
 
     path = writable_path(root, LEDGER)
     if not path.is_file():
-        return {}
-    out = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        parts = line.split()
-        if len(parts) >= 2 and parts[0] in ("accepted", "rejected"):
-            out[parts[1]] = parts[0]
+        return []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [m for m in map(_DECIDED.match, lines) if m is not None]
+
+
+def _ledger(root: Path) -> dict[str, str]:
+    """sha256 -> "accepted" | "rejected" (the last decision wins)."""
+    return {m.group(2): m.group(1) for m in _ledger_lines(root)}
+
+
+def _decision(verdict: str, p: Proposal, promoted: bool = False) -> str:
+    """The ledger's line for a decision on ``p``: its key, and the length and hash of its text
+    with the line its turn started at, so that the turn grown by a later message is known as
+    the one decided (``_grown``) even once the proposals page that showed it is gone."""
+    text = p.text.rstrip("…")
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    mark = " promoted" if promoted else ""
+    return f"{verdict} {p.key}{mark} {len(text)} {digest} {_start(p.source)}\n"
+
+
+def _decided_prefixes(root: Path) -> dict[str, list[tuple[int, str]]]:
+    """ "path#L12" -> (length, hash) of each text decided there, from the ledger's lines that
+    say where (a line written before they did says nothing: its page still does)."""
+    out: dict[str, list[tuple[int, str]]] = {}
+    for m in _ledger_lines(root):
+        if m.group(4) is not None:
+            out.setdefault(m.group(6), []).append((int(m.group(4)), m.group(5)))
     return out
 
 
@@ -257,11 +288,23 @@ def _start(source: str) -> str:
     return source.rsplit("-L", 1)[0]
 
 
-def _grown(p: Proposal, reviewed: dict[str, list[str]]) -> bool:
+def _grown(
+    p: Proposal, reviewed: dict[str, list[str]], decided: dict[str, list[tuple[int, str]]]
+) -> bool:
     """Whether ``p`` is a turn a person already accepted or rejected, from the same first line,
-    grown by a message said since (fact_proposals.turns): its text goes on from that one's. (A
-    grown turn whose shorter self is still pending is proposed: the review sees both.)"""
-    return any(p.text.startswith(old) for old in reviewed.get(_start(p.source), ()))
+    grown by a message said since (fact_proposals.turns): its text goes on from that one's, as
+    a proposals page shows it (``reviewed``) or as the ledger recorded it (``decided``: length
+    and hash). (A grown turn whose shorter self is still pending is proposed: the review sees
+    both.)"""
+    start = _start(p.source)
+    if any(p.text.startswith(old) for old in reviewed.get(start, ())):
+        return True
+    text = p.text.rstrip("…").encode("utf-8")
+    for n, digest in decided.get(start, ()):
+        head = p.text[:n].encode("utf-8")
+        if len(text) > len(head) and hashlib.sha256(head).hexdigest()[:16] == digest:
+            return True
+    return False
 
 
 def record(root: Path, proposals: list[Proposal], today: date | None = None) -> list[Proposal]:
@@ -269,6 +312,7 @@ def record(root: Path, proposals: list[Proposal], today: date | None = None) -> 
     holds the workspace's write lock."""
     ledger = _ledger(root)
     known = set(ledger)
+    decided = _decided_prefixes(root)
     reviewed: dict[str, list[str]] = {}  # "path#L12" -> the texts accepted or rejected from there
     for _rel, text in _pages(root):
         for p, _ in _page_entries(text):
@@ -277,7 +321,7 @@ def record(root: Path, proposals: list[Proposal], today: date | None = None) -> 
                 reviewed.setdefault(_start(p.source), []).append(p.text.rstrip("…"))
     by_day: dict[str, list[Proposal]] = {}
     for p in proposals:
-        if p.key in known or _grown(p, reviewed):
+        if p.key in known or _grown(p, reviewed, decided):
             continue
         known.add(p.key)
         by_day.setdefault(p.day or (today or date.today()).isoformat(), []).append(p)
@@ -362,7 +406,7 @@ def accept(ix: Indexer, pid: str, *, promoted: str | None = None) -> Reviewed:
         note=f"from {p.source}" + (f"; promoted by reflect: {promoted}" if promoted else ""),
     )
     with write_lock(ix.memory_dir, purpose="clawmem proposals accept"):
-        _append(ix.root, LEDGER, f"accepted {p.key}{' promoted' if promoted else ''}\n", "")
+        _append(ix.root, LEDGER, _decision("accepted", p, bool(promoted)), "")
     return Reviewed(p.id, "accepted", p.line, res.source)
 
 
@@ -376,5 +420,5 @@ def reject(ix: Indexer, pid: str) -> Reviewed:
         raise InputError(f"proposal {p.id} was {found.status} already", hint="nothing to do")
     ix.prepare_memory_dir()
     with write_lock(ix.memory_dir, purpose="clawmem proposals reject"):
-        _append(ix.root, LEDGER, f"rejected {p.key}\n", "")
+        _append(ix.root, LEDGER, _decision("rejected", p), "")
     return Reviewed(p.id, "rejected", p.line, None)
