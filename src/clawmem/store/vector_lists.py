@@ -275,9 +275,11 @@ _SAMPLE_STEP = 64
 def int8_dots(
     rows8: np.ndarray, q8: np.ndarray, out: np.ndarray | None = None, threads: int | None = None
 ) -> np.ndarray:
-    """Each int8 row's dot product with ``q8``, exact, written into ``out`` (float32, one per
-    row; a new array when None) and returned. float32 holds every sum exactly: at most
-    dims × 127² (6.2M at 384 dimensions) < 2²⁴, and more dimensions are refused.
+    """Each int8 row's dot product with ``q8``, written into ``out`` (float32, one per row; a
+    new array when None) and returned. float32 holds every sum exactly up to 1,040 dimensions
+    (dims × 127² < 2²⁴: 6.2M at 384); a wider model's sums are computed in float64 and stored
+    rounded to float32's 24 bits, which orders the first pass the same but for near ties (the
+    pool it keeps is rescored exactly).
 
     SimSIMD's kernel for the CPU at hand (AVX2 here: 1M rows of 384 dimensions in ~45 ms of
     one core against ~125-173 ms for numpy's ``einsum`` with int32 sums, which has no SIMD
@@ -291,14 +293,16 @@ def int8_dots(
         out = np.empty(len(rows8), dtype=np.float32)
     if not len(rows8):
         return out  # SimSIMD refuses an empty matrix
+    threads = SCAN_THREADS if threads is None else threads
     if rows8.shape[1] * 127 * 127 >= 1 << 24:
-        raise ValueError("too many dimensions for exact float32 sums")
+        out[:] = np.asarray(simsimd.cdist(q8[None, :], rows8, metric="dot", threads=threads))[0]
+        return out
     simsimd.cdist(
         q8[None, :],
         rows8,
         metric="dot",
         out=out[None, :],
-        threads=SCAN_THREADS if threads is None else threads,
+        threads=threads,
     )
     return out
 
