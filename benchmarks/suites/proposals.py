@@ -386,7 +386,7 @@ def _rules_v1(said: Said) -> list:
     from clawmem.reflect.fact_proposals import _DAY_WORDS, _HEDGE, _RULES, _sentences_of
 
     out = []
-    for _whole, text, rule in _sentences_of(said):
+    for _whole, text, rule, _read in _sentences_of(said):
         if rule < 0:
             continue
         conf = _RULES[rule][1] + (0.15 if _DAY_WORDS.search(text) else 0.0)

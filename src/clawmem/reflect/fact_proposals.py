@@ -320,7 +320,9 @@ class _Sentence:
     topics: frozenset[str]
 
 
-def _sentences_of(said: Said) -> list[tuple[str, str, int]]:
+def _sentences_of(said: Said) -> list[tuple[str, str, int, str]]:
+    """(sentence, its statement without a lead-in, its rule, the sentence with casual spellings
+    read as written: ``_casual``) of each sentence worth scoring."""
     out = []
     for sentence in sentences(said.text):
         whole = " ".join(sentence.split())
@@ -329,7 +331,7 @@ def _sentences_of(said: Said) -> list[tuple[str, str, int]]:
             continue
         read = _casual(whole)
         rule = next((i for i, r in enumerate(_RULES) if r[2].search(read)), -1)
-        out.append((whole, s, rule))
+        out.append((whole, s, rule, read))
     return out
 
 
@@ -385,7 +387,7 @@ def featurize(conversation: list[Said]) -> list[tuple[int, str, str, int, tuple[
                 answers = 1.0 if "?" in conversation[j].text else 0.0
                 break
         lead = sentences(item.text)[:1]
-        for whole, s, rule in _sentences_of(item):
+        for whole, s, rule, read in _sentences_of(item):
             words = topics[i] if s == item.text else topic_words(s)
             echoed = other = 0
             first = 1.0
@@ -401,7 +403,6 @@ def featurize(conversation: list[Said]) -> list[tuple[int, str, str, int, tuple[
             x[0] = 1.0
             if rule >= 0:
                 x[1 + rule] = 1.0
-            read = _casual(whole)
             x[9] = 1.0 if _FIRST_PERSON.search(read) else 0.0
             x[10] = 1.0 if _DAY_WORDS.search(s) else 0.0
             x[11] = 1.0 if _HEDGE.search(s) else 0.0

@@ -236,9 +236,13 @@ def _ledger_lines(root: Path) -> list[re.Match[str]]:
     return [m for m in map(_DECIDED.match, lines) if m is not None]
 
 
-def _ledger(root: Path) -> dict[str, str]:
+def _verdicts(lines: list[re.Match[str]]) -> dict[str, str]:
     """sha256 -> "accepted" | "rejected" (the last decision wins)."""
-    return {m.group(2): m.group(1) for m in _ledger_lines(root)}
+    return {m.group(2): m.group(1) for m in lines}
+
+
+def _ledger(root: Path) -> dict[str, str]:
+    return _verdicts(_ledger_lines(root))
 
 
 def _decision(verdict: str, p: Proposal, promoted: bool = False) -> str:
@@ -251,11 +255,11 @@ def _decision(verdict: str, p: Proposal, promoted: bool = False) -> str:
     return f"{verdict} {p.key}{mark} {len(text)} {digest} {_start(p.source)}\n"
 
 
-def _decided_prefixes(root: Path) -> dict[str, list[tuple[int, str]]]:
-    """ "path#L12" -> (length, hash) of each text decided there, from the ledger's lines that
-    say where (a line written before they did says nothing: its page still does)."""
+def _decided_prefixes(lines: list[re.Match[str]]) -> dict[str, list[tuple[int, str]]]:
+    """ "path#L12" -> (length, hash) of each text decided there, from the ledger's ``lines``
+    that say where (a line written before they did says nothing: its page still does)."""
     out: dict[str, list[tuple[int, str]]] = {}
-    for m in _ledger_lines(root):
+    for m in lines:
         if m.group(4) is not None:
             out.setdefault(m.group(6), []).append((int(m.group(4)), m.group(5)))
     return out
@@ -310,9 +314,10 @@ def _grown(
 def record(root: Path, proposals: list[Proposal], today: date | None = None) -> list[Proposal]:
     """Append the proposals that no page holds and no one rejected; the ones written. The caller
     holds the workspace's write lock."""
-    ledger = _ledger(root)
+    lines = _ledger_lines(root)  # the ledger read once
+    ledger = _verdicts(lines)
     known = set(ledger)
-    decided = _decided_prefixes(root)
+    decided = _decided_prefixes(lines)
     reviewed: dict[str, list[str]] = {}  # "path#L12" -> the texts accepted or rejected from there
     for _rel, text in _pages(root):
         for p, _ in _page_entries(text):
