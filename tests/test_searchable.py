@@ -141,3 +141,16 @@ def test_a_generated_page_leads_as_a_page_not_as_its_first_fact(tmp_path):
     # The facts' own lines follow, each once.
     sources = [h["citation"] for h in hits[1:] if h["path"].startswith("memory/")]
     assert len(sources) == len(set(sources)) == 2, hits
+
+
+def test_the_opinion_pages_explanation_is_not_memory(tmp_path):
+    """Reflect's note on how confidence moves is for the person reading bank/opinions.md: it
+    stays in the file, and recall never offers it as a hit."""
+    ws = tmp_path / "notes"
+    assert cli("init", str(ws)).code == 0
+    assert cli("-w", str(ws), "retain", "O(c=0.8) @Kate: Kate prefers tea").code == 0
+    assert cli("-w", str(ws), "reflect").code == 0
+    assert "oldest opinion first" in (ws / "bank" / "opinions.md").read_text()
+    for query in ("oldest opinion first", "how does confidence move per statement"):
+        for h in recall(ws, query)["results"]:
+            assert "oldest opinion first" not in h["snippet"], (query, h)
