@@ -558,3 +558,53 @@ def test_a_decided_turn_stays_decided_when_its_page_is_deleted(tmp_path):
     ]  # fmt: skip
     assert [q.source for q in propose(grown)][0] == "s.jsonl#L1-L2"
     assert [q.source for q in record(tmp_path, propose(grown), day)] == ["s.jsonl#L4-L4"]
+
+
+def test_a_statement_naming_someone_with_at_is_proposed_once(tmp_path, lexical):
+    """A log line that writes a mention inline ("the call with @bob") is proposed once, under
+    the id `proposals list` shows: the page's line is read back as the proposal written (its
+    lead mentions), not as one more entity, whose key no page held (every reflect appended the
+    same proposal again, under an id that no longer named it)."""
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / "2025-11-03.md").write_text(
+        "# 2025-11-03\n\nWe decided to go with Hetzner for staging after the call with @bob.\n",
+        encoding="utf-8",
+    )
+    for _ in range(3):
+        assert cli("-w", str(ws), "reflect").code == 0
+    page = (ws / "memory" / "proposals" / "2025-11-03.md").read_text(encoding="utf-8")
+    assert page.count("Hetzner") == 1, page
+    [listed] = _list(ws)
+    assert f"proposal {listed['id']}," in page
+    assert cli("-w", str(ws), "proposals", "reject", listed["id"]).code == 0
+    (ws / "memory" / "proposals" / "2025-11-03.md").unlink()
+    assert cli("-w", str(ws), "reflect").code == 0
+    assert not (ws / "memory" / "proposals" / "2025-11-03.md").exists()
+
+
+def test_a_transcript_whose_name_holds_a_space_is_proposed_once_and_reviewable(
+    ws, tmp_path, lexical
+):
+    """A transcript named "chat one.jsonl": its proposals' notes cite a path with a space, which
+    the page's reader read as no note at all, so each flush appended them again and `proposals
+    list` showed none."""
+    folder = tmp_path / "oc-sessions"
+    folder.mkdir()
+    shutil.copy(OPENCLAW, folder / "chat one.jsonl")
+    (ws / "clawmem.toml").write_text(f'[sessions]\npaths = ["{folder}"]\n', encoding="utf-8")
+    approve(ws)
+    for _ in range(3):
+        _flush(ws, folder / "chat one.jsonl")
+    page = (ws / "memory" / "proposals" / "2025-12-02.md").read_text(encoding="utf-8")
+    assert page.count("  - proposal ") == 3, page
+    pending = _list(ws)
+    assert len(pending) == 3
+    assert {p["source"].split("#")[0] for p in pending} == {"sessions/chat one.jsonl"}
+    # Recall cites the whole path too.
+    r = cli("-w", str(ws), "recall", "pay-fsn1 staging Redis", "--source", "memory", "--json")
+    cites = [h["proposal"]["cites"] for h in json.loads(r.out)["results"] if "proposal" in h]
+    assert ["sessions/chat one.jsonl#L4-L4"] in cites, cites
+    r = cli("-w", str(ws), "proposals", "reject", pending[0]["id"])
+    assert r.code == 0, r.err
+    assert len(_list(ws)) == 2

@@ -52,7 +52,7 @@ PROMOTE_CONFIDENCE = 0.9
 LEDGER = ".clawmem/proposals-reviewed"
 _NOTE = re.compile(
     r"^\s+[-*+] proposal (?P<id>[0-9a-f]{10}), confidence (?P<conf>[01](?:\.\d+)?), "
-    r"from (?P<source>\S+)\s*$"
+    r"from (?P<source>\S.*?)\s*$"  # to the line's end: a transcript's name may hold spaces
 )
 _DAY_PAGE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
 
@@ -193,7 +193,11 @@ def _page_entries(text: str) -> list[tuple[Proposal, int]]:
         except InputError:
             continue
         conf = float(note.group("conf"))
-        p = Proposal(fact.kind, fact.content, fact.entities, conf, "", note.group("source"))
+        # The lead mentions only, as Proposal.line wrote them: the statement's own "@bob" is
+        # one of fact.entities too, and with it the key would not be the one written (the line
+        # was proposed again on every flush and reflect).
+        lead = fact.lead_entities
+        p = Proposal(fact.kind, fact.content, lead, conf, "", note.group("source"))
         out.append((p, i + 1))
     return out
 
