@@ -608,3 +608,36 @@ def test_a_transcript_whose_name_holds_a_space_is_proposed_once_and_reviewable(
     r = cli("-w", str(ws), "proposals", "reject", pending[0]["id"])
     assert r.code == 0, r.err
     assert len(_list(ws)) == 2
+
+
+def test_a_ledger_or_page_with_bytes_that_are_not_utf8_ends_nothing_and_loses_nothing(
+    tmp_path, lexical
+):
+    """A ledger or proposals page that came with a clone, or from a merge, holding a line that is
+    not UTF-8: `proposals list` and a nightly reflect read the other lines (it was an internal
+    error, exit 70), a page's proposals are not appended again, and the next decision keeps the
+    foreign bytes as they were."""
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / "2025-11-03.md").write_text(
+        "# 2025-11-03\n\nWe decided to go with Hetzner for the staging cluster.\n\n"
+        "Let's go with Grafana for the dashboards of the staging cluster.\n",
+        encoding="utf-8",
+    )
+    ledger = ws / ".clawmem" / "proposals-reviewed"
+    ledger.parent.mkdir()
+    foreign = b"<<<<<<< HEAD\n\xff\xfe not ours\n"
+    ledger.write_bytes(foreign)
+    assert cli("-w", str(ws), "reflect").code == 0
+    page = ws / "memory" / "proposals" / "2025-11-03.md"
+    page.write_bytes(page.read_bytes() + b"\xff a hand edit\n")
+    before = page.read_bytes()
+    r = cli("-w", str(ws), "reflect")
+    assert r.code == 0, r.err
+    assert page.read_bytes() == before  # nothing proposed again
+    pending = _list(ws)
+    assert len(pending) == 2
+    r = cli("-w", str(ws), "proposals", "reject", pending[0]["id"])
+    assert r.code == 0, r.err
+    assert ledger.read_bytes().startswith(foreign)
+    assert [p["id"] for p in _list(ws, "rejected")] == [pending[0]["id"]]

@@ -217,8 +217,9 @@ def _pages(root: Path) -> list[tuple[str, str]]:
     for path in sorted(folder.iterdir()):
         if _DAY_PAGE.match(path.name) and path.is_file() and not path.is_symlink():
             text = read_text(path)
-            if text is not None:
-                out.append((f"{PAGE_DIR}/{path.name}", text))
+            if text is None:  # a line that is not UTF-8: the page's other lines still count
+                text = path.read_bytes().decode("utf-8", errors="replace")
+            out.append((f"{PAGE_DIR}/{path.name}", text))
     return out
 
 
@@ -236,7 +237,10 @@ def _ledger_lines(root: Path) -> list[re.Match[str]]:
     path = writable_path(root, LEDGER)
     if not path.is_file():
         return []
-    lines = path.read_text(encoding="utf-8").splitlines()
+    # A line clawmem did not write (a merge's conflict markers, a hand edit, bytes that are not
+    # UTF-8 in a ledger that came with a clone) is not a decision: skipped, as every other line
+    # that is not one, never the end of `proposals list` or of a nightly reflect.
+    lines = path.read_bytes().decode("utf-8", errors="replace").splitlines()
     return [m for m in map(_DECIDED.match, lines) if m is not None]
 
 
@@ -276,10 +280,11 @@ def _append(root: Path, relpath: str, text: str, head: str) -> None:
 
     path = writable_path(root, relpath)
     path.parent.mkdir(parents=True, exist_ok=True)
-    old = path.read_bytes().decode("utf-8") if path.is_file() else head
-    if old and not old.endswith("\n"):
-        old += "\n"
-    write_atomic(path, old + text)
+    # As bytes: whatever the file holds (text that is not UTF-8 included) is kept as it was.
+    old = path.read_bytes() if path.is_file() else head.encode("utf-8")
+    if old and not old.endswith(b"\n"):
+        old += b"\n"
+    write_atomic(path, old + text.encode("utf-8"))
 
 
 def _page_head(day: str) -> str:
