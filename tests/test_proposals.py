@@ -5,6 +5,7 @@ run proposes nothing new; what is proposed is redacted. Through the CLI, as user
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -641,3 +642,32 @@ def test_a_ledger_or_page_with_bytes_that_are_not_utf8_ends_nothing_and_loses_no
     assert r.code == 0, r.err
     assert ledger.read_bytes().startswith(foreign)
     assert [p["id"] for p in _list(ws, "rejected")] == [pending[0]["id"]]
+
+
+def test_a_token_without_transcripts_cannot_review_theirs_by_a_longer_id(
+    ws, tmp_path, lexical, monkeypatch
+):
+    """Over HTTP, a token without --sessions cannot accept or reject a proposal said in a
+    transcript, whatever length of its id it gives (an id longer than the ten digits shown
+    matched none of them and went unchecked: the reject went through, with the line)."""
+    from .test_mcp_http import start_server, text, token
+    from .test_mcp_reach import calls
+
+    monkeypatch.setenv("CLAWMEM_TOKENS_FILE", str(tmp_path / "tokens.json"))
+    _flush(ws, _configured(ws, tmp_path))
+    p = _list(ws)[0]
+    assert p["source"].startswith("sessions/")
+    key = hashlib.sha256(p["line_text"].encode("utf-8")).hexdigest()
+    plain = token("plain", ws, "--write")
+    server = start_server(ws, tmp_path)
+    try:
+        answers = calls(
+            server.url,
+            plain,
+            [("memory_proposal_reject", {"id": pid}) for pid in (p["id"], key[:12], key)],
+        )
+    finally:
+        server.stop()
+    for got in answers:
+        assert got.is_error and "no proposal" in text(got), text(got)
+    assert p["id"] in {q["id"] for q in _list(ws)}  # still pending
