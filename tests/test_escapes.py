@@ -183,3 +183,16 @@ def test_retain_never_writes_through_a_hard_link(ws, outside):
     assert cli("-w", str(ws), "retain", "Kate prefers tea", "--date", DAY).code == 0
     assert not (log.parent / f".{DAY}.md.k1ll3d.tmp").exists()
 
+
+@pytest.mark.parametrize("name", ["notes#1", "a?b", "100%25"])
+def test_a_workspace_folder_named_with_uri_characters_is_that_folder(tmp_path, name):
+    """A workspace in "notes#1" or "a?b": the index opened read-only was named by an unescaped
+    URI, so SQLite opened (and, its flags lost after the "?", created) the file "notes" or "a"
+    beside the workspace, and `forget --entity` failed with an internal error."""
+    folder = tmp_path / name
+    shutil.copytree(REPO / "fixtures" / "workspace", folder)
+    assert cli("-w", str(folder), "index").code == 0
+    r = cli("-w", str(folder), "forget", "--entity", "payments-service", "--dry-run", "--json")
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["lines"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
