@@ -627,7 +627,8 @@ def test_a_ledger_or_page_with_bytes_that_are_not_utf8_ends_nothing_and_loses_no
     )
     ledger = ws / ".clawmem" / "proposals-reviewed"
     ledger.parent.mkdir()
-    foreign = b"<<<<<<< HEAD\n\xff\xfe not ours\n"
+    foreign = b"<<<<<<< HEAD\n\xff\xfe not ours\nrejected " + b"a" * 64 + b" " + b"9" * 5000
+    foreign += b" 0123456789abcdef memory/2025-11-03.md#L3\n"  # int() of it raised
     ledger.write_bytes(foreign)
     assert cli("-w", str(ws), "reflect").code == 0
     page = ws / "memory" / "proposals" / "2025-11-03.md"

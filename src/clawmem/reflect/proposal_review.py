@@ -227,8 +227,8 @@ def _pages(root: Path) -> list[tuple[str, str]]:
 # the promotion rule, and (since turns grow, fact_proposals.turns) the length and hash of the
 # text decided and the line its turn started at.
 _DECIDED = re.compile(
-    r"^(accepted|rejected) ([0-9a-f]{64})( promoted)?(?: (\d+) ([0-9a-f]{16}) (\S.*))?\s*$"
-)
+    r"^(accepted|rejected) ([0-9a-f]{64})( promoted)?(?: ([0-9]{1,9}) ([0-9a-f]{16}) (\S.*))?\s*$"
+)  # (a length of 9 digits at most: a longer one is no line of ours, and int() of 5,000 raised)
 
 
 def _ledger_lines(root: Path) -> list[re.Match[str]]:
