@@ -351,7 +351,6 @@ def test_import_claude_code_basic_memory_and_mem0(ws, tmp_path):
     assert elise[0]["timestamp"] == "2025-10-01"
 
 
-
 def test_import_names_a_source_over_the_cap_instead_of_importing_nothing(ws, tmp_path):
     """A source over the cap once read as empty: "0 fact(s)", exit 0, and no word of why."""
     from clawmem.ingest.importing import MAX_SOURCE_BYTES
