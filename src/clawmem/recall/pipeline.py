@@ -255,6 +255,8 @@ def recall(
         # every one, with the fix, rather than let it be silently invisible.
         for where, why in queries.unsearchable(idx):
             ranked.degraded.append(f"{where} is not searchable: {why}")
+        for where, why in ix.left_out(scan, idx):  # left out whole: over a size cap, …
+            ranked.degraded.append(f"{where} is not searchable: {why}")
         stale_files = None  # not checked: the caller asked for no sync (a stat of every file)
         if sync:
             stale_files = ix.stale_files(scan, idx)
