@@ -152,3 +152,18 @@ def test_context_with_the_real_model(indexed):
     assert not off.injected, off.to_dict()
     peter = build_context(mem.indexer, "how long should my WhatsApp answers to Peter be?")
     assert peter.lines[0].citation in {"MEMORY.md#L7", "MEMORY.md#L8"}
+
+
+def test_a_page_line_is_left_for_the_fact_it_restates(tmp_path, lexical):
+    """ "Tell me about Kate": her generated page leads the hits, and her facts follow. The block
+    reads each fact once, from the fact's own line, not again from the page's copy of it."""
+    ws = tmp_path / "notes"
+    assert cli("init", str(ws)).code == 0
+    for line in ("W @Kate: Kate moved to Porto in March", "O(c=0.8) @Kate: Kate prefers tea"):
+        assert cli("-w", str(ws), "retain", line).code == 0
+    assert cli("-w", str(ws), "reflect").code == 0
+    r = cli("-w", str(ws), "context", "tell me about Kate", "--json")
+    assert r.code == 0, r.err
+    lines = json.loads(r.out)["lines"]
+    assert len(lines) == 2 and all(ln["path"].startswith("memory/") for ln in lines), lines
+    assert sorted("Porto" in ln["text"] for ln in lines) == [False, True]

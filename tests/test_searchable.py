@@ -118,3 +118,39 @@ def test_reflects_section_titles_are_not_words(tmp_path):
         "# 2025-12-01\n\n## World\n\n- Elections in Chile.\n"
     )
     assert recall(ws, "world")["results"][0]["citation"].startswith("memory/2025-12-01.md#L5")
+
+
+def test_a_generated_page_leads_as_a_page_not_as_its_first_fact(tmp_path):
+    """A page reflect wrote with no words of its own starts with a copy of one fact. "Tell me
+    about Kate" led with that one line (then the same fact again as its source's hit); the lead
+    is the page: its lines from the first, under the page's title."""
+    ws = tmp_path / "notes"
+    assert cli("init", str(ws)).code == 0
+    for line in ("W @Kate: Kate moved to Porto in March", "O(c=0.8) @Kate: Kate prefers tea"):
+        r = cli("-w", str(ws), "retain", line)
+        assert r.code == 0, r.err
+    assert cli("-w", str(ws), "reflect").code == 0
+    page = (ws / "bank" / "entities" / "Kate.md").read_text().splitlines()
+    first = next(i for i, line in enumerate(page, 1) if "Porto" in line)
+    last = next(i for i, line in enumerate(page, 1) if "prefers tea" in line)
+    hits = recall(ws, "tell me about Kate")["results"]
+    assert hits[0]["citation"] == f"bank/entities/Kate.md#L{first}-L{last}"
+    assert hits[0]["heading"] == "Kate"
+    assert "Porto" in hits[0]["snippet"] and "prefers tea" in hits[0]["snippet"]
+    assert "clawmem:reflect" not in hits[0]["snippet"]
+    # The facts' own lines follow, each once.
+    sources = [h["citation"] for h in hits[1:] if h["path"].startswith("memory/")]
+    assert len(sources) == len(set(sources)) == 2, hits
+
+
+def test_the_opinion_pages_explanation_is_not_memory(tmp_path):
+    """Reflect's note on how confidence moves is for the person reading bank/opinions.md: it
+    stays in the file, and recall never offers it as a hit."""
+    ws = tmp_path / "notes"
+    assert cli("init", str(ws)).code == 0
+    assert cli("-w", str(ws), "retain", "O(c=0.8) @Kate: Kate prefers tea").code == 0
+    assert cli("-w", str(ws), "reflect").code == 0
+    assert "oldest opinion first" in (ws / "bank" / "opinions.md").read_text()
+    for query in ("oldest opinion first", "how does confidence move per statement"):
+        for h in recall(ws, query)["results"]:
+            assert "oldest opinion first" not in h["snippet"], (query, h)

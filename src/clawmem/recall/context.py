@@ -328,8 +328,19 @@ def _relevant_lines(
     null: float | None,
 ) -> list[ContextLine]:
     """The lines of the recalled hits that pass the threshold, in recall order, no repeats."""
+    from clawmem.recall.copies import cited_source
+
     found: list[ContextLine] = []
     seen: set[tuple[str, int]] = set()
+    # Lines some hit holds: a page line restating one of them (copies.py) is left for its source,
+    # which says the same with the fact's own citation ("tell me about Kate": her page leads,
+    # and her facts follow).
+    held = {
+        (hit["path"], n)
+        for hit in results
+        if not hit.get("scope")
+        for n in range(hit["start_line"], hit["end_line"] + 1)
+    }
     for hit in results:
         if hit.get("superseded_by"):
             continue  # a newer fact says otherwise: not worth a line of a small budget
@@ -345,6 +356,8 @@ def _relevant_lines(
                 continue
             if len(word_tokens(text)) < 3:
                 continue  # "evidence:", "- [x] done": nothing to read on its own
+            if not hit.get("scope") and cited_source(hit["path"], text) in held:
+                continue
             lex = lexical_score(text, words, specific)
             score = max(vec, lex)
             if score < min_score:

@@ -23,7 +23,7 @@ from clawmem.markdown.kinds import CHUNK
 from clawmem.markdown.kinds import KINDS as FACT_KINDS
 from clawmem.markdown.supersession import KINDS as SUPERSEDABLE
 from clawmem.markdown.supersession import Statement, supersedes
-from clawmem.recall import entities, legs
+from clawmem.recall import copies, entities, legs
 from clawmem.recall.fusion import Ranking
 from clawmem.recall.graph import linked_hits
 from clawmem.recall.ranking import Ranked, rank, snippet
@@ -575,15 +575,42 @@ def _entity_page(
     return None
 
 
+# Units of a generated page the lead hit may span (see ``entity_page_hit``).
+PAGE_LEAD_UNITS = 12
+
+
 def entity_page_hit(index: Index, entity: str, snippet_chars: int) -> Hit | None:
     row = queries.entity_page(index, entity)
     if row is None:
         return None
+    fields: dict = {}
+    if copies.cited_source(row["path"], row["text"]) is not None:
+        # A page reflect wrote with no words of its own starts with a copy of one fact: leading
+        # with that line answered "tell me about Kate" with one of her facts, shown again as
+        # its source's hit right after. The lead is then the page itself: its lines from the
+        # first, as many as the snippet holds, under the page's title.
+        units = queries.page_units(index, row["path"], PAGE_LEAD_UNITS)
+        taken = [units[0]]
+        used = len(units[0]["text"])
+        for u in units[1:]:
+            used += 1 + len(u["text"])
+            if used > snippet_chars:
+                break
+            taken.append(u)
+        text = "\n".join(u["text"] for u in taken)
+        fields = {
+            "end_line": taken[-1]["end_line"],
+            "text": text,
+            "heading": row["heading"].split(" > ", 1)[0],
+        }
+    else:
+        text = row["text"]
     # The page of the entity itself: not a fact, and undated, whatever its file's date.
     return Hit.from_row(
         row,
         score=1.0,
-        snippet=snippet(row["text"], None, snippet_chars),
+        snippet=snippet(text, None, snippet_chars),
+        **fields,
         kind=None,
         day=None,
         entities=(entity,),

@@ -220,8 +220,11 @@ def opinions_body(opinions: list[Opinion]) -> list[str]:
     lines = [
         f"## {OPINIONS_SECTION}",
         "",
-        "From the `O` facts in the log, oldest opinion first. Confidence moves by at most 0.20 per "
-        "statement (0.40 for a second in a row going the same way); docs/reflect.md has the rule.",
+        # For the person reading the file, not memory: a comment, so that recall never offers
+        # it as a hit (searchable.py drops comments, as it does MEMORY.md's guidance).
+        "<!-- From the `O` facts in the log, oldest opinion first. Confidence moves by at most "
+        "0.20 per statement (0.40 for a second in a row going the same way); docs/reflect.md "
+        "has the rule. -->",
     ]
     for op in opinions:
         lines += ["", *opinion_block(op)]

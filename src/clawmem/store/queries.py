@@ -156,6 +156,15 @@ def entity_page(index: Index, entity: str) -> Row | None:
     ).fetchone()
 
 
+def page_units(index: Index, path: str, limit: int) -> list[Row]:
+    """The first ``limit`` plain units (not facts) of the note ``path``, in line order."""
+    return index.conn.execute(
+        f"SELECT {COLUMNS} FROM chunks c WHERE c.path = ? AND c.kind IS NULL "
+        "ORDER BY c.start_line LIMIT ?",
+        (path, limit),
+    ).fetchall()
+
+
 def transcript_details(
     index: Index, path: str, start: int, end: int
 ) -> tuple[str | None, str | None]:
