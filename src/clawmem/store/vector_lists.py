@@ -440,7 +440,7 @@ def build(path: str, table: str = "chunk_vectors", seed: int = 1) -> Lists | Non
         check_database(Path(path))  # SQLite would follow a link at the index or its side files
     except (OSError, UnsafePathError):
         return None
-    conn = db.sqlite.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+    conn = db.sqlite.connect(db.uri(path, "mode=ro"), uri=True, check_same_thread=False)
     conn.isolation_level = None
     # No memory map: the copy reads every vector once, then a few rows a query; mapped, the
     # file's pages it read (up to 1 GiB) would count in the holding process's memory.

@@ -162,7 +162,7 @@ def _load_in_background(path: Path, ino: int, compressed: bool = False) -> None:
     probe = None
     loaded: tuple[np.ndarray, np.ndarray | Lists] | None = None
     try:
-        probe = db.sqlite.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+        probe = db.sqlite.connect(db.uri(path, "mode=ro"), uri=True, check_same_thread=False)
         probe.execute(f"PRAGMA mmap_size = {db.MMAP_BYTES}")
         version = _data_version(probe)  # before reading: a commit after it forces a reload
         codes = None
