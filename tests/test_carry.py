@@ -351,6 +351,28 @@ def test_import_claude_code_basic_memory_and_mem0(ws, tmp_path):
     assert elise[0]["timestamp"] == "2025-10-01"
 
 
+def test_import_names_a_source_over_the_cap_instead_of_importing_nothing(ws, tmp_path):
+    """A source over the cap once read as empty: "0 fact(s)", exit 0, and no word of why."""
+    from clawmem.ingest.importing import MAX_SOURCE_BYTES
+
+    big = tmp_path / "big.jsonl"
+    with big.open("wb") as f:  # sparse: the size is over the cap, the disk holds one line
+        f.write(b'{"kind": "W", "content": "Zanzibar ferry leaves at nine"}\n')
+        f.truncate(MAX_SOURCE_BYTES + 1)
+    r = run(ws, "import", str(big), "--format", "jsonl", "--dry-run")
+    assert r.code != 0
+    assert "big.jsonl" in r.err and "cap" in r.err and len(r.err.splitlines()) <= 2
+    folder = tmp_path / "cc"
+    folder.mkdir()
+    (folder / "MEMORY.md").write_text("- Tests run with pytest\n")
+    with (folder / "notes.md").open("wb") as f:
+        f.write(b"- a bullet in a huge note\n")
+        f.truncate(MAX_SOURCE_BYTES + 1)
+    done = js(ws, "import", str(folder), "--format", "claude-code", "--dry-run")
+    assert [c["content"] for c in done["facts"]] == ["Tests run with pytest"]
+    assert any(s.startswith("notes.md: ") and "cap" in s for s in done["skipped"])
+
+
 # ---------------------------------------------------------------------------- Claude's memory tool
 
 
