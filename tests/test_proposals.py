@@ -672,3 +672,22 @@ def test_a_token_without_transcripts_cannot_review_theirs_by_a_longer_id(
     for got in answers:
         assert got.is_error and "no proposal" in text(got), text(got)
     assert p["id"] in {q["id"] for q in _list(ws)}  # still pending
+
+
+def test_a_note_with_a_long_run_of_spaces_is_read_in_linear_time(tmp_path):
+    """A proposals page (a clone's, a hand edit) whose note holds a long run of spaces: the
+    note's citation, read to the line's end, is read in linear time (a lazy match before the
+    trailing spaces took 20 s for 40,000 of them, in `proposals list` and in every recall that
+    showed the page)."""
+    import time
+
+    from clawmem.recall.results import _PROPOSAL_CITES
+    from clawmem.reflect.proposal_review import _page_entries
+
+    note = "  - proposal 0123456789, confidence 0.50, from a" + " " * 40_000 + "b"
+    page = "## Proposed\n- W: Kate moved to Porto\n" + note + "\n"
+    t0 = time.perf_counter()
+    [(p, _line)] = _page_entries(page)
+    assert _PROPOSAL_CITES.findall(page) == [p.source]
+    assert time.perf_counter() - t0 < 2.0
+    assert p.source == "a" + " " * 40_000 + "b"

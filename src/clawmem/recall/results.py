@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 # The note under each proposed line (reflect/proposal_review.py).
 # (the citation runs to the line's end: a transcript's name may hold spaces)
 _PROPOSAL_CITES = re.compile(
-    r"proposal [0-9a-f]{10}, confidence [01](?:\.\d+)?, from (\S.*?)[ \t]*$", re.M
+    r"proposal [0-9a-f]{10}, confidence [01](?:\.\d+)?, from (\S(?:.*\S)?)[ \t]*$", re.M
 )
 
 

@@ -52,7 +52,8 @@ PROMOTE_CONFIDENCE = 0.9
 LEDGER = ".clawmem/proposals-reviewed"
 _NOTE = re.compile(
     r"^\s+[-*+] proposal (?P<id>[0-9a-f]{10}), confidence (?P<conf>[01](?:\.\d+)?), "
-    r"from (?P<source>\S.*?)\s*$"  # to the line's end: a transcript's name may hold spaces
+    r"from (?P<source>\S(?:.*\S)?)\s*$"  # to the line's end: a transcript's name may hold
+    # spaces (greedy: a lazy ".*?" before "\s*$" was quadratic on a long run of spaces)
 )
 _DAY_PAGE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
 
