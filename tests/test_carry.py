@@ -421,6 +421,30 @@ def test_claude_memory_tool_is_confined_redacted_and_indexed(ws):
     assert not (ws / "bank/memories/kate.md").exists()
 
 
+def test_claude_memory_tool_never_writes_back_part_of_a_file(ws):
+    """An edit read at most the cap (decoding bad bytes as U+FFFD) and wrote that back: a
+    person's 1.6 MB note lost everything after its first megabyte to one str_replace."""
+    from clawmem.ingest.claude_memory import MAX_FILE_BYTES
+
+    folder = ws / "bank/memories"
+    folder.mkdir(parents=True, exist_ok=True)
+    big = folder / "big.md"
+    rows = "".join(f"- note {i} about the project and its parts\n" for i in range(40_000))
+    big.write_text("REPLACE_ME\n" + rows + "THE LAST LINE\n")
+    assert big.stat().st_size > MAX_FILE_BYTES
+    latin = folder / "latin.md"
+    latin.write_bytes("- caf\xe9 cr\xe8me, REPLACE_ME\n".encode("latin-1"))
+    before = {p: p.read_bytes() for p in (big, latin)}
+    tool = open_workspace(ws).memory_tool()
+    for path in ("/memories/big.md", "/memories/latin.md"):
+        edit = {"command": "str_replace", "path": path, "old_str": "REPLACE_ME", "new_str": "x"}
+        assert tool.handle(edit).startswith("Error")
+        put = {"command": "insert", "path": path, "insert_line": 0, "insert_text": "# Notes"}
+        assert tool.handle(put).startswith("Error")
+    assert {p: p.read_bytes() for p in (big, latin)} == before
+    assert "REPLACE_ME" in tool.handle({"command": "view", "path": "/memories/big.md"})
+
+
 # ---------------------------------------------------------------------------- episodes age out
 
 
