@@ -196,3 +196,24 @@ def test_a_workspace_folder_named_with_uri_characters_is_that_folder(tmp_path, n
     assert r.code == 0, r.err
     assert json.loads(r.out)["lines"]
     assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+
+
+def test_clawmems_own_files_are_never_written_through_a_hard_link(ws, outside):
+    """`.clawmem/writers` (who wrote each fact) or a lock's owner note that is a hard link to a
+    file elsewhere: retain appended its writer line to that file, and a lock truncated it. Now
+    the record is skipped (it never fails the write it describes) and the lock is refused."""
+    mine = outside / "mine.txt"
+    mine.write_text("my own lines\n", encoding="utf-8")
+    (ws / ".clawmem").mkdir(exist_ok=True)
+    os.link(mine, ws / ".clawmem" / "writers")
+    r = cli("-w", str(ws), "retain", "the deploy is on Friday", "--date", DAY)
+    assert r.code == 0, r.err
+    assert mine.read_text(encoding="utf-8") == "my own lines\n"
+    (ws / ".clawmem" / "writers").unlink()
+    assert cli("-w", str(ws), "index").code == 0
+    owner = ws / ".memory" / "write.lock.owner"
+    owner.unlink(missing_ok=True)
+    os.link(mine, owner)
+    r = cli("-w", str(ws), "retain", "Kate prefers tea", "--date", DAY)
+    assert r.code != 0 and "is a hard link" in r.err, r.err
+    assert mine.read_text(encoding="utf-8") == "my own lines\n"
