@@ -179,6 +179,11 @@ def _load_in_background(path: Path, ino: int, compressed: bool = False) -> None:
             codes = Codes(loaded[1])  # type: ignore[arg-type]
     except db.DatabaseError:
         pass  # a read-only folder (no -shm can be made), a swapped file: vec0 keeps answering
+    except Exception:  # noqa: BLE001 - raised here, it ended the thread before the cleanup
+        # below, and the index read as "loading" for the process's life (a column of another
+        # type in a damaged index, memory running out): no copy, and vec0 answers, as for a
+        # layout this module does not know.
+        loaded = None
     with _lock:
         _loading.pop(key, None)
         if loaded is None or probe is None or inode(path) != ino:
