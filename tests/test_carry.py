@@ -465,6 +465,30 @@ def test_old_episode_pages_are_archived_and_hand_written_ones_kept(ws):
     assert (eps / f"{TODAY}-s2.md").is_file() and (eps / "2024-01-03-mine.md").is_file()
 
 
+def test_episode_retention_never_moves_a_page_out_or_stops_on_a_bad_date(ws, tmp_path):
+    """A committed link .clawmem/archive -> elsewhere (only .clawmem and .clawmem/archive/episodes
+    were checked) moved the pages out of the workspace; a page named 2025-13-45-… stopped reflect
+    with an internal error (exit 70)."""
+    from clawmem.markdown.markers import splice
+
+    eps = ws / "memory/episodes"
+    eps.mkdir(parents=True, exist_ok=True)
+    (eps / "2024-01-02-s1.md").write_text(splice(None, ["- said things"], title="Episode s1"))
+    (eps / "2025-13-45-odd.md").write_text("# a page of mine\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (ws / ".clawmem").mkdir(exist_ok=True)
+    os.symlink(outside, ws / ".clawmem/archive")
+    (ws / "clawmem.toml").write_text("[sessions]\nretention_days = 90\n", encoding="utf-8")
+    d = js(ws, "reflect")
+    aged = d["episodes_aged_out"]
+    assert aged["archived"] == [] and list(outside.iterdir()) == []
+    assert (eps / "2024-01-02-s1.md").is_file() and (eps / "2025-13-45-odd.md").is_file()
+    kept = "\n".join(aged["kept"])
+    assert "2024-01-02-s1.md: not archived" in kept and "symbolic link" in kept
+    assert "2025-13-45-odd.md" in kept
+
+
 # ---------------------------------------------------------------------------- over MCP
 
 

@@ -315,3 +315,40 @@ def test_no_copy_is_made_through_a_link(tmp_path):
     lists = vector_lists.build(str(real))
     assert lists is not None
     lists.close()
+
+
+def test_on_the_models_own_vectors_two_rows_a_hit_give_the_exact_list(indexed, monkeypatch):
+    """The pool clawmem rescores exactly (``POOL_PER_HIT`` rows a hit) was chosen on the real
+    model's vectors (docs/benchmarks.md, "1M units": every exact top 80 of the quality sets within
+    the int8 order's first 1.25 x 80 rows). On the fixture workspace indexed by the model, with no
+    minimum pool, the copy's answer has the exact cosine at every rank."""
+    from clawmem.config import Config
+    from clawmem.embedders.model_choice import load_embedder
+
+    path = indexed / ".memory" / "index.sqlite"
+    lists = vector_lists.build(str(path))
+    assert lists is not None
+    monkeypatch.setattr(vector_lists, "POOL_MIN", 0)
+    assert vector_lists.POOL_PER_HIT == 2
+    emb = load_embedder(indexed, Config())
+    idx = Index.open(path, readonly=True)
+    try:
+        ids, mat = vector_matrix.load(idx.conn)
+        assert len(lists) > 4 * 40  # the pool of 80 leaves most rows out
+        for text in (
+            "When did Peter book flights to Marrakech?",
+            "Which trips has Peter taken?",
+            "what did we decide about the database migration",
+            "a feline resting on a rug",
+            "who is allergic to something",
+            "tell me about the budget",
+        ):
+            q = np.asarray(emb.embed_query(text), dtype=np.float32)
+            for limit in (10, 40):
+                got = lists.search(q, limit)
+                exact = vector_matrix.top(ids, mat, q, limit)
+                assert got is not None and len(got) == len(exact) == limit
+                assert np.allclose([s for _, s in got], [s for _, s in exact], rtol=0, atol=1e-6)
+    finally:
+        idx.close()
+        lists.close()
