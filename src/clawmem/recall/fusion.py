@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-RRF = "rrf-v14"
+RRF = "rrf-v13"
 WEIGHTED = "weighted-v11"
 
 
@@ -110,14 +110,6 @@ class Ranking:
     # names and dates; a longer one ("Where was Elise on 31 Dec 2023?") asks for a line, and the
     # page ranks as any note (rrf-v9).
     entity_page_max_terms: int = 1
-    # rrf-v14: the first this many hits are re-ordered by whether each can answer what the
-    # question asks (a time for "when", a place for "where", a number for "how many", a name for
-    # "who", a cause for "why") and whether the person asked about said it, beside its place and
-    # fused score (answer_match.py; hybrid rank fusion with both legs only). 0 = off. Leaving
-    # one tuning workspace or chat out, the mixed workspaces' R@1 went from 0.371 to 0.443 and
-    # REALTALK's tuning chats' from 0.457 to 0.493, ER@2k unchanged (first 3: 0.407 / 0.499;
-    # first 8: 0.421 / 0.504; benchmarks/analysis.md).
-    answer_depth: int = 5
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from clawmem.markdown.kinds import CHUNK
 from clawmem.markdown.kinds import KINDS as FACT_KINDS
 from clawmem.markdown.supersession import KINDS as SUPERSEDABLE
 from clawmem.markdown.supersession import Statement, supersedes
-from clawmem.recall import answer_match, copies, entities, legs
+from clawmem.recall import copies, entities, legs
 from clawmem.recall.fusion import Ranking
 from clawmem.recall.graph import linked_hits
 from clawmem.recall.ranking import Ranked, rank, snippet
@@ -204,7 +204,6 @@ def recall(
                     page = replace(page, features=ranked.features_of(_page_unit(idx, page)))
                 hits = [page, *[h for h in hits if not _overlap(h, page)]]
                 ranked.notes.append(f"entity: {page.entities[0]} (page {page.path})")
-            hits = _answer_first(q, hits, rk, mode, ranked.ranking, page is not None)
             hits = linked_hits(
                 idx,
                 hits,
@@ -523,18 +522,6 @@ def _time_hinted(
         " rank higher"
     )
     return out
-
-
-def _answer_first(
-    q: Query, hits: list[Hit], rk: Ranking, mode: str, ranking: str, page_leads: bool
-) -> list[Hit]:
-    """rrf-v14: the first hits re-ordered by whether each can answer what the question asks
-    (answer_match.py; hybrid rank fusion with both legs only), on the k-independent list (before
-    ``--expand`` cuts it to k), before relevance reads their places. The entity's page keeps
-    its lead."""
-    if not rk.answer_depth or mode != "hybrid" or not ranking.startswith("rrf-"):
-        return hits
-    return answer_match.reorder(q, hits, rk.answer_depth, keep=1 if page_leads else 0)
 
 
 def _scored(hits: list[Hit], model: Model | None) -> list[Hit]:
