@@ -351,6 +351,28 @@ def test_import_claude_code_basic_memory_and_mem0(ws, tmp_path):
     assert elise[0]["timestamp"] == "2025-10-01"
 
 
+def test_import_names_a_source_over_the_cap_instead_of_importing_nothing(ws, tmp_path):
+    """A source over the cap once read as empty: "0 fact(s)", exit 0, and no word of why."""
+    from clawmem.ingest.importing import MAX_SOURCE_BYTES
+
+    big = tmp_path / "big.jsonl"
+    with big.open("wb") as f:  # sparse: the size is over the cap, the disk holds one line
+        f.write(b'{"kind": "W", "content": "Zanzibar ferry leaves at nine"}\n')
+        f.truncate(MAX_SOURCE_BYTES + 1)
+    r = run(ws, "import", str(big), "--format", "jsonl", "--dry-run")
+    assert r.code != 0
+    assert "big.jsonl" in r.err and "cap" in r.err and len(r.err.splitlines()) <= 2
+    folder = tmp_path / "cc"
+    folder.mkdir()
+    (folder / "MEMORY.md").write_text("- Tests run with pytest\n")
+    with (folder / "notes.md").open("wb") as f:
+        f.write(b"- a bullet in a huge note\n")
+        f.truncate(MAX_SOURCE_BYTES + 1)
+    done = js(ws, "import", str(folder), "--format", "claude-code", "--dry-run")
+    assert [c["content"] for c in done["facts"]] == ["Tests run with pytest"]
+    assert any(s.startswith("notes.md: ") and "cap" in s for s in done["skipped"])
+
+
 # ---------------------------------------------------------------------------- Claude's memory tool
 
 
@@ -399,6 +421,30 @@ def test_claude_memory_tool_is_confined_redacted_and_indexed(ws):
     assert not (ws / "bank/memories/kate.md").exists()
 
 
+def test_claude_memory_tool_never_writes_back_part_of_a_file(ws):
+    """An edit read at most the cap (decoding bad bytes as U+FFFD) and wrote that back: a
+    person's 1.6 MB note lost everything after its first megabyte to one str_replace."""
+    from clawmem.ingest.claude_memory import MAX_FILE_BYTES
+
+    folder = ws / "bank/memories"
+    folder.mkdir(parents=True, exist_ok=True)
+    big = folder / "big.md"
+    rows = "".join(f"- note {i} about the project and its parts\n" for i in range(40_000))
+    big.write_text("REPLACE_ME\n" + rows + "THE LAST LINE\n")
+    assert big.stat().st_size > MAX_FILE_BYTES
+    latin = folder / "latin.md"
+    latin.write_bytes("- caf\xe9 cr\xe8me, REPLACE_ME\n".encode("latin-1"))
+    before = {p: p.read_bytes() for p in (big, latin)}
+    tool = open_workspace(ws).memory_tool()
+    for path in ("/memories/big.md", "/memories/latin.md"):
+        edit = {"command": "str_replace", "path": path, "old_str": "REPLACE_ME", "new_str": "x"}
+        assert tool.handle(edit).startswith("Error")
+        put = {"command": "insert", "path": path, "insert_line": 0, "insert_text": "# Notes"}
+        assert tool.handle(put).startswith("Error")
+    assert {p: p.read_bytes() for p in (big, latin)} == before
+    assert "REPLACE_ME" in tool.handle({"command": "view", "path": "/memories/big.md"})
+
+
 # ---------------------------------------------------------------------------- episodes age out
 
 
@@ -417,6 +463,30 @@ def test_old_episode_pages_are_archived_and_hand_written_ones_kept(ws):
     assert any(k.startswith("memory/episodes/2024-01-03-mine.md") for k in aged["kept"])
     assert (ws / ".clawmem/archive/episodes/2024-01-02-s1.md").is_file()
     assert (eps / f"{TODAY}-s2.md").is_file() and (eps / "2024-01-03-mine.md").is_file()
+
+
+def test_episode_retention_never_moves_a_page_out_or_stops_on_a_bad_date(ws, tmp_path):
+    """A committed link .clawmem/archive -> elsewhere (only .clawmem and .clawmem/archive/episodes
+    were checked) moved the pages out of the workspace; a page named 2025-13-45-… stopped reflect
+    with an internal error (exit 70)."""
+    from clawmem.markdown.markers import splice
+
+    eps = ws / "memory/episodes"
+    eps.mkdir(parents=True, exist_ok=True)
+    (eps / "2024-01-02-s1.md").write_text(splice(None, ["- said things"], title="Episode s1"))
+    (eps / "2025-13-45-odd.md").write_text("# a page of mine\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (ws / ".clawmem").mkdir(exist_ok=True)
+    os.symlink(outside, ws / ".clawmem/archive")
+    (ws / "clawmem.toml").write_text("[sessions]\nretention_days = 90\n", encoding="utf-8")
+    d = js(ws, "reflect")
+    aged = d["episodes_aged_out"]
+    assert aged["archived"] == [] and list(outside.iterdir()) == []
+    assert (eps / "2024-01-02-s1.md").is_file() and (eps / "2025-13-45-odd.md").is_file()
+    kept = "\n".join(aged["kept"])
+    assert "2024-01-02-s1.md: not archived" in kept and "symbolic link" in kept
+    assert "2025-13-45-odd.md" in kept
 
 
 # ---------------------------------------------------------------------------- over MCP

@@ -155,3 +155,65 @@ def test_get_refuses_a_transcript_the_scan_skips(ws, tmp_path, how):
     r = cli("-w", str(ws), "get", rel)
     assert r.code == 3, (r.code, r.out)
     assert "not read in a sessions folder" in r.err or "not followed" in r.err
+
+
+def test_retain_never_writes_through_a_hard_link(ws, outside):
+    """A daily log that is a hard link (the same file as one outside the workspace, `ln`, a
+    `cp -al` backup): retain appended in place, so the fact landed in the file outside too. Now
+    it is refused, naming the file and the fix, and nothing changes on either side."""
+    notes = outside / "notes.md"
+    notes.write_text("# my own notes\n", encoding="utf-8")
+    log = ws / "memory" / f"{DAY}.md"
+    os.link(notes, log)
+    r = cli("-w", str(ws), "retain", "the deploy is on Friday", "--date", DAY)
+    assert r.code == 3, r.err
+    assert f"memory/{DAY}.md: is a hard link" in r.err and "cp memory/" in r.err
+    assert notes.read_text(encoding="utf-8") == "# my own notes\n"
+    assert os.stat(log).st_ino == os.stat(notes).st_ino
+    with pytest.raises(WorkspaceError):
+        writable_path(ws, f"memory/{DAY}.md")
+    assert writable_path(ws, "memory") == ws / "memory"  # a folder's link count is no link
+    # Given a file of its own (the hint), retain writes it.
+    shutil.copy(log, f"{log}.own")
+    os.replace(f"{log}.own", log)
+    assert cli("-w", str(ws), "retain", "the deploy is on Friday", "--date", DAY).code == 0
+    assert notes.read_text(encoding="utf-8") == "# my own notes\n"
+    # The copy a killed write linked into place and left beside it is ours, not a link.
+    os.link(log, log.parent / f".{DAY}.md.k1ll3d.tmp")
+    assert cli("-w", str(ws), "retain", "Kate prefers tea", "--date", DAY).code == 0
+    assert not (log.parent / f".{DAY}.md.k1ll3d.tmp").exists()
+
+
+@pytest.mark.parametrize("name", ["notes#1", "a?b", "100%25"])
+def test_a_workspace_folder_named_with_uri_characters_is_that_folder(tmp_path, name):
+    """A workspace in "notes#1" or "a?b": the index opened read-only was named by an unescaped
+    URI, so SQLite opened (and, its flags lost after the "?", created) the file "notes" or "a"
+    beside the workspace, and `forget --entity` failed with an internal error."""
+    folder = tmp_path / name
+    shutil.copytree(REPO / "fixtures" / "workspace", folder)
+    assert cli("-w", str(folder), "index").code == 0
+    r = cli("-w", str(folder), "forget", "--entity", "payments-service", "--dry-run", "--json")
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["lines"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+
+
+def test_clawmems_own_files_are_never_written_through_a_hard_link(ws, outside):
+    """`.clawmem/writers` (who wrote each fact) or a lock's owner note that is a hard link to a
+    file elsewhere: retain appended its writer line to that file, and a lock truncated it. Now
+    the record is skipped (it never fails the write it describes) and the lock is refused."""
+    mine = outside / "mine.txt"
+    mine.write_text("my own lines\n", encoding="utf-8")
+    (ws / ".clawmem").mkdir(exist_ok=True)
+    os.link(mine, ws / ".clawmem" / "writers")
+    r = cli("-w", str(ws), "retain", "the deploy is on Friday", "--date", DAY)
+    assert r.code == 0, r.err
+    assert mine.read_text(encoding="utf-8") == "my own lines\n"
+    (ws / ".clawmem" / "writers").unlink()
+    assert cli("-w", str(ws), "index").code == 0
+    owner = ws / ".memory" / "write.lock.owner"
+    owner.unlink(missing_ok=True)
+    os.link(mine, owner)
+    r = cli("-w", str(ws), "retain", "Kate prefers tea", "--date", DAY)
+    assert r.code != 0 and "is a hard link" in r.err, r.err
+    assert mine.read_text(encoding="utf-8") == "my own lines\n"

@@ -5,6 +5,7 @@ run proposes nothing new; what is proposed is redacted. Through the CLI, as user
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -558,3 +559,135 @@ def test_a_decided_turn_stays_decided_when_its_page_is_deleted(tmp_path):
     ]  # fmt: skip
     assert [q.source for q in propose(grown)][0] == "s.jsonl#L1-L2"
     assert [q.source for q in record(tmp_path, propose(grown), day)] == ["s.jsonl#L4-L4"]
+
+
+def test_a_statement_naming_someone_with_at_is_proposed_once(tmp_path, lexical):
+    """A log line that writes a mention inline ("the call with @bob") is proposed once, under
+    the id `proposals list` shows: the page's line is read back as the proposal written (its
+    lead mentions), not as one more entity, whose key no page held (every reflect appended the
+    same proposal again, under an id that no longer named it)."""
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / "2025-11-03.md").write_text(
+        "# 2025-11-03\n\nWe decided to go with Hetzner for staging after the call with @bob.\n",
+        encoding="utf-8",
+    )
+    for _ in range(3):
+        assert cli("-w", str(ws), "reflect").code == 0
+    page = (ws / "memory" / "proposals" / "2025-11-03.md").read_text(encoding="utf-8")
+    assert page.count("Hetzner") == 1, page
+    [listed] = _list(ws)
+    assert f"proposal {listed['id']}," in page
+    assert cli("-w", str(ws), "proposals", "reject", listed["id"]).code == 0
+    (ws / "memory" / "proposals" / "2025-11-03.md").unlink()
+    assert cli("-w", str(ws), "reflect").code == 0
+    assert not (ws / "memory" / "proposals" / "2025-11-03.md").exists()
+
+
+def test_a_transcript_whose_name_holds_a_space_is_proposed_once_and_reviewable(
+    ws, tmp_path, lexical
+):
+    """A transcript named "chat one.jsonl": its proposals' notes cite a path with a space, which
+    the page's reader read as no note at all, so each flush appended them again and `proposals
+    list` showed none."""
+    folder = tmp_path / "oc-sessions"
+    folder.mkdir()
+    shutil.copy(OPENCLAW, folder / "chat one.jsonl")
+    (ws / "clawmem.toml").write_text(f'[sessions]\npaths = ["{folder}"]\n', encoding="utf-8")
+    approve(ws)
+    for _ in range(3):
+        _flush(ws, folder / "chat one.jsonl")
+    page = (ws / "memory" / "proposals" / "2025-12-02.md").read_text(encoding="utf-8")
+    assert page.count("  - proposal ") == 3, page
+    pending = _list(ws)
+    assert len(pending) == 3
+    assert {p["source"].split("#")[0] for p in pending} == {"sessions/chat one.jsonl"}
+    # Recall cites the whole path too.
+    r = cli("-w", str(ws), "recall", "pay-fsn1 staging Redis", "--source", "memory", "--json")
+    cites = [h["proposal"]["cites"] for h in json.loads(r.out)["results"] if "proposal" in h]
+    assert ["sessions/chat one.jsonl#L4-L4"] in cites, cites
+    r = cli("-w", str(ws), "proposals", "reject", pending[0]["id"])
+    assert r.code == 0, r.err
+    assert len(_list(ws)) == 2
+
+
+def test_a_ledger_or_page_with_bytes_that_are_not_utf8_ends_nothing_and_loses_nothing(
+    tmp_path, lexical
+):
+    """A ledger or proposals page that came with a clone, or from a merge, holding a line that is
+    not UTF-8: `proposals list` and a nightly reflect read the other lines (it was an internal
+    error, exit 70), a page's proposals are not appended again, and the next decision keeps the
+    foreign bytes as they were."""
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / "2025-11-03.md").write_text(
+        "# 2025-11-03\n\nWe decided to go with Hetzner for the staging cluster.\n\n"
+        "Let's go with Grafana for the dashboards of the staging cluster.\n",
+        encoding="utf-8",
+    )
+    ledger = ws / ".clawmem" / "proposals-reviewed"
+    ledger.parent.mkdir()
+    foreign = b"<<<<<<< HEAD\n\xff\xfe not ours\nrejected " + b"a" * 64 + b" " + b"9" * 5000
+    foreign += b" 0123456789abcdef memory/2025-11-03.md#L3\n"  # int() of it raised
+    ledger.write_bytes(foreign)
+    assert cli("-w", str(ws), "reflect").code == 0
+    page = ws / "memory" / "proposals" / "2025-11-03.md"
+    page.write_bytes(page.read_bytes() + b"\xff a hand edit\n")
+    before = page.read_bytes()
+    r = cli("-w", str(ws), "reflect")
+    assert r.code == 0, r.err
+    assert page.read_bytes() == before  # nothing proposed again
+    pending = _list(ws)
+    assert len(pending) == 2
+    r = cli("-w", str(ws), "proposals", "reject", pending[0]["id"])
+    assert r.code == 0, r.err
+    assert ledger.read_bytes().startswith(foreign)
+    assert [p["id"] for p in _list(ws, "rejected")] == [pending[0]["id"]]
+
+
+def test_a_token_without_transcripts_cannot_review_theirs_by_a_longer_id(
+    ws, tmp_path, lexical, monkeypatch
+):
+    """Over HTTP, a token without --sessions cannot accept or reject a proposal said in a
+    transcript, whatever length of its id it gives (an id longer than the ten digits shown
+    matched none of them and went unchecked: the reject went through, with the line)."""
+    from .test_mcp_http import start_server, text, token
+    from .test_mcp_reach import calls
+
+    monkeypatch.setenv("CLAWMEM_TOKENS_FILE", str(tmp_path / "tokens.json"))
+    _flush(ws, _configured(ws, tmp_path))
+    p = _list(ws)[0]
+    assert p["source"].startswith("sessions/")
+    key = hashlib.sha256(p["line_text"].encode("utf-8")).hexdigest()
+    plain = token("plain", ws, "--write")
+    server = start_server(ws, tmp_path)
+    try:
+        answers = calls(
+            server.url,
+            plain,
+            [("memory_proposal_reject", {"id": pid}) for pid in (p["id"], key[:12], key)],
+        )
+    finally:
+        server.stop()
+    for got in answers:
+        assert got.is_error and "no proposal" in text(got), text(got)
+    assert p["id"] in {q["id"] for q in _list(ws)}  # still pending
+
+
+def test_a_note_with_a_long_run_of_spaces_is_read_in_linear_time(tmp_path):
+    """A proposals page (a clone's, a hand edit) whose note holds a long run of spaces: the
+    note's citation, read to the line's end, is read in linear time (a lazy match before the
+    trailing spaces took 20 s for 40,000 of them, in `proposals list` and in every recall that
+    showed the page)."""
+    import time
+
+    from clawmem.recall.results import _PROPOSAL_CITES
+    from clawmem.reflect.proposal_review import _page_entries
+
+    note = "  - proposal 0123456789, confidence 0.50, from a" + " " * 40_000 + "b"
+    page = "## Proposed\n- W: Kate moved to Porto\n" + note + "\n"
+    t0 = time.perf_counter()
+    [(p, _line)] = _page_entries(page)
+    assert _PROPOSAL_CITES.findall(page) == [p.source]
+    assert time.perf_counter() - t0 < 2.0
+    assert p.source == "a" + " " * 40_000 + "b"

@@ -166,12 +166,17 @@ def test_not_secret():
         (["x", "--date", "2025-13-01"], "2025-13-01"),
         (["B @Kate: Kate moved to Porto", "--kind", "W"], "Retain line of kind B"),
         (["O(c=0.8) @Kate: likes fado", "--confidence", "0.5"], "confidence of 0.8"),
+        # A Retain line written wrong is said so, not kept as a W fact that begins with it.
+        (["O(c=1.5) @Kate: likes fado"], "reads as a Retain line, but confidence must be"),
+        (["W @Kate:"], "reads as a Retain line, but empty statement"),
+        (["W(c=0.5): the VPN moved"], "reads as a Retain line, but only opinions"),
     ],
 )
 def test_bad_retain_input_is_one_clear_error(ws, args, fragment):
     r = cli("-w", str(ws), "retain", *args)
     assert r.code in (2, 7), r.err
     assert r.err.startswith("clawmem: error:") and fragment in r.err
+    assert not (ws / "memory" / f"{TODAY}.md").exists()
 
 
 @pytest.mark.parametrize(

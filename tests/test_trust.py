@@ -181,3 +181,22 @@ def test_the_approvals_file_is_the_users_alone(clone, tmp_path):
     r = cli("-w", str(clone), "status")
     assert r.code == 4 and r.err.startswith(f"clawmem: error: {store}: not a clawmem approvals")
     assert "\n" not in r.err.strip().split("\n  hint: ")[0]
+
+
+def test_an_access_log_outside_memory_waits_for_approval(ws):
+    """Inside the workspace but outside .memory/, the HTTP server's access log appended request
+    lines to whatever file a cloned clawmem.toml named: with ``.git/hooks/pre-commit`` (which
+    `clawmem init` makes executable), a request whose method was ``$(…)`` ran at the next commit."""
+    for place in (".git/hooks/pre-commit", "memory/2025-11-27.md", "MEMORY.md"):
+        (ws / "clawmem.toml").write_text(f'http_access_log = "{place}"\n', encoding="utf-8")
+        cfg = load_config(ws)
+        assert cfg.http_access_log == ".memory/access.log"  # the default, not the file's
+        assert cfg.held_back == (f'http_access_log = "{place}"',)
+        status = json.loads(cli("-w", str(ws), "status", "--json").out)
+        assert status["config_not_approved"]["ignored"] == [f'http_access_log = "{place}"']
+    (ws / "clawmem.toml").write_text('http_access_log = ".memory/requests.log"\n')
+    cfg = load_config(ws)
+    assert cfg.http_access_log == ".memory/requests.log" and cfg.held_back == ()
+    (ws / "clawmem.toml").write_text('http_access_log = "MEMORY.md"\n')
+    assert cli("-w", str(ws), "trust").code == 0  # the user's own choice, once approved
+    assert load_config(ws).http_access_log == "MEMORY.md"

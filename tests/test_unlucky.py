@@ -46,6 +46,27 @@ def test_retain_refuses_a_log_that_would_be_over_max_file_bytes(ws):
     assert found["results"][0]["source"].startswith(f"memory/{DAY}.md#L")
 
 
+def test_recall_names_a_log_left_out_for_its_size(ws):
+    """A log over max_file_bytes is in no answer; status listed it, but recall --json said only
+    "no indexed text contains any of the query's terms", as if memory held nothing."""
+    (ws / "clawmem.toml").write_text("max_file_bytes = 2000\n", encoding="utf-8")
+    assert cli("-w", str(ws), "index").code == 0
+    big = ws / "memory" / f"{DAY}.md"
+    big.write_text("## Retain\n- W @Peter: the zebra crossing moved\n" + "notes\n" * 400)
+    for _ in range(2):  # the read that syncs, and a read that finds nothing to sync
+        r = cli("-w", str(ws), "recall", "zebra crossing", "--json")
+        assert r.code == 0, r.err
+        degraded = json.loads(r.out)["degraded"]
+        assert any(
+            d.startswith(f"memory/{DAY}.md is not searchable: ") and "max_file_bytes" in d
+            for d in degraded
+        ), degraded
+    assert cli("-w", str(ws), "index").code == 0  # what the last full sync recorded, too
+    r = cli("-w", str(ws), "recall", "zebra crossing", "--json", "--no-sync")
+    assert r.code == 0, r.err
+    assert any(f"memory/{DAY}.md is not searchable" in d for d in json.loads(r.out)["degraded"])
+
+
 # ---------------------------------------------------------------------------- entity names no file
 # system takes
 

@@ -58,11 +58,18 @@ def test_the_copy_holds_every_row_once_with_its_place_in_vec0(tmp_path):
         ids, mat = vector_matrix.load(idx.conn)
         assert sorted(lists.ids.tolist()) == sorted(ids.tolist())
         assert lists.starts[0] == 0 and lists.starts[-1] == len(ids)
+        # A row's bytes: its values, lift, scale, chunk id (int32), place in the chunk and id.
+        d = lists.rows.shape[1]
+        extra = lists.centroids.nbytes + lists.starts.nbytes
+        assert lists.chunk.dtype == np.int32 and lists.nbytes == len(ids) * (d + 24) + extra
+        assert np.array_equal(
+            lists.lift, 128 * lists.int8_rows().astype(np.int64).sum(axis=1).astype(np.float32)
+        )
         assert np.all(np.diff(lists.starts) >= 0)
         # Each int8 row, scaled back, is its float row within half a step of its scale.
         by_id = dict(zip(ids.tolist(), mat, strict=True))
         for r in range(0, len(lists), 97):
-            back = lists.rows8[r].astype(np.float32) * lists.scale[r]
+            back = lists.int8_rows(r).astype(np.float32) * lists.scale[r]
             assert np.abs(back - by_id[int(lists.ids[r])]).max() <= lists.scale[r] * 0.5 + 1e-7
     finally:
         idx.close()
@@ -145,7 +152,7 @@ def test_the_first_pass_scores_are_the_int8_rows_exact_dot_products(tmp_path, mo
             scan.work()
             helper.join()
             rows = np.arange(len(lists)) if mask is None else np.flatnonzero(mask)
-            dots = lists.rows8[rows].astype(np.int64) @ scan._q8.astype(np.int64)
+            dots = lists.int8_rows(rows).astype(np.int64) @ scan._q8.astype(np.int64)
             assert len(scan._approx) == len(rows)
             assert np.array_equal(scan._approx, (dots * lists.scale[rows]).astype(np.float32))
             assert scan.best()
@@ -182,26 +189,50 @@ def test_the_first_pass_split_over_threads_gives_the_rows_and_scores_of_one(tmp_
         lists.close()
 
 
+def _lifted(rows):
+    """``rows`` as ``Lists`` holds them: uint8 (value + 128) and 128 times each row's sum."""
+    return (rows ^ np.int8(-128)).view(np.uint8), (128 * rows.sum(axis=1, dtype=np.int64)).astype(
+        np.float32
+    )
+
+
 def test_int8_dots_are_exact_integers_in_float32():
     """The largest sums 384 dimensions can make are exact in float32 (< 2**24), on any number of
-    threads, written into a slice of a larger array; a wider model's sums come from float64,
-    rounded to float32 (a 1,536-dimension model once made the whole vector leg fail)."""
+    threads, written into a slice of a larger array: the unsigned kernel's sums, less the query's
+    and the row's lifts, are the signed dot products. A row of large positive values (whose
+    unsigned sum float32 cannot hold) and a wider model's rows go through float64 (a 1,536-
+    dimension model once made the whole vector leg fail): exact at 384, rounded to float32 at
+    1,536."""
     rng = np.random.default_rng(3)
     rows = rng.integers(-127, 128, size=(5000, 384), dtype=np.int8)
     q = rng.integers(-127, 128, size=384, dtype=np.int8)
     q[:] = np.where(q >= 0, 127, -127)
     rows[0], rows[1] = q, -q  # the extremes: +-384 * 127**2
     want = rows.astype(np.int64) @ q.astype(np.int64)
-    for threads in (1, 3):
-        out = np.full(5010, -1.0, dtype=np.float32)
-        vector_lists.int8_dots(rows, q, out[5:5005], threads=threads)
-        assert np.array_equal(out[5:5005].astype(np.int64), want)
-        assert out[:5].tolist() == [-1.0] * 5 and out[5005:].tolist() == [-1.0] * 5
+    heavy = rows.copy()
+    heavy[2] = 127  # a row of large positive values: its unsigned sum can pass 2**24
+    for block, fast in ((rows, True), (heavy, False)):
+        u, lift = _lifted(block)
+        # both of the kernel's ways are tested
+        assert (255 * (float(lift.max()) / 128 + 128 * 384) < 1 << 24) == fast
+        exact = block.astype(np.int64) @ q.astype(np.int64)
+        for threads in (1, 3):
+            out = np.full(len(block) + 10, -1.0, dtype=np.float32)
+            vector_lists.int8_dots(u, q, lift, out[5:-5], threads=threads)
+            assert np.array_equal(out[5:-5].astype(np.int64), exact)
+            assert out[:5].tolist() == [-1.0] * 5 and out[-5:].tolist() == [-1.0] * 5
+    # A uniform row of 127s against a query of 127s: an unsigned sum of 384 * 255**2 > 2**24.
+    flat = np.full((3, 384), 127, dtype=np.int8)
+    u, lift = _lifted(flat)
+    got = vector_lists.int8_dots(u, np.full(384, 127, dtype=np.int8), lift)
+    assert got.tolist() == [384 * 127 * 127] * 3
     assert want[0] == -want[1] == 384 * 127 * 127
-    assert len(vector_lists.int8_dots(rows[:0], q)) == 0
+    u, lift = _lifted(rows[:0])
+    assert len(vector_lists.int8_dots(u, q, lift)) == 0
     wide = rng.integers(-127, 128, size=(50, 1536), dtype=np.int8)
     qw = rng.integers(-127, 128, size=1536, dtype=np.int8)
-    got = vector_lists.int8_dots(wide, qw)
+    uw, lw = _lifted(wide)
+    got = vector_lists.int8_dots(uw, qw, lw)
     exact = wide.astype(np.int64) @ qw.astype(np.int64)
     assert got.dtype == np.float32
     assert np.allclose(got, exact, rtol=1e-6, atol=1.0)
@@ -284,3 +315,40 @@ def test_no_copy_is_made_through_a_link(tmp_path):
     lists = vector_lists.build(str(real))
     assert lists is not None
     lists.close()
+
+
+def test_on_the_models_own_vectors_two_rows_a_hit_give_the_exact_list(indexed, monkeypatch):
+    """The pool clawmem rescores exactly (``POOL_PER_HIT`` rows a hit) was chosen on the real
+    model's vectors (docs/benchmarks.md, "1M units": every exact top 80 of the quality sets within
+    the int8 order's first 1.25 x 80 rows). On the fixture workspace indexed by the model, with no
+    minimum pool, the copy's answer has the exact cosine at every rank."""
+    from clawmem.config import Config
+    from clawmem.embedders.model_choice import load_embedder
+
+    path = indexed / ".memory" / "index.sqlite"
+    lists = vector_lists.build(str(path))
+    assert lists is not None
+    monkeypatch.setattr(vector_lists, "POOL_MIN", 0)
+    assert vector_lists.POOL_PER_HIT == 2
+    emb = load_embedder(indexed, Config())
+    idx = Index.open(path, readonly=True)
+    try:
+        ids, mat = vector_matrix.load(idx.conn)
+        assert len(lists) > 4 * 40  # the pool of 80 leaves most rows out
+        for text in (
+            "When did Peter book flights to Marrakech?",
+            "Which trips has Peter taken?",
+            "what did we decide about the database migration",
+            "a feline resting on a rug",
+            "who is allergic to something",
+            "tell me about the budget",
+        ):
+            q = np.asarray(emb.embed_query(text), dtype=np.float32)
+            for limit in (10, 40):
+                got = lists.search(q, limit)
+                exact = vector_matrix.top(ids, mat, q, limit)
+                assert got is not None and len(got) == len(exact) == limit
+                assert np.allclose([s for _, s in got], [s for _, s in exact], rtol=0, atol=1e-6)
+    finally:
+        idx.close()
+        lists.close()

@@ -229,3 +229,23 @@ def test_a_one_shot_time_hinted_recall_loads_no_matrix(tmp_path):
     res = mem.recall("what was noted on 2025-01-02?", mode="hybrid", sync=False)
     assert any("names a time" in n for n in res.notes), res.notes  # it did rank twice
     assert not vector_matrix._loading and not vector_matrix._matrices, vector_matrix._searches
+
+
+def test_a_copy_that_fails_to_load_is_not_loading_for_ever(tmp_path):
+    """A damaged index whose vec0 rows read as text, not bytes: the background load raised
+    TypeError, which ended its thread before it said it was done, so the index read as
+    "loading" for the life of the process (the resident embedder answered every search so).
+    Now it is no copy, and vec0 answers, as for a layout this module does not know."""
+    ws = _workspace(tmp_path, n_files=2, lines=5)
+    clawmem.open_workspace(ws, environ={}, embedder=HashEmbedder()).index()
+    path = ws / ".memory" / "index.sqlite"
+    idx = Index.open(path)
+    try:
+        with idx.conn:
+            idx.conn.execute("UPDATE chunk_vectors_chunks SET rowids = CAST(rowids AS TEXT)")
+    finally:
+        idx.close()
+    assert vector_matrix.held_at(path, load_at=1, compressed=True) is None
+    vector_matrix.wait()
+    assert not vector_matrix.loading(path)
+    assert vector_matrix.held_summary() == []

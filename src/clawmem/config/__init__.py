@@ -399,6 +399,11 @@ PATH_SETTINGS: dict[str, str] = {
 OPENING_SETTINGS: dict[str, str] = {
     "http_cors_origins": "http_cors_origins {path}",
 }
+# Settings whose files clawmem writes, and the folder of the workspace the file may name without
+# approval: the access log goes under .memory/ (derived, git-ignored). Elsewhere in the workspace
+# it appends request lines to a file a cloned repository chose: a daily log (read back as
+# memory), or .git/hooks/pre-commit, whose shell runs `method="$(…)"` of any request.
+CONFINED_SETTINGS: dict[str, str] = {"http_access_log": ".memory"}
 
 
 def _places(key: str, value: Any) -> list[tuple[Any, str, str]]:
@@ -413,12 +418,13 @@ def _places(key: str, value: Any) -> list[tuple[Any, str, str]]:
     return out
 
 
-def leads_outside(root: Path, place: str) -> bool:
-    """Whether ``place`` (relative to the workspace, ``~`` expanded) is outside ``root``, links
-    followed: a link inside the workspace to a folder outside leads outside."""
+def leads_outside(root: Path, place: str, within: str = "") -> bool:
+    """Whether ``place`` (relative to the workspace, ``~`` expanded) is outside ``root`` (or
+    its folder ``within``), links followed: a link inside the workspace to a folder outside
+    leads outside."""
     p = Path(place).expanduser()
     p = p if p.is_absolute() else root / p
-    return not p.resolve().is_relative_to(root.resolve())
+    return not p.resolve().is_relative_to((root / within).resolve())
 
 
 def reaches_outside(root: Path, values: dict[str, Any]) -> dict[str, list[tuple[Any, str]]]:
@@ -429,7 +435,8 @@ def reaches_outside(root: Path, values: dict[str, Any]) -> dict[str, list[tuple[
         far = [
             (item, shown)
             for item, place, shown in _places(key, values[key])
-            if key in OPENING_SETTINGS or (place != "-" and leads_outside(root, place))
+            if key in OPENING_SETTINGS
+            or (place != "-" and leads_outside(root, place, CONFINED_SETTINGS.get(key, "")))
         ]
         if far:
             out[key] = far

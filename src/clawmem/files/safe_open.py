@@ -10,7 +10,7 @@ file outside the workspace on its next command. So:
   path and the fix. Every opening of the workspace and every connection to its index checks it.
 * ``open_file`` (and the helpers on top of it) open a file with ``O_NOFOLLOW`` and check after
   opening that a regular file was opened: a link put there after the check is refused by the
-  kernel, not followed.
+  kernel, not followed; a file opened for writing must have no other name (a hard link).
 * ``refuse_links``: for the files SQLite opens by path itself (``index.sqlite``, ``-wal``,
   ``-shm``, ``-journal``), checked just before it opens them.
 
@@ -121,6 +121,14 @@ def open_file(path: Path, flags: int, mode: int = 0o666) -> int:
         if not stat.S_ISREG(st.st_mode):
             raise UnsafePathError(
                 f"{path}: is not a regular file; clawmem opens only plain files here",
+                hint=f"remove it: rm {path}",
+            )
+        if flags & (os.O_WRONLY | os.O_RDWR) and st.st_nlink > 1:
+            # A hard link: the same file under another name, anywhere on the disk. Written
+            # here (appended to, or truncated: a lock's owner note), that file would change.
+            raise UnsafePathError(
+                f"{path}: is a hard link (the file has {st.st_nlink} names); clawmem never "
+                "writes its files through a link",
                 hint=f"remove it: rm {path}",
             )
         if _NONBLOCK:

@@ -115,7 +115,10 @@ class MemoryTool:
                 rel = stem
         return f"{ROOT}/{rel}"
 
-    def _read(self, disk: Path, virtual: PurePosixPath) -> str:
+    def _read(self, disk: Path, virtual: PurePosixPath, *, edit: bool = False) -> str:
+        """The file's text. For an edit (``edit``), all of it or a refusal: a file over the cap
+        or not UTF-8 (a person may write ``bank/memories/`` too) is never written back from a
+        part of it or with its bytes replaced, which would lose what the rest held."""
         try:
             fd = os.open(disk, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except FileNotFoundError:
@@ -123,7 +126,21 @@ class MemoryTool:
         except OSError as exc:
             raise MemoryToolError(f"Error: {virtual}: cannot read ({exc.strerror})") from None
         with os.fdopen(fd, "rb") as f:
-            return f.read(MAX_FILE_BYTES + 1).decode("utf-8", "replace")
+            data = f.read(MAX_FILE_BYTES + 1)
+        if not edit:
+            return data[:MAX_FILE_BYTES].decode("utf-8", "replace")
+        if len(data) > MAX_FILE_BYTES:
+            raise MemoryToolError(
+                f"Error: {virtual} is over {MAX_FILE_BYTES:,} bytes; it is not edited through "
+                "the memory tool (create a smaller file instead)"
+            )
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise MemoryToolError(
+                f"Error: {virtual} is not UTF-8 text (byte {exc.start}); it is not edited "
+                "through the memory tool"
+            ) from None
 
     def _write(self, disk: Path, text: str, *, new: bool) -> None:
         """Write ``text`` (redacted) and index it, under the write lock."""
@@ -175,7 +192,7 @@ class MemoryTool:
 
     def str_replace(self, path: str, old_str: str, new_str: str) -> str:
         virtual, disk = self._where(path)
-        text = self._read(disk, virtual)
+        text = self._read(disk, virtual, edit=True)
         count = text.count(old_str) if old_str else 0
         if count == 0:
             raise MemoryToolError(
@@ -191,7 +208,7 @@ class MemoryTool:
 
     def insert(self, path: str, insert_line: int, insert_text: str) -> str:
         virtual, disk = self._where(path)
-        rows = self._read(disk, virtual).splitlines(keepends=True)
+        rows = self._read(disk, virtual, edit=True).splitlines(keepends=True)
         if not 0 <= insert_line <= len(rows):
             raise MemoryToolError(
                 f"Error: Invalid `insert_line` parameter: {insert_line}. It should be within "

@@ -116,6 +116,13 @@ def import_memory(
     path = Path(source).expanduser()
     if not path.exists():
         raise UsageError(f"{path}: no such file or folder", hint="pass the source to import")
+    if path.is_file() and path.stat().st_size > MAX_SOURCE_BYTES:
+        # Read as empty, it would "import 0 facts" and exit 0: the user must hear why.
+        raise InputError(
+            f"{path}: {path.stat().st_size:,} bytes is over the {MAX_SOURCE_BYTES:,}-byte cap "
+            "of an import source",
+            hint="split it into smaller files and import each",
+        )
     fmt = _guess(path) if fmt == "auto" else fmt
     if fmt not in FORMATS:
         raise UsageError(
@@ -189,13 +196,21 @@ def _guess(path: Path) -> str:
     raise UsageError(f"{path}: cannot tell its format", hint="pass --format")
 
 
-def _lines(path: Path) -> list[str]:
+def _lines(path: Path, skipped: list[str] | None = None, rel: str | None = None) -> list[str]:
+    """The lines of a source file; a file left out is named in ``skipped`` with why."""
+    why = None
     try:
-        if path.is_symlink() or path.stat().st_size > MAX_SOURCE_BYTES:
-            return []
-        return path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return []
+        if path.is_symlink():
+            why = "a link, not followed"
+        elif path.stat().st_size > MAX_SOURCE_BYTES:
+            why = f"{path.stat().st_size:,} bytes is over the {MAX_SOURCE_BYTES:,}-byte cap"
+        else:
+            return path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError as exc:
+        why = f"cannot be read ({exc.strerror or exc})"
+    if skipped is not None:
+        skipped.append(f"{rel or path.name}: {why}")
+    return []
 
 
 def _md_files(folder: Path) -> list[Path]:
@@ -231,7 +246,7 @@ def _plain(
 
 
 def _read_jsonl(path: Path, skipped: list[str]) -> Iterator[Candidate]:
-    for n, line in enumerate(_lines(path), 1):
+    for n, line in enumerate(_lines(path, skipped), 1):
         if not line.strip():
             continue
         try:
@@ -260,7 +275,7 @@ def _read_okf(folder: Path, skipped: list[str]) -> Iterator[Candidate]:
         rel = p.relative_to(folder).as_posix()
         if p.name in ("index.md", "log.md"):
             continue
-        lines = _lines(p)
+        lines = _lines(p, skipped, rel)
         meta: dict = {}
         body_from = 0
         if lines and lines[0].strip() == "---":
@@ -307,7 +322,7 @@ def _read_claude_code(folder: Path, skipped: list[str]) -> Iterator[Candidate]:
     for p in files:
         rel = p.name if folder.is_file() else p.relative_to(folder).as_posix()
         in_code = False
-        for n, line in enumerate(_lines(p), 1):
+        for n, line in enumerate(_lines(p, skipped, rel), 1):
             if line.lstrip().startswith(("```", "~~~")):
                 in_code = not in_code
             if in_code:
@@ -320,7 +335,7 @@ def _read_claude_code(folder: Path, skipped: list[str]) -> Iterator[Candidate]:
 def _read_basic_memory(folder: Path, skipped: list[str]) -> Iterator[Candidate]:
     for p in _md_files(folder):
         rel = p.relative_to(folder).as_posix()
-        lines = _lines(p)
+        lines = _lines(p, skipped, rel)
         title = p.stem
         day = None
         if lines and lines[0].strip() == "---":

@@ -53,6 +53,15 @@ def _silent(stage: str, done: int, total: int) -> None:
 
 # The scan a lazy sync "returns" when a live watcher vouched for the index instead (no stat pass).
 WATCHED = Scan((), ())
+# The reasons a scan leaves out a file that is memory (markdown/workspace.py, transcripts/):
+# what recall names as not searchable. A link out of the workspace is left out by design.
+_LEFT_OUT = (
+    "cannot stat",
+    "cannot read",
+    "over max_file_bytes",
+    "over max_files",
+    "transcript cap",
+)
 # How long a read waits for a watcher that holds the write lock to finish syncing what changed.
 WATCHER_WAIT_S = 2.0
 
@@ -564,6 +573,22 @@ class Indexer:
             idx.close()
             raise
         return sc, idx
+
+    def left_out(self, sc: Scan | None, idx: Index) -> list[tuple[str, str]]:
+        """(path, why) of every file the scan leaves out whole although it is memory (over
+        max_file_bytes or max_files, a transcript over its cap, one it cannot stat): no recall
+        can find what it holds, and a recall must say so. ``sc``: the scan the lazy sync
+        compared, if any; else what the last sync recorded."""
+        if sc is not None and sc is not WATCHED:
+            rows = [(s.relpath, s.reason) for s in sc.skipped]
+        else:
+            try:
+                rows = [
+                    (r["path"], r["reason"]) for r in json.loads(idx.get_meta("skipped") or "[]")
+                ]
+            except (ValueError, TypeError, KeyError):
+                return []
+        return [(p, why) for p, why in rows if any(r in why for r in _LEFT_OUT)]
 
     def stale_files(self, sc: Scan | None, idx: Index) -> int:
         """How many files differ from ``idx`` (``sc``: the scan the lazy sync compared, if any)."""

@@ -11,6 +11,7 @@ read it; and text that looks like a credential is refused unless the caller insi
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, replace
 from datetime import date
@@ -181,6 +182,12 @@ def _refuse_unrecallable(ix: Indexer, relpath: str, raw: bytes) -> None:
 CAS_ATTEMPTS = 20
 
 
+# The head of a Retain line: a kind, a parenthesis after it, mentions, the colon. Text that starts
+# so and does not parse as a fact is a Retain line written wrong. (A lower-case "w @Kate: …" is not
+# the grammar: that is a statement, kept as written.)
+_RETAIN_HEAD = re.compile(r"^[-*+][ \t]+[WBOS](?:\([^)]*\))?(?:[ \t]+@[^\s:]+)*[ \t]*:")
+
+
 def stated_as_a_fact(
     text: str,
     kind: str | None,
@@ -198,7 +205,14 @@ def stated_as_a_fact(
         line = "- " + line
     try:
         fact = parse_fact(line)
-    except InputError:
+    except InputError as exc:
+        if _RETAIN_HEAD.match(line):
+            # Written as a Retain line, but not a well-formed one ("O(c=1.5) @Peter: …", "w @Kate:
+            # …"): said so, not kept as a W fact whose statement begins with the broken head.
+            raise UsageError(
+                f"the text reads as a Retain line, but {exc.message}",
+                hint="fix the line, or write the statement alone and give --kind",
+            ) from None
         return kind or "W", text, list(entities), confidence
     given = make_fact(kind, "x").kind if kind else fact.kind
     if given != fact.kind:

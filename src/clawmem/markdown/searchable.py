@@ -41,9 +41,13 @@ _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 _CHECKBOX = re.compile(r"^([ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+)\[[ xX]\](?=\s|$)", re.M)
 # A workspace path with a folder, or any path with a line anchor: "memory/2025-11-12.md#L182",
 # "team:memory/x.md#L5-L7", "MEMORY.md#L3"; in parentheses, those go too.
-_PATH = r"(?:[\w-]+:)?(?:[\w.~-]+/)*[\w.~-]+\.md(?:#L\d+(?:-L?\d+)?)"
+# A path starts where a run of path characters does (the lookbehind): tried from every character
+# of a long run, the regex was quadratic (a 1,600-character unit of one word and an ".md" took
+# 70 ms, three times a unit, so a hostile page of them took minutes to index).
+_PATH = r"(?<![\w.~/:-])/?(?:[\w-]+:)?(?:[\w.~-]+/)*[\w.~-]+\.md(?:#L\d+(?:-L?\d+)?)"
 _CITED_PATH = re.compile(
-    rf"\(\s*{_PATH}\s*\)|{_PATH}|(?:[\w-]+:)?(?:[\w.~-]+/)+[\w.~-]+\.md\b(?:#[\w-]+)?"
+    rf"\(\s*{_PATH}\s*\)|{_PATH}|(?<![\w.~/:-])/?(?:[\w-]+:)?(?:[\w.~-]+/)+[\w.~-]+\.md\b"
+    r"(?:#[\w-]+)?"
 )
 # Nothing here can change a text without one of these: most units are returned as they are.
 _MAY_HOLD = re.compile(r"\[|<!--|\.md")

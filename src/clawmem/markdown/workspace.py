@@ -12,7 +12,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from stat import S_ISDIR, S_ISLNK
+from stat import S_ISDIR, S_ISLNK, S_ISREG
 from typing import NamedTuple
 
 from clawmem.errors import BadArgument, InputError, WorkspaceError
@@ -343,7 +343,40 @@ def writable_path(root: Path, relpath: str) -> Path:
             f"{relpath}: outside the workspace {root}",
             hint="clawmem writes memory files only inside its workspace",
         )
+    try:
+        st = os.lstat(where)
+    except OSError:
+        st = None  # not there yet (or unreadable: the write itself says why)
+    # A folder's link count is its subfolders' (and "."): only a file's names are links.
+    names = 1
+    if st is not None and S_ISREG(st.st_mode) and st.st_nlink > 1:
+        names = st.st_nlink - _own_temps(where, st.st_ino)
+    if names > 1:
+        # A hard link: the same file under another name, which may be anywhere on the disk (a
+        # `cp -al` backup, a file linked in from elsewhere). Retain appends in place, so the
+        # other name would change too; a rename would quietly split the two.
+        raise WorkspaceError(
+            f"{relpath}: is a hard link (the file has {names} names); clawmem writes memory "
+            "files only inside the workspace, never through a link",
+            hint=f"give {relpath} a file of its own: cp {relpath} {relpath}.own && "
+            f"mv {relpath}.own {relpath}",
+        )
     return where
+
+
+def _own_temps(path: Path, ino: int) -> int:
+    """How many of the names of ``path``'s file (inode ``ino``) are a killed write's temporary
+    copy beside it (files/cas.py creates a file by linking its copy into place; the next write
+    removes the copy): those names are ours, not a link."""
+    import glob
+
+    n = 0
+    for tmp in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        try:
+            n += os.lstat(tmp).st_ino == ino
+        except OSError:
+            pass
+    return n
 
 
 def resolve_member(root: Path, user_path: str, extra_paths: tuple[str, ...] = ()) -> str:

@@ -55,7 +55,7 @@ def cited_source(path: str, text: str, pages: str = PAGES) -> tuple[str, int] | 
 # log's paragraph.
 _PROPOSED_FROM = re.compile(
     r"\bproposal [0-9a-f]{10}, confidence [01](?:\.\d+)?, from "
-    r"((?:[\w.~-]+/)*[\w.~-]+\.(?:md|jsonl))#L(\d+)(?:-L?\d+)?(?![\w-])"
+    r"((?:[\w.~ -]+/)*[\w.~ -]+\.(?:md|jsonl))#L(\d+)(?:-L?\d+)?(?![\w-])"
 )
 
 

@@ -253,7 +253,8 @@ def recall(
                 ranked.degraded.append(f"vector search off: {emb.error}")
         # A memory file clawmem cannot read (not UTF-8, binary) is in no answer: say so in
         # every one, with the fix, rather than let it be silently invisible.
-        for where, why in queries.unsearchable(idx):
+        # So is one the scan left out whole (over max_file_bytes, …).
+        for where, why in [*queries.unsearchable(idx), *ix.left_out(scan, idx)]:
             ranked.degraded.append(f"{where} is not searchable: {why}")
         stale_files = None  # not checked: the caller asked for no sync (a stat of every file)
         if sync:

@@ -15,7 +15,10 @@ if TYPE_CHECKING:
     from clawmem.store.db import Row
 
 # The note under each proposed line (reflect/proposal_review.py).
-_PROPOSAL_CITES = re.compile(r"proposal [0-9a-f]{10}, confidence [01](?:\.\d+)?, from (\S+)")
+# (the citation runs to the line's end: a transcript's name may hold spaces)
+_PROPOSAL_CITES = re.compile(
+    r"proposal [0-9a-f]{10}, confidence [01](?:\.\d+)?, from (\S(?:.*\S)?)[ \t]*$", re.M
+)
 
 
 @dataclass(frozen=True)

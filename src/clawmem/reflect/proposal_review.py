@@ -52,7 +52,8 @@ PROMOTE_CONFIDENCE = 0.9
 LEDGER = ".clawmem/proposals-reviewed"
 _NOTE = re.compile(
     r"^\s+[-*+] proposal (?P<id>[0-9a-f]{10}), confidence (?P<conf>[01](?:\.\d+)?), "
-    r"from (?P<source>\S+)\s*$"
+    r"from (?P<source>\S(?:.*\S)?)\s*$"  # to the line's end: a transcript's name may hold
+    # spaces (greedy: a lazy ".*?" before "\s*$" was quadratic on a long run of spaces)
 )
 _DAY_PAGE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
 
@@ -193,7 +194,11 @@ def _page_entries(text: str) -> list[tuple[Proposal, int]]:
         except InputError:
             continue
         conf = float(note.group("conf"))
-        p = Proposal(fact.kind, fact.content, fact.entities, conf, "", note.group("source"))
+        # The lead mentions only, as Proposal.line wrote them: the statement's own "@bob" is
+        # one of fact.entities too, and with it the key would not be the one written (the line
+        # was proposed again on every flush and reflect).
+        lead = fact.lead_entities
+        p = Proposal(fact.kind, fact.content, lead, conf, "", note.group("source"))
         out.append((p, i + 1))
     return out
 
@@ -213,8 +218,9 @@ def _pages(root: Path) -> list[tuple[str, str]]:
     for path in sorted(folder.iterdir()):
         if _DAY_PAGE.match(path.name) and path.is_file() and not path.is_symlink():
             text = read_text(path)
-            if text is not None:
-                out.append((f"{PAGE_DIR}/{path.name}", text))
+            if text is None:  # a line that is not UTF-8: the page's other lines still count
+                text = path.read_bytes().decode("utf-8", errors="replace")
+            out.append((f"{PAGE_DIR}/{path.name}", text))
     return out
 
 
@@ -222,8 +228,8 @@ def _pages(root: Path) -> list[tuple[str, str]]:
 # the promotion rule, and (since turns grow, fact_proposals.turns) the length and hash of the
 # text decided and the line its turn started at.
 _DECIDED = re.compile(
-    r"^(accepted|rejected) ([0-9a-f]{64})( promoted)?(?: (\d+) ([0-9a-f]{16}) (\S.*))?\s*$"
-)
+    r"^(accepted|rejected) ([0-9a-f]{64})( promoted)?(?: ([0-9]{1,9}) ([0-9a-f]{16}) (\S.*))?\s*$"
+)  # (a length of 9 digits at most: a longer one is no line of ours, and int() of 5,000 raised)
 
 
 def _ledger_lines(root: Path) -> list[re.Match[str]]:
@@ -232,7 +238,10 @@ def _ledger_lines(root: Path) -> list[re.Match[str]]:
     path = writable_path(root, LEDGER)
     if not path.is_file():
         return []
-    lines = path.read_text(encoding="utf-8").splitlines()
+    # A line clawmem did not write (a merge's conflict markers, a hand edit, bytes that are not
+    # UTF-8 in a ledger that came with a clone) is not a decision: skipped, as every other line
+    # that is not one, never the end of `proposals list` or of a nightly reflect.
+    lines = path.read_bytes().decode("utf-8", errors="replace").splitlines()
     return [m for m in map(_DECIDED.match, lines) if m is not None]
 
 
@@ -272,10 +281,11 @@ def _append(root: Path, relpath: str, text: str, head: str) -> None:
 
     path = writable_path(root, relpath)
     path.parent.mkdir(parents=True, exist_ok=True)
-    old = path.read_bytes().decode("utf-8") if path.is_file() else head
-    if old and not old.endswith("\n"):
-        old += "\n"
-    write_atomic(path, old + text)
+    # As bytes: whatever the file holds (text that is not UTF-8 included) is kept as it was.
+    old = path.read_bytes() if path.is_file() else head.encode("utf-8")
+    if old and not old.endswith(b"\n"):
+        old += b"\n"
+    write_atomic(path, old + text.encode("utf-8"))
 
 
 def _page_head(day: str) -> str:

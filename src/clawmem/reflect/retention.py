@@ -18,7 +18,9 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from clawmem.config import Config
+from clawmem.errors import WorkspaceError
 from clawmem.markdown.markers import MarkerError, body_hash, find_section, is_off
+from clawmem.markdown.workspace import writable_path
 from clawmem.reflect.episodes import EPISODE_DIR
 from clawmem.text.records import as_json
 
@@ -72,9 +74,16 @@ def apply_retention(root: Path, cfg: Config, today: date, *, dry_run: bool = Fal
         return out
     for page in sorted(folder.glob("*.md")):
         m = _DAY.match(page.name)
-        if page.is_symlink() or m is None or date.fromisoformat(m.group(1)) >= first:
+        if page.is_symlink() or m is None:
             continue
         rel = page.relative_to(root).as_posix()
+        try:
+            began = date.fromisoformat(m.group(1))
+        except ValueError:  # "2025-13-45-…": a person's page, not one clawmem named
+            out.kept.append(f"{rel}: its name starts with no real date")
+            continue
+        if began >= first:
+            continue
         try:
             why = generated_only(page.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError) as exc:
@@ -87,12 +96,15 @@ def apply_retention(root: Path, cfg: Config, today: date, *, dry_run: bool = Fal
             if not dry_run:
                 os.unlink(page)
             continue
-        target = root / ARCHIVE / page.name
         out.archived.append(rel)
         if not dry_run:
-            if (root / ".clawmem").is_symlink() or (root / ARCHIVE).is_symlink():
+            # Every folder on the way checked, not only the first and last: a committed link
+            # .clawmem/archive -> elsewhere moved the pages out of the workspace.
+            try:
+                target = writable_path(root, f"{ARCHIVE}/{page.name}")
+            except WorkspaceError as exc:
                 out.archived.pop()
-                out.kept.append(f"{rel}: {ARCHIVE} is a symbolic link; not archived")
+                out.kept.append(f"{rel}: not archived: {exc.message}")
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)
             os.replace(page, target)

@@ -109,13 +109,23 @@ def map_bytes(path: Path) -> int:
     return MMAP_BYTES if size <= MMAP_BYTES else 0
 
 
+def uri(path: Path | str, flags: str) -> str:
+    """SQLite's URI of the file ``path`` opened with ``flags`` ("mode=ro"), the path
+    percent-encoded: a workspace in a folder named "notes#1" or "a?b" is that folder (written
+    as it is, "#" ended the path and "?" began the flags, so SQLite opened the file "notes"
+    beside the workspace, and created it, in its default read-write mode)."""
+    from urllib.parse import quote
+
+    return f"file:{quote(str(path))}?{flags}"
+
+
 def connect(path: Path, *, readonly: bool = False) -> tuple[Connection, VectorSupport]:
     # SQLite opens the database and its -wal/-shm by name and follows links: refuse them first.
     safe_open.check_database(path)
     if readonly:
         # A WAL database on a folder we cannot write needs `immutable` (no -shm can be created).
         flags = "mode=ro" if os.access(path.parent, os.W_OK) else "mode=ro&immutable=1"
-        conn = sqlite.connect(f"file:{path}?{flags}", uri=True, timeout=30, check_same_thread=False)
+        conn = sqlite.connect(uri(path, flags), uri=True, timeout=30, check_same_thread=False)
     else:
         # Every write transaction takes the write lock as it begins (BEGIN IMMEDIATE, waiting up
         # to busy_timeout for another writer), not at its first write: a deferred transaction

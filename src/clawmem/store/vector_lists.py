@@ -6,7 +6,9 @@ vectors. This copy keeps it, at 408 bytes a vector (384 dimensions) instead of 1
 
 * every vector as int8, scaled by its own largest component: its score against the query's own
   int8 copy is within ~0.0003 of the exact cosine on average, p99 0.001 (REALTALK's real
-  vectors, docs/benchmarks.md "1M units");
+  vectors, docs/benchmarks.md "1M units"); held as those int8 values plus 128 (uint8, the same
+  bytes), with each row's sum of them, because SimSIMD's unsigned kernel is ~20% faster on
+  AVX2 and the sums give back the exact signed dot product (``int8_dots``);
 * a query scores every row by int8 dot product (``ListsScan``, in blocks the recall's two
   threads share; ``int8_dots``: SimSIMD's SIMD kernel), keeps the ``POOL_PER_HIT`` × limit
   best (at least ``POOL_MIN``), and rescores those exactly from the float32 rows in the index
@@ -48,9 +50,13 @@ if TYPE_CHECKING:
 # "1M units"). They stay for a machine where a full int8 pass is too slow, measured, not on.
 PROBE_SHARE = 1.0
 PROBE_MIN = 4096
-# Rows rescored exactly per hit asked for (and at least POOL_MIN).
-POOL_PER_HIT = 4
-POOL_MIN = 256
+# Rows rescored exactly per hit asked for (and at least POOL_MIN). On the quality sets' real
+# vectors (SciFact, REALTALK chats 1-4, agent memory: 1,092 questions) the int8 order held every
+# question's exact top k within its first 1.25 k rows for k = 80, 320 and 1,000 (1.6 k for
+# k = 10), so 2 per hit keeps the exact list; each row rescored costs ~30 us of SQLite's blob
+# I/O at 1M units (docs/benchmarks.md, "1M units").
+POOL_PER_HIT = 2
+POOL_MIN = 128
 # Lists: LISTS_PER_SQRT * sqrt(rows); the k-means sample: SAMPLE_PER_LIST rows per list.
 LISTS_PER_SQRT = 0.5
 SAMPLE_PER_LIST = 48
@@ -140,7 +146,8 @@ class Lists:
         centroids: np.ndarray,
         starts: np.ndarray,
         ids: np.ndarray,
-        rows8: np.ndarray,
+        rows: np.ndarray,
+        lift: np.ndarray,
         scale: np.ndarray,
         chunk: np.ndarray,
         pos: np.ndarray,
@@ -149,17 +156,18 @@ class Lists:
         self.centroids = centroids  # (lists, d) float32
         self.starts = starts  # list j's rows are starts[j]:starts[j + 1]
         self.ids = ids  # int64 chunk ids, in list order
-        self.rows8, self.scale = rows8, scale
+        # Each row's int8 values plus 128 (uint8), 128 times their sum (float32, exact: at most
+        # 128 * 127 * dims < 2**24 up to 1,031 dimensions) and its scale: the row is about
+        # (rows - 128) * scale (``int8_rows``).
+        self.rows, self.lift, self.scale = rows, lift, scale
         self.chunk, self.pos = chunk, pos  # where each row's float32 vector is in vec0
         self._conn: db.Connection | None = None  # the connection the copy was read through
         self._lock = threading.Lock()
 
     @property
     def nbytes(self) -> int:
-        return sum(
-            int(a.nbytes)
-            for a in (self.centroids, self.starts, self.ids, self.rows8, self.scale, self.chunk)
-        ) + int(self.pos.nbytes)
+        held = (self.centroids, self.starts, self.ids, self.rows, self.lift, self.scale)
+        return sum(int(a.nbytes) for a in (*held, self.chunk, self.pos))
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -169,6 +177,12 @@ class Lists:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+
+    def int8_rows(self, sel: np.ndarray | slice = slice(None)) -> np.ndarray:
+        """The int8 values of the rows ``sel`` (a copy)."""
+        import numpy as np
+
+        return (self.rows[sel] ^ np.uint8(128)).view(np.int8)
 
     def probe_rows(self) -> int:
         return min(len(self.ids), max(PROBE_MIN, int(PROBE_SHARE * len(self.ids))))
@@ -273,37 +287,50 @@ _SAMPLE_STEP = 64
 
 
 def int8_dots(
-    rows8: np.ndarray, q8: np.ndarray, out: np.ndarray | None = None, threads: int | None = None
+    rows: np.ndarray,
+    q8: np.ndarray,
+    lift: np.ndarray,
+    out: np.ndarray | None = None,
+    threads: int | None = None,
 ) -> np.ndarray:
-    """Each int8 row's dot product with ``q8``, written into ``out`` (float32, one per row; a
-    new array when None) and returned. float32 holds every sum exactly up to 1,040 dimensions
-    (dims × 127² < 2²⁴: 6.2M at 384); a wider model's sums are computed in float64 and stored
-    rounded to float32's 24 bits, which orders the first pass the same but for near ties (the
-    pool it keeps is rescored exactly).
+    """Each row's int8 dot product with ``q8``, written into ``out`` (float32, one per row; a
+    new array when None) and returned. ``rows`` holds the int8 values plus 128 (uint8) and
+    ``lift`` 128 times each row's sum of them (``Lists``).
 
-    SimSIMD's kernel for the CPU at hand (AVX2 here: 1M rows of 384 dimensions in ~45 ms of
-    one core against ~125-173 ms for numpy's ``einsum`` with int32 sums, which has no SIMD
-    int8 loop; ``python -m benchmarks.scale --kernels``), the rows split over ``threads``
-    (``SCAN_THREADS`` when None). The sums are the same integers however split: the order is
-    the one measured on real vectors."""
+    SimSIMD's unsigned kernel for the CPU at hand gives ``sum((x + 128) * (q + 128))``; less
+    ``128 * sum(q) + 128² * dims`` and the row's ``lift`` that is ``sum(x * q)``, the signed
+    dot product. On AVX2 (no VNNI) the unsigned kernel reads the same bytes in ~20% less CPU
+    than the signed one (1M rows of 384: ~31 against ~38 ms of one core with the subtractions,
+    ``python -m benchmarks.scale --kernels``), and numpy's int8 ``einsum`` has no SIMD loop
+    at all (~125-173 ms). Every sum is an exact integer in float32 while the unsigned one
+    stays below 2²⁴: always, when ``255 * (x's sum + 128 * dims)`` does for the block's rows
+    (real vectors sum to a few hundred at most, so 384 dimensions have room); otherwise
+    (a wider model, a row of large positive values) it is computed in float64 and the signed
+    sum stored in float32, exact up to 1,040 dimensions and rounded to 24 bits above (the pool
+    it keeps is rescored exactly). The rows are split over ``threads`` (``SCAN_THREADS`` when
+    None); the sums are the same integers however split: the order is the one measured on
+    real vectors."""
     import numpy as np
     import simsimd
 
     if out is None:
-        out = np.empty(len(rows8), dtype=np.float32)
-    if not len(rows8):
+        out = np.empty(len(rows), dtype=np.float32)
+    if not len(rows):
         return out  # SimSIMD refuses an empty matrix
     threads = SCAN_THREADS if threads is None else threads
-    if rows8.shape[1] * 127 * 127 >= 1 << 24:
-        out[:] = np.asarray(simsimd.cdist(q8[None, :], rows8, metric="dot", threads=threads))[0]
+    d = rows.shape[1]
+    qu = (q8 ^ np.int8(-128)).view(np.uint8)
+    shift = 128 * int(q8.sum(dtype=np.int64)) + 128 * 128 * d
+    if 255 * (float(lift.max()) / 128 + 128 * d) >= 1 << 24:
+        wide = np.asarray(simsimd.cdist(qu[None, :], rows, metric="dot", threads=threads))[0]
+        wide = wide.astype(np.float64) - shift
+        wide -= lift
+        out[:] = wide
         return out
-    simsimd.cdist(
-        q8[None, :],
-        rows8,
-        metric="dot",
-        out=out[None, :],
-        threads=threads,
-    )
+    simsimd.cdist(qu[None, :], rows, metric="dot", out=out[None, :], threads=threads)
+    # The shift first: sum(x * q) + 128 * sum(x) stays within 2 * 128 * 127 * dims < 2**24.
+    out -= shift
+    out -= lift
     return out
 
 
@@ -340,11 +367,11 @@ class ListsScan:
                     return
                 b = self._next = min(a + self.BLOCK, self._n)
             if self._rows is None:
-                rows8, scale = lists.rows8[a:b], lists.scale[a:b]
+                rows, lift, scale = lists.rows[a:b], lists.lift[a:b], lists.scale[a:b]
             else:
                 sel = self._rows[a:b]
-                rows8, scale = lists.rows8[sel], lists.scale[sel]
-            out = int8_dots(rows8, self._q8, self._approx[a:b])
+                rows, lift, scale = lists.rows[sel], lists.lift[sel], lists.scale[sel]
+            out = int8_dots(rows, self._q8, lift, self._approx[a:b])
             out *= scale
             with self._cv:
                 self._left -= b - a
@@ -413,7 +440,7 @@ def build(path: str, table: str = "chunk_vectors", seed: int = 1) -> Lists | Non
         check_database(Path(path))  # SQLite would follow a link at the index or its side files
     except (OSError, UnsafePathError):
         return None
-    conn = db.sqlite.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+    conn = db.sqlite.connect(db.uri(path, "mode=ro"), uri=True, check_same_thread=False)
     conn.isolation_level = None
     # No memory map: the copy reads every vector once, then a few rows a query; mapped, the
     # file's pages it read (up to 1 GiB) would count in the holding process's memory.
@@ -439,7 +466,8 @@ def build(path: str, table: str = "chunk_vectors", seed: int = 1) -> Lists | Non
         else:
             cent, starts, place = _assign(conn, table, d, n, k, seed)
         out_ids = np.empty(n, dtype=np.int64)
-        rows8 = np.empty((n, d), dtype=np.int8)
+        rows = np.empty((n, d), dtype=np.uint8)
+        lift = np.empty(n, dtype=np.float32)
         scale = np.empty(n, dtype=np.float32)
         chunk = np.empty(n, dtype=np.int64)
         pos = np.empty(n, dtype=np.int32)
@@ -447,7 +475,9 @@ def build(path: str, table: str = "chunk_vectors", seed: int = 1) -> Lists | Non
         for c, ids, p, vecs in _chunks(conn, table, d):
             to = place[at : at + len(ids)]
             out_ids[to] = ids
-            rows8[to], scale[to] = _quantize(vecs)
+            q8, scale[to] = _quantize(vecs)
+            rows[to] = (q8 ^ np.int8(-128)).view(np.uint8)
+            lift[to] = 128 * q8.sum(axis=1, dtype=np.int64)
             chunk[to] = c
             pos[to] = p
             at += len(ids)
@@ -460,6 +490,8 @@ def build(path: str, table: str = "chunk_vectors", seed: int = 1) -> Lists | Non
     if int(conn.execute("PRAGMA data_version").fetchone()[0]) != version:
         conn.close()
         return None  # changed while read (the snapshot was consistent, but is already old)
-    lists = Lists(path, table, cent, starts, out_ids, rows8, scale, chunk, pos)
+    if len(chunk) and chunk.min() >= 0 and chunk.max() < 1 << 31:
+        chunk = chunk.astype(np.int32)  # vec0's chunk ids are small: 4 bytes a row, for ``lift``
+    lists = Lists(path, table, cent, starts, out_ids, rows, lift, scale, chunk, pos)
     lists._conn, lists.version = conn, version
     return lists

@@ -162,7 +162,7 @@ def _load_in_background(path: Path, ino: int, compressed: bool = False) -> None:
     probe = None
     loaded: tuple[np.ndarray, np.ndarray | Lists] | None = None
     try:
-        probe = db.sqlite.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+        probe = db.sqlite.connect(db.uri(path, "mode=ro"), uri=True, check_same_thread=False)
         probe.execute(f"PRAGMA mmap_size = {db.MMAP_BYTES}")
         version = _data_version(probe)  # before reading: a commit after it forces a reload
         codes = None
@@ -179,6 +179,11 @@ def _load_in_background(path: Path, ino: int, compressed: bool = False) -> None:
             codes = Codes(loaded[1])  # type: ignore[arg-type]
     except db.DatabaseError:
         pass  # a read-only folder (no -shm can be made), a swapped file: vec0 keeps answering
+    except Exception:  # noqa: BLE001 - raised here, it ended the thread before the cleanup
+        # below, and the index read as "loading" for the process's life (a column of another
+        # type in a damaged index, memory running out): no copy, and vec0 answers, as for a
+        # layout this module does not know.
+        loaded = None
     with _lock:
         _loading.pop(key, None)
         if loaded is None or probe is None or inode(path) != ino:

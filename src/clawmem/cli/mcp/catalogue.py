@@ -179,9 +179,11 @@ def _proposals(mem: Memory, a: dict, grant: Grant) -> dict:
 
 def _review(accept: bool) -> Callable[[Memory, dict, Grant], dict]:
     def run(mem: Memory, a: dict, grant: Grant) -> dict:
-        listed = {r.proposal.id: r for r in mem.list_proposals(status=None)}
-        hit = next((r for pid, r in listed.items() if pid.startswith(a["id"].lower())), None)
-        if hit is not None and not grant.sessions and hit.proposal.source.startswith("sessions/"):
+        # Matched as accept and reject match it (a prefix of the whole key, up to 64 digits):
+        # an id longer than the ten shown matched no short id, and passed unchecked.
+        wanted = a["id"].lower()
+        hits = [r for r in mem.list_proposals(status=None) if r.proposal.key.startswith(wanted)]
+        if not grant.sessions and any(r.proposal.source.startswith("sessions/") for r in hits):
             raise InputError(f"no proposal {a['id']!r}", hint="memory_proposals lists them")
         done = mem.accept_proposal(a["id"]) if accept else mem.reject_proposal(a["id"])
         return done.to_dict()
