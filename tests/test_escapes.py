@@ -217,3 +217,18 @@ def test_clawmems_own_files_are_never_written_through_a_hard_link(ws, outside):
     r = cli("-w", str(ws), "retain", "Kate prefers tea", "--date", DAY)
     assert r.code != 0 and "is a hard link" in r.err, r.err
     assert mine.read_text(encoding="utf-8") == "my own lines\n"
+
+
+def test_a_hostile_name_or_line_sends_no_escape_sequence_to_the_terminal(ws):
+    """A file named, or a line written, with terminal escape sequences (a clone can commit
+    both): recall's terminal output showed them as they were (clear the screen, retitle the
+    window, write the clipboard); now they are written out ("\\x1b"). --json keeps the exact
+    citation, escaped as JSON escapes it."""
+    name = "memory/zz\x1b]52;c;aGk=\x07[red]x.md"
+    (ws / name).write_text("# x\n\nThe quuxly launch \x1b[2J is on Friday.\n", encoding="utf-8")
+    r = cli("-w", str(ws), "recall", "quuxly", "-k", "1")
+    assert r.code == 0, r.err
+    assert "\x1b" not in r.out and "\x07" not in r.out
+    assert "zz\\x1b]52;c;aGk=\\x07[red]x.md#L3-L3" in r.out and "launch \\x1b[2J is" in r.out
+    r = cli("-w", str(ws), "recall", "quuxly", "-k", "1", "--json")
+    assert json.loads(r.out)["results"][0]["path"] == name

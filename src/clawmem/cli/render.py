@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -14,7 +15,22 @@ if TYPE_CHECKING:
     from clawmem.reflect.forget import ForgetResult
 
 
+# Control characters other than a line break or a tab: a name or a line from a workspace someone
+# else wrote ("memory/\x1b]52;c;….md", a note holding "\x1b[2J") reached the terminal as it was:
+# escape sequences that clear the screen, retitle the window or write the clipboard. Shown as
+# "\x1b" instead; --json escapes them as JSON does.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def visible(text: str) -> str:
+    """``text`` with its control characters (other than a line break or a tab) written out."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 class _Console(Console):
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        super().print(*(visible(o) if isinstance(o, str) else o for o in objects), **kwargs)
+
     def on_broken_pipe(self) -> None:
         # rich exits 1 here; the CLI's boundary (app._closed_pipe) leaves quietly with 0 instead,
         # as a reader that closes the pipe (`clawmem recall … | head -1`) expects.
