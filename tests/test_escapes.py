@@ -232,3 +232,16 @@ def test_a_hostile_name_or_line_sends_no_escape_sequence_to_the_terminal(ws):
     assert "zz\\x1b]52;c;aGk=\\x07[red]x.md#L3-L3" in r.out and "launch \\x1b[2J is" in r.out
     r = cli("-w", str(ws), "recall", "quuxly", "-k", "1", "--json")
     assert json.loads(r.out)["results"][0]["path"] == name
+
+
+def test_check_and_the_error_line_send_no_escape_sequence_either(ws):
+    """`clawmem check` names a malformed line's file, and an error names a file, as they are
+    on disk: a clone's file named with an escape sequence reached the terminal through both."""
+    name = "memory/bad\x1b[2Jname.md"
+    (ws / name).write_text("# x\n\n## Retain\n- Q: not a kind\n", encoding="utf-8")
+    r = cli("-w", str(ws), "check")
+    assert r.code != 0 and "memory/bad\\x1b[2Jname.md:4:" in r.out
+    assert "\x1b" not in r.out + r.err
+    (ws / "memory" / f"{DAY}.md").symlink_to(ws / name)
+    r = cli("-w", str(ws), "get", f"memory/{DAY}\x1b]0;x\x07.md")
+    assert r.code != 0 and "\x1b" not in r.err and "\x07" not in r.err
