@@ -445,6 +445,19 @@ def test_claude_memory_tool_never_writes_back_part_of_a_file(ws):
     assert "REPLACE_ME" in tool.handle({"command": "view", "path": "/memories/big.md"})
 
 
+def test_claude_memory_tool_answers_a_disk_refusal_as_an_error(ws):
+    """A file where a folder is named, or a name too long, raised OSError out of ``handle``
+    instead of returning the tool result's "Error: …" text."""
+    tool = open_workspace(ws).memory_tool()
+    assert "created" in tool.handle(
+        {"command": "create", "path": "/memories/a/x.md", "file_text": "hi"}
+    )
+    for path in ("/memories/a/x.md/y.md", "/memories/" + "a" * 300 + ".md"):
+        out = tool.handle({"command": "create", "path": path, "file_text": "x"})
+        assert out.startswith("Error: "), out
+    assert (ws / "bank/memories/a/x.md").read_text() == "hi"
+
+
 # ---------------------------------------------------------------------------- episodes age out
 
 

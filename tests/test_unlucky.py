@@ -83,6 +83,19 @@ def test_a_file_name_cannot_write_a_fact_into_a_page(ws):
     assert any("line break" in d for d in found["degraded"]), found["degraded"]
 
 
+def test_check_names_a_daily_log_whose_name_is_no_real_day(ws):
+    """memory/2025-13-45.md was indexed with every fact undated, and `check` said nothing."""
+    (ws / "memory" / "2025-13-45.md").write_text("## Retain\n- W @Peter: moved to Lyon\n")
+    r = cli("-w", str(ws), "check", "--json")
+    assert r.code == 9, r.err
+    (bad,) = [p for p in json.loads(r.out) if p["problem"] == "date"]
+    assert bad["path"] == "memory/2025-13-45.md" and bad["line"] == 1
+    assert "not a real date" in bad["message"] and "rename" in bad["message"]
+    (ws / "memory" / "2025-13-45.md").rename(ws / "memory" / "2025-12-05.md")
+    r = cli("-w", str(ws), "check", "--json")
+    assert not [p for p in json.loads(r.out) if p["problem"] == "date"]
+
+
 # ---------------------------------------------------------------------------- entity names no file
 # system takes
 
