@@ -292,6 +292,19 @@ def test_export_then_import_into_an_empty_workspace_gives_the_same_facts(ws, tmp
     assert "  - imported from facts.jsonl#L" in log
 
 
+def test_export_to_a_path_it_cannot_use_is_a_clear_error(ws, tmp_path):
+    """An existing file, or a folder that does not exist, was an internal error (exit 70)."""
+    taken = tmp_path / "taken.jsonl"
+    taken.write_text("mine\n")
+    r = run(ws, "export", "-o", str(taken))
+    assert r.code == 2 and "already exists" in r.err and "internal error" not in r.err, r.err
+    assert taken.read_text() == "mine\n"
+    for fmt, out in (("jsonl", tmp_path / "no" / "x.jsonl"), ("okf", Path("/proc/no/okf"))):
+        r = run(ws, "export", "--format", fmt, "-o", str(out))
+        assert r.code == 2 and "cannot write the export" in r.err, r.err
+        assert len(r.err.splitlines()) == 2
+
+
 def test_okf_export_reads_back(ws, tmp_path):
     folder = tmp_path / "okf"
     d = js(ws, "export", "--format", "okf", "--out", str(folder))
