@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -10,24 +9,15 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 
+from clawmem.text.visible import visible
+
 if TYPE_CHECKING:
     from clawmem.recall.facts_list import FactList
     from clawmem.reflect.forget import ForgetResult
 
 
-# Control characters other than a line break or a tab: a name or a line from a workspace someone
-# else wrote ("memory/\x1b]52;c;….md", a note holding "\x1b[2J") reached the terminal as it was:
-# escape sequences that clear the screen, retitle the window or write the clipboard. Shown as
-# "\x1b" instead; --json escapes them as JSON does.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def visible(text: str) -> str:
-    """``text`` with its control characters (other than a line break or a tab) written out."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-
-
 class _Console(Console):
+    # Every string printed has its control characters written out (text/visible.py).
     def print(self, *objects: Any, **kwargs: Any) -> None:
         super().print(*(visible(o) if isinstance(o, str) else o for o in objects), **kwargs)
 
