@@ -292,6 +292,19 @@ def test_export_then_import_into_an_empty_workspace_gives_the_same_facts(ws, tmp
     assert "  - imported from facts.jsonl#L" in log
 
 
+def test_export_to_a_path_it_cannot_use_is_a_clear_error(ws, tmp_path):
+    """An existing file, or a folder that does not exist, was an internal error (exit 70)."""
+    taken = tmp_path / "taken.jsonl"
+    taken.write_text("mine\n")
+    r = run(ws, "export", "-o", str(taken))
+    assert r.code == 2 and "already exists" in r.err and "internal error" not in r.err, r.err
+    assert taken.read_text() == "mine\n"
+    for fmt, out in (("jsonl", tmp_path / "no" / "x.jsonl"), ("okf", Path("/proc/no/okf"))):
+        r = run(ws, "export", "--format", fmt, "-o", str(out))
+        assert r.code == 2 and "cannot write the export" in r.err, r.err
+        assert len(r.err.splitlines()) == 2
+
+
 def test_okf_export_reads_back(ws, tmp_path):
     folder = tmp_path / "okf"
     d = js(ws, "export", "--format", "okf", "--out", str(folder))
@@ -443,6 +456,19 @@ def test_claude_memory_tool_never_writes_back_part_of_a_file(ws):
         assert tool.handle(put).startswith("Error")
     assert {p: p.read_bytes() for p in (big, latin)} == before
     assert "REPLACE_ME" in tool.handle({"command": "view", "path": "/memories/big.md"})
+
+
+def test_claude_memory_tool_answers_a_disk_refusal_as_an_error(ws):
+    """A file where a folder is named, or a name too long, raised OSError out of ``handle``
+    instead of returning the tool result's "Error: …" text."""
+    tool = open_workspace(ws).memory_tool()
+    assert "created" in tool.handle(
+        {"command": "create", "path": "/memories/a/x.md", "file_text": "hi"}
+    )
+    for path in ("/memories/a/x.md/y.md", "/memories/" + "a" * 300 + ".md"):
+        out = tool.handle({"command": "create", "path": path, "file_text": "x"})
+        assert out.startswith("Error: "), out
+    assert (ws / "bank/memories/a/x.md").read_text() == "hi"
 
 
 # ---------------------------------------------------------------------------- episodes age out

@@ -217,3 +217,32 @@ def test_clawmems_own_files_are_never_written_through_a_hard_link(ws, outside):
     r = cli("-w", str(ws), "retain", "Kate prefers tea", "--date", DAY)
     assert r.code != 0 and "is a hard link" in r.err, r.err
     assert mine.read_text(encoding="utf-8") == "my own lines\n"
+
+
+def test_a_hostile_line_sends_no_escape_sequence_to_the_terminal(ws):
+    """A line written with terminal escape sequences (a clone can commit one): recall's terminal
+    output showed them as they were (clear the screen, retitle the window, write the clipboard
+    through OSC 52); now they are written out ("\\x1b"). --json keeps the text, escaped as JSON
+    escapes it. (A file named so is left out by the scan.)"""
+    line = "The quuxly launch \x1b]52;c;aGk=\x07 is \x1b[2J on Friday."
+    (ws / "memory" / "quux.md").write_text(f"# x\n\n{line}\n", encoding="utf-8")
+    r = cli("-w", str(ws), "recall", "quuxly", "-k", "1")
+    assert r.code == 0, r.err
+    assert "\x1b" not in r.out and "\x07" not in r.out
+    assert "launch \\x1b]52;c;aGk=\\x07 is \\x1b[2J on" in r.out
+    r = cli("-w", str(ws), "recall", "quuxly", "-k", "1", "--json")
+    assert line in json.loads(r.out)["results"][0]["snippet"]
+
+
+def test_check_and_the_error_line_send_no_escape_sequence_either(ws):
+    """`clawmem check` quotes a malformed line's kind, and an error names the path it was given,
+    as they are: an escape sequence in either reached the terminal."""
+    (ws / "memory" / "bad.md").write_text(
+        "# x\n\n## Retain\n- Q\x1b[2J: not a kind\n", encoding="utf-8"
+    )
+    r = cli("-w", str(ws), "check")
+    assert r.code != 0 and 'memory/bad.md:4: unknown kind "Q\\x1b[2J"' in r.out, r.out
+    assert "\x1b" not in r.out + r.err
+    r = cli("-w", str(ws), "get", f"memory/{DAY}\x1b]0;x\x07.md")
+    assert r.code != 0 and "\\x1b]0;x\\x07" in r.err
+    assert "\x1b" not in r.err and "\x07" not in r.err

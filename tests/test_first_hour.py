@@ -25,6 +25,15 @@ def test_no_workspace_suggests_init(tmp_path):
 
 
 @lexical_only
+def test_init_where_no_folder_can_be_made_says_where(tmp_path):
+    """`clawmem init` under a file (or a read-only place) was an internal error, exit 70."""
+    (tmp_path / "a-file").write_text("x")
+    r = cli("init", str(tmp_path / "a-file" / "notes"))
+    assert r.code == 3 and "cannot create the workspace" in r.err, r.err
+    assert "internal error" not in r.err and len(r.err.splitlines()) == 2
+
+
+@lexical_only
 def test_a_fact_older_than_the_window_says_why_it_was_kept(ws):
     """ "Peter is … working from The Castle from 2025-11-17" states an open-ended validity: it
     overlaps any later window, and the answer says so (in --json and on the terminal)."""

@@ -177,6 +177,33 @@ def test_a_hook_in_another_language_is_chained_and_restored(repo, tmp_path):
     assert snapshot(hook) == before and not chained.exists()
 
 
+def test_a_linked_hook_stays_a_link_and_is_restored(repo, tmp_path):
+    """A hook linked to a team's tracked script got our block written over the link as a copy,
+    and uninstall left that copy: the team's later changes to the script never ran again."""
+    script = repo / "scripts" / "pre-commit"
+    script.parent.mkdir()
+    ran = tmp_path / "team-hook-ran"
+    script.write_text(f"#!/bin/sh\necho v1 > {ran}\n")
+    os.chmod(script, 0o755)
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    os.symlink("../../scripts/pre-commit", hook)
+
+    r = hook_cli(repo, "install")
+    assert r.code == 0, r.out + r.err
+    assert script.read_text() == f"#!/bin/sh\necho v1 > {ran}\n"  # the script is untouched
+    (repo / "memory" / "2025-12-03.md").write_text("# x\n\nThe marmot survey.\n")
+    assert commit(repo).returncode == 0
+    assert ran.read_text() == "v1\n" and found(repo, "marmot") == ["memory/2025-12-03.md"]
+
+    r = hook_cli(repo, "uninstall")
+    assert r.code == 0, r.out + r.err
+    assert hook.is_symlink() and os.readlink(hook) == "../../scripts/pre-commit"
+    script.write_text(f"#!/bin/sh\necho v2 > {ran}\n")
+    (repo / "memory" / "2025-12-04.md").write_text("# x\n\nanother\n")
+    assert commit(repo).returncode == 0
+    assert ran.read_text() == "v2\n"
+
+
 @pytest.mark.parametrize("breakage", ["bad config", "index path is a file", "no clawmem"])
 def test_an_index_problem_never_blocks_a_commit(repo, breakage):
     from clawmem.cli import git_hooks as hook_mod

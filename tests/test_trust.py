@@ -200,3 +200,19 @@ def test_an_access_log_outside_memory_waits_for_approval(ws):
     (ws / "clawmem.toml").write_text('http_access_log = "MEMORY.md"\n')
     assert cli("-w", str(ws), "trust").code == 0  # the user's own choice, once approved
     assert load_config(ws).http_access_log == "MEMORY.md"
+
+
+def test_a_clawmem_toml_linked_out_of_the_workspace_is_not_read(ws, tmp_path):
+    """A committed link clawmem.toml -> a file of the user's elsewhere was read by every command
+    (and its values shown in errors); a link that stays inside still works."""
+    secret = tmp_path / "elsewhere.toml"
+    secret.write_text('k = "sk-live-do-not-show-4242"\n', encoding="utf-8")
+    os.symlink(secret, ws / "clawmem.toml")
+    r = cli("-w", str(ws), "status")
+    assert r.code != 0 and "symbolic link out of the workspace" in r.err
+    assert "sk-live-do-not-show-4242" not in r.err + r.out and len(r.err.splitlines()) == 2
+    (ws / "clawmem.toml").unlink()
+    (ws / "conf").mkdir()
+    (ws / "conf" / "clawmem.toml").write_text("k = 3\n", encoding="utf-8")
+    os.symlink("conf/clawmem.toml", ws / "clawmem.toml")
+    assert load_config(ws).k == 3

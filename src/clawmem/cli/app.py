@@ -719,10 +719,12 @@ def _main(argv: list[str] | None) -> None:
     except ClawmemError as exc:
         if _debug():
             raise
+        from clawmem.text.visible import visible
+
         message, hint = exc.in_words(OPTIONS)
-        sys.stderr.write(f"clawmem: error: {message}\n")
+        sys.stderr.write(f"clawmem: error: {visible(message)}\n")
         if hint:
-            sys.stderr.write(f"  hint: {hint}\n")
+            sys.stderr.write(f"  hint: {visible(hint)}\n")
         sys.exit(exc.exit_code)
     except click.exceptions.NoArgsIsHelpError:
         sys.exit(0)  # typer has already printed the help

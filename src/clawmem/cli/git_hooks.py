@@ -12,8 +12,9 @@
 - no hook yet: we create ``#!/bin/sh`` plus our block;
 - a shell hook: our block goes right after its ``#!`` line (not at the end, where an ``exit 0``
   would skip it); the rest of the file is untouched;
-- any other hook (Python, Node, a binary): it is renamed to ``<hook>.clawmem-chained`` and a
-  small shell hook runs our block, then ``exec``\\ s it with the same arguments.
+- any other hook (Python, Node, a binary, or a link to a hook elsewhere): it is renamed to
+  ``<hook>.clawmem-chained`` and a small shell hook runs our block, then ``exec``\\ s it with
+  the same arguments.
 
 The block is delimited by marker lines that also record which of the three it was, so
 ``uninstall`` can undo exactly that: delete the file we created, cut our lines out (the original
@@ -217,7 +218,10 @@ def _install_one(name: str, target: HookTarget, strict: bool, python: str) -> st
             return "exists"
         _write(hook, new, mode)
         return "updated"
-    if _is_shell_script(data):
+    # A linked hook (.git/hooks/pre-commit -> ../../scripts/pre-commit, a team's tracked hook)
+    # is chained, the link itself moved aside: inserting our block wrote a copy over the link,
+    # and uninstall left that copy, so the team's later changes to the script never ran.
+    if _is_shell_script(data) and not hook.is_symlink():
         first, rest = text.split("\n", 1)
         _write(hook, first + "\n" + _block(name, "inserted", target, strict, python) + rest, mode)
         return "inserted"

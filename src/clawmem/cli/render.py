@@ -9,12 +9,18 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 
+from clawmem.text.visible import visible
+
 if TYPE_CHECKING:
     from clawmem.recall.facts_list import FactList
     from clawmem.reflect.forget import ForgetResult
 
 
 class _Console(Console):
+    # Every string printed has its control characters written out (text/visible.py).
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        super().print(*(visible(o) if isinstance(o, str) else o for o in objects), **kwargs)
+
     def on_broken_pipe(self) -> None:
         # rich exits 1 here; the CLI's boundary (app._closed_pipe) leaves quietly with 0 instead,
         # as a reader that closes the pipe (`clawmem recall … | head -1`) expects.

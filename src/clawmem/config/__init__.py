@@ -418,6 +418,11 @@ def _places(key: str, value: Any) -> list[tuple[Any, str, str]]:
     return out
 
 
+def leads_inside(root: Path, path: Path) -> bool:
+    """Whether ``path``, links followed, is inside the workspace ``root``."""
+    return path.resolve().is_relative_to(root.resolve())
+
+
 def leads_outside(root: Path, place: str, within: str = "") -> bool:
     """Whether ``place`` (relative to the workspace, ``~`` expanded) is outside ``root`` (or
     its folder ``within``), links followed: a link inside the workspace to a folder outside
@@ -477,6 +482,14 @@ def _read_file(root: Path) -> tuple[dict[str, Any], dict[str, str], bytes | None
     path = root / CONFIG_FILE
     if not path.is_file():
         return values, sources, None
+    if path.is_symlink() and not leads_inside(root, path):
+        # A committed link (clawmem.toml -> ~/.config/…/secrets.toml) would have every command
+        # read a file of the user's outside the workspace, and show its values in errors.
+        raise ConfigError(
+            f"{CONFIG_FILE}: a symbolic link out of the workspace (to {os.readlink(path)}); "
+            "clawmem reads settings only from a file inside it",
+            hint="replace the link with a copy of the file it points to, or delete it",
+        )
     import tomllib  # here: every command reads the config; without clawmem.toml, no parser
 
     try:

@@ -17,6 +17,7 @@ from clawmem.markdown.facts import extract_facts, stray_facts
 from clawmem.markdown.links import Resolver, extract_links, problem_message
 from clawmem.text.records import as_json
 from clawmem.text.shown_path import shown_path
+from clawmem.text.timeexpr import bad_date_in_name
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +29,8 @@ class Problem:
     text: str  # the line as written (redacted)
     message: str  # what is wrong and how to fix it
     problem: str  # "fact", "stray" (a fact line outside a Retain section), "link", "encoding",
-    # "merged" (a generated section a git merge left as two clones' union)
+    # "merged" (a generated section a git merge left as two clones' union), "date" (a daily
+    # log's name that is no real day: 2025-13-45.md)
 
     def to_dict(self) -> dict:
         """``clawmem check --json``'s form of it."""
@@ -99,6 +101,17 @@ def check(ix: Indexer) -> list[Problem]:
         merged = _merged_section(entry.relpath, text)
         if merged is not None:
             mine.append(merged)
+        bad_day = bad_date_in_name(entry.relpath)
+        if bad_day is not None:
+            mine.append(
+                Problem(
+                    path=entry.relpath,
+                    line=1,
+                    text=lines[0],
+                    message=f"{bad_day}, so its facts have no date; rename the file YYYY-MM-DD.md",
+                    problem="date",
+                )
+            )
         problems.extend(sorted(mine, key=lambda p: p.line))
     return problems
 
@@ -135,6 +148,7 @@ def summary(problems: list[Problem]) -> str:
         "encoding": "file(s) not UTF-8",
         "link": "broken link(s)",
         "merged": "generated section(s) merged from two clones",
+        "date": "file name(s) with no real date",
     }
     parts = []
     for problem, word in words.items():

@@ -75,6 +75,10 @@ class MemoryTool:
             return f"Error: bad parameter ({exc})"
         except ClawmemError as exc:
             return exc.message if isinstance(exc, MemoryToolError) else f"Error: {exc.message}"
+        except OSError as exc:
+            # The disk's refusal (a file where a folder is named, a name too long) is the tool
+            # result's text like any other refusal, not an exception out of the tool.
+            return f"Error: {call.get('command')}: {exc.strerror or exc}"
 
     # ------------------------------------------------------------------ paths
     def _where(self, virtual: str, *, root_ok: bool = False) -> tuple[PurePosixPath, Path]:

@@ -61,6 +61,7 @@ _LEFT_OUT = (
     "over max_file_bytes",
     "over max_files",
     "transcript cap",
+    "line break or control character",
 )
 # How long a read waits for a watcher that holds the write lock to finish syncing what changed.
 WATCHER_WAIT_S = 2.0

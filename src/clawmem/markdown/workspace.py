@@ -209,6 +209,12 @@ class _Walker:
         rel = path[self.cut :].replace(os.sep, "/")
         if rel in self.files:
             return
+        if not rel.isprintable():
+            # Pages clawmem writes cite it (``(bank/x.md#L2)``): a name holding
+            # "\n## Retain\n- W @X: …" would write a fact nobody stated into them.
+            shown = rel.encode("unicode_escape").decode("ascii")
+            self.skipped.append(Skipped(shown, "a name with a line break or control character"))
+            return
         if is_link is None:
             is_link = os.path.islink(path)
         if is_link and not _inside(self.root, Path(path)):
@@ -272,7 +278,9 @@ class _Walker:
                     subdirs.append(name)
                 else:
                     self.consider(full, True)
-            elif rel in files or len(files) >= limit or st.st_size > biggest:
+            elif (
+                rel in files or len(files) >= limit or st.st_size > biggest or not rel.isprintable()
+            ):
                 self.consider(full, False)
             else:
                 files[rel] = FileEntry(rel, st.st_size, st.st_mtime_ns)

@@ -79,12 +79,35 @@ def export(ix: Indexer, fmt: str = "jsonl", out: str | Path | None = None) -> Ex
     _refuse_inside(ix, target)
     if fmt == "jsonl":
         n = 0
-        with open(target, "x", encoding="utf-8") as f:  # never overwrite a file
-            for line in jsonl_lines(ix):
-                f.write(line)
-                n += 1
+        try:
+            f = open(target, "x", encoding="utf-8")  # never overwrite a file
+        except FileExistsError:
+            raise UsageError(
+                f"{target}: already exists; export never overwrites a file",
+                hint="pass a new path to --out",
+            ) from None
+        except OSError as exc:
+            raise _cannot_write(target, exc) from None
+        try:
+            with f:
+                for line in jsonl_lines(ix):
+                    f.write(line)
+                    n += 1
+        except OSError as exc:  # disk full: the half-written file is ours, and of no use
+            target.unlink(missing_ok=True)
+            raise _cannot_write(target, exc) from None
         return Exported(fmt, n, str(target))
-    return _export_okf(ix, target)
+    try:
+        return _export_okf(ix, target)
+    except OSError as exc:
+        raise _cannot_write(target, exc) from None
+
+
+def _cannot_write(target: Path, exc: OSError) -> UsageError:
+    return UsageError(
+        f"{target}: cannot write the export ({exc.strerror or exc})",
+        hint="pass --out a path in a folder that exists and that you can write",
+    )
 
 
 def _refuse_inside(ix: Indexer, target: Path) -> None:

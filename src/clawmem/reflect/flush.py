@@ -107,6 +107,11 @@ def read_transcript(path: Path) -> tuple[bytes, os.stat_result]:
             f"{path}: not a transcript (a transcript is a *.jsonl file)",
             hint="pass the transcript_path the agent's hook gives",
         )
+    if not path.name.isprintable():  # its name is cited in the episode page, one line each
+        raise InputError(
+            f"{ascii(str(path))}: a transcript name with a line break or control character",
+            hint="rename the file",
+        )
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
         if os.path.islink(path):

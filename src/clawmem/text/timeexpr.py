@@ -545,6 +545,20 @@ def parse_date(text: str) -> date:
 _DATED_NAME = _lazy(r"([0-9]{4})-([0-9]{2})-([0-9]{2})(?:[-_ .][^/\\]*)?\.md", re.I)
 
 
+def bad_date_in_name(relpath: str) -> str | None:
+    """Why the file name looks like a daily log's (``YYYY-MM-DD…md``) but names no real day
+    (``2025-13-45.md``: its facts then have no date), else None."""
+    name = re.split(r"[/\\]", relpath)[-1]
+    m = _DATED_NAME.fullmatch(name)
+    if m is None:
+        return None
+    try:
+        date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    except ValueError as exc:
+        return f"{m.group(1)}-{m.group(2)}-{m.group(3)} in its name is not a real date ({exc})"
+    return None
+
+
 def date_from_path(relpath: str) -> date | None:
     """The day a daily log is about, from its file name (``YYYY-MM-DD[-anything].md``), else None.
 

@@ -61,11 +61,11 @@ def detect(obj: object) -> LineInfo:
         return LineInfo(None, None)
     kind = obj.get("type")
     if kind == "session" and "id" in obj:
-        return LineInfo(OPENCLAW, _str(obj.get("id")))
+        return LineInfo(OPENCLAW, _session_id(obj.get("id")))
     if kind == "message" and isinstance(obj.get("message"), dict):
         return LineInfo(OPENCLAW, None)
     if kind in _CLAUDE_TYPES and ("sessionId" in obj or "uuid" in obj or "leafUuid" in obj):
-        return LineInfo(CLAUDE_CODE, _str(obj.get("sessionId")))
+        return LineInfo(CLAUDE_CODE, _session_id(obj.get("sessionId")))
     return LineInfo(None, None)
 
 
@@ -145,6 +145,13 @@ def _parse_time(raw: object) -> datetime | None:
 
 def _str(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def _session_id(value: object) -> str | None:
+    """A session id as the file states it, if it is one line of printable text: the episode page
+    quotes it, and an id holding "\n## Retain\n- W @X: …" wrote that fact into memory."""
+    text = _str(value)
+    return text if text is not None and text.isprintable() and len(text) <= 200 else None
 
 
 @dataclass(frozen=True)

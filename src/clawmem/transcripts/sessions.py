@@ -76,6 +76,12 @@ def scan(root: Path, cfg: Config) -> tuple[list[FileEntry], list[Skipped]]:
                 path = base / name
                 inner = PurePosixPath(path.relative_to(folder).as_posix())
                 rel = TRANSCRIPT_PREFIX + inner.as_posix()
+                if not rel.isprintable():
+                    # Its name is cited in pages clawmem writes: "a\n## Retain\n- W @X: …" there
+                    # would be a fact nobody stated.
+                    shown = rel.encode("unicode_escape").decode("ascii")
+                    skipped.append(Skipped(shown, "a name with a line break or control character"))
+                    continue
                 if rel in files:
                     skipped.append(Skipped(rel, f"same name in an earlier sessions folder ({raw})"))
                     continue

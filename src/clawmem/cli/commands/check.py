@@ -24,6 +24,7 @@ def register(app: typer.Typer) -> None:
 
         from clawmem.errors import CheckFailed
         from clawmem.ingest.check import summary
+        from clawmem.text.visible import visible
 
         problems = open_mem(workspace).check()
         if as_json:
@@ -31,7 +32,8 @@ def register(app: typer.Typer) -> None:
         else:
             for p in problems:
                 d = p.to_dict()  # the file's name as every command shows it (redacted)
-                sys.stdout.write(f"{d['path']}:{p.line}: {p.message}\n")
+                # (control characters written out: a name from a clone reaches a terminal)
+                sys.stdout.write(visible(f"{d['path']}:{p.line}: {p.message}") + "\n")
         if problems:
             raise CheckFailed(
                 summary(problems),

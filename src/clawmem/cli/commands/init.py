@@ -46,7 +46,14 @@ def register(app: typer.Typer) -> None:
         root = (path or state["workspace"] or Path.cwd()).expanduser().absolute()
         if root.exists() and not root.is_dir():
             raise UsageError(f"{root}: not a folder", hint="give a folder to create or fill")
-        steps = [(s.path, s.action, s.detail) for s in init_workspace(root)]
+        try:
+            steps = [(s.path, s.action, s.detail) for s in init_workspace(root)]
+        except OSError as exc:  # a folder it may not create: say where, not "internal error"
+            where = exc.filename or root
+            raise WorkspaceError(
+                f"{where}: cannot create the workspace ({exc.strerror or exc})",
+                hint="pick a folder you can write, or create it first",
+            ) from None
         try:
             target = git_hooks.locate(root)
         except WorkspaceError:
