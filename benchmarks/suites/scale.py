@@ -1555,7 +1555,8 @@ def _hybrid_ab_lines(ab: dict | None, part: dict | None) -> list[str]:
             "",
             "Where a recall's time goes (mean a recall; CPU of the thread running the step; the "
             "vector leg's steps run on its own thread beside the lexical leg and coverage, and "
-            "the recall's thread, once done, scores the scan's blocks left while it waits):",
+            "the recall's thread, once done, scores the scan's blocks left while it waits; the "
+            "hits' step holds the coverage of the hits shown, asked as each hit is made):",
             "",
             "| step | before: wall / CPU ms | now: wall / CPU ms | calls a recall, before / now |",
             "|---|---|---|---|",
