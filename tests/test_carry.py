@@ -22,7 +22,7 @@ import pytest
 from clawmem import open_workspace
 from clawmem.markdown.forgotten import FORGOTTEN, key
 
-from .conftest import cli
+from .conftest import cli, cli_subprocess
 
 pytestmark = pytest.mark.usefixtures("lexical")
 
@@ -384,6 +384,24 @@ def test_import_names_a_source_over_the_cap_instead_of_importing_nothing(ws, tmp
     done = js(ws, "import", str(folder), "--format", "claude-code", "--dry-run")
     assert [c["content"] for c in done["facts"]] == ["Tests run with pytest"]
     assert any(s.startswith("notes.md: ") and "cap" in s for s in done["skipped"])
+
+
+def test_okf_import_reads_only_plain_values_of_the_front_matter(ws, tmp_path):
+    """A concept whose title was a YAML alias bomb (nested aliases, ~600 bytes) made the import
+    build a string of billions of items: it never returned."""
+    folder = tmp_path / "okf"
+    folder.mkdir()
+    (folder / "index.md").write_text('---\nokf_version: "0.2"\n---\n# shared\n')
+    head = ["---", "type: Entity", "a: &a [x, x, x, x, x, x, x, x, x, x]"]
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
+        head.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 10) + "]")
+    head += ["title: *i", "---", "# Bomb", "- Kate likes short replies"]
+    (folder / "bomb.md").write_text("\n".join(head) + "\n")
+    r = cli_subprocess("-w", str(ws), "import", str(folder), "--dry-run", "--json", timeout=60)
+    assert r.code == 0, r.err
+    facts = json.loads(r.out)["facts"]
+    assert [f["content"] for f in facts] == ["Kate likes short replies"]
+    assert facts[0]["entities"] == ["bomb"]  # the file's name stands in for the title
 
 
 # ---------------------------------------------------------------------------- Claude's memory tool
