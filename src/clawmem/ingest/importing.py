@@ -202,6 +202,8 @@ def _lines(path: Path, skipped: list[str] | None = None, rel: str | None = None)
     try:
         if path.is_symlink():
             why = "a link, not followed"
+        elif not path.is_file():  # a FIFO named like a note: reading it waits for ever
+            why = "not a regular file"
         elif path.stat().st_size > MAX_SOURCE_BYTES:
             why = f"{path.stat().st_size:,} bytes is over the {MAX_SOURCE_BYTES:,}-byte cap"
         else:
