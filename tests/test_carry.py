@@ -487,6 +487,13 @@ def test_claude_memory_tool_answers_a_disk_refusal_as_an_error(ws):
         out = tool.handle({"command": "create", "path": path, "file_text": "x"})
         assert out.startswith("Error: "), out
     assert (ws / "bank/memories/a/x.md").read_text() == "hi"
+    if hasattr(os, "mkfifo"):  # a FIFO named like a note: reading it waited for a writer
+        os.mkfifo(ws / "bank/memories/pipe.md")
+        for call in (
+            {"command": "view", "path": "/memories/pipe.md"},
+            {"command": "str_replace", "path": "/memories/pipe.md", "old_str": "a", "new_str": "b"},
+        ):
+            assert tool.handle(call) == "Error: /memories/pipe.md: not a regular file"
 
 
 # ---------------------------------------------------------------------------- episodes age out
