@@ -152,14 +152,15 @@ def test_the_users_own_settings_need_no_approval(clone, home, monkeypatch, tmp_p
     assert scoped(data) and "[scopes]" not in err
     assert open_workspace(clone).cfg.held_back == tuple(HELD[1:])
     monkeypatch.delenv("CLAWMEM_READ_SCOPES")
-    # `clawmem init` approves the file it writes; a path inside the workspace never asks.
+    # `clawmem init` approves the file it writes; a folder inside the workspace never asks (a
+    # model file does: test_a_model_file_waits_for_approval_even_inside_the_workspace).
     ws = tmp_path / "mine"
     assert cli("init", str(ws)).code == 0
     shown = json.loads(cli("-w", str(ws), "trust", "--show", "--json").out)
     assert shown["approved"] is True and shown["reaches_outside"] == []
     (ws / "clawmem.toml").write_text('model = "models/m.gguf"\n[sessions]\npaths = ["chats"]\n')
     cfg = load_config(ws, environ={})
-    assert cfg.session_paths == ("chats",) and cfg.model == "models/m.gguf" and not cfg.held_back
+    assert cfg.session_paths == ("chats",) and cfg.held_back == ('model = "models/m.gguf"',)
     # A link inside the workspace that leads outside is outside.
     os.symlink(home / "transcripts", ws / "linked")
     (ws / "clawmem.toml").write_text('[sessions]\npaths = ["linked"]\n')
@@ -216,3 +217,45 @@ def test_a_clawmem_toml_linked_out_of_the_workspace_is_not_read(ws, tmp_path):
     (ws / "conf" / "clawmem.toml").write_text("k = 3\n", encoding="utf-8")
     os.symlink("conf/clawmem.toml", ws / "clawmem.toml")
     assert load_config(ws).k == 3
+
+
+def test_a_model_file_waits_for_approval_even_inside_the_workspace(ws):
+    """A GGUF file is read by llama.cpp's parser, native code: one that a cloned repository
+    carries is not loaded until the user approves clawmem.toml. A model clawmem converts itself,
+    named by its short name, needs no approval."""
+    (ws / "models").mkdir()
+    (ws / "models" / "any.gguf").write_bytes(b"GGUF not really")
+    (ws / "clawmem.toml").write_text('model = "models/any.gguf"\n', encoding="utf-8")
+    cfg = load_config(ws)
+    assert cfg.model == "" and cfg.held_back == ('model = "models/any.gguf"',)
+    (ws / "clawmem.toml").write_text('model = "e5-f32"\n', encoding="utf-8")
+    cfg = load_config(ws)
+    assert cfg.model == "e5-f32" and cfg.held_back == ()
+    (ws / "clawmem.toml").write_text('model = "models/any.gguf"\n', encoding="utf-8")
+    assert cli("-w", str(ws), "trust").code == 0
+    assert load_config(ws).model == "models/any.gguf"
+
+
+def test_a_cloned_config_cannot_keep_the_embedder_forever_or_start_many_threads(ws):
+    """resident_idle_minutes and embed_threads come from a file a clone may write: the resident
+    embedder is asked to wait a day at most, and bulk embedding never runs more threads than
+    there are cores."""
+    from clawmem.embedders.llama import LlamaEmbedder
+    from clawmem.embedders.llama_load import available_cpus
+    from clawmem.embedders.model_choice import configured_identity, model_choice
+    from clawmem.embedders.resident.client import spec_for
+
+    (ws / "clawmem.toml").write_text(
+        "resident_idle_minutes = 1e12\nembed_threads = 100000\n", encoding="utf-8"
+    )
+    cfg = load_config(ws, environ={})
+    path = model_choice(ws, cfg).file(convert=True)
+    identity = configured_identity(ws, cfg)
+    assert path is not None and identity is not None
+    spec = spec_for(ws, cfg, identity)
+    assert spec is not None and spec.idle_s == 24 * 60 * 60
+    emb = LlamaEmbedder(path, n_threads=cfg.embed_threads)
+    try:
+        assert 1 <= emb.lanes <= available_cpus()
+    finally:
+        emb.close()

@@ -423,6 +423,14 @@ def leads_inside(root: Path, path: Path) -> bool:
     return path.resolve().is_relative_to(root.resolve())
 
 
+def names_a_model_file(place: str) -> bool:
+    """Whether a ``model`` value names a file (``models/x.gguf``) rather than one of clawmem's
+    own models by name (``e5``, ``e5-f32``). A file is read by llama.cpp's GGUF parser, native
+    code that has had memory-safety flaws: one that a cloned repository carries waits for
+    approval even inside the workspace; a model clawmem converts itself needs none."""
+    return place.lower().endswith(".gguf") or "/" in place or os.sep in place
+
+
 def leads_outside(root: Path, place: str, within: str = "") -> bool:
     """Whether ``place`` (relative to the workspace, ``~`` expanded) is outside ``root`` (or
     its folder ``within``), links followed: a link inside the workspace to a folder outside
@@ -441,6 +449,7 @@ def reaches_outside(root: Path, values: dict[str, Any]) -> dict[str, list[tuple[
             (item, shown)
             for item, place, shown in _places(key, values[key])
             if key in OPENING_SETTINGS
+            or (key == "model" and names_a_model_file(place))
             or (place != "-" and leads_outside(root, place, CONFINED_SETTINGS.get(key, "")))
         ]
         if far:

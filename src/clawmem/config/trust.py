@@ -3,8 +3,9 @@
 A workspace's ``clawmem.toml`` is tracked by git, so a teammate's commit or any cloned repository
 can write it. Its settings that lead outside the workspace (a read scope, a transcripts folder, a
 model file: ``clawmem.config.PATH_SETTINGS``) take effect only once the user approved that file
-here, the way direnv's ``allow`` or git's ``safe.directory`` work; everything inside the workspace
-works without asking. Environment variables (``$CLAWMEM_READ_SCOPES``…) are the user's own and
+here, the way direnv's ``allow`` or git's ``safe.directory`` work; so does a model file wherever it
+is (``config.names_a_model_file``: llama.cpp parses it as native code). Everything else inside the
+workspace works without asking. Environment variables (``$CLAWMEM_READ_SCOPES``…) are the user's own and
 are never held back.
 
 An approval names the file (the workspace's resolved path, then ``clawmem.toml``) and the SHA-256

@@ -159,7 +159,9 @@ class LlamaEmbedder:
         self.about: dict | None = {"name": meta.name, "licence": meta.licence}
 
         llama_cpp = import_llama_cpp()
-        self._n_threads = max(1, n_threads or available_cpus())
+        # More threads than cores never embeds faster; a cloned clawmem.toml's embed_threads =
+        # 100000 would have started that many.
+        self._n_threads = max(1, min(n_threads or available_cpus(), available_cpus()))
         # Bulk decodes side by side, one thread each; 1 = one decode at a time on all threads.
         self._max_lanes = max(1, min(lanes or self._n_threads, self._n_threads))
         self._seconds_per_token: dict[int, float] = {}  # thread count -> smoothed cost

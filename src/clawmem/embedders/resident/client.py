@@ -48,6 +48,9 @@ ANSWER_TIMEOUT_S = 3.0
 # A process that started an embedder waits this long for it to take its lock, counted from the
 # end of its launcher (which is Python's start, however loaded the machine is).
 LOCK_GRACE_S = 5.0
+# The longest the resident embedder waits for a request, whatever resident_idle_minutes says (a
+# cloned clawmem.toml could keep it forever): a process clawmem starts never outlives its purpose.
+MAX_IDLE_MINUTES = 24 * 60
 _SUN_PATH_MAX = 107  # a Unix socket's path, in bytes
 _MEMO_MAX = 16  # query vectors a process keeps from other processes
 _QUICK_NAME = "numpy query path"
@@ -70,7 +73,7 @@ def spec_for(root: Path, cfg: Config, identity: EmbedderIdentity) -> Spec | None
         identity.query_prefix,
         identity.document_prefix,
         cfg.embed_threads,
-        max(1.0, cfg.resident_idle_minutes * 60),
+        max(1.0, min(cfg.resident_idle_minutes, MAX_IDLE_MINUTES) * 60),
     )
 
 
