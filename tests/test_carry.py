@@ -22,7 +22,7 @@ import pytest
 from clawmem import open_workspace
 from clawmem.markdown.forgotten import FORGOTTEN, key
 
-from .conftest import cli
+from .conftest import cli, cli_subprocess
 
 pytestmark = pytest.mark.usefixtures("lexical")
 
@@ -381,9 +381,31 @@ def test_import_names_a_source_over_the_cap_instead_of_importing_nothing(ws, tmp
     with (folder / "notes.md").open("wb") as f:
         f.write(b"- a bullet in a huge note\n")
         f.truncate(MAX_SOURCE_BYTES + 1)
+    if hasattr(os, "mkfifo"):  # and a FIFO named like a note: reading it waited for ever
+        os.mkfifo(folder / "pipe.md")
     done = js(ws, "import", str(folder), "--format", "claude-code", "--dry-run")
     assert [c["content"] for c in done["facts"]] == ["Tests run with pytest"]
     assert any(s.startswith("notes.md: ") and "cap" in s for s in done["skipped"])
+    if hasattr(os, "mkfifo"):
+        assert "pipe.md: not a regular file" in done["skipped"]
+
+
+def test_okf_import_reads_only_plain_values_of_the_front_matter(ws, tmp_path):
+    """A concept whose title was a YAML alias bomb (nested aliases, ~600 bytes) made the import
+    build a string of billions of items: it never returned."""
+    folder = tmp_path / "okf"
+    folder.mkdir()
+    (folder / "index.md").write_text('---\nokf_version: "0.2"\n---\n# shared\n')
+    head = ["---", "type: Entity", "a: &a [x, x, x, x, x, x, x, x, x, x]"]
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
+        head.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 10) + "]")
+    head += ["title: *i", "---", "# Bomb", "- Kate likes short replies"]
+    (folder / "bomb.md").write_text("\n".join(head) + "\n")
+    r = cli_subprocess("-w", str(ws), "import", str(folder), "--dry-run", "--json", timeout=60)
+    assert r.code == 0, r.err
+    facts = json.loads(r.out)["facts"]
+    assert [f["content"] for f in facts] == ["Kate likes short replies"]
+    assert facts[0]["entities"] == ["bomb"]  # the file's name stands in for the title
 
 
 # ---------------------------------------------------------------------------- Claude's memory tool
@@ -469,6 +491,13 @@ def test_claude_memory_tool_answers_a_disk_refusal_as_an_error(ws):
         out = tool.handle({"command": "create", "path": path, "file_text": "x"})
         assert out.startswith("Error: "), out
     assert (ws / "bank/memories/a/x.md").read_text() == "hi"
+    if hasattr(os, "mkfifo"):  # a FIFO named like a note: reading it waited for a writer
+        os.mkfifo(ws / "bank/memories/pipe.md")
+        for call in (
+            {"command": "view", "path": "/memories/pipe.md"},
+            {"command": "str_replace", "path": "/memories/pipe.md", "old_str": "a", "new_str": "b"},
+        ):
+            assert tool.handle(call) == "Error: /memories/pipe.md: not a regular file"
 
 
 # ---------------------------------------------------------------------------- episodes age out

@@ -713,3 +713,40 @@ def test_a_session_id_or_file_name_cannot_write_a_fact(ws, tmp_path, lexical):
     assert facts["facts"] == []
     r = cli("-w", str(ws), "flush", str(chats / "x\n## Retain\n- W @Mallory: z.jsonl"))
     assert r.code != 0 and "line break" in r.err and len(r.err.splitlines()) == 2
+
+
+def test_a_timestamp_out_of_range_is_undated_not_a_crash(ws, tmp_path, lexical):
+    """One message dated 0001-01-01T00:00:00+05:00 (no UTC day) stopped flush and every index of
+    its folder with "internal error: OverflowError"; one dated year 1 in UTC was written "1-01-01"
+    and stopped flush with "Invalid isoformat string"."""
+    lines = [
+        {"type": "session", "version": 3, "id": "s9", "timestamp": "2025-12-02T09:14:03Z"},
+        {
+            "type": "message",
+            "id": "m1",
+            "timestamp": "0001-01-01T00:00:00+05:00",
+            "message": {"role": "user", "content": "an impossible day for the zebra plan"},
+        },
+        {
+            "type": "message",
+            "id": "m2",
+            "timestamp": "0001-01-01T10:00:00Z",
+            "message": {"role": "user", "content": "the first day of the zebra plan"},
+        },
+        {
+            "type": "message",
+            "id": "m3",
+            "timestamp": "0001-01-01T10:05:00Z",
+            "message": {"role": "assistant", "content": "noted: the zebra plan"},
+        },
+    ]
+    chats = ws / "chats"
+    chats.mkdir()
+    path = chats / "s9.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    r = cli("-w", str(ws), "flush", str(path))
+    assert r.code == 0, r.err
+    assert [p.name for p in episode_pages(ws)] == ["0001-01-01-s9.md"]
+    (ws / "clawmem.toml").write_text('[sessions]\npaths = ["chats"]\n', encoding="utf-8")
+    r = cli("-w", str(ws), "index")
+    assert r.code == 0, r.err

@@ -15,7 +15,7 @@ from pathlib import Path
 import anyio
 
 from clawmem.memory import open_workspace
-from clawmem.recall import legs
+from clawmem.recall import bm25_topk, legs
 from clawmem.reflect.fact_proposals import Said, candidates, propose, scored
 from clawmem.store.index import Filters
 from clawmem.text.textnorm import build_query
@@ -691,3 +691,29 @@ def test_a_note_with_a_long_run_of_spaces_is_read_in_linear_time(tmp_path):
     assert _PROPOSAL_CITES.findall(page) == [p.source]
     assert time.perf_counter() - t0 < 2.0
     assert p.source == "a" + " " * 40_000 + "b"
+
+
+def test_coverage_asks_proposals_fts_once_it_holds_rows(ws, lexical, monkeypatch):
+    """Relevance's coverage reads a proposal's words from proposals_fts; a workspace with no
+    proposals skips that table (a query a term and unit that finds nothing). A process that
+    keeps its index open sees the first proposals another process writes: the skip is
+    remembered only while the index is unchanged."""
+    assert not list((ws / "memory").glob("proposals/*.md"))
+    assert cli("-w", str(ws), "index").code == 0
+    idx = open_workspace(ws).indexer.open_for_read()
+    try:
+        assert not bm25_topk.has_rows(idx, "proposals_fts")
+        assert cli("-w", str(ws), "reflect").code == 0
+        assert cli("-w", str(ws), "index").code == 0
+        assert bm25_topk.has_rows(idx, "proposals_fts")  # the same connection, told
+        q = build_query("agreed on a dry run with a copy of production")
+        rows = idx.conn.execute("SELECT id, path FROM chunks").fetchall()
+        ids = [r[0] for r in rows]
+        proposed = [r[0] for r in rows if r[1].startswith("memory/proposals/")]
+        got = legs.coverage(idx, q, ids)
+        assert proposed and max(got[p] for p in proposed) > 0
+        # Asked of both tables whatever they hold (main's way): the same shares, bit for bit.
+        monkeypatch.setattr(bm25_topk, "has_rows", lambda index, table: True)
+        assert legs.coverage(idx, q, ids) == got
+    finally:
+        idx.close()

@@ -409,6 +409,21 @@ def test_memory_md_changes_only_with_apply(ws):
     assert snapshot(ws) == before
 
 
+def test_apply_keeps_what_a_program_holding_memory_md_open_writes(ws):
+    """--apply renamed a new MEMORY.md over the old one: a program that keeps the file open
+    (an agent's logger) went on writing into the replaced file, and every later line was lost."""
+    with (ws / "MEMORY.md").open("a", encoding="utf-8") as agent:
+        agent.write("- agent note 1\n")
+        agent.flush()
+        run = reflect(ws, "--apply")
+        assert run.code == 0, run.err
+        agent.write("- agent note 2\n")
+        agent.flush()
+    text = (ws / "MEMORY.md").read_text(encoding="utf-8")
+    assert "- agent note 1\n" in text and "- agent note 2\n" in text
+    assert "castle-01 runs a nightly restic backup" in text
+
+
 # ------------------------------------------------------------------------------ the lock
 
 

@@ -5,11 +5,12 @@ silent wrong result or a crash."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 
 import pytest
 
-from .conftest import cli
+from .conftest import cli, cli_subprocess
 
 pytestmark = pytest.mark.usefixtures("lexical")
 
@@ -234,3 +235,30 @@ def test_a_retain_the_full_disk_stops_leaves_the_log_byte_for_byte(tmp_path):
         r = cli("-w", str(ws), "retain", "The disk-full fact.", "--date", "2025-11-27", "--json")
         assert r.code == 0, r.err
         assert log.read_bytes().count(b"The disk-full fact.") == 1
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_named_like_a_note_never_hangs_a_command(ws, tmp_path):
+    """A FIFO named memory/2025-12-09.md (or chats/s.jsonl) hung `index`, every recall and
+    retain for ever: the scan took it for a note and the read waited for a writer."""
+    os.mkfifo(ws / "memory" / "2025-12-09.md")
+    (ws / "chats").mkdir()
+    os.mkfifo(ws / "chats" / "s.jsonl")
+    (ws / "clawmem.toml").write_text('[sessions]\npaths = ["chats"]\n', encoding="utf-8")
+    runs = [
+        ("index",),
+        ("recall", "Marrakech", "--json"),
+        ("retain", "the fifo is not a note", "--date", "2025-12-09"),
+        ("status", "--json"),
+    ]
+    done = {}
+    for args in runs:
+        r = cli_subprocess("-w", str(ws), *args, timeout=60)
+        done[args[0]] = r
+    assert done["index"].code == 0, done["index"].err
+    degraded = json.loads(done["recall"].out)["degraded"]
+    assert "memory/2025-12-09.md is not searchable: cannot read: not a regular file" in degraded
+    assert done["retain"].code == 3 and "not a regular file" in done["retain"].err
+    skipped = {s["path"]: s["reason"] for s in json.loads(done["status"].out)["skipped"]}
+    assert skipped["memory/2025-12-09.md"] == "cannot read: not a regular file"
+    assert skipped["sessions/s.jsonl"] == "cannot read: not a regular file"

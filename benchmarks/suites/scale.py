@@ -536,7 +536,10 @@ def timed(owner, name, label, split=None):
             p[0] += time.perf_counter() - t0; p[1] += time.thread_time() - c0; p[2] += 1
     setattr(owner, name, g)
 timed(legs, "lexical_leg", "lexical leg")
-timed(legs, "coverage", "coverage", lambda i, q, ids: " (lexical hits)" if len(ids) > 1 else " (one hit)")
+# The coverage of the lexical leg's hits (asked by the legs' step) and of the hits shown that
+# the lexical leg did not score (asked by ``features`` as each hit is made, one unit or several).
+timed(legs, "coverage", "coverage",
+      lambda i, q, ids: " (hits shown)" if sys._getframe(2).f_code.co_name == "features" else " (lexical hits)")
 timed(ranking._VectorLeg, "wait", "waiting for the vector leg")
 timed(legs, "scan_hits", "vector leg's scan (its thread)")
 timed(ranking.Ranked, "take", "hits: relevance, snippets, grouping")
@@ -910,7 +913,9 @@ def render(d: dict) -> str:
             (
                 " The in-process part (`--in-process`, `--hybrid-ab`) was measured again after "
                 "the vector leg's first pass became SimSIMD's unsigned kernel and its exactly "
-                "rescored pool 2 rows a hit (2026-11-29), the cold processes "
+                "rescored pool 2 rows a hit (2026-11-29), whole hybrid recalls (`--hybrid-ab`) "
+                "once more after the coverage step stopped asking an empty `proposals_fts` "
+                "(2026-11-29, later; the leg tables are the run before), the cold processes "
                 "(`--cold`) after the index map's rule (`db.map_bytes`) and the resident "
                 "embedder's scan moved beside the lexical leg (the section's previous run). "
                 + d.get("cold_index_note", "")
@@ -1514,7 +1519,7 @@ def prefix_order(
 _RECALL_STEPS = (
     "lexical leg",
     "coverage (lexical hits)",
-    "coverage (one hit)",
+    "coverage (hits shown)",
     "waiting for the vector leg",
     "hits: relevance, snippets, grouping",
     "supersession",
@@ -1550,9 +1555,10 @@ def _hybrid_ab_lines(ab: dict | None, part: dict | None) -> list[str]:
             "",
             "Where a recall's time goes (mean a recall; CPU of the thread running the step; the "
             "vector leg's steps run on its own thread beside the lexical leg and coverage, and "
-            "the recall's thread, once done, scores the scan's blocks left while it waits):",
+            "the recall's thread, once done, scores the scan's blocks left while it waits; the "
+            "hits' step holds the coverage of the hits shown, asked as each hit is made):",
             "",
-            "| step | before: wall / CPU ms | now: wall / CPU ms | calls a recall |",
+            "| step | before: wall / CPU ms | now: wall / CPU ms | calls a recall, before / now |",
             "|---|---|---|---|",
         ]
         for k in _RECALL_STEPS:
@@ -1561,7 +1567,7 @@ def _hybrid_ab_lines(ab: dict | None, part: dict | None) -> list[str]:
                 continue
             out.append(
                 f"| {k} | {x['wall_ms']:.1f} / {x['cpu_ms']:.1f} | "
-                f"{y['wall_ms']:.1f} / {y['cpu_ms']:.1f} | {y['calls']:.1f} |"
+                f"{y['wall_ms']:.1f} / {y['cpu_ms']:.1f} | {x['calls']:.1f} / {y['calls']:.1f} |"
             )
     return out
 

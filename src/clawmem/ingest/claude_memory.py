@@ -21,6 +21,7 @@ tool result carries; an error is a ``MemoryToolError`` whose message is that tex
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -124,11 +125,15 @@ class MemoryTool:
         or not UTF-8 (a person may write ``bank/memories/`` too) is never written back from a
         part of it or with its bytes replaced, which would lose what the rest held."""
         try:
-            fd = os.open(disk, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            # O_NONBLOCK: a FIFO named like a note must not hang the tool (and its MCP server).
+            fd = os.open(disk, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
         except FileNotFoundError:
             raise MemoryToolError(f"Error: The path {virtual} does not exist.") from None
         except OSError as exc:
             raise MemoryToolError(f"Error: {virtual}: cannot read ({exc.strerror})") from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise MemoryToolError(f"Error: {virtual}: not a regular file")
         with os.fdopen(fd, "rb") as f:
             data = f.read(MAX_FILE_BYTES + 1)
         if not edit:

@@ -202,6 +202,8 @@ def _lines(path: Path, skipped: list[str] | None = None, rel: str | None = None)
     try:
         if path.is_symlink():
             why = "a link, not followed"
+        elif not path.is_file():  # a FIFO named like a note: reading it waits for ever
+            why = "not a regular file"
         elif path.stat().st_size > MAX_SOURCE_BYTES:
             why = f"{path.stat().st_size:,} bytes is over the {MAX_SOURCE_BYTES:,}-byte cap"
         else:
@@ -287,16 +289,20 @@ def _read_okf(folder: Path, skipped: list[str]) -> Iterator[Candidate]:
                     skipped.append(f"{rel}: front matter is not YAML ({exc.__class__.__name__})")
                     continue
                 body_from = end + 1
-        if not isinstance(meta, dict) or not meta.get("type"):
+        # Only plain values are read: str() of a YAML alias bomb (a title of nested aliases,
+        # a few hundred bytes) expanded to billions of items and the import never returned.
+        if not isinstance(meta, dict) or not isinstance(meta.get("type"), str) or not meta["type"]:
             skipped.append(f"{rel}: not an OKF concept (no type)")
             continue
         days = {}
-        for s in meta.get("sources") or []:
-            if isinstance(s, dict) and s.get("id"):
+        sources = meta.get("sources")
+        for s in sources if isinstance(sources, list) else []:
+            if isinstance(s, dict) and isinstance(s.get("id"), (str, int)) and s["id"] != "":
                 days[str(s["id"])] = _day(s.get("last_modified"))
         gen = meta.get("generated")
         default_day = _day(gen.get("at")) if isinstance(gen, dict) else None
-        title = str(meta.get("title") or p.stem)
+        title = meta.get("title") if isinstance(meta.get("title"), str) else None
+        title = title or p.stem
         about = _entity(title) if str(meta["type"]).casefold() in _ENTITY_TYPES else None
         for n in range(body_from, len(lines)):
             line = lines[n]

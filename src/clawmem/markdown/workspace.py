@@ -225,6 +225,10 @@ class _Walker:
         except OSError as exc:
             self.skipped.append(Skipped(rel, f"cannot stat: {exc.strerror}"))
             return
+        if not S_ISREG(st.st_mode):
+            # A FIFO or a device named *.md: reading it blocked every index and recall for ever.
+            self.skipped.append(Skipped(rel, "cannot read: not a regular file"))
+            return
         if st.st_size > self.max_file_bytes:
             self.skipped.append(
                 Skipped(rel, f"{st.st_size:,} bytes is over max_file_bytes={self.max_file_bytes:,}")
@@ -279,7 +283,11 @@ class _Walker:
                 else:
                     self.consider(full, True)
             elif (
-                rel in files or len(files) >= limit or st.st_size > biggest or not rel.isprintable()
+                rel in files
+                or len(files) >= limit
+                or st.st_size > biggest
+                or not S_ISREG(mode)
+                or not rel.isprintable()
             ):
                 self.consider(full, False)
             else:
@@ -355,6 +363,12 @@ def writable_path(root: Path, relpath: str) -> Path:
         st = os.lstat(where)
     except OSError:
         st = None  # not there yet (or unreadable: the write itself says why)
+    if st is not None and not (S_ISREG(st.st_mode) or S_ISDIR(st.st_mode)):
+        # A FIFO named memory/2025-12-09.md: reading it before the write blocked for ever.
+        raise WorkspaceError(
+            f"{relpath}: not a regular file; clawmem writes memory only to regular files",
+            hint=f"move {relpath} away (it is not a note) and run the command again",
+        )
     # A folder's link count is its subfolders' (and "."): only a file's names are links.
     names = 1
     if st is not None and S_ISREG(st.st_mode) and st.st_nlink > 1:

@@ -100,6 +100,18 @@ def _know_holders(index: Index, phrase: str, rows: Iterable[int], holding: Itera
     held.update(holding)
 
 
+def has_rows(index: Index, table: str) -> bool:
+    """Whether the FTS5 ``table`` holds any row, remembered while the index is unchanged (a
+    workspace without fact proposals has an empty proposals_fts)."""
+    assert table in ("chunks_fts", "proposals_fts")  # spelled into the SQL
+    memo = _row_counts(index)
+    if ("any row", table) not in memo:
+        memo[("any row", table)] = (
+            index.conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone() is not None
+        )
+    return memo[("any row", table)]
+
+
 def phrase_rows(index: Index, phrase: str) -> int:
     """How many rows hold ``phrase``, remembered while the index is unchanged (recall's lexical
     leg, its coverage step and relevance all ask)."""

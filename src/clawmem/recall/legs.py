@@ -281,6 +281,11 @@ def coverage(index: Index, q: LexQuery, ids: list[int]) -> dict[int, float]:
         return {}
     weight: dict[str, float] = {}
     matched: dict[int, float] = {}
+    # A workspace without fact proposals has an empty proposals_fts: asking it costs a query a
+    # term and finds nothing.
+    tables = ["chunks_fts"]
+    if bm25_topk.has_rows(index, "proposals_fts"):
+        tables.append("proposals_fts")
     for term, (w, df) in _term_weights(index, q).items():
         weight[term] = w
         # The rows the lexical leg scored from the terms' lists it knows already (at 1M units
@@ -289,7 +294,7 @@ def coverage(index: Index, q: LexQuery, ids: list[int]) -> dict[int, float]:
         for cid in held.intersection(ids):
             matched[cid] = matched.get(cid, 0.0) + w
         ask = [cid for cid in ids if cid not in known]
-        for table in ("chunks_fts", "proposals_fts"):  # a proposal's words are in the second
+        for table in tables:  # a proposal's words are in the second
             some = ask if table == "chunks_fts" else ids
             if not some:
                 continue

@@ -130,6 +130,24 @@ def _summary(
     return [tag, f"**Summary** ({model}, from the facts below): {text} ({cites})"]
 
 
+def _append_in_place(path: Path, change: FileChange) -> None:
+    """Write a change that only adds to the end of the file (``--apply``'s proposals at the end
+    of MEMORY.md) by appending in place: a rename over the file lost every line a program that
+    keeps MEMORY.md open wrote after it (its writes went to the replaced file)."""
+    from clawmem.files.cas import read_snapshot, write_if_unchanged
+
+    assert change.old is not None
+    snap = read_snapshot(path)
+    if snap.data != change.old.encode("utf-8") or (
+        write_if_unchanged(path, snap, change.new.encode("utf-8"), may_follow=lambda _: False)
+        is None
+    ):
+        raise ReflectConflict(
+            f"{change.path} changed while reflect was running; nothing more written",
+            hint="run clawmem reflect again",
+        )
+
+
 def plan_reflect(
     root: Path,
     log: FactLog,
@@ -484,7 +502,10 @@ def reflect(
                         hint="run clawmem reflect again",
                     )
                 try:
-                    write_atomic(path, change.new)
+                    if change.old is not None and change.new.startswith(change.old):
+                        _append_in_place(path, change)
+                    else:
+                        write_atomic(path, change.new)
                 except OSError as exc:
                     raise StoreError(
                         f"{change.path}: cannot write ({exc.strerror})",

@@ -121,7 +121,8 @@ def _timestamp(line_ts: object, message_ts: object) -> str | None:
     for raw in (line_ts, message_ts):
         when = _parse_time(raw)
         if when is not None:
-            return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            # Not strftime: glibc writes year 1 as "1", not "0001", and readers of the day broke.
+            return f"{when.year:04d}-{when:%m-%dT%H:%M:%S}Z"
     return None
 
 
@@ -137,9 +138,12 @@ def _parse_time(raw: object) -> datetime | None:
     if isinstance(raw, str) and raw:
         try:
             when = datetime.fromisoformat(raw.replace("Z", "+00:00"))
-        except ValueError:
+            when = when if when.tzinfo else when.replace(tzinfo=UTC)
+            # In UTC here: 0001-01-01T00:00+05:00 has no UTC day, and converting it later
+            # raised OverflowError out of every index of the transcript's folder.
+            return when.astimezone(UTC)
+        except (ValueError, OverflowError):
             return None
-        return when if when.tzinfo else when.replace(tzinfo=UTC)
     return None
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
@@ -111,6 +112,8 @@ def _refusal(folder: Path, inner: PurePosixPath) -> tuple[str | None, os.stat_re
         st = where.stat()
     except OSError as exc:
         return f"cannot stat: {exc.strerror}", None
+    if not stat.S_ISREG(st.st_mode):  # a FIFO named *.jsonl: reading it would block for ever
+        return "cannot read: not a regular file", None
     if st.st_size > MAX_TRANSCRIPT_BYTES:
         return f"{st.st_size:,} bytes is over the transcript cap", None
     return None, st
