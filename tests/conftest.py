@@ -178,6 +178,31 @@ def ws(tmp_path) -> Path:
     return dest
 
 
+def copy_indexed(template: Path, dest: Path) -> Path:
+    """Copy an indexed workspace built once (``built_once``) to ``dest`` for one test, its index
+    adopted as this machine's (``Index.stamp_origin``, the product's own record). A copied index
+    is another file, which clawmem treats as foreign and rebuilds from the Markdown before any
+    read (docs/storage.md, "An index from elsewhere"); the test process made this one itself, so
+    it may say so, and each test reads the index built once rather than rebuilding it."""
+    shutil.copytree(template, dest)
+    adopt_index(dest / ".memory" / "index.sqlite")
+    return dest
+
+
+def adopt_index(path: Path) -> Path:
+    """Record the index file at ``path`` as built here, as ``sync.swap_in`` records a rebuild: for
+    a test that copies an index this process built, standing in for clawmem's own swap."""
+    from clawmem.store.index import Index
+
+    idx = Index.open(path)
+    try:
+        with idx.conn:
+            idx.stamp_origin()
+    finally:
+        idx.close()
+    return path
+
+
 @pytest.fixture(scope="session")
 def indexed_template(tmp_path_factory, model_cache, runtime_dir) -> Path:
     """The fixture workspace indexed once with the real model (vectors included)."""
@@ -224,9 +249,7 @@ def shared_model(monkeypatch, _loaded_models):
 
 @pytest.fixture
 def indexed(indexed_template, tmp_path, shared_model) -> Path:
-    dest = tmp_path / "ws"
-    shutil.copytree(indexed_template, dest)
-    return dest
+    return copy_indexed(indexed_template, tmp_path / "ws")
 
 
 @pytest.fixture
@@ -265,6 +288,4 @@ def hash_indexed_template(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def hash_indexed(hash_indexed_template, hash_model, tmp_path) -> Path:
-    dest = tmp_path / "ws"
-    shutil.copytree(hash_indexed_template, dest)
-    return dest
+    return copy_indexed(hash_indexed_template, tmp_path / "ws")

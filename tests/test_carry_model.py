@@ -64,7 +64,8 @@ def test_forgotten_stays_out_of_a_hybrid_recall_and_a_rebuild(indexed):
 def test_forget_across_a_git_merge_with_the_real_model(indexed, tmp_path):
     ws = indexed
     other = two_clones(ws, tmp_path)
-    # The clone starts from this index (its vectors), as a copied workspace would.
+    # The clone starts from a copy of this index, as a copied workspace would: not built there,
+    # so its first read rebuilds it from the Markdown (docs/storage.md, "An index from elsewhere").
     (other / ".memory").mkdir(exist_ok=True)
     shutil.copy(ws / ".memory/index.sqlite", other / ".memory/index.sqlite")
     text = forget_here_append_there(ws, other, "- the hotel shuttle leaves at 9")

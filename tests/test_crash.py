@@ -24,7 +24,7 @@ from benchmarks.soak.resources import fill, read_only, small_disk
 from clawmem.memory import open_workspace
 from clawmem.store import db
 
-from .conftest import built_once
+from .conftest import built_once, copy_indexed
 from .test_concurrency import make_workspace
 
 pytestmark = pytest.mark.usefixtures("lexical")
@@ -109,7 +109,7 @@ def big_template(tmp_path_factory) -> Path:
 @pytest.fixture
 def big(big_template, tmp_path) -> Path:
     ws = tmp_path / "ws"
-    shutil.copytree(big_template, ws)
+    copy_indexed(big_template, ws)
     return ws
 
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+from .conftest import copy_indexed
 
 # The program's entry, as the `clawmem` script calls it, with an exit handler that says whether
 # Python's normal teardown ran.
@@ -37,7 +38,7 @@ def test_a_process_that_loaded_the_model_exits_at_once_with_all_its_output(
     indexed_template, tmp_path
 ):
     ws = tmp_path / "ws"
-    shutil.copytree(indexed_template, ws)
+    copy_indexed(indexed_template, ws)
     # Many JSON lines through a pipe, each a hybrid recall on the real model.
     queries = "\n".join(f"Peter lunch {i}" for i in range(40)) + "\n"
     r = run(ws, "recall", "--queries", "-", "-k", "20", stdin=queries)
@@ -57,7 +58,7 @@ def test_a_process_that_loaded_the_model_exits_at_once_with_all_its_output(
 
 def test_a_process_without_a_model_exits_the_normal_way(indexed_template, tmp_path):
     ws = tmp_path / "ws"
-    shutil.copytree(indexed_template, ws)
+    copy_indexed(indexed_template, ws)
     r = run(ws, "recall", "Peter", "--mode", "lexical", "--json")
     assert r.returncode == 0 and json.loads(r.stdout)["results"]
     assert "python teardown ran" in r.stderr

@@ -2,13 +2,14 @@
 swapped its database in, without waiting for the vectors (issue 11)."""
 
 import json
+import os
 import shutil
 import threading
 import time
 
 from clawmem.files.locking import try_write_lock
 
-from .conftest import FIXTURE, cli
+from .conftest import FIXTURE, adopt_index, cli
 
 
 def test_recall_waits_for_lexical_rows_not_for_vectors(tmp_path, lexical):
@@ -22,7 +23,9 @@ def test_recall_waits_for_lexical_rows_not_for_vectors(tmp_path, lexical):
 
     def swap_in():  # ... and swaps its first database in a moment later, then embeds on
         time.sleep(0.5)
-        shutil.copy(built / ".memory" / "index.sqlite", ws / ".memory" / "index.sqlite")
+        tmp = ws / ".memory" / "index.sqlite.new"
+        shutil.copy(built / ".memory" / "index.sqlite", tmp)
+        os.replace(adopt_index(tmp), ws / ".memory" / "index.sqlite")  # as sync.swap_in does
 
     t = threading.Thread(target=swap_in)
     t.start()

@@ -9,17 +9,16 @@ On the real default model: what is tested is whether that model is loaded and us
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 from clawmem import open_workspace
 
-from .conftest import cli_subprocess
+from .conftest import cli_subprocess, copy_indexed
 
 
 def copy(indexed_template: Path, tmp_path: Path) -> Path:
     ws = tmp_path / "ws"
-    shutil.copytree(indexed_template, ws)
+    copy_indexed(indexed_template, ws)
     return ws
 
 

@@ -9,6 +9,8 @@ import clawmem
 from clawmem.embedders.testing import HashEmbedder
 from clawmem.store import db
 
+from .conftest import adopt_index
+
 
 def _workspace(tmp_path, name="ws"):
     ws = tmp_path / name
@@ -86,7 +88,8 @@ def test_a_swapped_index_file_is_never_read_through_the_old_connection(tmp_path)
     conn.close()
     live = ws / ".memory" / "index.sqlite"
     shutil.copy(src, ws / ".memory" / "swap.sqlite")
-    os.replace(ws / ".memory" / "swap.sqlite", live)
+    # Recorded as built here, as sync.swap_in records its new file before the rename.
+    os.replace(adopt_index(ws / ".memory" / "swap.sqlite"), live)
 
     res = mem.recall("lighthouse", mode="lexical", sync=False)
     assert res.hits and "lighthouse" in res.hits[0].text

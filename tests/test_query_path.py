@@ -24,6 +24,7 @@ from clawmem.embedders.default import default_model_path
 from clawmem.embedders.llama import LlamaEmbedder
 from clawmem.embedders.ugm import ESCAPED_SPACE, normalize
 
+from .conftest import copy_indexed
 from .test_resident import embedder_pids, rt  # noqa: F401 - the fixture
 from .test_watch import wait_until
 
@@ -218,7 +219,7 @@ def test_a_cold_recall_embeds_its_query_here_and_starts_the_embedder_for_the_nex
     model_cache,
 ):
     ws = tmp_path / "ws"
-    shutil.copytree(indexed_template, ws)
+    copy_indexed(indexed_template, ws)
     env = {**os.environ, "CLAWMEM_RUNTIME_DIR": str(rt)}
     # The run's model was converted by this clawmem: its query-path cache was built then.
     assert query_path.fresh(default_model_path(model_cache))
@@ -248,7 +249,7 @@ def test_turned_off_or_without_its_cache_the_first_call_waits_for_the_embedder(
     model_copy,
 ):
     ws = tmp_path / "ws"
-    shutil.copytree(indexed_template, ws)
+    copy_indexed(indexed_template, ws)
     env = {**os.environ, "CLAWMEM_RUNTIME_DIR": str(rt), "CLAWMEM_QUERY_PATH": "0"}
     off = _recall(ws, env)
     assert off["vectors"]["query_by"].startswith("resident embedder (pid "), off["vectors"]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import sys
 from pathlib import Path
@@ -23,7 +22,7 @@ from clawmem.embedders.resident import protocol
 from clawmem.embedders.testing import HashEmbedder
 from clawmem.ingest import journal
 
-from .conftest import cli_subprocess
+from .conftest import cli_subprocess, copy_indexed
 from .test_watch import daemons, stop_process, wait_until  # noqa: F401 - daemons is a fixture
 
 pytestmark = pytest.mark.skipif(
@@ -47,7 +46,7 @@ def ranked(res: dict) -> list[tuple[str, int, int, float]]:
 
 def test_a_cold_recall_gets_its_query_vector_from_the_watcher(indexed_template, tmp_path, daemons):  # noqa: F811
     ws = tmp_path / "ws"
-    shutil.copytree(indexed_template, ws)
+    copy_indexed(indexed_template, ws)
     mem = open_workspace(ws)
     key = mem.open_index().get_meta("embedder")
     d = daemons(ws, "--debounce-ms", "100")
@@ -88,7 +87,7 @@ def test_a_recall_configured_for_another_model_does_not_take_the_watchers_vector
     daemons,  # noqa: F811
 ):
     ws = tmp_path / "ws"
-    shutil.copytree(indexed_template, ws)
+    copy_indexed(indexed_template, ws)
     mem = open_workspace(ws)
     key = mem.open_index().get_meta("embedder")
     daemons(ws, "--debounce-ms", "100")

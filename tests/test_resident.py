@@ -27,7 +27,7 @@ from clawmem.embedders.model_identity import identity_of
 from clawmem.embedders.resident import client as resident
 from clawmem.embedders.resident import protocol
 
-from .conftest import cli_subprocess
+from .conftest import cli_subprocess, copy_indexed
 from .test_watch import wait_until
 
 pytestmark = pytest.mark.skipif(
@@ -129,7 +129,7 @@ def test_a_cold_cli_recall_starts_one_detached_embedder_and_the_next_reuses_it(
     rt, indexed_template, tmp_path
 ):
     ws = tmp_path / "ws"
-    shutil.copytree(indexed_template, ws)
+    copy_indexed(indexed_template, ws)
     args = [sys.executable, "-m", "clawmem", "-w", str(ws), "recall", QUERY, "--json"]
     # The NumPy query path off: the first call then waits for the embedder it starts (with it
     # on, the first call embeds here: tests/test_query_path.py).
@@ -251,7 +251,7 @@ def test_turned_off_a_recall_loads_the_model_itself_and_starts_nothing(
     rt, indexed_template, tmp_path
 ):
     ws = tmp_path / "ws"
-    shutil.copytree(indexed_template, ws)
+    copy_indexed(indexed_template, ws)
     env = {"CLAWMEM_RUNTIME_DIR": str(rt), "CLAWMEM_RESIDENT_EMBEDDER": "0"}
     r = cli_subprocess("-w", str(ws), "recall", QUERY, "--json", env=env)
     assert r.code == 0, r.err
@@ -268,7 +268,7 @@ def test_index_after_an_edit_embeds_its_units_in_the_resident_embedder(
     rt, indexed_template, tmp_path, model
 ):
     ws = tmp_path / "ws"
-    shutil.copytree(indexed_template, ws)
+    copy_indexed(indexed_template, ws)
     env = {"CLAWMEM_RUNTIME_DIR": str(rt)}
     note = ws / "memory" / "2025-11-20.md"
     note.write_text(note.read_text() + "\nThe ibex on the ridge watched us eat lunch.\n")
@@ -291,7 +291,7 @@ def test_a_cold_retain_embeds_its_fact_in_the_resident_embedder(
     rt, indexed_template, tmp_path, model
 ):
     ws = tmp_path / "ws"
-    shutil.copytree(indexed_template, ws)
+    copy_indexed(indexed_template, ws)
     env = {"CLAWMEM_RUNTIME_DIR": str(rt)}
     fact = "The ibex on the ridge watched us eat lunch."
     r = cli_subprocess("-w", str(ws), "retain", fact, "--json", env=env)

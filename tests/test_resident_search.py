@@ -5,7 +5,6 @@ real index built from the fixture workspace with the model's vectors."""
 
 from __future__ import annotations
 
-import shutil
 import sys
 
 import pytest
@@ -14,6 +13,7 @@ from clawmem.recall import legs
 from clawmem.store import vector_matrix
 from clawmem.store.index import Filters, Index
 
+from .conftest import copy_indexed
 from .test_resident import QUERY, borrowed, rt, spec_of  # noqa: F401
 from .test_watch import wait_until
 
@@ -36,7 +36,7 @@ def served(rt, indexed_template, tmp_path, model, model_cache):  # noqa: F811
     import clawmem
 
     ws = tmp_path / "ws"
-    shutil.copytree(indexed_template, ws)
+    copy_indexed(indexed_template, ws)
     b = borrowed(spec_of(model))
     idx = Index.open(ws / ".memory" / "index.sqlite", readonly=True)
     env = {"CLAWMEM_RUNTIME_DIR": str(rt), "CLAWMEM_CACHE_DIR": str(model_cache)}

@@ -39,7 +39,7 @@ from clawmem.ingest.sync import (
 )
 from clawmem.markdown.workspace import INDEX_DIR, FileEntry, Scan, scan
 from clawmem.store import db
-from clawmem.store.index import Index, inode
+from clawmem.store.index import FOREIGN, ForeignIndex, Index, inode
 from clawmem.transcripts import registry
 
 if TYPE_CHECKING:
@@ -205,7 +205,20 @@ class Indexer:
         Close it, or hand it to ``release`` for the next read to reuse."""
         readonly = not os.access(self.memory_dir, os.W_OK)
         idx = self._take_kept(writable=not readonly)
-        return idx if idx is not None else Index.open(self.index_path, readonly=readonly)
+        if idx is not None:
+            return idx
+        idx = Index.open(self.index_path, readonly=readonly)
+        try:
+            foreign = idx.foreign()
+        except BaseException:
+            idx.close()
+            raise
+        if foreign:
+            # Never read what this machine did not build (a read-only clone, sync_on_read off,
+            # or a rebuild that failed): its texts need not be the Markdown's.
+            idx.close()
+            raise ForeignIndex(f"{FOREIGN}: `clawmem index` rebuilds it from the Markdown")
+        return idx
 
     def release(self, idx: Index) -> None:
         """Done with ``idx`` (from ``open_for_read`` or ``sync_for_read``): kept open for this
@@ -407,7 +420,8 @@ class Indexer:
                 if identity is not None:
                     try:
                         src = Index.open(stale, readonly=True)
-                        idx.import_vectors(identity.key(), src)
+                        if not src.foreign():  # shipped by a clone, not left by a kill here
+                            idx.import_vectors(identity.key(), src)
                         src.close()
                     except db.DatabaseError:
                         pass

@@ -16,6 +16,7 @@ from clawmem.config import trust
 from clawmem.ingest.indexing import Indexer
 from clawmem.ingest.sync import chunking_key, plan_fresh
 from clawmem.store import db, queries
+from clawmem.store.index import ForeignIndex
 from clawmem.text.shown_path import shown_path
 from clawmem.transcripts import registry
 from clawmem.transcripts.flushlog import last_flush
@@ -154,7 +155,9 @@ def status(ix: Indexer) -> Status:
         idx = ix.open_for_read()
         meta = idx.all_meta()
     except db.DatabaseError as exc:
-        if db.is_corruption(exc):
+        if isinstance(exc, ForeignIndex):
+            state = str(exc)
+        elif db.is_corruption(exc):
             state = f"index is corrupt ({exc}): `clawmem index` rebuilds it"
         else:
             state = f"index unreadable ({exc}): check disk space and permissions"

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from clawmem.config import Config
 from clawmem.markdown.workspace import TRANSCRIPT_PREFIX, FileEntry, Scan, Skipped
 from clawmem.store import db
-from clawmem.store.index import Index, make_unit
+from clawmem.store.index import Index, make_unit, origin_of
 from clawmem.text.shown_path import shown_path
 
 if TYPE_CHECKING:
@@ -552,7 +552,10 @@ def build_fresh(
                 try:
                     old = Index.open(src, readonly=True)
                     try:
-                        new.import_vectors(key, old)
+                        # Not from an index this machine did not build (a clone can ship a
+                        # live index or a leftover rebuild): its vector for a text could be any.
+                        if not old.foreign():
+                            new.import_vectors(key, old)
                     finally:
                         old.close()
                 except db.DatabaseError:
@@ -606,7 +609,7 @@ def _old_vector_space(path: Path) -> tuple[str, str, int] | None:
     try:
         old = Index.open(path, readonly=True)
         try:
-            meta = old.all_meta()
+            meta = {} if old.foreign() else old.all_meta()
         finally:
             old.close()
     except db.DatabaseError:
@@ -616,10 +619,26 @@ def _old_vector_space(path: Path) -> tuple[str, str, int] | None:
     return None
 
 
+def _stamp(tmp: Path, origin: str | None) -> bool:
+    """Record ``origin`` in the rebuilt index ``tmp``; False when there is none to record."""
+    if origin is None:
+        return False
+    new = Index.open(tmp)
+    try:
+        with new.conn:
+            new.stamp_origin(origin)
+    finally:
+        new.close()
+    return True
+
+
 def swap_in(memory_dir: Path, tmp: Path) -> None:
     """Atomically make ``tmp`` the live index, then delete abandoned rebuilds."""
     live = memory_dir / INDEX_NAME
-    if live.exists() and _copy_into_live(tmp, live):
+    # The new index records the file it will be once in place (store/index.py, ORIGIN_META):
+    # the live file, whose pages it replaces, or else itself, renamed (a rename keeps its inode).
+    # A kill in between leaves a record that does not match: the next run rebuilds again.
+    if live.exists() and _stamp(tmp, origin_of(live)) and _copy_into_live(tmp, live):
         remove_db_files(tmp)
         for p in leftover_rebuilds(memory_dir):
             remove_db_files(p)
@@ -632,6 +651,7 @@ def swap_in(memory_dir: Path, tmp: Path) -> None:
             conn.close()
         except db.DatabaseError:
             pass  # corrupt old index: nothing worth checkpointing
+    _stamp(tmp, origin_of(tmp))
     fd = os.open(tmp, os.O_RDONLY)
     try:
         os.fsync(fd)  # it was written with synchronous=OFF

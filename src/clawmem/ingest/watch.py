@@ -423,7 +423,7 @@ class Watcher:
         """The cheap check: a stat scan compared with the index. Why a sync is needed, or None."""
         from clawmem.ingest.sync import chunking_key, plan_fresh
         from clawmem.store import db
-        from clawmem.store.index import Index
+        from clawmem.store.index import FOREIGN, Index
 
         if not self.ix.index_path.exists():
             return "no index yet"
@@ -433,8 +433,9 @@ class Watcher:
         except db.DatabaseError as exc:
             return f"index unreadable ({exc})"
         try:
-            if idx.check_compatible(chunking_key(self.ix.cfg)) is not None:
-                return "index made by another clawmem version"
+            why = idx.check_compatible(chunking_key(self.ix.cfg))
+            if why is not None:
+                return why if why == FOREIGN else "index made by another clawmem version"
             plan = plan_fresh(self.ix.root, self.ix.scan(), idx)
             if not plan.empty:
                 n = len(plan.added) + len(plan.changed) + len(plan.removed)

@@ -173,7 +173,7 @@ def _add_entity(ix: Indexer, plan: ForgetPlan, wanted: dict[str, set[int]], name
     ix.lazy_sync([])
     if not ix.index_path.exists():
         raise StoreError("no index yet", hint="run `clawmem index`, then forget again")
-    idx = Index.open(ix.index_path, readonly=True)
+    idx = ix.open_for_read()  # never an index this machine did not build (store/index.py)
     try:
         folded = name.casefold()
         rows = idx.conn.execute(

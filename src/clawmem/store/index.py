@@ -148,6 +148,28 @@ def inode(path: str | Path) -> int | None:
         return None
 
 
+# The meta key holding where this machine made the index file: "device:inode" of the file as
+# it was when clawmem built it (``stamp_origin``). A copy of the file (a clone that committed
+# it, a tarball, a synced folder, ``cp``) is another file, so its record names a file that it
+# is not; such an index is foreign and is rebuilt from the Markdown, never read: its chunk
+# texts could say what no Markdown file says, under real citations.
+ORIGIN_META = "origin"
+FOREIGN = "the index came from elsewhere (copied or cloned, not built here)"
+
+
+class ForeignIndex(db.DatabaseError):
+    """An index this machine did not build (``Index.foreign``): a read refuses it."""
+
+
+def origin_of(path: str | Path) -> str | None:
+    """The "device:inode" of the file at ``path`` (None if it is gone)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return f"{st.st_dev}:{st.st_ino}"
+
+
 class Index(IndexVectors):
     """One index file: its connection, meta, files, units, links and (``IndexVectors``) vectors."""
 
@@ -188,6 +210,7 @@ class Index(IndexVectors):
             for key, value in expected_meta(chunking).items():
                 idx.set_meta(key, value)
             idx.set_meta("created_at", str(int(time.time())))
+            idx.stamp_origin()
             idx.set_meta("vector_backend", idx.vec.backend)
         return idx
 
@@ -252,7 +275,20 @@ class Index(IndexVectors):
                 f"vectors were stored for {meta['vector_backend']}, "
                 f"but {self.vec.backend} is in use now"
             )
+        if self.foreign():
+            return FOREIGN
         return None
+
+    def stamp_origin(self, origin: str | None = None) -> None:
+        """Record ``origin`` (this file's own, by default) as where the index was made, in the
+        caller's transaction: only a build of clawmem's own (``Index.create``, ``sync.swap_in``)
+        calls it."""
+        self.set_meta(ORIGIN_META, origin or origin_of(self.path) or "")
+
+    def foreign(self) -> bool:
+        """Whether this index was not built as this file on this machine: its recorded origin
+        (none in an index made before the record existed) is not the file's device and inode."""
+        return self.get_meta(ORIGIN_META) != origin_of(self.path)
 
     # ----------------------------------------------------------------- meta
     def get_meta(self, key: str) -> str | None:
