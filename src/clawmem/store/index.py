@@ -154,7 +154,11 @@ def inode(path: str | Path) -> int | None:
 # is not; such an index is foreign and is rebuilt from the Markdown, never read: its chunk
 # texts could say what no Markdown file says, under real citations.
 ORIGIN_META = "origin"
-FOREIGN = "the index came from elsewhere (copied or cloned, not built here)"
+# An index of an older clawmem has no record either, and cannot be told from a shipped one.
+FOREIGN = (
+    "the index came from elsewhere (copied or cloned, or made by an older clawmem: "
+    "nothing records that it was built here)"
+)
 
 
 class ForeignIndex(db.DatabaseError):
