@@ -1236,6 +1236,24 @@ def lists_probe(size: int, n_queries: int, share: float = 0.05) -> dict:
     }
 
 
+def _matrix_and_copy(path: Path) -> tuple[Any, Any, Any, dict[int, int], Any] | None:
+    """An index's float32 vectors (ids, matrix), its compressed copy, each id's row in the
+    matrix, and where each of the copy's rows sits in it; None when either cannot be had."""
+    import numpy as np
+
+    from clawmem.store import db, vector_lists, vector_matrix
+
+    conn, _ = db.connect(path, readonly=True)
+    loaded = vector_matrix.load(conn)
+    conn.close()
+    lists = vector_lists.build(str(path))
+    if loaded is None or lists is None:
+        return None
+    ids, mat = loaded
+    by_id = dict(zip(ids.tolist(), range(len(ids)), strict=True))
+    return ids, mat, lists, by_id, np.array([by_id[int(c)] for c in lists.ids])
+
+
 def real_overlap(chats: tuple[int, ...] = (1, 2, 3)) -> dict:
     """On real vectors (REALTALK's indexed chat workspaces, the real model's query vectors): the
     compressed copy's vector leg (80 candidates) against the exact scan's, every question, with
@@ -1246,7 +1264,7 @@ def real_overlap(chats: tuple[int, ...] = (1, 2, 3)) -> dict:
 
     from benchmarks.common import embedder_status
     from benchmarks.suites.realtalk import chat_files, convert
-    from clawmem.store import db, vector_lists, vector_matrix
+    from clawmem.store import vector_lists, vector_matrix
 
     emb, why = embedder_status()
     if emb is None:
@@ -1261,16 +1279,11 @@ def real_overlap(chats: tuple[int, ...] = (1, 2, 3)) -> dict:
             path = WORK / "work" / "realtalk" / f"chat-{num:02d}" / ".memory" / "index.sqlite"
             if not path.is_file():
                 continue
-            conn, _ = db.connect(path, readonly=True)
-            loaded = vector_matrix.load(conn)
-            conn.close()
-            lists = vector_lists.build(str(path))
-            if loaded is None or lists is None:
+            held = _matrix_and_copy(path)
+            if held is None:
                 continue
-            ids, mat = loaded
+            ids, mat, lists, _, order = held
             rows.append(len(ids))
-            by_id = dict(zip(ids.tolist(), range(len(ids)), strict=True))
-            order = np.array([by_id[int(c)] for c in lists.ids])
             for q in convert(files[num - 1]).questions:
                 qv = np.asarray(emb.embed_query(q["question"]), dtype=np.float32)
                 n_q += 1
@@ -1324,7 +1337,7 @@ def _pool_as_clawmem(emb: Any, chats: tuple[int, ...]) -> dict:
     from benchmarks.datasets.workspaces import load_scifact
     from benchmarks.questions.build import load as load_questions
     from benchmarks.suites.realtalk import chat_files, convert
-    from clawmem.store import db, vector_lists, vector_matrix
+    from clawmem.store import vector_lists, vector_matrix
 
     files = chat_files()
     _, sq, _ = load_scifact("test")
@@ -1354,15 +1367,10 @@ def _pool_as_clawmem(emb: Any, chats: tuple[int, ...]) -> dict:
     for name, path, questions in sets:
         if not path.is_file():
             continue
-        conn, _ = db.connect(path, readonly=True)
-        loaded = vector_matrix.load(conn)
-        conn.close()
-        lists = vector_lists.build(str(path))
-        if loaded is None or lists is None:
+        held = _matrix_and_copy(path)
+        if held is None:
             continue
-        ids, mat = loaded
-        by_id = dict(zip(ids.tolist(), range(len(ids)), strict=True))
-        order = np.array([by_id[int(c)] for c in lists.ids])
+        ids, mat, lists, by_id, order = held
         same = {10: 0, 80: 0}
         need = []
         for text in questions:
