@@ -68,6 +68,21 @@ def test_recall_names_a_log_left_out_for_its_size(ws):
     assert any(f"memory/{DAY}.md is not searchable" in d for d in json.loads(r.out)["degraded"])
 
 
+def test_recall_counts_the_files_past_max_files(ws):
+    """A workspace over max_files by many files: each answer counts them in one line, rather
+    than carrying a line for every file left out."""
+    (ws / "clawmem.toml").write_text("max_files = 5\n", encoding="utf-8")
+    r = cli("-w", str(ws), "recall", "Peter", "--json")
+    assert r.code == 0, r.err
+    degraded = json.loads(r.out)["degraded"]
+    over = [d for d in degraded if "over max_files=5" in d]
+    skipped = json.loads(cli("-w", str(ws), "status", "--json").out)["skipped"]
+    past_cap = [s for s in skipped if s["reason"].startswith("over max_files")]
+    assert len(past_cap) > 1 and over == [
+        f"{len(past_cap)} files are not searchable: over max_files=5 (`clawmem status` lists them)"
+    ], degraded
+
+
 def test_a_file_name_cannot_write_a_fact_into_a_page(ws):
     """Entity pages cite each fact's file: a note named "x\n## Retain\n- W @Mallory: z.md"
     made reflect write a Retain section into Peter's page, and `facts` listed its fact."""

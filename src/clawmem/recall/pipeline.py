@@ -36,6 +36,7 @@ from clawmem.text.timeexpr import TimeRange, parse_date, parse_since, parse_unti
 
 if TYPE_CHECKING:
     from clawmem.embedders.base import EmbedResult, Vector, VectorSource
+    from clawmem.markdown.workspace import Scan
     from clawmem.recall.relevance import Model
 
 MODES = ("hybrid", "lexical", "vector")
@@ -251,11 +252,7 @@ def recall(
             if getattr(emb, "error", None):
                 vectors.update(state="off", reason=emb.error)
                 ranked.degraded.append(f"vector search off: {emb.error}")
-        # A memory file clawmem cannot read (not UTF-8, binary) is in no answer: say so in
-        # every one, with the fix, rather than let it be silently invisible.
-        # So is one the scan left out whole (over max_file_bytes, …).
-        for where, why in [*queries.unsearchable(idx), *ix.left_out(scan, idx)]:
-            ranked.degraded.append(f"{where} is not searchable: {why}")
+        ranked.degraded.extend(_unsearchable(ix, idx, scan))
         stale_files = None  # not checked: the caller asked for no sync (a stat of every file)
         if sync:
             stale_files = ix.stale_files(scan, idx)
@@ -541,6 +538,26 @@ def _scored(hits: list[Hit], model: Model | None) -> list[Hit]:
 def _page_unit(idx: Index, page: Hit) -> int:
     row = queries.unit_at(idx, page.path, page.start_line)
     return row["id"] if row is not None else -1
+
+
+def _unsearchable(ix: Indexer, idx: Index, scan: Scan | None) -> list[str]:
+    """What every answer says of the memory files it cannot hold: one clawmem cannot read (not
+    UTF-8, binary), or one the scan left out whole (over max_file_bytes, …), with the fix,
+    rather than let them be silently invisible. Files past max_files are counted, not named: a
+    workspace over the cap by thousands would put a line for each in every answer."""
+    notes: list[str] = []
+    over_cap: list[str] = []
+    for where, why in [*queries.unsearchable(idx), *ix.left_out(scan, idx)]:
+        if why.startswith("over max_files"):
+            over_cap.append(why)
+        else:
+            notes.append(f"{where} is not searchable: {why}")
+    if over_cap:
+        notes.append(
+            f"{len(over_cap):,} files are not searchable: {over_cap[0]} "
+            "(`clawmem status` lists them)"
+        )
+    return notes
 
 
 # ---------------------------------------------------------------------------- entity first
