@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-RRF = "rrf-v13"
+RRF = "rrf-v15"
 WEIGHTED = "weighted-v11"
 
 
@@ -110,6 +110,11 @@ class Ranking:
     # names and dates; a longer one ("Where was Elise on 31 Dec 2023?") asks for a line, and the
     # page ranks as any note (rrf-v9).
     entity_page_max_terms: int = 1
+    # rrf-v15: among the first this many hits, lines next to each other in one section (no line
+    # between, the same heading; notes' lines, not facts) are one hit at the better one's place
+    # (passages.py): a message and the reply to it read as the exchange they are. 0 = off.
+    # (rrf-v14 was the answer-type re-ordering, measured and not adopted: analysis.md.)
+    join_depth: int = 5
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,85 @@
+"""Next lines as one passage: two hits among the first few that are lines next to each other in
+one section are shown as one hit, at the better one's place (rrf-v15).
+
+A conversation kept in notes answers across lines: one message asks ("How long have you been
+skiing?") and the next answers it, or one says what happened and the next what it was. When both
+lines are among the first hits, a reader gets them as separate hits, the second some places
+below the first and cited apart, often with other hits between. Shown together, in the order
+they were written and under one citation, they read as the exchange they are, and cost the
+same characters as the two hits apart did. Only lines that touch (no line between them) and
+share a heading are joined, and only notes' lines: a Retain fact is a statement of its own (its
+kind, validity and the copies folded into it belong to it alone), and a page led in for the
+entity asked about keeps its lead as it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from clawmem.recall.ranking import snippet
+from clawmem.recall.results import Hit
+from clawmem.text.textnorm import LexQuery
+
+
+def join_next_lines(
+    hits: list[Hit], depth: int, q: LexQuery | None, snippet_chars: int, keep: int = 0
+) -> list[Hit]:
+    """``hits`` with the lines that touch among the first ``depth`` joined into the better
+    placed one (``_joinable``); the other takes no place of its own. The first ``keep`` hits
+    are left as they are. Only the first ``depth`` hits are read, so the result's first hits
+    do not depend on how many were asked for."""
+    if depth <= 0:
+        return hits
+    head, rest = list(hits[:depth]), hits[depth:]
+    out: list[Hit] = []
+    used = [False] * len(head)
+    for i, h in enumerate(head):
+        if used[i]:
+            continue
+        if i >= keep and _joinable(h):
+            parts = [h]
+            grew = True
+            while grew:  # a third line may touch the pair
+                grew = False
+                for j in range(i + 1, len(head)):
+                    if not used[j] and j >= keep and _touches(parts, head[j]):
+                        parts.append(head[j])
+                        used[j] = grew = True
+            if len(parts) > 1:
+                h = _joined(h, parts, q, snippet_chars)
+        out.append(h)
+    return out + rest
+
+
+def _joinable(h: Hit) -> bool:
+    """A note's lines (no fact, no hit reached through a link)."""
+    return h.kind is None and h.via is None
+
+
+def _touches(parts: list[Hit], x: Hit) -> bool:
+    first = parts[0]
+    if not _joinable(x) or x.path != first.path or x.scope != first.scope:
+        return False
+    if x.heading != first.heading:
+        return False
+    lo = min(p.start_line for p in parts)
+    hi = max(p.end_line for p in parts)
+    return x.start_line == hi + 1 or x.end_line + 1 == lo
+
+
+def _joined(best: Hit, parts: list[Hit], q: LexQuery | None, snippet_chars: int) -> Hit:
+    """One hit of ``parts`` (lines that touch), in line order, with ``best``'s score, ranks and
+    relevance features: it holds its place."""
+    ordered = sorted(parts, key=lambda p: p.start_line)
+    text = "\n".join(p.text for p in ordered)
+    entities = tuple(dict.fromkeys(e for p in ordered for e in p.entities))
+    return replace(
+        best,
+        start_line=ordered[0].start_line,
+        end_line=ordered[-1].end_line,
+        text=text,
+        snippet=snippet(text, q, snippet_chars),
+        entities=entities,
+        proposals=tuple(dict.fromkeys(c for p in parts for c in p.proposals)),
+        copies=tuple(dict.fromkeys(c for p in parts for c in p.copies)),
+    )
