@@ -6,10 +6,11 @@ skiing?") and the next answers it, or one says what happened and the next what i
 lines are among the first hits, a reader gets them as separate hits, the second some places
 below the first and cited apart, often with other hits between. Shown together, in the order
 they were written and under one citation, they read as the exchange they are, and cost the
-same characters as the two hits apart did. Only lines that touch (no line between them) and
-share a heading are joined, and only notes' lines: a Retain fact is a statement of its own (its
-kind, validity and the copies folded into it belong to it alone), and a page led in for the
-entity asked about keeps its lead as it is.
+same characters as the two hits apart did. A hit joins one other at most (a pair: a message
+and the one next to it; a run of five lines is not one hit because all five matched). Only
+lines that touch (no line between them) and share a heading are joined, and only notes' lines:
+a Retain fact is a statement of its own (its kind, validity and the copies folded into it
+belong to it alone), and a page led in for the entity asked about keeps its lead as it is.
 """
 
 from __future__ import annotations
@@ -24,10 +25,10 @@ from clawmem.text.textnorm import LexQuery
 def join_next_lines(
     hits: list[Hit], depth: int, q: LexQuery | None, snippet_chars: int, keep: int = 0
 ) -> list[Hit]:
-    """``hits`` with the lines that touch among the first ``depth`` joined into the better
-    placed one (``_joinable``); the other takes no place of its own. The first ``keep`` hits
-    are left as they are. Only the first ``depth`` hits are read, so the result's first hits
-    do not depend on how many were asked for."""
+    """``hits`` with each of the first ``depth`` joined with the first later one among them whose
+    lines touch its own (``_touches``), into the better placed one's place; the other takes no
+    place of its own. The first ``keep`` hits are left as they are. Only the first ``depth``
+    hits are read, so the result's first hits do not depend on how many were asked for."""
     if depth <= 0:
         return hits
     head, rest = list(hits[:depth]), hits[depth:]
@@ -37,16 +38,12 @@ def join_next_lines(
         if used[i]:
             continue
         if i >= keep and _joinable(h):
-            parts = [h]
-            grew = True
-            while grew:  # a third line may touch the pair
-                grew = False
-                for j in range(i + 1, len(head)):
-                    if not used[j] and j >= keep and _touches(parts, head[j]):
-                        parts.append(head[j])
-                        used[j] = grew = True
-            if len(parts) > 1:
-                h = _joined(h, parts, q, snippet_chars)
+            j = next(
+                (j for j in range(i + 1, len(head)) if not used[j] and _touches(h, head[j])), None
+            )
+            if j is not None:
+                used[j] = True
+                h = _joined(h, head[j], q, snippet_chars)
         out.append(h)
     return out + rest
 
@@ -56,20 +53,17 @@ def _joinable(h: Hit) -> bool:
     return h.kind is None and h.via is None
 
 
-def _touches(parts: list[Hit], x: Hit) -> bool:
-    first = parts[0]
-    if not _joinable(x) or x.path != first.path or x.scope != first.scope:
+def _touches(h: Hit, x: Hit) -> bool:
+    """Whether ``x``'s lines are right before or after ``h``'s, in the same section."""
+    if not _joinable(x) or (x.path, x.scope, x.heading) != (h.path, h.scope, h.heading):
         return False
-    if x.heading != first.heading:
-        return False
-    lo = min(p.start_line for p in parts)
-    hi = max(p.end_line for p in parts)
-    return x.start_line == hi + 1 or x.end_line + 1 == lo
+    return x.start_line == h.end_line + 1 or x.end_line + 1 == h.start_line
 
 
-def _joined(best: Hit, parts: list[Hit], q: LexQuery | None, snippet_chars: int) -> Hit:
-    """One hit of ``parts`` (lines that touch), in line order, with ``best``'s score, ranks and
+def _joined(best: Hit, other: Hit, q: LexQuery | None, snippet_chars: int) -> Hit:
+    """One hit of two whose lines touch, in line order, with ``best``'s score, ranks and
     relevance features: it holds its place."""
+    parts = (best, other)
     ordered = sorted(parts, key=lambda p: p.start_line)
     text = "\n".join(p.text for p in ordered)
     entities = tuple(dict.fromkeys(e for p in ordered for e in p.entities))
