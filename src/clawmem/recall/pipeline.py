@@ -1,8 +1,8 @@
 """The recall pipeline: from a question to cited hits, in one pass over one open index.
 
     arguments → filters → lazy sync → vector state → ranking (ranking.py; with a time named in the
-    question, two rankings fused) → the entity's page first → supersession → as-of order →
-    token budget → staleness → one ``RecallResult``
+    question, two rankings fused) → the entity's page first → next lines joined → supersession →
+    as-of order → token budget → staleness → one ``RecallResult``
 
 Filters (time, kind, entity, path, as-of) apply inside the ranking, before any limit; everything
 after it only reorders, marks or trims the hits it found.
