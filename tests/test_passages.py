@@ -11,6 +11,7 @@ import pytest
 
 from clawmem.recall.passages import join_next_lines
 from clawmem.recall.results import Hit
+from clawmem.text.query import Query
 
 from .conftest import approve, cli
 
@@ -54,6 +55,12 @@ def test_what_is_never_joined():
     assert len(join_next_lines([hit(5), hit(9), hit(6)], 2, None, 700)) == 3
     assert len(join_next_lines([hit(5), hit(6)], 5, None, 700, keep=1)) == 2
     assert len(join_next_lines([hit(5), hit(6)], 0, None, 700)) == 2
+    # a question asking for all of something keeps its hits spread over distinct items
+    every = Query.parse("What cuisines does Emi like?", today=None)
+    assert every.asks_for_all
+    assert len(join_next_lines([hit(5), hit(6)], 5, every, 700)) == 2
+    one = Query.parse("How long has Emi been skiing?", today=None)
+    assert lines(join_next_lines([hit(5), hit(6)], 5, one, 700)) == [(5, 6)]
 
 
 CHAT = """# 2024-01-05

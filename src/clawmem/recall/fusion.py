@@ -112,7 +112,8 @@ class Ranking:
     entity_page_max_terms: int = 1
     # rrf-v15: among the first this many hits, lines next to each other in one section (no line
     # between, the same heading; notes' lines, not facts) are one hit at the better one's place
-    # (passages.py): a message and the reply to it read as the exchange they are. 0 = off.
+    # (passages.py): a message and the reply to it read as the exchange they are; not for a
+    # question asking for all of something (its hits are spread over distinct items). 0 = off.
     # (rrf-v14 was the answer-type re-ordering, measured and not adopted: analysis.md.)
     join_depth: int = 5
 

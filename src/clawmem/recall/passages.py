@@ -11,6 +11,9 @@ and the one next to it; a run of five lines is not one hit because all five matc
 lines that touch (no line between them) and share a heading are joined, and only notes' lines:
 a Retain fact is a statement of its own (its kind, validity and the copies folded into it
 belong to it alone), and a page led in for the entity asked about keeps its lead as it is.
+A question asking for all of something ("What cuisines does Emi like?") is left as ranked: its
+hits were spread over distinct items (``aggregate.spread_out``), and the line next to one item
+is most often more of the same item, taking the budget another item needed.
 """
 
 from __future__ import annotations
@@ -19,17 +22,17 @@ from dataclasses import replace
 
 from clawmem.recall.ranking import snippet
 from clawmem.recall.results import Hit
-from clawmem.text.textnorm import LexQuery
+from clawmem.text.query import Query
 
 
 def join_next_lines(
-    hits: list[Hit], depth: int, q: LexQuery | None, snippet_chars: int, keep: int = 0
+    hits: list[Hit], depth: int, q: Query | None, snippet_chars: int, keep: int = 0
 ) -> list[Hit]:
     """``hits`` with each of the first ``depth`` joined with the first later one among them whose
     lines touch its own (``_touches``), into the better placed one's place; the other takes no
     place of its own. The first ``keep`` hits are left as they are. Only the first ``depth``
     hits are read, so the result's first hits do not depend on how many were asked for."""
-    if depth <= 0:
+    if depth <= 0 or (q is not None and q.asks_for_all):
         return hits
     head, rest = list(hits[:depth]), hits[depth:]
     out: list[Hit] = []
@@ -60,7 +63,7 @@ def _touches(h: Hit, x: Hit) -> bool:
     return x.start_line == h.end_line + 1 or x.end_line + 1 == h.start_line
 
 
-def _joined(best: Hit, other: Hit, q: LexQuery | None, snippet_chars: int) -> Hit:
+def _joined(best: Hit, other: Hit, q: Query | None, snippet_chars: int) -> Hit:
     """One hit of two whose lines touch, in line order, with ``best``'s score, ranks and
     relevance features: it holds its place."""
     parts = (best, other)
@@ -72,7 +75,7 @@ def _joined(best: Hit, other: Hit, q: LexQuery | None, snippet_chars: int) -> Hi
         start_line=ordered[0].start_line,
         end_line=ordered[-1].end_line,
         text=text,
-        snippet=snippet(text, q, snippet_chars),
+        snippet=snippet(text, q.lex if q is not None else None, snippet_chars),
         entities=entities,
         proposals=tuple(dict.fromkeys(c for p in parts for c in p.proposals)),
         copies=tuple(dict.fromkeys(c for p in parts for c in p.copies)),

@@ -541,7 +541,7 @@ def _next_lines_joined(
     if not ranking.startswith("rrf-"):
         return hits
     keep = 1 if page_leads else 0
-    return passages.join_next_lines(hits, rk.join_depth, q.lex, snippet_chars, keep=keep)
+    return passages.join_next_lines(hits, rk.join_depth, q, snippet_chars, keep=keep)
 
 
 def _scored(hits: list[Hit], model: Model | None) -> list[Hit]:

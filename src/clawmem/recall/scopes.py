@@ -102,7 +102,7 @@ def recall_with_scopes(ix: Indexer, query: str | Query, **kwargs: Any) -> Recall
     if own.ranking.startswith("rrf-"):
         page_leads = any(n.startswith(PAGE_NOTE) for n in own.notes)
         merged = passages.join_next_lines(
-            merged, depth, q.lex, ix.cfg.snippet_chars, keep=1 if page_leads else 0
+            merged, depth, q, ix.cfg.snippet_chars, keep=1 if page_leads else 0
         )
     hits = merged[:want]
     budget = kwargs.get("budget")
