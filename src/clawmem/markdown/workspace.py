@@ -401,8 +401,13 @@ def _own_temps(path: Path, ino: int) -> int:
     return n
 
 
-def resolve_member(root: Path, user_path: str, extra_paths: tuple[str, ...] = ()) -> str:
-    """Map a path given by a user (relative or absolute) to a workspace memory file, or refuse."""
+def resolve_member(
+    root: Path, user_path: str, extra_paths: tuple[str, ...] = (), *, max_bytes: int
+) -> str:
+    """Map a path given by a user (relative or absolute) to a workspace memory file, or refuse.
+    A file over ``max_bytes`` (the workspace's ``max_file_bytes``) is refused as the scan leaves
+    it out: ``get`` of a 3 GB file full of NUL bytes, which no index holds, read it whole (18 GB
+    of memory and four minutes; an MCP server's memory for a read-only token's memory_get)."""
     raw = Path(user_path)
     candidate = raw if raw.is_absolute() else root / raw
     try:
@@ -425,9 +430,19 @@ def resolve_member(root: Path, user_path: str, extra_paths: tuple[str, ...] = ()
             f"{user_path}: not a memory file",
             hint="memory files are MEMORY.md, memory/**/*.md, bank/**/*.md and configured extra_paths",
         )
-    if not resolved.is_file():
+    try:
+        st = resolved.stat()
+    except OSError:
+        st = None
+    if st is None or not S_ISREG(st.st_mode):
         raise WorkspaceError(
             f"{relpath}: no such file in the workspace", hint="see `clawmem status`"
+        )
+    if st.st_size > max_bytes:
+        raise InputError(
+            f"{relpath}: {st.st_size:,} bytes is over max_file_bytes={max_bytes:,}; "
+            "the index leaves it out and clawmem does not read it",
+            hint="split the file, or raise max_file_bytes in clawmem.toml",
         )
     return relpath
 
@@ -459,13 +474,15 @@ def read_lines(
     from_line: int = 1,
     lines: int | None = None,
     extra_paths: tuple[str, ...] = (),
+    max_bytes: int,
 ) -> Lines:
-    """Lines ``from_line`` .. ``from_line + lines - 1`` of a memory file, with their citation."""
+    """Lines ``from_line`` .. ``from_line + lines - 1`` of a memory file, with their citation.
+    ``max_bytes``: the workspace's ``max_file_bytes`` (``resolve_member``)."""
     if from_line < 1:
         raise BadArgument("from_line", from_line, "lines are numbered from 1")
     if lines is not None and lines < 1:
         raise BadArgument("lines", lines, "must be at least 1")
-    rel = resolve_member(root, path, extra_paths)
+    rel = resolve_member(root, path, extra_paths, max_bytes=max_bytes)
     try:
         text = (root / rel).read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:
