@@ -8,7 +8,8 @@ One run, under the workspace's write lock:
    ``bank/proposals.md``; with ``apply``, the lines added to ``MEMORY.md``;
 3. stop if a generated section was edited by hand since it was written (``ReflectConflict``,
    nothing written) unless forced;
-4. write the files that changed, each atomically, then sync the index under the same lock.
+4. write the files that changed, each atomically (``MEMORY.md`` only ever appended to, in place:
+   a program may hold it open), then sync the index under the same lock.
 
 Every generated section is a pure function of the facts (dates in it come from the facts, never
 the clock), so a second run with no new facts rewrites nothing, byte for byte. A page changes when
@@ -132,13 +133,14 @@ def _summary(
 
 def _append_in_place(path: Path, change: FileChange) -> None:
     """Write a change that only adds to the end of the file (``--apply``'s proposals at the end
-    of MEMORY.md) by appending in place: a rename over the file lost every line a program that
-    keeps MEMORY.md open wrote after it (its writes went to the replaced file)."""
+    of MEMORY.md, ``apply_to_core``) by appending in place, or create the file if nobody did
+    meanwhile: a rename over the file lost every line a program that keeps MEMORY.md open wrote
+    after it (its writes went to the replaced file)."""
     from clawmem.files.cas import read_snapshot, write_if_unchanged
 
-    assert change.old is not None
+    old = None if change.old is None else change.old.encode("utf-8")
     snap = read_snapshot(path)
-    if snap.data != change.old.encode("utf-8") or (
+    if snap.data != old or (
         write_if_unchanged(path, snap, change.new.encode("utf-8"), may_follow=lambda _: False)
         is None
     ):
@@ -502,7 +504,9 @@ def reflect(
                         hint="run clawmem reflect again",
                     )
                 try:
-                    if change.old is not None and change.new.startswith(change.old):
+                    if change.role == "core" or (
+                        change.old is not None and change.new.startswith(change.old)
+                    ):
                         _append_in_place(path, change)
                     else:
                         write_atomic(path, change.new)
