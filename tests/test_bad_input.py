@@ -120,3 +120,24 @@ def test_a_temporary_copy_left_by_a_killed_write_is_removed_by_the_next(ws):
     assert r.code == 0, r.err
     assert not stale.exists() and other.exists()
     assert "Peter moved the standup to 10:00" in day.read_text(encoding="utf-8")
+
+
+def test_json_nested_too_deeply_is_malformed_input_not_an_internal_error(ws, tmp_path):
+    """Python's JSON parser raised RecursionError on 50,000 nested lists: `import` of such a
+    file and a `--queries` line were internal errors. They are malformed JSON, said in one line
+    naming the file (the transcripts' bad line: test_sessions.py)."""
+    deep = "[" * 50_000 + "]" * 50_000
+    facts = tmp_path / "facts.jsonl"
+    facts.write_text('{"content": "' + deep + '"}\n' + deep + "\n", encoding="utf-8")
+    r = cli("-w", str(ws), "import", str(facts), "--format", "jsonl", "--dry-run")
+    assert r.code == 0 and "internal error" not in r.err, r.err
+    assert "facts.jsonl#L2: not a fact object" in r.out + r.err
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"query": ' + deep + "}\n", encoding="utf-8")
+    r = cli("-w", str(ws), "recall", "--queries", str(queries))
+    assert r.code != 0 and "internal error" not in r.err
+    assert r.err.startswith(f"clawmem: error: {queries} line 1: invalid JSON (nested too deeply)")
+    mem0 = tmp_path / "mem0.json"
+    mem0.write_text(deep, encoding="utf-8")
+    r = cli("-w", str(ws), "import", str(mem0), "--format", "mem0", "--dry-run")
+    assert r.code != 0 and r.err.startswith(f"clawmem: error: {mem0}: not JSON"), r.err

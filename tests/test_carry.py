@@ -105,6 +105,20 @@ def test_correct_supersedes_and_as_of_shows_the_old(ws):
     assert hist["steps"][-2]["writer"] == "hand edit"
 
 
+def test_correct_takes_the_statement_written_as_a_retain_line(ws):
+    """A user who writes the correction the way retain takes it means that fact: its head is
+    read (kind, people, confidence), never written again in front of the statement."""
+    d = js(ws, "correct", OLD, "B @Peter @Kate: Peter drove Kate to Essaouira on Nov 28.")
+    log = (ws / "memory" / f"{TODAY}.md").read_text(encoding="utf-8")
+    line = next(x for x in log.splitlines() if "Essaouira on Nov 28" in x)
+    assert line == "- B @Peter @Kate: Peter drove Kate to Essaouira on Nov 28."
+    assert d["kind"] == "B" and d["entities"] == ["Peter", "Kate"] and d["supersedes"] == OLD
+    plain = js(ws, "correct", d["source"], "Peter drove Kate to Essaouira on Nov 29.")
+    assert plain["kind"] == "B" and plain["entities"] == ["Peter", "Kate"]  # the old fact's
+    bad = run(ws, "correct", OLD, "O(c=0.9) @Peter: likes Essaouira", "--kind", "W")
+    assert bad.code == 2 and "kind" in bad.err
+
+
 def test_correct_refuses_a_line_that_is_not_a_fact(ws):
     r = run(ws, "correct", "memory/2025-11-27.md#L1-L1", "x")
     assert r.code == 2 and "is not a fact" in r.err

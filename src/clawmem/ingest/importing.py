@@ -25,7 +25,6 @@ idempotent: retain does not append a fact the workspace already states.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -35,6 +34,7 @@ from pathlib import Path
 from clawmem.errors import ClawmemError, InputError, UsageError
 from clawmem.ingest.indexing import Indexer
 from clawmem.markdown.facts import Fact, parse_fact
+from clawmem.text import untrusted_json
 from clawmem.text.records import as_json
 from clawmem.text.redact import redact
 
@@ -252,7 +252,7 @@ def _read_jsonl(path: Path, skipped: list[str]) -> Iterator[Candidate]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = untrusted_json.loads(line)
             kind = str(obj.get("kind") or "W")
             content = str(obj["content"])
             ents = tuple(str(e) for e in obj.get("entities") or ())
@@ -371,7 +371,7 @@ def _read_basic_memory(folder: Path, skipped: list[str]) -> Iterator[Candidate]:
 
 def _read_mem0(path: Path, skipped: list[str]) -> Iterator[Candidate]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = untrusted_json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise InputError(f"{path}: not JSON ({exc})", hint="pass a mem0 JSON export") from None
     items = data.get("results", data.get("memories")) if isinstance(data, dict) else data

@@ -28,7 +28,13 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from clawmem.errors import InputError, ReflectConflict, StoreError, WorkspaceError
+from clawmem.errors import (
+    ClawmemError,
+    InputError,
+    ReflectConflict,
+    StoreError,
+    WorkspaceError,
+)
 from clawmem.markdown.factlog import FactLog, LoggedFact, collect_facts, read_text
 from clawmem.markdown.markers import OFF, MarkerError, find_section, is_off, splice
 from clawmem.markdown.workspace import (
@@ -532,6 +538,11 @@ def reflect(
         from clawmem.reflect.proposal_review import accept
 
         for p, why in promote:
-            result.promoted.append(accept(ix, p.id, promoted=why).to_dict() | {"why": why})
+            try:
+                result.promoted.append(accept(ix, p.id, promoted=why).to_dict() | {"why": why})
+            except ClawmemError as exc:
+                # One proposal that cannot be kept (a person decided it meanwhile, retain
+                # refuses its line) stays on its page; the nightly run goes on and says why.
+                result.warnings.append(f"proposal {p.id} not promoted: {exc.message}")
     result.seconds = time.perf_counter() - t0
     return result

@@ -351,8 +351,12 @@ def record(root: Path, proposals: list[Proposal], today: date | None = None) -> 
 
 def promotable(sightings: list[Proposal], root: Path) -> list[tuple[Proposal, str]]:
     """The proposals among ``sightings`` (every proposal reflect read, repeats included) that
-    the promotion rule keeps, with why; none a person already accepted or rejected."""
+    the promotion rule keeps, with why: only those pending on a page. None a person already
+    accepted or rejected, nor a turn grown from one they did (``record`` writes it on no page:
+    promoted, it kept a statement the person had rejected, and accepting an id no page holds
+    ended every later reflect with "no proposal")."""
     ledger = _ledger(root)
+    on_pages = {p.key for _rel, text in _pages(root) for p, _ in _page_entries(text)}
     where: dict[str, set[str]] = {}
     best: dict[str, Proposal] = {}
     for p in sightings:
@@ -361,7 +365,7 @@ def promotable(sightings: list[Proposal], root: Path) -> list[tuple[Proposal, st
             best[p.key] = p
     out = []
     for key, p in best.items():
-        if key in ledger:
+        if key in ledger or key not in on_pages:
             continue
         if len(where[key]) >= PROMOTE_CONVERSATIONS:
             out.append((p, f"said in {len(where[key])} conversations"))
