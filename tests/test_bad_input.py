@@ -141,3 +141,39 @@ def test_json_nested_too_deeply_is_malformed_input_not_an_internal_error(ws, tmp
     mem0.write_text(deep, encoding="utf-8")
     r = cli("-w", str(ws), "import", str(mem0), "--format", "mem0", "--dry-run")
     assert r.code != 0 and r.err.startswith(f"clawmem: error: {mem0}: not JSON"), r.err
+
+
+def test_get_of_a_fifo_or_a_folder_says_what_it_is_and_never_blocks(ws, tmp_path):
+    """`get` of a FIFO named like a note said "no such file in the workspace" (it is there: `ls`
+    shows it); a FIFO put there after the check would have blocked the read for ever. Now one
+    line says what the path is and how to fix it, exit 3, for a note and a transcript alike."""
+    import os
+    import subprocess
+
+    from .conftest import approve, cli_subprocess
+
+    os.mkfifo(ws / "memory" / "2025-12-09.md")
+    (ws / "bank" / "folder.md").mkdir()
+    sessions = tmp_path / "talks"
+    sessions.mkdir()
+    os.mkfifo(sessions / "abc.jsonl")
+    (ws / "clawmem.toml").write_text(f'[sessions]\npaths = ["{sessions}"]\n', encoding="utf-8")
+    approve(ws)
+    for rel, told in (
+        ("memory/2025-12-09.md", "is a FIFO (named pipe), not a file of notes"),
+        ("bank/folder.md", "is a folder, not a file of notes"),
+        ("sessions/abc.jsonl", "is a FIFO (named pipe), not a transcript"),
+    ):
+        try:
+            r = cli_subprocess("-w", str(ws), "get", rel, "--lines", "2", timeout=30)
+        except subprocess.TimeoutExpired:  # pragma: no cover - the defect itself
+            pytest.fail(f"get {rel} blocked")
+        assert r.code == 3 and r.out == "", (rel, r.code, r.err)
+        first, hint = r.err.splitlines()
+        assert first.startswith(f"clawmem: error: {rel}: {told}"), r.err
+        assert "regular file" in first and ("rm " in first + hint or "remove" in first + hint)
+    # The read itself never waits: a FIFO swapped in after the path was checked is refused.
+    from clawmem.markdown.workspace import read_plain
+
+    with pytest.raises(WorkspaceError, match=r"^memory/2025-12-09.md: is a FIFO"):
+        read_plain(ws / "memory" / "2025-12-09.md", "memory/2025-12-09.md")

@@ -745,3 +745,42 @@ def test_a_rejected_turn_grown_in_three_conversations_is_not_promoted(ws, tmp_pa
     assert not any("pottery" in p["statement"] for p in _list(ws))
     assert [p["statement"] for p in _list(ws, "rejected")] == [said]
     assert "pottery" not in "".join(p.read_text() for p in (ws / "memory").glob("2026-*.md"))
+
+
+def test_the_ledger_and_a_page_are_appended_in_place_while_a_program_holds_them_open(
+    tmp_path, lexical
+):
+    """The ledger and the proposals pages are only ever appended to, but each append renamed a
+    rewritten copy over the file: what a program holding it open wrote afterwards was lost."""
+    import os
+
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    log = ws / "memory" / "2025-11-03.md"
+    log.write_text(
+        "# 2025-11-03\n\nWe decided to go with Hetzner for staging after the call.\n\n"
+        "I'm starting a pottery class at the community center on Tuesdays.\n",
+        encoding="utf-8",
+    )
+    assert cli("-w", str(ws), "reflect").code == 0
+    first, second = (p["id"] for p in _list(ws))
+    assert cli("-w", str(ws), "proposals", "reject", first).code == 0
+    ledger = ws / ".clawmem" / "proposals-reviewed"
+    page = ws / "memory" / "proposals" / "2025-11-03.md"
+    held = {p: (os.open(p, os.O_WRONLY | os.O_APPEND), p.stat().st_ino) for p in (ledger, page)}
+    try:
+        assert cli("-w", str(ws), "proposals", "reject", second).code == 0
+        with log.open("a", encoding="utf-8") as fh:
+            fh.write("\nI'm flying to Lisbon next week for the conference.\n")
+        assert cli("-w", str(ws), "reflect").code == 0
+        for fd, _ in held.values():
+            os.write(fd, b"<!-- a note written by another program -->\n")
+    finally:
+        for fd, _ in held.values():
+            os.close(fd)
+    for p, (_, ino) in held.items():
+        text = p.read_text(encoding="utf-8")
+        assert p.stat().st_ino == ino and text.endswith("another program -->\n"), (p, text)
+    assert len(ledger.read_text().splitlines()) == 3  # two decisions and the note
+    assert "Lisbon" in page.read_text(encoding="utf-8")
+    assert [p["statement"] for p in _list(ws, "rejected")] and "Lisbon" in _list(ws)[0]["statement"]

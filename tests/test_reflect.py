@@ -458,6 +458,47 @@ def test_apply_below_a_later_section_keeps_what_a_program_holding_memory_md_open
     assert core.read_text().count("## Added by clawmem reflect") == 2
 
 
+def test_apply_goes_on_after_lines_a_program_appended_to_memory_md_meanwhile(ws, monkeypatch):
+    """An agent's logger appending to MEMORY.md while reflect planned: --apply stopped with
+    "MEMORY.md changed while reflect was running" (exit 10) on every run. Whole lines appended
+    meanwhile now stay, before the applied ones; a heading appended meanwhile still stops it."""
+    import clawmem.reflect.pipeline as reflect_mod
+
+    core = ws / "MEMORY.md"
+    before = core.read_bytes()
+    fd = os.open(core, os.O_WRONLY | os.O_APPEND)
+    real_plan = reflect_mod.plan_reflect
+    said = [b"- agent note while reflect planned\n"]
+
+    def plan_then_log(*args, **kwargs):
+        planned = real_plan(*args, **kwargs)
+        os.write(fd, said[0])  # after reflect read MEMORY.md, before it writes
+        return planned
+
+    monkeypatch.setattr(reflect_mod, "plan_reflect", plan_then_log)
+    try:
+        run = reflect(ws, "--apply")
+        assert run.code == 0, run.err
+        os.write(fd, b"- agent note after apply\n")
+    finally:
+        os.close(fd)
+    text = core.read_bytes()
+    assert text.startswith(before + said[0] + b"\n## Added by clawmem reflect\n\n- The Castle")
+    assert text.endswith(b"\n- agent note after apply\n")
+    # A heading appended meanwhile would put the applied lines under it: a conflict, nothing more.
+    for day in ("2025-11-24", "2025-11-28"):
+        with (ws / "memory" / f"{day}.md").open("a", encoding="utf-8") as fh:
+            fh.write("\n## Retain\n- W @The-Castle: The Castle router is a Mikrotik hEX.\n")
+    said[0] = b"## Agent's section\n"
+    fd = os.open(core, os.O_WRONLY | os.O_APPEND)
+    try:
+        run = reflect(ws, "--apply")
+    finally:
+        os.close(fd)
+    assert run.code == 10 and "MEMORY.md changed while reflect was running" in run.err
+    assert core.read_bytes().endswith(b"- agent note after apply\n## Agent's section\n")
+
+
 # ------------------------------------------------------------------------------ the lock
 
 

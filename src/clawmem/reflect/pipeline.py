@@ -141,19 +141,42 @@ def _append_in_place(path: Path, change: FileChange) -> None:
     """Write a change that only adds to the end of the file (``--apply``'s proposals at the end
     of MEMORY.md, ``apply_to_core``) by appending in place, or create the file if nobody did
     meanwhile: a rename over the file lost every line a program that keeps MEMORY.md open wrote
-    after it (its writes went to the replaced file)."""
+    after it (its writes went to the replaced file). Whole lines such a program appended since
+    reflect read the file stay, before the new ones, as retain keeps a log's (``may_follow``: no
+    heading among them, so the new lines land in the section they were planned for); anything
+    else is a conflict, and nothing is written."""
     from clawmem.files.cas import read_snapshot, write_if_unchanged
+    from clawmem.ingest.retain import may_follow
 
     old = None if change.old is None else change.old.encode("utf-8")
-    snap = read_snapshot(path)
-    if snap.data != old or (
-        write_if_unchanged(path, snap, change.new.encode("utf-8"), may_follow=lambda _: False)
-        is None
-    ):
-        raise ReflectConflict(
-            f"{change.path} changed while reflect was running; nothing more written",
-            hint="run clawmem reflect again",
-        )
+    new = change.new.encode("utf-8")
+    for _ in range(_APPEND_TRIES):
+        snap = read_snapshot(path)
+        if old is None:  # a new file, unless another program created it meanwhile
+            target = new if snap.data is None else None
+        elif snap.data == old:
+            target = new
+        elif (
+            snap.data is not None
+            and snap.data.startswith(old)
+            and old.endswith(b"\n")
+            and may_follow(snap.data[len(old) :])
+        ):
+            target = snap.data + new[len(old) :]
+        else:
+            target = None
+        if target is None:
+            break
+        if write_if_unchanged(path, snap, target, may_follow=may_follow) is not None:
+            return
+        time.sleep(0.01)  # a line half written: read it again once it is whole
+    raise ReflectConflict(
+        f"{change.path} changed while reflect was running; nothing more written",
+        hint="run clawmem reflect again",
+    )
+
+
+_APPEND_TRIES = 20
 
 
 def plan_reflect(
@@ -504,7 +527,9 @@ def reflect(
             for change in result.written():
                 path = writable_path(ix.root, change.path)
                 current = path.read_bytes().decode("utf-8") if path.is_file() else None
-                if current != change.old:
+                # MEMORY.md is only appended to, and may have grown meanwhile by whole lines
+                # another program appended: _append_in_place decides.
+                if current != change.old and change.role != "core":
                     raise ReflectConflict(
                         f"{change.path} changed while reflect was running; nothing more written",
                         hint="run clawmem reflect again",

@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from clawmem.errors import InputError, UsageError
+from clawmem.errors import InputError, LockedError, UsageError
 from clawmem.ingest.indexing import Indexer
 from clawmem.markdown.facts import parse_fact
 from clawmem.reflect.fact_proposals import Proposal, Said
@@ -275,17 +276,33 @@ def _decided_prefixes(lines: list[re.Match[str]]) -> dict[str, list[tuple[int, s
 
 
 def _append(root: Path, relpath: str, text: str, head: str) -> None:
-    """Append ``text`` to a workspace file (``head`` starts a new one), never through a link."""
-    from clawmem.files.atomic import write_atomic
+    """Append ``text`` to a workspace file (``head`` starts a new one), never through a link, in
+    place (files/cas.py): a rewrite renamed over the page or the ledger lost what a program
+    holding it open wrote afterwards. Whole lines another program appended meanwhile stay,
+    before ours."""
+    from clawmem.files.cas import read_snapshot, write_if_unchanged
     from clawmem.markdown.workspace import writable_path
 
     path = writable_path(root, relpath)
     path.parent.mkdir(parents=True, exist_ok=True)
-    # As bytes: whatever the file holds (text that is not UTF-8 included) is kept as it was.
-    old = path.read_bytes() if path.is_file() else head.encode("utf-8")
-    if old and not old.endswith(b"\n"):
-        old += b"\n"
-    write_atomic(path, old + text.encode("utf-8"))
+    for _ in range(_APPEND_TRIES):
+        snap = read_snapshot(path)
+        # As bytes: whatever the file holds (text that is not UTF-8 included) is kept as it was.
+        old = snap.data if snap.data is not None else head.encode("utf-8")
+        if old and not old.endswith(b"\n"):
+            old += b"\n"
+        new = old + text.encode("utf-8")
+        if write_if_unchanged(path, snap, new, may_follow=lambda extra: extra.endswith(b"\n")):
+            return
+        time.sleep(0.01)  # a line half written, or a rewrite: read it again once it is done
+    raise LockedError(
+        f"{relpath}: another program kept changing the file ({_APPEND_TRIES} tries); "
+        "nothing was written",
+        hint="run the command again once the other program has finished writing it",
+    )
+
+
+_APPEND_TRIES = 20
 
 
 def _page_head(day: str) -> str:
