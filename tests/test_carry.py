@@ -514,6 +514,22 @@ def test_claude_memory_tool_answers_a_disk_refusal_as_an_error(ws):
             assert tool.handle(call) == "Error: /memories/pipe.md: not a regular file"
 
 
+def test_claude_memory_tool_refuses_a_name_the_index_would_leave_out(ws):
+    """A name with a line break, a control or a bidi-override character was created ("File
+    created successfully"), though the scan leaves such a file out: a remote agent's note was
+    never searchable, and a file named "a\n## Retain…" sat in the user's workspace (and git)."""
+    tool = open_workspace(ws).memory_tool()
+    assert "created" in tool.handle(
+        {"command": "create", "path": "/memories/ok.md", "file_text": "x"}
+    )
+    for bad in ("/memories/a\nb.md", "/memories/\u202eevil.md", "/memories/d\x1b[2J/x.md"):
+        out = tool.handle({"command": "create", "path": bad, "file_text": "hi"})
+        assert out.startswith("Error: ") and "line break or control character" in out, out
+        renamed = {"command": "rename", "old_path": "/memories/ok.md", "new_path": bad}
+        assert tool.handle(renamed).startswith("Error: ")
+    assert sorted(p.name for p in (ws / "bank/memories").iterdir()) == ["ok.md"]
+
+
 # ---------------------------------------------------------------------------- episodes age out
 
 

@@ -209,9 +209,7 @@ class _Walker:
         rel = path[self.cut :].replace(os.sep, "/")
         if rel in self.files:
             return
-        if not rel.isprintable():
-            # Pages clawmem writes cite it (``(bank/x.md#L2)``): a name holding
-            # "\n## Retain\n- W @X: …" would write a fact nobody stated into them.
+        if not citable_name(rel):
             shown = rel.encode("unicode_escape").decode("ascii")
             self.skipped.append(Skipped(shown, "a name with a line break or control character"))
             return
@@ -287,7 +285,7 @@ class _Walker:
                 or len(files) >= limit
                 or st.st_size > biggest
                 or not S_ISREG(mode)
-                or not rel.isprintable()
+                or not citable_name(rel)
             ):
                 self.consider(full, False)
             else:
@@ -399,6 +397,14 @@ def _own_temps(path: Path, ino: int) -> int:
         except OSError:
             pass
     return n
+
+
+def citable_name(relpath: str) -> bool:
+    """Whether a file's workspace path may be read and cited: no line break or other control
+    or format character. Pages clawmem writes cite it (``(bank/x.md#L2)``): a name holding
+    "\n## Retain\n- W @X: …" would write a fact nobody stated into them. The scan leaves any
+    other out, and nothing clawmem writes (the memory tool's files) is given one."""
+    return relpath.isprintable()
 
 
 def resolve_member(
