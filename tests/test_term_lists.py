@@ -396,6 +396,16 @@ def test_a_phrase_in_many_rows_is_bounded_by_its_words_and_ranked_exactly(tmp_pa
             ), (query, limit)
             assert answered and answered[-1] is not None, (query, limit)
             assert 0 < sum(counted) < both - 20, (query, limit, counted)  # the bound pruned
+    # A bound that would leave more rows to count than the cap: bm25() ranks the question.
+    q = build_query("settlement edge-proxy")
+    answered.clear()
+    with monkeypatch.context() as m:
+        m.setattr(bm25_topk, "_COUNTED_MAX", 8)
+        m.setattr(bm25_topk._ListQuery, "with_compounds", ranked)
+        new = legs.lexical_leg(idx, q, Filters(), 20)
+    assert answered == [None]
+    old = _whole_or(idx, q, 20, monkeypatch)
+    assert [(h.chunk_id, h.score) for h in new[0]] == [(h.chunk_id, h.score) for h in old[0]]
     # The text a unit holds now is not the text its row was indexed with: the counts the lists
     # hold are not found in it, and bm25() ranks the question.
     edge_rows = [

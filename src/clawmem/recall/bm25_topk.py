@@ -226,8 +226,10 @@ def _probe(live: list[str], limit: int, ranked: Ranker) -> tuple[float | None, R
 # (``with_compounds``), and a prefix in more rows sends the question back to the plan above.
 LIST_FTS_ROWS = 5000
 # A question naming a phrase of several words in many rows counts it in at most this many rows'
-# text (``with_compounds``, ~0.1 ms a row); past it bm25() ranks the question.
-_COUNTED_MAX = 2048
+# text (``with_compounds``, 0.07-0.15 ms a row at 1M); past it bm25() ranks the question, and
+# what was spent (at most ~150 ms) is lost. A phrase of more words is left to bm25() as well.
+_COUNTED_MAX = 1024
+_WORDS_MAX = 32
 # Up to this many rows to look up in a term's unread tiers, only the parts spanning them are
 # read; more, and every unread part is (one query).
 _FEW = 256
@@ -343,7 +345,7 @@ class _ListQuery:
             # A phrase of several words in many rows: bounded by its words' lists, counted in
             # the few rows that can make the list (``with_compounds``); a prefix cannot be.
             ts = cut.get(p, [])
-            if p.endswith("*") or len(ts) < 2 or any(t not in ids for t in ts):
+            if p.endswith("*") or not 2 <= len(ts) <= _WORDS_MAX or any(t not in ids for t in ts):
                 return None
             q.compound[p] = [(t, ids[t]) for t in ts]
             for _, tid in q.compound[p]:
