@@ -120,3 +120,60 @@ def test_a_temporary_copy_left_by_a_killed_write_is_removed_by_the_next(ws):
     assert r.code == 0, r.err
     assert not stale.exists() and other.exists()
     assert "Peter moved the standup to 10:00" in day.read_text(encoding="utf-8")
+
+
+def test_json_nested_too_deeply_is_malformed_input_not_an_internal_error(ws, tmp_path):
+    """Python's JSON parser raised RecursionError on 50,000 nested lists: `import` of such a
+    file and a `--queries` line were internal errors. They are malformed JSON, said in one line
+    naming the file (the transcripts' bad line: test_sessions.py)."""
+    deep = "[" * 50_000 + "]" * 50_000
+    facts = tmp_path / "facts.jsonl"
+    facts.write_text('{"content": "' + deep + '"}\n' + deep + "\n", encoding="utf-8")
+    r = cli("-w", str(ws), "import", str(facts), "--format", "jsonl", "--dry-run")
+    assert r.code == 0 and "internal error" not in r.err, r.err
+    assert "facts.jsonl#L2: not a fact object" in r.out + r.err
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"query": ' + deep + "}\n", encoding="utf-8")
+    r = cli("-w", str(ws), "recall", "--queries", str(queries))
+    assert r.code != 0 and "internal error" not in r.err
+    assert r.err.startswith(f"clawmem: error: {queries} line 1: invalid JSON (nested too deeply)")
+    mem0 = tmp_path / "mem0.json"
+    mem0.write_text(deep, encoding="utf-8")
+    r = cli("-w", str(ws), "import", str(mem0), "--format", "mem0", "--dry-run")
+    assert r.code != 0 and r.err.startswith(f"clawmem: error: {mem0}: not JSON"), r.err
+
+
+def test_get_of_a_fifo_or_a_folder_says_what_it_is_and_never_blocks(ws, tmp_path):
+    """`get` of a FIFO named like a note said "no such file in the workspace" (it is there: `ls`
+    shows it); a FIFO put there after the check would have blocked the read for ever. Now one
+    line says what the path is and how to fix it, exit 3, for a note and a transcript alike."""
+    import os
+    import subprocess
+
+    from .conftest import approve, cli_subprocess
+
+    os.mkfifo(ws / "memory" / "2025-12-09.md")
+    (ws / "bank" / "folder.md").mkdir()
+    sessions = tmp_path / "talks"
+    sessions.mkdir()
+    os.mkfifo(sessions / "abc.jsonl")
+    (ws / "clawmem.toml").write_text(f'[sessions]\npaths = ["{sessions}"]\n', encoding="utf-8")
+    approve(ws)
+    for rel, told in (
+        ("memory/2025-12-09.md", "is a FIFO (named pipe), not a file of notes"),
+        ("bank/folder.md", "is a folder, not a file of notes"),
+        ("sessions/abc.jsonl", "is a FIFO (named pipe), not a transcript"),
+    ):
+        try:
+            r = cli_subprocess("-w", str(ws), "get", rel, "--lines", "2", timeout=30)
+        except subprocess.TimeoutExpired:  # pragma: no cover - the defect itself
+            pytest.fail(f"get {rel} blocked")
+        assert r.code == 3 and r.out == "", (rel, r.code, r.err)
+        first, hint = r.err.splitlines()
+        assert first.startswith(f"clawmem: error: {rel}: {told}"), r.err
+        assert "regular file" in first and ("rm " in first + hint or "remove" in first + hint)
+    # The read itself never waits: a FIFO swapped in after the path was checked is refused.
+    from clawmem.markdown.workspace import read_plain
+
+    with pytest.raises(WorkspaceError, match=r"^memory/2025-12-09.md: is a FIFO"):
+        read_plain(ws / "memory" / "2025-12-09.md", "memory/2025-12-09.md")

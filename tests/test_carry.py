@@ -105,6 +105,20 @@ def test_correct_supersedes_and_as_of_shows_the_old(ws):
     assert hist["steps"][-2]["writer"] == "hand edit"
 
 
+def test_correct_takes_the_statement_written_as_a_retain_line(ws):
+    """A user who writes the correction the way retain takes it means that fact: its head is
+    read (kind, people, confidence), never written again in front of the statement."""
+    d = js(ws, "correct", OLD, "B @Peter @Kate: Peter drove Kate to Essaouira on Nov 28.")
+    log = (ws / "memory" / f"{TODAY}.md").read_text(encoding="utf-8")
+    line = next(x for x in log.splitlines() if "Essaouira on Nov 28" in x)
+    assert line == "- B @Peter @Kate: Peter drove Kate to Essaouira on Nov 28."
+    assert d["kind"] == "B" and d["entities"] == ["Peter", "Kate"] and d["supersedes"] == OLD
+    plain = js(ws, "correct", d["source"], "Peter drove Kate to Essaouira on Nov 29.")
+    assert plain["kind"] == "B" and plain["entities"] == ["Peter", "Kate"]  # the old fact's
+    bad = run(ws, "correct", OLD, "O(c=0.9) @Peter: likes Essaouira", "--kind", "W")
+    assert bad.code == 2 and "kind" in bad.err
+
+
 def test_correct_refuses_a_line_that_is_not_a_fact(ws):
     r = run(ws, "correct", "memory/2025-11-27.md#L1-L1", "x")
     assert r.code == 2 and "is not a fact" in r.err
@@ -408,6 +422,23 @@ def test_okf_import_reads_only_plain_values_of_the_front_matter(ws, tmp_path):
     assert facts[0]["entities"] == ["bomb"]  # the file's name stands in for the title
 
 
+def test_okf_front_matter_nested_too_deeply_is_skipped_not_an_internal_error(ws, tmp_path):
+    """PyYAML composes a document recursively: a title of 20,000 nested lists raised
+    RecursionError and the whole import was an internal error. That concept is skipped, named,
+    and the others are imported."""
+    folder = tmp_path / "okf"
+    folder.mkdir()
+    (folder / "deep.md").write_text(
+        "---\ntype: Entity\ntitle: " + "[" * 20_000 + "]" * 20_000 + "\n---\n- x\n"
+    )
+    (folder / "kate.md").write_text("---\ntype: Entity\n---\n# Kate\n- Kate likes tea\n")
+    r = cli("-w", str(ws), "import", str(folder), "--format", "okf", "--dry-run", "--json")
+    assert r.code == 0, r.err
+    data = json.loads(r.out)
+    assert [f["content"] for f in data["facts"]] == ["Kate likes tea"]
+    assert "deep.md: front matter is not YAML (nested too deeply)" in data["skipped"]
+
+
 # ---------------------------------------------------------------------------- Claude's memory tool
 
 
@@ -498,6 +529,22 @@ def test_claude_memory_tool_answers_a_disk_refusal_as_an_error(ws):
             {"command": "str_replace", "path": "/memories/pipe.md", "old_str": "a", "new_str": "b"},
         ):
             assert tool.handle(call) == "Error: /memories/pipe.md: not a regular file"
+
+
+def test_claude_memory_tool_refuses_a_name_the_index_would_leave_out(ws):
+    """A name with a line break, a control or a bidi-override character was created ("File
+    created successfully"), though the scan leaves such a file out: a remote agent's note was
+    never searchable, and a file named "a\n## Retain…" sat in the user's workspace (and git)."""
+    tool = open_workspace(ws).memory_tool()
+    assert "created" in tool.handle(
+        {"command": "create", "path": "/memories/ok.md", "file_text": "x"}
+    )
+    for bad in ("/memories/a\nb.md", "/memories/\u202eevil.md", "/memories/d\x1b[2J/x.md"):
+        out = tool.handle({"command": "create", "path": bad, "file_text": "hi"})
+        assert out.startswith("Error: ") and "line break or control character" in out, out
+        renamed = {"command": "rename", "old_path": "/memories/ok.md", "new_path": bad}
+        assert tool.handle(renamed).startswith("Error: ")
+    assert sorted(p.name for p in (ws / "bank/memories").iterdir()) == ["ok.md"]
 
 
 # ---------------------------------------------------------------------------- episodes age out

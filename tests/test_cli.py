@@ -190,6 +190,28 @@ def test_get_reads_only_workspace_memory_files(ws, tmp_path):
     assert r.code == 2
 
 
+def test_a_file_the_index_leaves_out_for_its_size_is_not_read_back(ws):
+    """A memory file over max_file_bytes is left out of the index, and get, correct and forget
+    of it are refused with the file and the fix: a 3 GB file of NUL bytes (sparse, in a clone)
+    was read whole by `get --lines 1`, 18 GB of memory and four minutes, and by an MCP server
+    for any read-only token's memory_get."""
+    big = ws / "bank" / "big.md"
+    big.write_text("## Retain\n- W @Peter: likes tea\n" + "x" * 5_100_000 + "\n", encoding="utf-8")
+    for args in (
+        ("get", "bank/big.md", "--lines", "1"),
+        ("get", "bank/big.md#L2-L2"),
+        ("correct", "bank/big.md#L2-L2", "Peter likes coffee"),
+        ("forget", "bank/big.md#L2-L2"),
+    ):
+        r = cli("-w", str(ws), *args)
+        assert r.code != 0 and r.out == "", args
+        assert r.err.startswith(
+            "clawmem: error: bank/big.md: 5,100,033 bytes is over max_file_bytes=5,000,000"
+        ), (args, r.err)
+        assert "raise max_file_bytes in clawmem.toml" in r.err
+    assert cli("-w", str(ws), "get", "memory/2025-11-12.md#L3-L4").code == 0
+
+
 def test_config_shows_values_and_sources(ws, monkeypatch, abstaining):
     (ws / "clawmem.toml").write_text("k = 9\nchunk_tokens = 300\n")
     monkeypatch.setenv("CLAWMEM_SNIPPET_CHARS", "500")

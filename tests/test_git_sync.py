@@ -627,3 +627,29 @@ def test_what_a_remote_agent_retains_over_mcp_is_committed(tmp_path, gitenv):
     assert git(a.clone, "status", "--porcelain").stdout == ""
     subject = git(a.clone, "log", "-1", "--format=%s").stdout.strip()
     assert subject == "clawmem retain: The egret left on Sunday."
+
+
+def test_the_driver_given_a_version_it_cannot_read_says_which_in_one_line(tmp_path):
+    """%O, %A or %B missing, a folder or a FIFO (the driver run by hand, or a git that handed it
+    wrong paths): an internal error with a traceback hint before; now one line naming the file,
+    which version it is and the fix, exit 7 (not 12: the driver's command then falls back to
+    git's own merge), without blocking on the FIFO and without touching our version."""
+    (tmp_path / "O").write_text("# 2025-11-01\n")
+    ours = tmp_path / "A"
+    ours.write_text("# 2025-11-01\n\nmine\n")
+    (tmp_path / "D").mkdir()
+    os.mkfifo(tmp_path / "F")
+    rel = "memory/2025-11-01.md"
+    for args, culprit, which in (
+        (("O", "A", "B"), "B", "their version (%B)"),
+        (("gone", "A", "O"), "gone", "the common ancestor's version (%O)"),
+        (("O", "D", "O"), "D", "our version (%A)"),
+        (("F", "A", "O"), "F", "the common ancestor's version (%O)"),
+    ):
+        r = cli_subprocess("merge-driver", *args, rel, cwd=tmp_path, timeout=60)
+        assert r.code == 7, (args, r.code, r.err)
+        lines = r.err.splitlines()
+        assert lines[0].startswith(f"clawmem: error: {culprit}: cannot read {which} of {rel}: ")
+        assert "internal error" not in r.err and "Traceback" not in r.err
+        assert lines[1].startswith("  hint: git runs `clawmem merge-driver %O %A %B %P`")
+    assert ours.read_text() == "# 2025-11-01\n\nmine\n"

@@ -322,3 +322,55 @@ def test_a_watcher_busy_embedding_says_so_at_once_instead_of_queueing_every_reca
         assert raw is not None, why
     finally:
         j.close()
+
+
+def test_a_client_sending_a_byte_at_a_time_does_not_hold_the_journal(tmp_path):
+    """The journal answers on one thread. Its socket took one second for each read, not for the
+    question: a client sending a byte every 0.8 s held that thread (no event drained, no other
+    recall answered) for as long as it kept sending. And the socket was made with the umask:
+    with umask 002 another user of the group could connect. It is the owner's alone (0600)."""
+    import socket
+    import stat
+    import threading
+
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    mem = open_workspace(ws)
+    mem.memory_dir.mkdir()
+    old = os.umask(0o002)
+    try:
+        j = journal.Journal(mem.root, mem.memory_dir, mem.cfg)
+        j.start()
+    finally:
+        os.umask(old)
+    try:
+        sock_path = mem.memory_dir / journal.SOCKET_NAME
+        mode = stat.S_IMODE(os.stat(sock_path).st_mode)
+        stop = threading.Event()  # never set: the client sends until the journal hangs up
+        closed: list[float] = []
+
+        def trickle() -> None:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(str(sock_path))
+            started = time.monotonic()
+            try:
+                while time.monotonic() - started < 6 and not stop.wait(0.8):
+                    s.sendall(b"[")
+            except OSError:  # the journal closed it
+                closed.append(time.monotonic() - started)
+            finally:
+                s.close()
+
+        slow = threading.Thread(target=trickle)
+        slow.start()
+        time.sleep(0.3)
+        started = time.monotonic()
+        answer = journal.ask_token(mem.memory_dir, journal.scan_key(mem.root, mem.cfg), timeout=3.0)
+        waited = time.monotonic() - started
+        slow.join(10)
+        # Answered (by the journal: its pid) once the slow client's second ran out.
+        assert answer.pid == os.getpid() and waited < 3.0, (waited, answer)
+        assert closed and closed[0] < 4.0
+        assert mode == 0o600
+    finally:
+        j.close()

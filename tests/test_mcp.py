@@ -240,6 +240,67 @@ def test_argument_errors_and_fresh_index_over_stdio(ws, tmp_path):
     assert linked and all(h["via"]["direction"] in ("outgoing", "backlink") for h in linked)
 
 
+def _piped(ws: Path, lines: list[dict], *, stdout=subprocess.PIPE) -> subprocess.Popen:
+    """The server with every request written to its stdin at once, and stdin then closed: a
+    script's ``printf … | clawmem mcp``."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "clawmem", "mcp", "-w", str(ws)],
+        stdin=subprocess.PIPE,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "CLAWMEM_VECTORS": "0"},
+    )
+    assert proc.stdin is not None
+    proc.stdin.write("".join(json.dumps(m) + "\n" for m in lines).encode("utf-8"))
+    proc.stdin.close()
+    proc.stdin = None  # closed: communicate() has nothing to write
+    return proc
+
+
+_HELLO = [
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "script", "version": "1"},
+        },
+    },
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+]
+
+
+def test_requests_piped_in_are_answered_before_the_server_exits(ws):
+    """stdin closed right after the last request: the client stopped asking, not listening. The
+    SDK alone cancelled what was in flight, and the search's answer never came."""
+    search = {"query": "Miso doormat", "k": 2}
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call"}
+    call["params"] = {"name": "memory_search", "arguments": search}
+    proc = _piped(ws, [*_HELLO, call])
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err.decode()
+    answers = {m["id"]: m for m in map(json.loads, out.decode().splitlines()) if "id" in m}
+    assert set(answers) == {1, 2}
+    hits = json.loads(answers[2]["result"]["content"][0]["text"])["results"]
+    assert hits and hits[0]["citation"] == "memory/2025-11-17.md#L39-L39"
+
+
+def test_a_client_that_closes_stdout_ends_the_server_quietly(ws):
+    """A client gone (its end of stdout closed) is not an internal error (exit 70 with a
+    traceback hint, before): the server exits 0 and says nothing more."""
+    r, w = os.pipe()
+    os.close(r)  # nobody will read the answers
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call"}
+    call["params"] = {"name": "memory_status", "arguments": {}}
+    with os.fdopen(w, "wb") as stdout:
+        proc = _piped(ws, [*_HELLO, call], stdout=stdout)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err.decode()
+    assert "error" not in err.decode()
+
+
 def test_a_workspace_that_cannot_be_found_fails_at_start(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "clawmem", "mcp", "-w", str(tmp_path / "nowhere")],

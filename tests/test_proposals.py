@@ -9,6 +9,7 @@ import hashlib
 import json
 import re
 import shutil
+import uuid
 from datetime import date
 from pathlib import Path
 
@@ -717,3 +718,69 @@ def test_coverage_asks_proposals_fts_once_it_holds_rows(ws, lexical, monkeypatch
         assert legs.coverage(idx, q, ids) == got
     finally:
         idx.close()
+
+
+def test_a_rejected_turn_grown_in_three_conversations_is_not_promoted(ws, tmp_path, lexical):
+    """A statement said in three conversations, rejected, then grown in each by the user's next
+    message: the longer turn goes on from a rejected one, so no page holds it. Reflect promoted
+    it anyway (said in 3 conversations), and accepting an id no page held ended that reflect,
+    and every later one, with "no proposal 'ee75727cd9'" (exit 7)."""
+    said = "I'm starting a pottery class at the community center on Tuesdays."
+    talks = []
+    for i in range(3):
+        t = Transcript(tmp_path / "cc" / "-home-me-code" / f"{uuid.UUID(int=i + 1)}.jsonl")
+        t.user(said)
+        _flush(ws, t.path)
+        talks.append(t)
+    [pid] = [p["id"] for p in _list(ws) if p["statement"] == said]
+    assert cli("-w", str(ws), "proposals", "reject", pid).code == 0
+    for t in talks:
+        t.user("My sister Anna comes along with me.")  # the same turn, grown
+        t.assistant("Nice.")
+    for _ in range(2):
+        r = cli("-w", str(ws), "reflect", "--json")
+        assert r.code == 0, r.err
+        out = json.loads(r.out)
+        assert out["promoted"] == [] and not any("pottery" in w for w in out["warnings"])
+    assert not any("pottery" in p["statement"] for p in _list(ws))
+    assert [p["statement"] for p in _list(ws, "rejected")] == [said]
+    assert "pottery" not in "".join(p.read_text() for p in (ws / "memory").glob("2026-*.md"))
+
+
+def test_the_ledger_and_a_page_are_appended_in_place_while_a_program_holds_them_open(
+    tmp_path, lexical
+):
+    """The ledger and the proposals pages are only ever appended to, but each append renamed a
+    rewritten copy over the file: what a program holding it open wrote afterwards was lost."""
+    import os
+
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    log = ws / "memory" / "2025-11-03.md"
+    log.write_text(
+        "# 2025-11-03\n\nWe decided to go with Hetzner for staging after the call.\n\n"
+        "I'm starting a pottery class at the community center on Tuesdays.\n",
+        encoding="utf-8",
+    )
+    assert cli("-w", str(ws), "reflect").code == 0
+    first, second = (p["id"] for p in _list(ws))
+    assert cli("-w", str(ws), "proposals", "reject", first).code == 0
+    ledger = ws / ".clawmem" / "proposals-reviewed"
+    page = ws / "memory" / "proposals" / "2025-11-03.md"
+    held = {p: (os.open(p, os.O_WRONLY | os.O_APPEND), p.stat().st_ino) for p in (ledger, page)}
+    try:
+        assert cli("-w", str(ws), "proposals", "reject", second).code == 0
+        with log.open("a", encoding="utf-8") as fh:
+            fh.write("\nI'm flying to Lisbon next week for the conference.\n")
+        assert cli("-w", str(ws), "reflect").code == 0
+        for fd, _ in held.values():
+            os.write(fd, b"<!-- a note written by another program -->\n")
+    finally:
+        for fd, _ in held.values():
+            os.close(fd)
+    for p, (_, ino) in held.items():
+        text = p.read_text(encoding="utf-8")
+        assert p.stat().st_ino == ino and text.endswith("another program -->\n"), (p, text)
+    assert len(ledger.read_text().splitlines()) == 3  # two decisions and the note
+    assert "Lisbon" in page.read_text(encoding="utf-8")
+    assert [p["statement"] for p in _list(ws, "rejected")] and "Lisbon" in _list(ws)[0]["statement"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -422,6 +423,80 @@ def test_apply_keeps_what_a_program_holding_memory_md_open_writes(ws):
     text = (ws / "MEMORY.md").read_text(encoding="utf-8")
     assert "- agent note 1\n" in text and "- agent note 2\n" in text
     assert "castle-01 runs a nightly restic backup" in text
+
+
+def test_apply_below_a_later_section_keeps_what_a_program_holding_memory_md_open_writes(ws):
+    """With a person's section below "Added by clawmem reflect", --apply inserted its lines
+    mid-file by renaming a rewritten MEMORY.md over the old one: what a program holding the file
+    open wrote afterwards went to the replaced file and was lost. Now it only appends, in place."""
+    assert reflect(ws, "--apply").code == 0
+    core = ws / "MEMORY.md"
+    with core.open("a", encoding="utf-8") as fh:
+        fh.write("\n## Preferences\n\n- Green tea, no sugar.\n")
+    before = core.read_bytes()
+    fact = "The Castle router is a Mikrotik hEX at 10.0.0.1 with the admin UI on port 8443."
+    for day in ("2025-11-24", "2025-11-28"):
+        with (ws / "memory" / f"{day}.md").open("a", encoding="utf-8") as fh:
+            fh.write(f"\n## Retain\n- W @The-Castle: {fact}\n")
+    inode = core.stat().st_ino
+    fd = os.open(core, os.O_WRONLY | os.O_APPEND)  # an agent's logger, open all along
+    try:
+        run = reflect(ws, "--apply")
+        assert run.code == 0, run.err
+        assert "1 applied to MEMORY.md" in run.out
+        os.write(fd, b"- agent note after apply\n")
+    finally:
+        os.close(fd)
+    text = core.read_bytes()
+    assert core.stat().st_ino == inode
+    added = text[len(before) :].decode()
+    assert text.startswith(before)  # nothing above the end changed
+    assert added.startswith("\n## Added by clawmem reflect\n\n- " + fact)
+    assert added.endswith("\n- agent note after apply\n")
+    # The next run appends under that last section, without a third heading.
+    assert reflect(ws, "--apply").code == 0
+    assert core.read_text().count("## Added by clawmem reflect") == 2
+
+
+def test_apply_goes_on_after_lines_a_program_appended_to_memory_md_meanwhile(ws, monkeypatch):
+    """An agent's logger appending to MEMORY.md while reflect planned: --apply stopped with
+    "MEMORY.md changed while reflect was running" (exit 10) on every run. Whole lines appended
+    meanwhile now stay, before the applied ones; a heading appended meanwhile still stops it."""
+    import clawmem.reflect.pipeline as reflect_mod
+
+    core = ws / "MEMORY.md"
+    before = core.read_bytes()
+    fd = os.open(core, os.O_WRONLY | os.O_APPEND)
+    real_plan = reflect_mod.plan_reflect
+    said = [b"- agent note while reflect planned\n"]
+
+    def plan_then_log(*args, **kwargs):
+        planned = real_plan(*args, **kwargs)
+        os.write(fd, said[0])  # after reflect read MEMORY.md, before it writes
+        return planned
+
+    monkeypatch.setattr(reflect_mod, "plan_reflect", plan_then_log)
+    try:
+        run = reflect(ws, "--apply")
+        assert run.code == 0, run.err
+        os.write(fd, b"- agent note after apply\n")
+    finally:
+        os.close(fd)
+    text = core.read_bytes()
+    assert text.startswith(before + said[0] + b"\n## Added by clawmem reflect\n\n- The Castle")
+    assert text.endswith(b"\n- agent note after apply\n")
+    # A heading appended meanwhile would put the applied lines under it: a conflict, nothing more.
+    for day in ("2025-11-24", "2025-11-28"):
+        with (ws / "memory" / f"{day}.md").open("a", encoding="utf-8") as fh:
+            fh.write("\n## Retain\n- W @The-Castle: The Castle router is a Mikrotik hEX.\n")
+    said[0] = b"## Agent's section\n"
+    fd = os.open(core, os.O_WRONLY | os.O_APPEND)
+    try:
+        run = reflect(ws, "--apply")
+    finally:
+        os.close(fd)
+    assert run.code == 10 and "MEMORY.md changed while reflect was running" in run.err
+    assert core.read_bytes().endswith(b"- agent note after apply\n## Agent's section\n")
 
 
 # ------------------------------------------------------------------------------ the lock

@@ -234,6 +234,43 @@ def test_unknown_jsonl_is_skipped_with_a_reason_and_bad_lines_are_problems(sess,
     }
 
 
+def test_a_line_nested_too_deeply_is_a_bad_line_not_the_end_of_every_index(sess, lexical, tmp_path):
+    """One line of 50,000 nested lists raised RecursionError out of Python's JSON parser: every
+    `clawmem index` and `recall` of the workspace was an internal error. It is a bad line, like
+    any other that is not JSON, and the lines around it are read."""
+    folder = tmp_path / "transcripts" / "openclaw"
+    with (folder / f"{OC}.jsonl").open("a", encoding="utf-8") as f:
+        f.write("[" * 50_000 + "]" * 50_000 + "\n")
+        f.write(_message(99) + "\n")
+    r = cli("-w", str(sess), "index", "--json")
+    assert r.code == 0, r.err
+    lines = {
+        p["line"] for p in json.loads(r.out)["problems"] if p["path"] == f"sessions/{OC}.jsonl"
+    }
+    assert 15 in lines
+    hits = json.loads(cli("-w", str(sess), "recall", "zebracode99", "--json").out)
+    assert any(h["citation"] == f"sessions/{OC}.jsonl#L16-L16" for h in hits["results"])
+    got = cli("-w", str(sess), "get", f"sessions/{OC}.jsonl#L15-L16")
+    assert got.code == 0 and "zebracode99" in got.out, got.err
+
+
+def test_unclosed_system_reminders_are_read_in_linear_time():
+    """The lazy regular expression that removed <system-reminder> blocks tried every opening tag
+    against the rest of the message: 20,000 unclosed tags took about two minutes to index. The
+    bound is loose on purpose: linear, it takes milliseconds."""
+    import time
+
+    text = "<system-reminder>" * 20_000
+    line = {"type": "message", "message": {"role": "user", "content": "hello " + text}}
+    t0 = time.perf_counter()
+    parsed = parse(json.dumps(line).encode() + b"\n", fmt=OPENCLAW)
+    assert time.perf_counter() - t0 < 5.0
+    assert parsed.messages[0].text.endswith(text[-100:])  # unclosed: kept as written
+    closed = "a <system-reminder>x</system-reminder> b <system-reminder>y</system-reminder>c"
+    line["message"]["content"] = closed
+    assert parse(json.dumps(line).encode() + b"\n", fmt=OPENCLAW).messages[0].text == "a  b c"
+
+
 # ---------------------------------------------------------------------------- incremental
 
 

@@ -312,3 +312,163 @@ def test_an_everyday_index_keeps_no_lists_until_it_is_large(tmp_path, monkeypatc
     idx = _open(ws)
     assert _held(idx.conn) == _truth(idx.conn)
     idx.close()
+
+
+def _compound_workspace(tmp_path, seed=7):
+    """Daily logs where "edge proxy" is written as one phrase in many lines (once, twice, in a
+    heading), where its two words stand apart in many others ("the proxy at the edge", "edge
+    ... proxy"), and "settlement" and "outage" come and go: the phrase's count in a row is often
+    below its words' least count, and in many rows holding both words it is 0."""
+    rng = random.Random(seed)
+    ws = tmp_path / "compound"
+    (ws / "memory").mkdir(parents=True)
+    forms = [
+        "edge-proxy",
+        "edge proxy",
+        "edge-proxy and the edge-proxy again",
+        "edge proxy edge",
+        "proxy edge proxy",
+        *["the proxy at the edge", "edge filler proxy", "edge", "proxy", "", ""] * 4,
+    ]
+    for day in range(14):
+        head = rng.choice(["edge-proxy", *["notes"] * 4, "proxy edge"])
+        lines = [f"# Day {day}", "", f"## {head}", ""]
+        for i in range(24):
+            words = [f"item{day}x{i}", rng.choice(forms)]
+            words += ["settlement"] * rng.choice([0, 0, 1, 2]) + ["outage"] * (rng.random() < 0.3)
+            words += ["filler"] * rng.choice([0, 0, 3, 12])
+            rng.shuffle(words)
+            lines.append("- " + " ".join(w for w in words if w))
+        (ws / "memory" / f"2025-04-{day + 1:02d}.md").write_text("\n".join(lines) + "\n")
+    assert cli("-w", str(ws), "index", "--quiet").code == 0
+    return ws
+
+
+def test_a_phrase_in_many_rows_is_bounded_by_its_words_and_ranked_exactly(tmp_path, monkeypatch):
+    """A question naming a phrase of several words in many rows ("what did we decide about
+    settlement for edge-proxy?": the phrase in 146,000 rows of 1M) is ranked from its words'
+    lists (``with_compounds``): its count in a row is at most its words' least, and it is
+    counted in the text of the rows that bound can still lift into the list. The same ids,
+    ranks and scores (within the last bits) as bm25() over the whole OR, at several depths; the
+    bound leaves most rows holding both words uncounted; and an index whose stored text no
+    longer gives the lists' counts is ranked by bm25() instead, with the same answer."""
+    ws = _compound_workspace(tmp_path)
+    monkeypatch.setattr(bm25_topk, "MIN_ROWS", 30)  # this small index stands for a large one
+    monkeypatch.setattr(bm25_topk, "LIST_FTS_ROWS", 10)  # and "edge proxy" for a common phrase
+    idx = _open(ws)
+    real_count, real_with = bm25_topk._ListQuery._count, bm25_topk._ListQuery.with_compounds
+    counted: list[int] = []
+    answered: list = []
+
+    def counting(self, index, ids, lens, tfw):
+        counted.append(len(ids))
+        return real_count(self, index, ids, lens, tfw)
+
+    def ranked(self, index, limit):
+        answered.append(real_with(self, index, limit))
+        return answered[-1]
+
+    both = bm25_topk.phrase_rows(idx, '"edge" AND "proxy"')
+    holding = bm25_topk.phrase_rows(idx, '"edge proxy"')
+    assert holding > 40 and both > holding + 20  # many rows hold the words apart
+    for query in (
+        "what did we decide about settlement for edge-proxy?",
+        "edge-proxy",
+        "outage edge-proxy settlement",
+        "proxy-edge settlement",
+        "edge-proxy proxy-edge outage",
+    ):
+        q = build_query(query)
+        for limit in (1, 5, 20, 60):
+            counted.clear()
+            answered.clear()
+            monkeypatch.setattr(bm25_topk._ListQuery, "_count", counting)
+            monkeypatch.setattr(bm25_topk._ListQuery, "with_compounds", ranked)
+            new = legs.lexical_leg(idx, q, Filters(), limit)
+            monkeypatch.setattr(bm25_topk._ListQuery, "_count", real_count)
+            monkeypatch.setattr(bm25_topk._ListQuery, "with_compounds", real_with)
+            old = _whole_or(idx, q, limit, monkeypatch)
+            assert [(h.chunk_id, h.rank) for h in new[0]] == [
+                (h.chunk_id, h.rank) for h in old[0]
+            ], (query, limit)
+            assert [h.score for h in new[0]] == pytest.approx(
+                [h.score for h in old[0]], rel=1e-9, abs=1e-12
+            ), (query, limit)
+            assert answered and answered[-1] is not None, (query, limit)
+            assert 0 < sum(counted) < both - 20, (query, limit, counted)  # the bound pruned
+    # A bound that would leave more rows to count than the cap: bm25() ranks the question.
+    q = build_query("settlement edge-proxy")
+    answered.clear()
+    with monkeypatch.context() as m:
+        m.setattr(bm25_topk, "_COUNTED_MAX", 8)
+        m.setattr(bm25_topk._ListQuery, "with_compounds", ranked)
+        new = legs.lexical_leg(idx, q, Filters(), 20)
+    assert answered == [None]
+    old = _whole_or(idx, q, 20, monkeypatch)
+    assert [(h.chunk_id, h.score) for h in new[0]] == [(h.chunk_id, h.score) for h in old[0]]
+    # The text a unit holds now is not the text its row was indexed with: the counts the lists
+    # hold are not found in it, and bm25() ranks the question.
+    edge_rows = [
+        r[0]
+        for r in idx.conn.execute(
+            "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH '\"edge proxy\"'"
+        )
+    ]
+    idx.close()
+    conn, _ = db.connect(ws / ".memory" / "index.sqlite")
+    with conn:
+        conn.executemany(
+            "UPDATE chunks SET text = text || ' edge proxy' WHERE id = ?",
+            [(r,) for r in edge_rows],
+        )
+    conn.close()
+    idx = _open(ws)
+    q = build_query("settlement edge-proxy")
+    answered.clear()
+    monkeypatch.setattr(bm25_topk._ListQuery, "with_compounds", ranked)
+    new = legs.lexical_leg(idx, q, Filters(), 20)
+    monkeypatch.setattr(bm25_topk._ListQuery, "with_compounds", real_with)
+    assert answered == [None]
+    old = _whole_or(idx, q, 20, monkeypatch)
+    assert [(h.chunk_id, h.score) for h in new[0]] == [(h.chunk_id, h.score) for h in old[0]]
+    idx.close()
+
+
+def _whole_or(idx, q, limit, monkeypatch):
+    """The lexical leg as bm25() over the whole OR gives it (no lists, no pruning)."""
+    with monkeypatch.context() as m:
+        m.setattr(bm25_topk, "from_lists", lambda *a: None)
+        m.setattr(bm25_topk, "top", lambda *a: None)
+        return legs.lexical_leg(idx, q, Filters(), limit)
+
+
+def test_a_phrase_is_counted_as_fts5_counts_it(tmp_path):
+    """term_bounds.phrase_counts gives each row's count of a phrase in each column as FTS5's
+    own phrase query finds it (bm25() of the phrase alone, from its count, is the same), on
+    rows where the phrase repeats, overlaps ("proxy edge proxy edge"), and its words stand
+    apart."""
+    ws = _compound_workspace(tmp_path, seed=11)
+    idx = _open(ws)
+    conn = idx.conn
+    n_rows, avgdl = term_bounds.averages(conn)
+    rows = [r[0] for r in conn.execute("SELECT id FROM chunks")]
+    values = idx.lexical_rows(rows)
+    assert len(values) == len(rows)
+    for phrase in ('"edge proxy"', '"proxy edge"', '"edge proxy edge"'):
+        seq = term_bounds.phrase_sequences([phrase])
+        found, tf, dl = term_bounds.phrase_counts(values, seq)
+        holders = bm25_topk.phrase_rows(idx, phrase)
+        want = dict(
+            conn.execute(
+                "SELECT rowid, bm25(chunks_fts, 1.0, 0.4, 0.5) FROM chunks_fts "
+                "WHERE chunks_fts MATCH ?",
+                (phrase,),
+            ).fetchall()
+        )
+        assert {d for (_, d) in found} == set(want) and holders == len(want) > 10
+        idf = bm25_topk.idf(n_rows, holders)
+        for (_, d), cols in found.items():
+            f = sum(w * n for w, n in zip(term_bounds.WEIGHTS, cols, strict=True))
+            norm = bm25_topk.K1 * (1 - term_bounds.B + term_bounds.B * dl[d] / avgdl)
+            assert -want[d] == pytest.approx(idf * f * (bm25_topk.K1 + 1) / (f + norm), rel=1e-9)
+    idx.close()

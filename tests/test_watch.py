@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -471,3 +472,29 @@ def test_recall_answers_a_fresh_edit_without_any_index_command(ws):
     assert [h["path"] for h in res["results"]] == ["memory/2025-11-06.md"]
     assert any("synced 1 changed file(s) first" in n for n in res["notes"])
     assert res["index"]["stale_files"] == 0
+
+
+@pytest.mark.parametrize("how", ["removed", "replaced"])
+def test_a_watcher_whose_workspace_is_removed_or_replaced_stops(ws, daemons, how):
+    """A watcher outlived its workspace: `rm -rf` of the folder left it running for ever, and its
+    next state write (write_atomic makes the folders it writes in) brought the folder back with a
+    fresh, empty index. It stops within a few seconds, exit 3 with one line naming the folder,
+    and writes nothing there."""
+    d = daemons(ws, "--debounce-ms", "100")
+    d.wait_log(r"synced \(start\)")
+    if how == "removed":
+        shutil.rmtree(ws)
+    else:
+        ws.rename(ws.with_name("moved"))
+        ws.mkdir()  # another folder of that name: not the one watched
+    assert d.proc.wait(15) == 3
+    lines = [line for line in d.log.splitlines() if line.startswith("clawmem: error:")]
+    # Replaced: the watcher may look between the rename and the mkdir, and see it removed.
+    said = "removed" if how == "removed" else "(removed|replaced by another folder)"
+    assert len(lines) == 1 and re.fullmatch(
+        rf"clawmem: error: {re.escape(str(ws))}: the workspace folder was {said}; "
+        "the watcher stopped",
+        lines[0],
+    ), d.log
+    time.sleep(1.0)
+    assert not ws.exists() if how == "removed" else list(ws.iterdir()) == []

@@ -914,8 +914,9 @@ def render(d: dict) -> str:
                 " The in-process part (`--in-process`, `--hybrid-ab`) was measured again after "
                 "the vector leg's first pass became SimSIMD's unsigned kernel and its exactly "
                 "rescored pool 2 rows a hit (2026-11-29), whole hybrid recalls (`--hybrid-ab`) "
-                "once more after the coverage step stopped asking an empty `proposals_fts` "
-                "(2026-11-29, later; the leg tables are the run before), the cold processes "
+                "and the lexical leg alone (`--lexical-lists`) once more after a phrase of "
+                "several words in many rows came to be ranked from its words' lists (2026-11-29, "
+                "latest; the other leg tables are earlier runs'), the cold processes "
                 "(`--cold`) after the index map's rule (`db.map_bytes`) and the resident "
                 "embedder's scan moved beside the lexical leg (the section's previous run). "
                 + d.get("cold_index_note", "")
@@ -1885,10 +1886,12 @@ def _lists_lines(d: dict, ll: dict | None, ic: dict | list | None) -> list[str]:
         f"{ll['load_after'][0]:.1f}, {ll['cpu_s']:.0f} s of CPU). p50 / p95 wall in ms (CPU "
         f"p50). The same rows (ids, ranks) and scores (within 1e-9) both ways for "
         f"{ll['same']} of {ll['queries']} queries. The lists answered {ll['answered']} of "
-        f"them; the other {ll['queries'] - ll['answered']} name a compound (`edge-proxy`, "
-        "`ml-ranker`: a phrase of two words in ~146,000 rows, which only `bm25()` can score) "
-        "or too few rows to pay, and go to the plan as before: the row **lists** is the leg "
-        "as clawmem runs it." + _measured_when(d),
+        f"them; the other {ll['queries'] - ll['answered']} are one phrase each (an identifier "
+        "or a path: `DEC-0740`, `src/auth-gateway/cache.py`, in at most a few thousand rows), "
+        "which bm25() ranks directly as before: the row **lists** is the leg as clawmem runs "
+        "it. A question naming a "
+        "compound (`edge-proxy`, `ml-ranker`: a phrase of two words in ~146,000 rows) is "
+        "ranked from its words' lists too since this run (`with_compounds`)." + _measured_when(d),
         "",
         "| lexical leg | counts remembered | counts afresh |",
         "|---|---|---|",
@@ -2024,8 +2027,12 @@ def _lexical_says(d: dict, gen: dict, bnd: dict) -> str:
         'whose best rows score alike (every row holding "cache" and "webhook" scores '
         "within a few percent of the 80th) leaves thousands of rows to look up, and the "
         'lookup reads the low-weight word\'s unread tiers ("cost": 423,000 rows, 3.4 MB) '
-        "in one pass, at memory speed but whole; a question naming a compound word "
-        "(`edge-proxy`) still goes to bm25(), which alone knows where a phrase's words stand. "
+        "in one pass, at memory speed but whole. A question naming a compound word "
+        "(`edge-proxy`, in ~146,000 rows) is ranked from its words' lists too: a row's count of "
+        "the phrase is at most its words' least, so each row has an upper bound, and the phrase "
+        "is counted in the text of the ~100 rows that bound leaves able to enter; its IDF "
+        "still needs FTS5's count of the phrase's rows (~26 ms of CPU: both words' rows, "
+        "positions walked). "
     )
 
 

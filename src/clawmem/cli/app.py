@@ -397,11 +397,13 @@ _WANT = {int: "a number", float: "a number", bool: "true or false"}
 
 
 def _parse_query_line(line: str, source: str, lineno: int) -> tuple[str, dict]:
+    from clawmem.text import untrusted_json
+
     if not line.startswith("{"):
         return line, {}
     try:
-        obj = json.loads(line)
-    except json.JSONDecodeError as exc:
+        obj = untrusted_json.loads(line)
+    except (json.JSONDecodeError, untrusted_json.TooDeep) as exc:
         raise InputError(
             f"{source} line {lineno}: invalid JSON ({exc.msg})",
             hint='write plain text, or an object like {"query": "…", "k": 5}',

@@ -39,7 +39,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from clawmem.errors import CheckFailed, ClawmemError, LockedError, UsageError, WorkspaceError
+from clawmem.errors import (
+    CheckFailed,
+    ClawmemError,
+    InputError,
+    LockedError,
+    UsageError,
+    WorkspaceError,
+)
 from clawmem.files.atomic import write_atomic
 
 if TYPE_CHECKING:
@@ -488,8 +495,16 @@ def merge_driver(base: Path, ours: Path, theirs: Path, relpath: str) -> int:
     from clawmem.files.gitmerge import conflict_hunks, merge_file
     from clawmem.markdown.merging import merge
 
+    raws = [
+        _version(p, relpath, which)
+        for p, which in (
+            (base, "the common ancestor's version (%O)"),
+            (ours, "our version (%A)"),
+            (theirs, "their version (%B)"),
+        )
+    ]
     try:
-        texts = [p.read_bytes().decode("utf-8") for p in (base, ours, theirs)]
+        texts = [raw.decode("utf-8") for raw in raws]
     except UnicodeDecodeError:  # not a text clawmem understands: git's own merge, in place
         proc = subprocess.run(
             ["git", "merge-file", "-L", "ours", "-L", "base", "-L", "theirs"]
@@ -504,5 +519,33 @@ def merge_driver(base: Path, ours: Path, theirs: Path, relpath: str) -> int:
     from clawmem.markdown.forgotten import load as forgotten_lines
 
     text = forgotten_lines(Path.cwd()).blank(merged.text)
-    write_atomic(ours, text.encode("utf-8"))
+    try:
+        write_atomic(ours, text.encode("utf-8"))
+    except OSError as exc:
+        raise InputError(
+            f"{ours}: cannot write the merge of {relpath} ({exc.strerror or exc})",
+            hint="check that the folder is writable and the disk not full, then merge again",
+        ) from None
     return DRIVER_CONFLICT if merged.conflicts else 0
+
+
+def _version(path: Path, relpath: str, which: str) -> bytes:
+    """One of the three versions git hands the driver, read without following a link or
+    waiting on a FIFO; one that cannot be read is a one-line error (the driver's command then
+    falls back to git's own merge), never an internal error."""
+    from clawmem.files import safe_open
+
+    try:
+        raw = safe_open.read_bytes(path)
+        why = "no such file"
+    except ClawmemError:  # UnsafePathError: a link, a folder, a FIFO
+        raw, why = None, "not a plain file"
+    except OSError as exc:
+        raw, why = None, exc.strerror or str(exc)
+    if raw is None:
+        raise InputError(
+            f"{path}: cannot read {which} of {relpath}: {why}",
+            hint="git runs `clawmem merge-driver %O %A %B %P` with the paths of three plain "
+            "files; run `clawmem hook install` if .git/config names it otherwise",
+        )
+    return raw

@@ -6,13 +6,22 @@ links. A repository that commits ``.memory/write.lock.owner`` as a link to ``~/.
 file outside the workspace on its next command. So:
 
 * ``check_state_dir``: ``.memory`` must be a real folder (not a link) owned by the user who runs
-  clawmem, and hold no links; anything else is refused with ``UnsafePathError``, which names the
-  path and the fix. Every opening of the workspace and every connection to its index checks it.
+  clawmem, that no other user can write, and hold no links; anything else is refused with
+  ``UnsafePathError``, which names the path and the fix. Every opening of the workspace and every
+  connection to its index checks it. Another user who can write the folder could plant an index
+  (its texts shown under real citations, its hashes matching the Markdown, and its recorded
+  origin forged, since that user can read the inode of the file they made).
 * ``open_file`` (and the helpers on top of it) open a file with ``O_NOFOLLOW`` and check after
   opening that a regular file was opened: a link put there after the check is refused by the
   kernel, not followed; a file opened for writing must have no other name (a hard link).
-* ``refuse_links``: for the files SQLite opens by path itself (``index.sqlite``, ``-wal``,
-  ``-shm``, ``-journal``), checked just before it opens them.
+* ``check_database``: for the files SQLite opens by path itself (``index.sqlite``, ``-wal``,
+  ``-shm``, ``-journal``), checked just before it opens them: no link, the user's own, and
+  writable by nobody else (SQLite makes them ``0644`` less the umask, so only another hand
+  makes them otherwise).
+
+A workspace folder that others can write as well (a disk without Unix permissions, such as
+``/mnt/c`` under WSL, where every file is ``0777``) holds an index no more exposed than its
+Markdown, which such a user could rewrite anyway: there the write permissions are not refused.
 
 Pages in the workspace (daily logs, entity and episode pages) follow the same rule through
 ``markdown.workspace.writable_path``, which names the link and the fix in the page's terms.
@@ -21,6 +30,7 @@ Pages in the workspace (daily logs, entity and episode pages) follow the same ru
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import stat
 from pathlib import Path
@@ -33,6 +43,8 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 # SQLite's files beside a database, each opened by path inside SQLite.
 DB_SIDE_FILES = ("-wal", "-shm", "-journal")
+# The index file in ``.memory`` (named here too: the folder's fix removes it).
+INDEX_FILE = "index.sqlite"
 
 
 def _link_error(path: Path, what: str = "") -> UnsafePathError:
@@ -44,8 +56,8 @@ def _link_error(path: Path, what: str = "") -> UnsafePathError:
 
 
 def check_state_dir(path: Path) -> None:
-    """Refuse a ``.memory`` folder that is a link, not a folder, not the user's own, or that
-    holds a link. A missing folder is fine (it is created by ``make_state_dir``)."""
+    """Refuse a ``.memory`` folder that is a link, not a folder, not the user's own, writable by
+    another user, or that holds a link. A missing folder is fine (``make_state_dir`` creates it)."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -68,6 +80,14 @@ def check_state_dir(path: Path) -> None:
             "use an index folder another user controls",
             hint=f"remove it: rm -r {path} && clawmem index (or run clawmem as its owner)",
         )
+    why = _others_may_write(st, path.parent)
+    if why:
+        raise UnsafePathError(
+            f"{path}: {why}; another user could plant an index there, and clawmem does not "
+            "read one it cannot trust",
+            hint=f"make it yours alone and rebuild the index: chmod go-w {path} && "
+            f"rm -f {path}/{INDEX_FILE}* && clawmem index",
+        )
     try:
         entries = list(os.scandir(path))
     except OSError:
@@ -77,11 +97,59 @@ def check_state_dir(path: Path) -> None:
             raise _link_error(path / entry.name, " in clawmem's index folder")
 
 
+def _others_may_write(st: os.stat_result, workspace: Path) -> str | None:
+    """Why a user other than you can write the file or folder ``st`` describes (None: nobody
+    can), unless they can write the ``workspace`` folder too: then the index is no more exposed
+    than the Markdown it is made from."""
+    why = _writers_besides_you(st)
+    if why is None:
+        return None
+    try:
+        if _writers_besides_you(os.stat(workspace)) is not None:
+            return None
+    except OSError:
+        pass
+    return why
+
+
+def _writers_besides_you(st: os.stat_result) -> str | None:
+    if not hasattr(os, "geteuid"):
+        return None  # Windows: no Unix permissions to read
+    mode = stat.S_IMODE(st.st_mode)
+    if mode & stat.S_IWOTH:
+        return f"is writable by every user (mode {mode:04o})"
+    if mode & stat.S_IWGRP and _group_has_others(st.st_gid):
+        return f"is writable by group id {st.st_gid}, which has other members (mode {mode:04o})"
+    return None
+
+
+@functools.lru_cache(maxsize=8)
+def _group_has_others(gid: int) -> bool:
+    """Whether a user other than you belongs to group ``gid``. A group of your own (a user
+    private group: ``umask 002`` makes folders group-writable) lets nobody else write; a group
+    the system does not know is taken to have others."""
+    import grp
+    import pwd
+
+    me = os.geteuid()
+    try:
+        members = set(grp.getgrgid(gid).gr_mem)
+    except KeyError:
+        return True
+    try:
+        my_name = pwd.getpwuid(me).pw_name
+    except KeyError:
+        my_name = None
+    if members - {my_name}:
+        return True
+    return any(u.pw_gid == gid and u.pw_uid != me for u in pwd.getpwall())
+
+
 def make_state_dir(path: Path) -> None:
     """Create ``.memory`` if it is missing (OSError when it cannot be), then check it."""
     check_state_dir(path)
     try:
-        os.mkdir(path)
+        os.mkdir(path, 0o755)  # whatever the umask, nobody else may write it (check_state_dir)
     except FileExistsError:
         pass
     check_state_dir(path)  # a link that appeared in between is refused, not used
@@ -100,10 +168,32 @@ def refuse_links(*paths: Path) -> None:
 def check_database(path: Path) -> None:
     """Before SQLite opens ``path`` by name: its folder passes ``check_state_dir`` when it is
     clawmem's index folder, and neither the database nor its side files is a link (SQLite
-    would follow it, and write its WAL beside the link's target)."""
-    if path.parent.name == ".memory":
-        check_state_dir(path.parent)
-    refuse_links(path, *(Path(f"{path}{s}") for s in DB_SIDE_FILES))
+    would follow it, and write its WAL beside the link's target), nor, there, another user's
+    or writable by another user (a planted WAL is replayed into the database when it opens)."""
+    if path.parent.name != ".memory":
+        refuse_links(path, *(Path(f"{path}{s}") for s in DB_SIDE_FILES))
+        return
+    check_state_dir(path.parent)
+    uid = getattr(os, "geteuid", None)
+    for p in (path, *(Path(f"{path}{s}") for s in DB_SIDE_FILES)):
+        try:
+            st = os.lstat(p)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            raise _link_error(p)
+        why = None
+        if uid is not None and st.st_uid != uid():
+            why = f"belongs to user id {st.st_uid}, not to you (id {uid()})"
+        else:
+            why = _others_may_write(st, path.parent.parent)
+        if why:
+            raise UnsafePathError(
+                f"{p}: {why}; another user could have written into the index, and clawmem "
+                "does not read one it cannot trust",
+                hint=f"remove it and rebuild the index from the Markdown: rm -f {path} "
+                f"{path}-wal {path}-shm && clawmem index",
+            )
 
 
 def open_file(path: Path, flags: int, mode: int = 0o666) -> int:

@@ -59,7 +59,7 @@ def fact_at(ix: Indexer, citation: str) -> CitedFact:
     """The fact at ``citation``, read from the Markdown; ``UsageError`` when the line is not a
     fact (with what it is), ``WorkspaceError`` for a path outside the workspace's memory files."""
     path, line = split_cited(citation)
-    relpath = resolve_member(ix.root, path, ix.cfg.extra_paths)
+    relpath = resolve_member(ix.root, path, ix.cfg.extra_paths, max_bytes=ix.cfg.max_file_bytes)
     raw = writable_path(ix.root, relpath).read_bytes()
     try:
         text = raw.decode("utf-8")

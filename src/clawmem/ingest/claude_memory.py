@@ -28,6 +28,7 @@ from typing import Any
 
 from clawmem.errors import ClawmemError, UsageError
 from clawmem.ingest.indexing import Indexer
+from clawmem.markdown.workspace import citable_name
 from clawmem.text.redact import redact
 
 ROOT = "/memories"
@@ -94,6 +95,10 @@ class MemoryTool:
             raise MemoryToolError(f"Error: {ROOT} is the folder itself; name a file in it")
         if any(p.startswith(".") for p in inner):
             raise MemoryToolError(f"Error: {virtual!r}: hidden names are not allowed")
+        if not citable_name(virtual):  # the index would leave such a file out
+            raise MemoryToolError(
+                f"Error: {virtual!r}: a name with a line break or control character is not allowed"
+            )
         disk = self.ix.root / FOLDER
         for i, p in enumerate(inner):
             name = p if i < len(inner) - 1 or p.endswith(".md") else p + ".md"

@@ -13,7 +13,7 @@ from datetime import date
 
 from clawmem.ingest.cited import fact_at
 from clawmem.ingest.indexing import Indexer
-from clawmem.ingest.retain import Retained, retain
+from clawmem.ingest.retain import Retained, retain, stated_as_a_fact
 
 
 def correct(
@@ -29,14 +29,23 @@ def correct(
     writer: str = "correct",
 ) -> Retained:
     """Retain ``text`` as the correction of the fact at ``citation``: the old fact's kind,
-    entities and confidence unless given."""
+    entities and confidence unless given. ``text`` may be written as a Retain line, as retain
+    takes it ("W @Kate: Kate moved to Porto."): its kind, entities and confidence are then the
+    ones given (the old fact's entities where the line names none)."""
     old = fact_at(ix, citation).fact
+    stated_kind, statement, stated_entities, stated_confidence = stated_as_a_fact(
+        text, kind, entities or (), confidence
+    )
+    if statement is not text:  # written as a Retain line: its head says what the fact is
+        kind, confidence = stated_kind, stated_confidence
+        if stated_entities:
+            entities = stated_entities
     new_kind = kind or old.kind
     if confidence is None and new_kind == old.kind == "O":
         confidence = old.confidence
     return retain(
         ix,
-        text,
+        statement,
         kind=new_kind,
         confidence=confidence,
         entities=tuple(old.lead_entities or old.entities) if entities is None else entities,

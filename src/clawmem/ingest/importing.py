@@ -25,7 +25,6 @@ idempotent: retain does not append a fact the workspace already states.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -35,6 +34,7 @@ from pathlib import Path
 from clawmem.errors import ClawmemError, InputError, UsageError
 from clawmem.ingest.indexing import Indexer
 from clawmem.markdown.facts import Fact, parse_fact
+from clawmem.text import untrusted_json
 from clawmem.text.records import as_json
 from clawmem.text.redact import redact
 
@@ -252,7 +252,7 @@ def _read_jsonl(path: Path, skipped: list[str]) -> Iterator[Candidate]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = untrusted_json.loads(line)
             kind = str(obj.get("kind") or "W")
             content = str(obj["content"])
             ents = tuple(str(e) for e in obj.get("entities") or ())
@@ -287,6 +287,9 @@ def _read_okf(folder: Path, skipped: list[str]) -> Iterator[Candidate]:
                     meta = yaml.safe_load("\n".join(lines[1:end])) or {}
                 except yaml.YAMLError as exc:
                     skipped.append(f"{rel}: front matter is not YAML ({exc.__class__.__name__})")
+                    continue
+                except RecursionError:  # PyYAML composes recursively: 20,000 "[" ended the import
+                    skipped.append(f"{rel}: front matter is not YAML (nested too deeply)")
                     continue
                 body_from = end + 1
         # Only plain values are read: str() of a YAML alias bomb (a title of nested aliases,
@@ -371,7 +374,7 @@ def _read_basic_memory(folder: Path, skipped: list[str]) -> Iterator[Candidate]:
 
 def _read_mem0(path: Path, skipped: list[str]) -> Iterator[Candidate]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = untrusted_json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise InputError(f"{path}: not JSON ({exc})", hint="pass a mem0 JSON export") from None
     items = data.get("results", data.get("memories")) if isinstance(data, dict) else data

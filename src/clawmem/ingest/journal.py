@@ -477,6 +477,10 @@ class Journal:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             s.bind(str(sock_path))
+            # Only this user may ask (before listen(): nobody can connect yet). Made with the
+            # umask, a group-writable socket (umask 002) let another user of the group hold
+            # the journal's one thread or have the watcher's model embed for them.
+            os.chmod(sock_path, 0o600)
         except OSError:
             s.close()
             raise
@@ -605,13 +609,21 @@ class Journal:
         for a query's vector is answered on a thread of its own, as the model may be busy."""
         handed_off = False
         try:
-            conn.settimeout(1.0)
+            # One second for the whole question, not for each read: a client sending a byte at
+            # a time held the journal's one thread (no event drained, no other recall answered)
+            # for as long as it liked.
+            deadline = time.monotonic() + 1.0
             buf = b""
             while not buf.endswith(b"\n") and len(buf) < 65536:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                conn.settimeout(left)
                 chunk = conn.recv(65536)
                 if not chunk:
                     return
                 buf += chunk
+            conn.settimeout(1.0)  # for the answer
             if buf.startswith(b"{"):  # a JSON object: a vector request (a scan key is a list)
                 if not self._embedding.acquire(blocking=False):
                     # The model is busy with as many queries as it may queue: each waiting

@@ -35,7 +35,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from clawmem.errors import ClawmemError, LockedError, StoreError
+from clawmem.errors import ClawmemError, LockedError, StoreError, WorkspaceError
 from clawmem.files import safe_open
 from clawmem.files.atomic import write_atomic
 from clawmem.files.locking import HeldLock, acquire, is_held, read_owner
@@ -249,6 +249,12 @@ class Watcher:
         self._state_error_logged = False
         self._vectors_off_logged = False
         self.journal: Journal | None = None
+        # The folder watched, as it was at the start: a watcher whose workspace was removed
+        # (or replaced by another folder of that name) has nothing left to watch, and every
+        # write it made brought the folder back (write_atomic makes the folders it writes in):
+        # an empty workspace with a fresh index, watched for ever.
+        self._root_ident = _ident(self.root)
+        self.gone: str | None = None
 
     # ------------------------------------------------------------------ events
     def _rel(self, path: str | bytes) -> str | None:
@@ -405,9 +411,18 @@ class Watcher:
             pass
 
     # ------------------------------------------------------------------ state
+    def _root_gone(self) -> str | None:
+        """Why the workspace folder is not the one this watcher started in, if it is not."""
+        now = _ident(self.root)
+        if now == self._root_ident:
+            return None
+        return "was removed" if now == (0, 0) else "was replaced by another folder"
+
     def _save_state(self, **changes: object) -> None:
         self.state.update(changes)
         self.state["heartbeat_at"] = time.time()
+        if self._root_gone() is not None:
+            return  # never write into a workspace that is gone: it would make its folder again
         try:
             _write_state(self.ix.memory_dir, self.state)
         except OSError as exc:
@@ -604,6 +619,10 @@ class Watcher:
         pending_reason: str | None = "start"
         next_reconcile = time.monotonic() + self.reconcile_s
         while not self.stop.is_set() and not self.stop_requested:
+            gone = self._root_gone()  # a stat a second at most: the loop wakes that often
+            if gone is not None:
+                self.gone = f"{self.root}: the workspace folder {gone}"
+                return
             now = time.monotonic()
             with self._mu:
                 first, last, n = self._first_event, self._last_event, self._events
@@ -722,7 +741,8 @@ def _summary(report: SyncReport, *, vectors: bool = True) -> str:
 def run_watch(
     ix: Indexer, *, use_events: bool = True, embed: bool = True, log: Log = log_line
 ) -> None:
-    """The daemon in the foreground, until Ctrl-C or SIGTERM. Raises LockedError if one runs."""
+    """The daemon in the foreground, until Ctrl-C or SIGTERM, or until its workspace folder is
+    removed or replaced (then ``WorkspaceError``). Raises LockedError if one runs."""
     ix.prepare_memory_dir()
     lock = acquire_watch_lock(ix.memory_dir)
     watcher = Watcher(ix, embed=embed, use_events=use_events, log=log)
@@ -750,4 +770,10 @@ def run_watch(
             signal.signal(s, h)
         watcher._save_state(stopped_at=time.time())
         lock.release()
+    if watcher.gone is not None:
+        log(f"stopped after {watcher.syncs} sync(s): {watcher.gone}")
+        raise WorkspaceError(
+            f"{watcher.gone}; the watcher stopped",
+            hint="run `clawmem watch` in the workspace again once it is back",
+        )
     log(f"{reason} after {watcher.syncs} sync(s)")

@@ -209,9 +209,7 @@ class _Walker:
         rel = path[self.cut :].replace(os.sep, "/")
         if rel in self.files:
             return
-        if not rel.isprintable():
-            # Pages clawmem writes cite it (``(bank/x.md#L2)``): a name holding
-            # "\n## Retain\n- W @X: …" would write a fact nobody stated into them.
+        if not citable_name(rel):
             shown = rel.encode("unicode_escape").decode("ascii")
             self.skipped.append(Skipped(shown, "a name with a line break or control character"))
             return
@@ -287,7 +285,7 @@ class _Walker:
                 or len(files) >= limit
                 or st.st_size > biggest
                 or not S_ISREG(mode)
-                or not rel.isprintable()
+                or not citable_name(rel)
             ):
                 self.consider(full, False)
             else:
@@ -401,8 +399,21 @@ def _own_temps(path: Path, ino: int) -> int:
     return n
 
 
-def resolve_member(root: Path, user_path: str, extra_paths: tuple[str, ...] = ()) -> str:
-    """Map a path given by a user (relative or absolute) to a workspace memory file, or refuse."""
+def citable_name(relpath: str) -> bool:
+    """Whether a file's workspace path may be read and cited: no line break or other control
+    or format character. Pages clawmem writes cite it (``(bank/x.md#L2)``): a name holding
+    "\n## Retain\n- W @X: …" would write a fact nobody stated into them. The scan leaves any
+    other out, and nothing clawmem writes (the memory tool's files) is given one."""
+    return relpath.isprintable()
+
+
+def resolve_member(
+    root: Path, user_path: str, extra_paths: tuple[str, ...] = (), *, max_bytes: int
+) -> str:
+    """Map a path given by a user (relative or absolute) to a workspace memory file, or refuse.
+    A file over ``max_bytes`` (the workspace's ``max_file_bytes``) is refused as the scan leaves
+    it out: ``get`` of a 3 GB file full of NUL bytes, which no index holds, read it whole (18 GB
+    of memory and four minutes; an MCP server's memory for a read-only token's memory_get)."""
     raw = Path(user_path)
     candidate = raw if raw.is_absolute() else root / raw
     try:
@@ -425,11 +436,71 @@ def resolve_member(root: Path, user_path: str, extra_paths: tuple[str, ...] = ()
             f"{user_path}: not a memory file",
             hint="memory files are MEMORY.md, memory/**/*.md, bank/**/*.md and configured extra_paths",
         )
-    if not resolved.is_file():
+    try:
+        st = resolved.stat()
+    except OSError:
         raise WorkspaceError(
             f"{relpath}: no such file in the workspace", hint="see `clawmem status`"
+        ) from None
+    if not S_ISREG(st.st_mode):
+        raise not_a_plain_file(relpath, st.st_mode)
+    if st.st_size > max_bytes:
+        raise InputError(
+            f"{relpath}: {st.st_size:,} bytes is over max_file_bytes={max_bytes:,}; "
+            "the index leaves it out and clawmem does not read it",
+            hint="split the file, or raise max_file_bytes in clawmem.toml",
         )
     return relpath
+
+
+def not_a_plain_file(relpath: str, mode: int) -> WorkspaceError:
+    """The error for a memory path that is there but holds no text: a FIFO (reading it would
+    wait for a writer for ever), a socket, a device or a folder named like a note."""
+    rm = f"rm -r {relpath}" if S_ISDIR(mode) else f"rm {relpath}"
+    return WorkspaceError(
+        f"{relpath}: is {kind_of(mode)}, not a file of notes; clawmem reads only regular files",
+        hint=f"remove or rename it ({rm}), or put a regular file there",
+    )
+
+
+def kind_of(mode: int) -> str:
+    """What a file that is not a regular one is, in words."""
+    import stat
+
+    if S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def read_plain(path: Path, relpath: str) -> bytes:
+    """The bytes of a regular file, opened without blocking: a FIFO put there after the check
+    (or a link swapped for one) is refused, never waited on."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise WorkspaceError(
+            f"{relpath}: no such file in the workspace", hint="see `clawmem status`"
+        ) from None
+    except OSError as exc:
+        raise WorkspaceError(
+            f"{relpath}: cannot be read ({exc.strerror or exc})", hint="check its permissions"
+        ) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not S_ISREG(mode):
+            raise not_a_plain_file(relpath, mode)
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 @dataclass(frozen=True, slots=True)
@@ -459,15 +530,17 @@ def read_lines(
     from_line: int = 1,
     lines: int | None = None,
     extra_paths: tuple[str, ...] = (),
+    max_bytes: int,
 ) -> Lines:
-    """Lines ``from_line`` .. ``from_line + lines - 1`` of a memory file, with their citation."""
+    """Lines ``from_line`` .. ``from_line + lines - 1`` of a memory file, with their citation.
+    ``max_bytes``: the workspace's ``max_file_bytes`` (``resolve_member``)."""
     if from_line < 1:
         raise BadArgument("from_line", from_line, "lines are numbered from 1")
     if lines is not None and lines < 1:
         raise BadArgument("lines", lines, "must be at least 1")
-    rel = resolve_member(root, path, extra_paths)
+    rel = resolve_member(root, path, extra_paths, max_bytes=max_bytes)
     try:
-        text = (root / rel).read_bytes().decode("utf-8")
+        text = read_plain(root / rel, rel).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(
             f"{rel}: invalid UTF-8 at byte {exc.start}", hint="re-save the file as UTF-8"

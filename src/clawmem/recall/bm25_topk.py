@@ -25,8 +25,10 @@ the whole OR's, ids and scores.
 
 Where the index keeps its terms' impact-ordered lists (store/term_lists.py, from MIN_ROWS rows),
 an unfiltered question is first ranked from them (``from_lists``), without bm25(): its words'
-best rows read first until the bounds prove the top k, then scored exactly. The plan above
-answers what the lists cannot (a compound word in many rows, a filter, other weights).
+best rows read first until the bounds prove the top k, then scored exactly. A phrase of several
+words in many rows ("edge proxy" in 146,000 of 1M units) is bounded by its words' counts and
+counted in the text of the few rows that bound leaves able to enter (``with_compounds``). The
+plan above answers what the lists cannot (a prefix, a filter, other weights).
 """
 
 from __future__ import annotations
@@ -220,8 +222,14 @@ def _probe(live: list[str], limit: int, ranked: Ranker) -> tuple[float | None, R
 # ---------------------------------------------------------------- from the terms' lists
 
 # A phrase the lists cannot answer (several words, a prefix) is ranked whole by bm25(), up to
-# this many rows; a phrase in more rows sends the question back to the plan above.
+# this many rows; a phrase of several listed words in more rows is bounded by its words
+# (``with_compounds``), and a prefix in more rows sends the question back to the plan above.
 LIST_FTS_ROWS = 5000
+# A question naming a phrase of several words in many rows counts it in at most this many rows'
+# text (``with_compounds``, 0.07-0.15 ms a row at 1M); past it bm25() ranks the question, and
+# what was spent (at most ~150 ms) is lost. A phrase of more words is left to bm25() as well.
+_COUNTED_MAX = 1024
+_WORDS_MAX = 32
 # Up to this many rows to look up in a term's unread tiers, only the parts spanning them are
 # read; more, and every unread part is (one query).
 _FEW = 256
@@ -243,8 +251,14 @@ def from_lists(index: Index, phrases: list[str], limit: int) -> Ranked | None:
     q = _ListQuery.plan(index, phrases)
     if q is None or not q.live:
         return None if q is None else []
-    q.read_until_proved(limit)
-    best, holders = q.exact(q.candidates(), limit)
+    if q.compound:
+        got = q.with_compounds(index, limit)
+        if got is None:
+            return None
+        best, holders = got
+    else:
+        q.read_until_proved(limit)
+        best, holders = q.exact(q.candidates(), limit)
     rows = [d for d, _ in best]
     for p in phrases:
         if p in holders:
@@ -260,6 +274,7 @@ class _ListQuery:
     def __init__(self, index: Index, avgdl: float, drift: float) -> None:
         import numpy as np
 
+        self.index = index
         self.conn, self.avgdl, self.drift = index.conn, avgdl, drift
         self.live: list[str] = []
         self.counted: set[str] = set()  # phrases whose row count is certain (0: in no row)
@@ -268,6 +283,10 @@ class _ListQuery:
         self.tiers: dict[int, list[tuple[int, int, float]]] = {}
         self.weight: dict[int, float] = {}  # each listed term: the IDFs of the phrases naming it
         self.exact_rows: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # bm25()'s phrases
+        # A phrase of several listed words in many rows (``with_compounds``): its words (term,
+        # id), and its terms in order (what a row must hold one after another).
+        self.compound: dict[str, list[tuple[str, int]]] = {}
+        self.sequences: dict[str, list[str]] = {}
         (top_id,) = self.conn.execute("SELECT max(id) FROM chunks").fetchone()
         self.size = int(top_id or 0) + 1
         self.acc = np.zeros(self.size)  # each row's score from what has been read: a lower bound
@@ -292,7 +311,8 @@ class _ListQuery:
 
         cut = term_bounds.phrase_tokens(phrases)
         words = {p: ts[0] for p, ts in cut.items() if len(ts) == 1 and not p.endswith("*")}
-        ids = term_lists.term_ids(conn, set(words.values()))
+        several = {t for p, ts in cut.items() if len(ts) > 1 and not p.endswith("*") for t in ts}
+        ids = term_lists.term_ids(conn, set(words.values()) | several)
         q = cls(index, avgdl, max(1.0, avgdl / float(ref["avgdl"])))
         hits: dict[str, int] = {}
         for p in phrases:
@@ -319,8 +339,20 @@ class _ListQuery:
         q.live = [p for p in phrases if hits[p]]
         if q.live and sum(hits[p] for p in q.live) < MIN_ROWS:
             return None  # bm25() over every row costs little
-        if any(p not in q.single and hits[p] > LIST_FTS_ROWS for p in q.live):
-            return None
+        for p in q.live:
+            if p in q.single or hits[p] <= LIST_FTS_ROWS:
+                continue
+            # A phrase of several words in many rows: bounded by its words' lists, counted in
+            # the few rows that can make the list (``with_compounds``); a prefix cannot be.
+            ts = cut.get(p, [])
+            if p.endswith("*") or not 2 <= len(ts) <= _WORDS_MAX or any(t not in ids for t in ts):
+                return None
+            q.compound[p] = [(t, ids[t]) for t in ts]
+            for _, tid in q.compound[p]:
+                if tid not in q.tiers:
+                    q.tiers[tid] = term_lists.tiers(conn, tid)
+        if q.compound:
+            q.sequences = term_bounds.phrase_sequences(q.compound)
         q.idf = {p: idf(n_rows, hits[p]) for p in q.live}
         for p, t in q.single.items():
             q.weight[t] = q.weight.get(t, 0.0) + q.idf[p]
@@ -356,22 +388,7 @@ class _ListQuery:
     def read_until_proved(self, limit: int) -> None:
         """Rank the phrases bm25() answers whole, then read the listed terms' tiers, the one of
         highest bound first, until the unread tiers cannot lift a row unread to θ."""
-        import numpy as np
-
-        wsql = ", ".join(f"{x:g}" for x in term_bounds.WEIGHTS)
-        for p in self.live:
-            if p in self.single:
-                continue
-            rows = self.conn.execute(
-                f"SELECT rowid, bm25(chunks_fts, {wsql}) FROM chunks_fts WHERE chunks_fts MATCH ?",
-                (p,),
-            ).fetchall()
-            d = np.array([r[0] for r in rows], np.int64)
-            s = -np.array([r[1] for r in rows], np.float64)
-            self.exact_rows[p] = (d, s)
-            self.acc[d] += s
-            self._saw(d)
-            self._raise_theta(d, limit)
+        self._rank_whole(limit)
         terms = list(self.weight)
         while True:
             rem = {t: self._bound(t) for t in terms}
@@ -385,6 +402,25 @@ class _ListQuery:
             self.read[t].append((d, f, n))
             self.acc[d] += self.weight[t] * term_lists.impact(f, n, self.avgdl)
             self.bits[d] |= self._bit(terms.index(t))
+            self._saw(d)
+            self._raise_theta(d, limit)
+
+    def _rank_whole(self, limit: int) -> None:
+        """Rank with bm25() each phrase the lists do not answer (a few rows each)."""
+        import numpy as np
+
+        wsql = ", ".join(f"{x:g}" for x in term_bounds.WEIGHTS)
+        for p in self.live:
+            if p in self.single or p in self.compound:
+                continue
+            rows = self.conn.execute(
+                f"SELECT rowid, bm25(chunks_fts, {wsql}) FROM chunks_fts WHERE chunks_fts MATCH ?",
+                (p,),
+            ).fetchall()
+            d = np.array([r[0] for r in rows], np.int64)
+            s = -np.array([r[1] for r in rows], np.float64)
+            self.exact_rows[p] = (d, s)
+            self.acc[d] += s
             self._saw(d)
             self._raise_theta(d, limit)
 
@@ -468,3 +504,192 @@ class _ListQuery:
                 holders[p] = cand[np.isin(cand, self.exact_rows[p][0])].tolist()
         best = [(int(d), -float(s)) for d, s in zip(cand.tolist(), score.tolist(), strict=True)]
         return best, holders
+
+    def with_compounds(
+        self, index: Index, limit: int
+    ) -> tuple[Ranked, dict[str, list[int]]] | None:
+        """What ``exact`` gives, for a question naming a phrase of several words in many rows
+        ("edge proxy" in 146,000 of 1M): the lists know each word's count in a row, not the
+        phrase's. A row's phrase count is at most its least word's in every column (each
+        instance of the phrase is an instance of each of its words there), and a row holds the
+        phrase only if it holds every word, so each row's score has an upper bound from its
+        words' counts and a lower bound without the phrase. Every listed word's rows are read
+        whole; the rows are then scored exactly, the highest upper bound first, the phrase
+        counted in their text (``Index.lexical_rows``, cut by FTS5's tokenizer), until the
+        ``limit``-th exact score is above every upper bound left. None when that would count
+        the phrase in more than ``_COUNTED_MAX`` rows, or the text does not give the counts and
+        lengths the lists hold: the caller ranks with bm25()."""
+        import numpy as np
+
+        self._rank_whole(limit)
+        lists, tfw, lens = self._read_whole()
+        score, open_rows, high = self._bounds(lists, tfw, lens)
+        # θ: the ``limit``-th best lower bound, a lower bound of the ``limit``-th score. Count the
+        # compounds in the rows still able to reach it, the highest bound first, a batch at a
+        # time (each raises θ), until none is.
+        counts = {p: np.zeros(self.size, np.uint16) for p in self.compound}
+        best = np.flatnonzero(score > 0)
+        counted, batch = 0, limit + limit // 4
+        while True:
+            theta = 0.0
+            if len(best) >= limit:
+                kth = len(best) - limit
+                best = best[np.argpartition(score[best], kth)[kth:]]
+                theta = float(score[best].min())
+            able = np.flatnonzero(high >= theta * (1 - 1e-9) - 1e-12)
+            if not len(able):
+                break
+            if counted + min(batch, len(able)) > _COUNTED_MAX:
+                return None
+            if len(able) > batch:
+                able = able[np.argpartition(-high[able], batch)[:batch]]
+            ids = open_rows[able]
+            got = self._count(index, ids, lens, tfw)
+            if got is None:
+                return None
+            counted += len(ids)
+            batch *= 2
+            for p, c in got.items():
+                counts[p][ids] = c
+            score[ids] = self._exact(ids, tfw, lens, counts)
+            high[able] = -np.inf  # exact now
+            best = np.union1d(best, ids[score[ids] > 0])
+        keep = np.flatnonzero(score > 0)  # a row holding none of the phrases: no match
+        if len(keep) > limit:
+            kth = np.partition(score[keep], len(keep) - limit)[len(keep) - limit]
+            keep = keep[score[keep] >= kth * (1 - 1e-12)]
+        holders = {
+            p: keep[tfw[self.single[p]][keep] > 0].tolist()
+            if p in self.single
+            else keep[counts[p][keep] > 0].tolist()
+            if p in self.compound
+            else keep[np.isin(keep, self.exact_rows[p][0])].tolist()
+            for p in self.live
+        }
+        ranked = [
+            (int(d), -float(s)) for d, s in zip(keep.tolist(), score[keep].tolist(), strict=True)
+        ]
+        return ranked, holders
+
+    def _read_whole(
+        self,
+    ) -> tuple[
+        dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]], dict[int, np.ndarray], np.ndarray
+    ]:
+        """Each listed word's rows, whole (every tier): (its lists, its count in tenths by
+        rowid, each row's length by rowid)."""
+        import numpy as np
+
+        terms = set(self.weight) | {t for ws in self.compound.values() for _, t in ws}
+        tfw: dict[int, np.ndarray] = {}
+        lens = np.zeros(self.size, np.uint16)
+        lists: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        for t in terms:
+            d, f, n = term_lists.read_from(self.conn, t, self.tiers[t][0][0])
+            lists[t] = (d, f, n)
+            tfw[t] = np.zeros(self.size, np.uint16)
+            tfw[t][d] = f
+            lens[d] = n
+        return lists, tfw, lens
+
+    def _bounds(
+        self,
+        lists: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]],
+        tfw: dict[int, np.ndarray],
+        lens: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(each row's score without the compounds, by rowid; the rows holding every word of a
+        compound; their upper bounds). The first adds the phrases in the question's order as
+        bm25() does (adding a compound's 0 later leaves a sum as it is): exact for a row
+        holding no compound, a lower bound for the rest. A compound adds at most what its
+        words' least count would."""
+        import numpy as np
+
+        score = np.zeros(self.size)
+        for p in self.live:
+            if p in self.single:
+                d, f, n = lists[self.single[p]]
+                score[d] += self._part(p, f, n)
+            elif p not in self.compound:
+                d, s = self.exact_rows[p]
+                score[d] += s
+        extra: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for p, ws in self.compound.items():
+            every = np.zeros(self.size, np.uint8)
+            for _, t in ws:
+                every[lists[t][0]] += 1
+            rows = np.flatnonzero(every == len(ws))
+            least = np.min([tfw[t][rows] for _, t in ws], axis=0)
+            extra[p] = (rows, self._part(p, least, lens[rows]) * (1 + 1e-9) + 1e-12)
+        if len(extra) == 1:
+            ((open_rows, most),) = extra.values()
+            return score, open_rows, score[open_rows] + most
+        open_rows = np.unique(np.concatenate([rows for rows, _ in extra.values()]))
+        high = score[open_rows]
+        for rows, most in extra.values():
+            high[np.searchsorted(open_rows, rows)] += most
+        return score, open_rows, high
+
+    def _part(self, p: str, tfw10: np.ndarray, dl: np.ndarray) -> np.ndarray:
+        """Phrase ``p``'s part of rows' bm25() scores from its counts (tenths) and their lengths,
+        as fts5_aux.c computes it (``exact`` does the same)."""
+        import numpy as np
+
+        f64 = tfw10.astype(np.float64) / 10.0
+        norm = K1 * ((1 - term_bounds.B) + (term_bounds.B * dl.astype(np.float64)) / self.avgdl)
+        return self.idf[p] * ((f64 * (K1 + 1.0)) / (f64 + norm))
+
+    def _exact(
+        self,
+        ids: np.ndarray,
+        tfw: dict[int, np.ndarray],
+        lens: np.ndarray,
+        counts: dict[str, np.ndarray],
+    ) -> np.ndarray:
+        """The bm25() scores of rows ``ids`` whose compounds are counted: every phrase's part,
+        added in the question's order."""
+        import numpy as np
+
+        total = np.zeros(len(ids))
+        for p in self.live:
+            if p in self.single:
+                total += self._part(p, tfw[self.single[p]][ids], lens[ids])
+            elif p in self.compound:
+                total += self._part(p, counts[p][ids], lens[ids])
+            else:
+                d, s = self.exact_rows[p]
+                got = dict(zip(d.tolist(), s.tolist(), strict=True))
+                total += np.array([got.get(x, 0.0) for x in ids.tolist()])
+        return total
+
+    def _count(
+        self, index: Index, ids: np.ndarray, lens: np.ndarray, tfw: dict[int, np.ndarray]
+    ) -> dict[str, np.ndarray] | None:
+        """Each compound's column-weighted count (in tenths, as the lists keep their words') in
+        the rows ``ids``, from their text as chunks_fts was given it; None when that text does
+        not have the lengths and word counts the lists hold for these rows."""
+        import numpy as np
+
+        values = index.lexical_rows(ids.tolist())
+        if len(values) != len(ids):
+            return None
+        found, tf, dl = term_bounds.phrase_counts(values, self.sequences)
+        tenths = term_lists.TENTHS
+        for d in ids.tolist():
+            if dl.get(d, 0) != lens[d]:
+                return None
+            for ws in self.compound.values():
+                for term, t in ws:
+                    n = tf.get((term, d), (0, 0, 0))
+                    if sum(w * x for w, x in zip(tenths, n, strict=True)) != tfw[t][d]:
+                        return None
+        out = {}
+        for p in self.compound:
+            out[p] = np.array(
+                [
+                    sum(w * x for w, x in zip(tenths, found.get((p, d), (0, 0, 0)), strict=True))
+                    for d in ids.tolist()
+                ],
+                np.int64,
+            )
+        return out

@@ -39,16 +39,23 @@ def get_lines(
             unknown_scope(ix, path, scopes)
         else:
             root = scopes[name]
+            theirs = load_config(root)
             got = read_lines(
                 root,
                 rest,
                 from_line=from_line,
                 lines=lines,
-                extra_paths=load_config(root).extra_paths,
+                extra_paths=theirs.extra_paths,
+                max_bytes=theirs.max_file_bytes,
             )
             return replace(got, path=path, citation=f"{name}:{got.citation}")
     if is_transcript_path(path):
         return read_messages(ix.root, ix.cfg, path, from_line=from_line, lines=lines)
     return read_lines(
-        ix.root, path, from_line=from_line, lines=lines, extra_paths=ix.cfg.extra_paths
+        ix.root,
+        path,
+        from_line=from_line,
+        lines=lines,
+        extra_paths=ix.cfg.extra_paths,
+        max_bytes=ix.cfg.max_file_bytes,
     )

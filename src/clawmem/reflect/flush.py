@@ -21,7 +21,6 @@ raises and never blocks the agent: what it could not do is one line in ``.memory
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import time
@@ -32,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from clawmem.errors import ClawmemError, InputError, LockedError, StoreError
 from clawmem.markdown.workspace import ENTITY_DIR, MAX_TRANSCRIPT_BYTES, FileEntry
+from clawmem.text import untrusted_json
 from clawmem.transcripts import formats, registry
 from clawmem.transcripts.flushlog import log
 from clawmem.transcripts.sessions import SUFFIX, name_of
@@ -321,7 +321,7 @@ def request_from_hook(text: str, environ: dict[str, str] | None = None) -> HookR
     <sessionId>.jsonl`` (``~/.openclaw`` by default; the agent from ``agent:<agent>:…``)."""
     env = os.environ if environ is None else environ
     try:
-        data = json.loads(text)
+        data = untrusted_json.loads(text)
     except ValueError:
         return HookRequest("", None, None, "the hook's input is not JSON")
     if not isinstance(data, dict):

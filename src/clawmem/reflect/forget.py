@@ -150,7 +150,7 @@ def _add_citation(ix: Indexer, plan: ForgetPlan, wanted: dict[str, set[int]], ci
         if not said.messages:
             plan.notes.append(f"{cited}: no message was said in these lines")
         return
-    relpath = resolve_member(ix.root, path, ix.cfg.extra_paths)
+    relpath = resolve_member(ix.root, path, ix.cfg.extra_paths, max_bytes=ix.cfg.max_file_bytes)
     wanted.setdefault(relpath, set()).update(range(first, last + 1))
 
 

@@ -349,29 +349,24 @@ def proposals_body(
 
 
 def apply_to_core(core_text: str | None, props: Sequence[Proposal | Recurring]) -> str:
-    """MEMORY.md with the proposals added at the end of its "Added by clawmem reflect" section
-    (created at the end of the file when missing). Everything else is kept byte for byte."""
+    """MEMORY.md with the proposals appended at its end: under its last section when that is
+    "Added by clawmem reflect", else under a new such heading. Everything before is kept byte
+    for byte and nothing is ever inserted mid-file, so that the write only appends, in place
+    (reflect/pipeline.py): rewriting the file to insert lines above a person's later section lost
+    what a program holding MEMORY.md open (an editor, an agent's logger) wrote after it."""
     eol = "\r\n" if core_text and "\r\n" in core_text else "\n"
-    new = [p.line for p in props]
+    new = [p.line + eol for p in props]
     if core_text is None:
-        return f"# MEMORY{eol}{eol}{CORE_SECTION}{eol}{eol}" + "".join(x + eol for x in new)
-    lines = core_text.splitlines(keepends=True)
-    at = next((i for i, ln in enumerate(lines) if ln.rstrip("\r\n") == CORE_SECTION), None)
-    if at is None:
-        text = core_text
-        if text and not text.endswith(("\n", "\r")):
-            text += eol
+        return f"# MEMORY{eol}{eol}{CORE_SECTION}{eol}{eol}" + "".join(new)
+    text = core_text
+    if text and not text.endswith(("\n", "\r")):
+        text += eol
+    lines = text.splitlines()
+    last = next((ln for ln in reversed(lines) if re.match(r"#{1,2}\s", ln)), None)
+    if last is None or last.rstrip() != CORE_SECTION:
         if text.strip() and not text.endswith(eol + eol):
             text += eol
-        return text + f"{CORE_SECTION}{eol}{eol}" + "".join(x + eol for x in new)
-    end = next(
-        (i for i in range(at + 1, len(lines)) if re.match(r"#{1,2}\s", lines[i])), len(lines)
-    )
-    insert = end
-    while insert > at + 1 and not lines[insert - 1].strip():
-        insert -= 1
-    if insert > 0 and not lines[insert - 1].endswith(("\n", "\r")):
-        lines[insert - 1] += eol
-    if insert == at + 1:  # an empty section: keep a blank line under the heading
-        new = ["", *new]
-    return "".join(lines[:insert] + [x + eol for x in new] + lines[insert:])
+        return text + f"{CORE_SECTION}{eol}{eol}" + "".join(new)
+    if lines[-1].rstrip() == CORE_SECTION:  # an empty section: a blank line under the heading
+        text += eol
+    return text + "".join(new)

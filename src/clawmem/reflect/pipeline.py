@@ -8,7 +8,8 @@ One run, under the workspace's write lock:
    ``bank/proposals.md``; with ``apply``, the lines added to ``MEMORY.md``;
 3. stop if a generated section was edited by hand since it was written (``ReflectConflict``,
    nothing written) unless forced;
-4. write the files that changed, each atomically, then sync the index under the same lock.
+4. write the files that changed, each atomically (``MEMORY.md`` only ever appended to, in place:
+   a program may hold it open), then sync the index under the same lock.
 
 Every generated section is a pure function of the facts (dates in it come from the facts, never
 the clock), so a second run with no new facts rewrites nothing, byte for byte. A page changes when
@@ -27,7 +28,13 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from clawmem.errors import InputError, ReflectConflict, StoreError, WorkspaceError
+from clawmem.errors import (
+    ClawmemError,
+    InputError,
+    ReflectConflict,
+    StoreError,
+    WorkspaceError,
+)
 from clawmem.markdown.factlog import FactLog, LoggedFact, collect_facts, read_text
 from clawmem.markdown.markers import OFF, MarkerError, find_section, is_off, splice
 from clawmem.markdown.workspace import (
@@ -132,20 +139,44 @@ def _summary(
 
 def _append_in_place(path: Path, change: FileChange) -> None:
     """Write a change that only adds to the end of the file (``--apply``'s proposals at the end
-    of MEMORY.md) by appending in place: a rename over the file lost every line a program that
-    keeps MEMORY.md open wrote after it (its writes went to the replaced file)."""
+    of MEMORY.md, ``apply_to_core``) by appending in place, or create the file if nobody did
+    meanwhile: a rename over the file lost every line a program that keeps MEMORY.md open wrote
+    after it (its writes went to the replaced file). Whole lines such a program appended since
+    reflect read the file stay, before the new ones, as retain keeps a log's (``may_follow``: no
+    heading among them, so the new lines land in the section they were planned for); anything
+    else is a conflict, and nothing is written."""
     from clawmem.files.cas import read_snapshot, write_if_unchanged
+    from clawmem.ingest.retain import may_follow
 
-    assert change.old is not None
-    snap = read_snapshot(path)
-    if snap.data != change.old.encode("utf-8") or (
-        write_if_unchanged(path, snap, change.new.encode("utf-8"), may_follow=lambda _: False)
-        is None
-    ):
-        raise ReflectConflict(
-            f"{change.path} changed while reflect was running; nothing more written",
-            hint="run clawmem reflect again",
-        )
+    old = None if change.old is None else change.old.encode("utf-8")
+    new = change.new.encode("utf-8")
+    for _ in range(_APPEND_TRIES):
+        snap = read_snapshot(path)
+        if old is None:  # a new file, unless another program created it meanwhile
+            target = new if snap.data is None else None
+        elif snap.data == old:
+            target = new
+        elif (
+            snap.data is not None
+            and snap.data.startswith(old)
+            and old.endswith(b"\n")
+            and may_follow(snap.data[len(old) :])
+        ):
+            target = snap.data + new[len(old) :]
+        else:
+            target = None
+        if target is None:
+            break
+        if write_if_unchanged(path, snap, target, may_follow=may_follow) is not None:
+            return
+        time.sleep(0.01)  # a line half written: read it again once it is whole
+    raise ReflectConflict(
+        f"{change.path} changed while reflect was running; nothing more written",
+        hint="run clawmem reflect again",
+    )
+
+
+_APPEND_TRIES = 20
 
 
 def plan_reflect(
@@ -496,13 +527,17 @@ def reflect(
             for change in result.written():
                 path = writable_path(ix.root, change.path)
                 current = path.read_bytes().decode("utf-8") if path.is_file() else None
-                if current != change.old:
+                # MEMORY.md is only appended to, and may have grown meanwhile by whole lines
+                # another program appended: _append_in_place decides.
+                if current != change.old and change.role != "core":
                     raise ReflectConflict(
                         f"{change.path} changed while reflect was running; nothing more written",
                         hint="run clawmem reflect again",
                     )
                 try:
-                    if change.old is not None and change.new.startswith(change.old):
+                    if change.role == "core" or (
+                        change.old is not None and change.new.startswith(change.old)
+                    ):
                         _append_in_place(path, change)
                     else:
                         write_atomic(path, change.new)
@@ -528,6 +563,11 @@ def reflect(
         from clawmem.reflect.proposal_review import accept
 
         for p, why in promote:
-            result.promoted.append(accept(ix, p.id, promoted=why).to_dict() | {"why": why})
+            try:
+                result.promoted.append(accept(ix, p.id, promoted=why).to_dict() | {"why": why})
+            except ClawmemError as exc:
+                # One proposal that cannot be kept (a person decided it meanwhile, retain
+                # refuses its line) stays on its page; the nightly run goes on and says why.
+                result.warnings.append(f"proposal {p.id} not promoted: {exc.message}")
     result.seconds = time.perf_counter() - t0
     return result

@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from clawmem.errors import InputError, UsageError
+from clawmem.errors import InputError, LockedError, UsageError
 from clawmem.ingest.indexing import Indexer
 from clawmem.markdown.facts import parse_fact
 from clawmem.reflect.fact_proposals import Proposal, Said
@@ -275,17 +276,33 @@ def _decided_prefixes(lines: list[re.Match[str]]) -> dict[str, list[tuple[int, s
 
 
 def _append(root: Path, relpath: str, text: str, head: str) -> None:
-    """Append ``text`` to a workspace file (``head`` starts a new one), never through a link."""
-    from clawmem.files.atomic import write_atomic
+    """Append ``text`` to a workspace file (``head`` starts a new one), never through a link, in
+    place (files/cas.py): a rewrite renamed over the page or the ledger lost what a program
+    holding it open wrote afterwards. Whole lines another program appended meanwhile stay,
+    before ours."""
+    from clawmem.files.cas import read_snapshot, write_if_unchanged
     from clawmem.markdown.workspace import writable_path
 
     path = writable_path(root, relpath)
     path.parent.mkdir(parents=True, exist_ok=True)
-    # As bytes: whatever the file holds (text that is not UTF-8 included) is kept as it was.
-    old = path.read_bytes() if path.is_file() else head.encode("utf-8")
-    if old and not old.endswith(b"\n"):
-        old += b"\n"
-    write_atomic(path, old + text.encode("utf-8"))
+    for _ in range(_APPEND_TRIES):
+        snap = read_snapshot(path)
+        # As bytes: whatever the file holds (text that is not UTF-8 included) is kept as it was.
+        old = snap.data if snap.data is not None else head.encode("utf-8")
+        if old and not old.endswith(b"\n"):
+            old += b"\n"
+        new = old + text.encode("utf-8")
+        if write_if_unchanged(path, snap, new, may_follow=lambda extra: extra.endswith(b"\n")):
+            return
+        time.sleep(0.01)  # a line half written, or a rewrite: read it again once it is done
+    raise LockedError(
+        f"{relpath}: another program kept changing the file ({_APPEND_TRIES} tries); "
+        "nothing was written",
+        hint="run the command again once the other program has finished writing it",
+    )
+
+
+_APPEND_TRIES = 20
 
 
 def _page_head(day: str) -> str:
@@ -351,8 +368,12 @@ def record(root: Path, proposals: list[Proposal], today: date | None = None) -> 
 
 def promotable(sightings: list[Proposal], root: Path) -> list[tuple[Proposal, str]]:
     """The proposals among ``sightings`` (every proposal reflect read, repeats included) that
-    the promotion rule keeps, with why; none a person already accepted or rejected."""
+    the promotion rule keeps, with why: only those pending on a page. None a person already
+    accepted or rejected, nor a turn grown from one they did (``record`` writes it on no page:
+    promoted, it kept a statement the person had rejected, and accepting an id no page holds
+    ended every later reflect with "no proposal")."""
     ledger = _ledger(root)
+    on_pages = {p.key for _rel, text in _pages(root) for p, _ in _page_entries(text)}
     where: dict[str, set[str]] = {}
     best: dict[str, Proposal] = {}
     for p in sightings:
@@ -361,7 +382,7 @@ def promotable(sightings: list[Proposal], root: Path) -> list[tuple[Proposal, st
             best[p.key] = p
     out = []
     for key, p in best.items():
-        if key in ledger:
+        if key in ledger or key not in on_pages:
             continue
         if len(where[key]) >= PROMOTE_CONVERSATIONS:
             out.append((p, f"said in {len(where[key])} conversations"))

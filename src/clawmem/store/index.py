@@ -98,7 +98,7 @@ def fts_values(
 ) -> tuple[str, str, str]:
     """The FTS columns of a unit: its searchable words only (markdown/searchable.py: a link's
     label, not its address; no markers, checkboxes or citations)."""
-    from clawmem.markdown.searchable import (  # writes only: reads never need it
+    from clawmem.markdown.searchable import (  # writes, and a few rows' phrases at 1M units
         searchable_heading,
         searchable_text,
     )
@@ -575,6 +575,49 @@ class Index(IndexVectors):
                 "UPDATE links SET dst = ?, status = ?, candidates = ? WHERE id = ?", changes
             )
         return len(changes)
+
+    def lexical_rows(self, ids: Iterable[int]) -> list[tuple[int, str, str, str]]:
+        """The values chunks_fts was given for the units ``ids``: (rowid, body, heading, context),
+        re-derived from the stored units as a delete restates them (a unit's context is the text
+        of its neighbours in its file, ``neighbour_context``). For the lexical leg, which counts
+        a phrase of several words in a few rows this way (recall/bm25_topk.py). A unit no longer
+        stored is left out."""
+        ids = list(ids)
+        near = set(ids) | {i - 1 for i in ids} | {i + 1 for i in ids}
+        units: dict[int, db.Row] = {}
+        wanted = sorted(near)
+        for start in range(0, len(wanted), 500):
+            part = wanted[start : start + 500]
+            for r in self.conn.execute(
+                "SELECT id, path, heading, text, entities, kind FROM chunks WHERE id IN "
+                f"({','.join('?' * len(part))})",
+                part,
+            ):
+                units[r["id"]] = r
+        out = []
+        for cid in ids:
+            unit = units.get(cid)
+            if unit is None:
+                continue
+            # A file's units have ascending ids: the next id in the same file is its neighbour;
+            # else (the file's first or last unit, or a file rewritten in part) ask for it.
+            side = []
+            for i, order in ((cid - 1, "id < ? ORDER BY id DESC"), (cid + 1, "id > ? ORDER BY id")):
+                r = units.get(i)
+                if r is None or r["path"] != unit["path"]:
+                    r = self.conn.execute(
+                        "SELECT heading, text, kind FROM chunks WHERE path = ? AND "
+                        f"{order} LIMIT 1",
+                        (unit["path"], cid),
+                    ).fetchone()
+                side.append(r)
+            seq = [side[0], unit, side[1]]
+            context = neighbour_context(
+                [(u["heading"], u["text"], u["kind"]) for u in seq if u is not None]
+            )[1 if side[0] is not None else 0]
+            ents = unit["entities"].split()
+            out.append((cid, *fts_values(unit["text"], unit["heading"], ents, context)))
+        return out
 
     def delete_file(self, relpath: str, *, keep_vectors: bool) -> None:
         with self.conn:

@@ -76,6 +76,67 @@ def tokenize(rows: Sequence[tuple[int, str, str, str]]) -> list[tuple[str, int, 
     return [(t, d, c, n) for (t, d, c), n in counts.items()]
 
 
+def _instances(
+    rows: Sequence[tuple[int, str, str, str]], terms: Sequence[str] | None = None
+) -> tuple[list[tuple[str, int, str, int]], dict[int, int]]:
+    """((term, rowid, column, offset) of each token of ``rows`` (rowid, body, heading, context)
+    that is one of ``terms`` (all of them if None), {rowid: tokens}), cut as chunks_fts cuts
+    them: the offsets FTS5 matches a phrase's tokens at, and the lengths bm25() reads."""
+    with _tok_lock:
+        conn = _tokenizer()
+        conn.execute("BEGIN")
+        try:
+            conn.executemany(
+                "INSERT INTO tok(rowid, body, heading, context) VALUES (?, ?, ?, ?)", rows
+            )
+            sql = "SELECT term, doc, col, offset FROM tok_inst"
+            if terms is not None:
+                sql += f" WHERE term IN ({','.join('?' * len(terms))})"
+            found = conn.execute(sql, list(terms or ())).fetchall()
+            sizes = conn.execute("SELECT id, sz FROM tok_docsize").fetchall()
+        finally:
+            conn.execute("ROLLBACK")
+    return found, {d: term_lists.varints_sum(bytes(sz)) for d, sz in sizes}
+
+
+def phrase_sequences(phrases: Iterable[str]) -> dict[str, list[str]]:
+    """The terms of each quoted phrase ('"edge proxy"') in their order, as chunks_fts cuts it:
+    what a row must hold at consecutive offsets of one column to hold the phrase."""
+    phrases = list(phrases)
+    rows = [(i + 1, p.strip('"').replace('""', '"'), "", "") for i, p in enumerate(phrases)]
+    at: dict[int, list[tuple[int, str]]] = {}
+    for term, doc, _col, offset in _instances(rows)[0]:
+        at.setdefault(doc, []).append((offset, term))
+    return {p: [t for _, t in sorted(at.get(i + 1, []))] for i, p in enumerate(phrases)}
+
+
+def phrase_counts(
+    rows: Sequence[tuple[int, str, str, str]], sequences: dict[str, list[str]]
+) -> tuple[dict[tuple[str, int], list[int]], dict[tuple[str, int], list[int]], dict[int, int]]:
+    """({(phrase, rowid): [body, heading, context] counts}, {(term, rowid): counts} of the
+    phrases' terms, {rowid: tokens}) of ``rows`` (rowid, body, heading, context), cut as
+    chunks_fts cuts them: a phrase counted once at each offset where its terms follow one
+    another in a column, as FTS5 counts its instances (bm25() weighs each by its column)."""
+    terms = sorted({t for seq in sequences.values() for t in seq})
+    found, dl = _instances(rows, terms)
+    cells: dict[tuple[int, str], dict[int, str]] = {}
+    tf: dict[tuple[str, int], list[int]] = {}
+    for term, doc, col, offset in found:
+        cells.setdefault((doc, col), {})[offset] = term
+        tf.setdefault((term, doc), [0, 0, 0])[_COLUMN[col]] += 1
+    out: dict[tuple[str, int], list[int]] = {}
+    for (doc, col), held in cells.items():
+        for phrase, seq in sequences.items():
+            n = sum(
+                all(held.get(o + i) == t for i, t in enumerate(seq))
+                for o, first in held.items()
+                if first == seq[0]
+            )
+            if n:
+                out.setdefault((phrase, doc), [0, 0, 0])[_COLUMN[col]] += n
+    return out, tf, dl
+
+
 def reference(conn: db.Connection) -> dict | None:
     """The meta record {"avgdl": A, "weights": [body, heading, context]}, or None when this
     index keeps no bounds."""

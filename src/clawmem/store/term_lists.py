@@ -467,6 +467,18 @@ def read_spanning(
 # ---------------------------------------------------------------- from the index alone
 
 
+def varints_sum(data: bytes) -> int:
+    """The sum of a docsize record's varints (one per column): a row's length in tokens."""
+    if max(data, default=0) < 0x80:  # every column under 128 tokens: one byte each
+        return sum(data)
+    total, value = 0, 0
+    for byte in data:
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            total, value = total + value, 0
+    return total
+
+
 def _lengths(conn: db.Connection, size: int) -> np.ndarray:
     """Each row's length in tokens, as bm25() reads it: the sum of chunks_fts_docsize's
     varints (one per column)."""
@@ -474,16 +486,7 @@ def _lengths(conn: db.Connection, size: int) -> np.ndarray:
 
     out = np.zeros(size, np.int64)
     for rowid, blob in conn.execute("SELECT id, sz FROM chunks_fts_docsize"):
-        data = bytes(blob)
-        if max(data, default=0) < 0x80:  # every column under 128 tokens: one byte each
-            out[rowid] = sum(data)
-            continue
-        total, value = 0, 0
-        for byte in data:
-            value = (value << 7) | (byte & 0x7F)
-            if byte < 0x80:
-                total, value = total + value, 0
-        out[rowid] = total
+        out[rowid] = varints_sum(bytes(blob))
     return out
 
 

@@ -20,12 +20,12 @@ else sees it.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from clawmem.markdown.forgotten import Forgotten
+from clawmem.text import untrusted_json
 from clawmem.text.redact import redact
 
 OPENCLAW = "openclaw"
@@ -35,7 +35,7 @@ FORMATS = (OPENCLAW, CLAUDE_CODE)
 _CLAUDE_TYPES = {"user", "assistant", "summary", "system", "file-history-snapshot", "attachment"}
 # Claude Code wraps slash commands and their output in these tags; they are bookkeeping, not talk.
 _BOOKKEEPING = ("<command-name>", "<command-message>", "<local-command-stdout>", "<command-args>")
-_REMINDER = re.compile(r"<system-reminder>[\s\S]*?</system-reminder>")
+_REMINDER_OPEN, _REMINDER_CLOSE = "<system-reminder>", "</system-reminder>"
 _BLANK_RUNS = re.compile(r"\n{3,}")
 
 
@@ -112,9 +112,26 @@ def _text_of(content: object) -> str:
 
 def normalise(text: str) -> str:
     """Whitespace tidied (trailing spaces, runs of blank lines, ends), reminders removed."""
-    text = _REMINDER.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    text = _without_reminders(text.replace("\r\n", "\n").replace("\r", "\n"))
     text = "\n".join(line.rstrip() for line in text.split("\n"))
     return _BLANK_RUNS.sub("\n\n", text).strip()
+
+
+def _without_reminders(text: str) -> str:
+    """``text`` without its ``<system-reminder>…</system-reminder>`` blocks, each from an opening
+    tag to the first closing tag after it; an opening tag with none after it stays. In one pass:
+    the lazy regular expression this replaces tried every opening tag against the rest of the
+    text, and a message of 20,000 unclosed tags took two minutes to index."""
+    out: list[str] = []
+    at = 0
+    while (start := text.find(_REMINDER_OPEN, at)) >= 0:
+        end = text.find(_REMINDER_CLOSE, start + len(_REMINDER_OPEN))
+        if end < 0:
+            break  # no closing tag after this opening, so none after any later one either
+        out.append(text[at:start])
+        at = end + len(_REMINDER_CLOSE)
+    out.append(text[at:])
+    return "".join(out)
 
 
 def _timestamp(line_ts: object, message_ts: object) -> str | None:
@@ -192,8 +209,8 @@ def parse(
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+            obj = untrusted_json.loads(raw)
+        except ValueError:  # not JSON, not UTF-8, or nested too deeply
             bad.append(lineno)
             continue
         info = detect(obj)

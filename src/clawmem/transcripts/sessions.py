@@ -32,6 +32,8 @@ from clawmem.markdown.workspace import (
     FileEntry,
     Scan,
     Skipped,
+    kind_of,
+    read_plain,
 )
 from clawmem.store.index import Index, TranscriptState, Unit, make_unit
 from clawmem.transcripts import formats as transcripts
@@ -149,6 +151,11 @@ def _in_folders(root: Path, cfg: Config, relpath: str) -> tuple[Path | None, str
             if why is None:
                 return p, ""
             refused = refused or why  # as the scan: a later folder's file of that name is read
+        elif p.exists():  # a FIFO, a folder: there, but nothing to read (and a FIFO would block)
+            refused = refused or (
+                f"is {kind_of(p.stat().st_mode)}, not a transcript; clawmem reads only regular "
+                f"files (remove or rename {p})"
+            )
     return None, refused or "no such transcript in the configured sessions folders"
 
 
@@ -471,7 +478,7 @@ def read_messages(
             f"{relpath}: {why}",
             hint="see [sessions] paths in clawmem.toml and `clawmem status`",
         )
-    data = path.read_bytes()
+    data = read_plain(path, relpath)  # never waits on a FIFO put there since
     parsed = transcripts.parse(data, forgotten=forgotten.load(root))
     total = parsed.lines
     if from_line > max(total, 1):

@@ -13,13 +13,13 @@ def _hook_message(text: str) -> tuple[str | None, str]:
     """A hook's stdin: JSON with a "prompt" (Claude Code's UserPromptSubmit), else plain text.
     (None, why) for a hook event that carries no prompt (SessionStart, Stop, …): its JSON is
     not a question, and searching it injected unrelated lines."""
-    import json
+    from clawmem.text import untrusted_json
 
     stripped = text.strip()
     if stripped.startswith("{"):
         try:
-            data = json.loads(stripped)
-        except json.JSONDecodeError:
+            data = untrusted_json.loads(stripped)
+        except ValueError:
             return text, ""
         if isinstance(data, dict):
             if isinstance(data.get("prompt"), str):

@@ -111,7 +111,8 @@ def register(app: typer.Typer) -> None:
         Registered in .git/config by `clawmem init` or `hook install` and named by .gitattributes:
         daily logs keep both sides' lines, a fact retained on both sides once; generated sections
         never conflict; MEMORY.md lines added on both sides are both kept. Exit 12: the merge
-        holds conflict markers (hand-written text conflicts, as in any merge).
+        holds conflict markers (hand-written text conflicts, as in any merge). Exit 7: a version
+        it cannot read (missing, a folder, a FIFO), named in one line; git's own merge then runs.
         """
         from clawmem.cli import git_hooks
 

@@ -44,7 +44,7 @@ def register(app: typer.Typer) -> None:
             bool,
             typer.Option(
                 "--apply",
-                help="Also add the pending proposals to MEMORY.md.",
+                help="Also append the pending proposals to the end of MEMORY.md.",
             ),
         ] = False,
         force: Annotated[
