@@ -8,6 +8,7 @@ overlaps it" is written once.
 
 from __future__ import annotations
 
+import heapq
 import json
 from typing import TYPE_CHECKING
 
@@ -199,8 +200,29 @@ def later_facts(
     limit: int,
 ) -> list:
     """Facts of ``kind`` mentioning any of ``entities``, recorded after ``after`` (and by
-    ``as_of``), newest first: (id, path, start_line, end_line, text, day, entities)."""
+    ``as_of``), newest first: (id, path, start_line, end_line, text, day, entities).
+
+    Read from each entity's facts as a process that recalls again keeps them (``_entity_facts``)
+    when it can: supersession asks this for every fact hit, and SQLite answers by looking up each
+    of the entity's units to order them by day (at 1M units ~930 an entity, ~4 ms) whatever the
+    limit. The same rows in the same order as the query below."""
     folded = [e.casefold() for e in entities]
+    held = [_entity_facts(index, f) for f in dict.fromkeys(folded)]
+    lists = [h for h in held if h is not None]
+    if len(lists) == len(held):
+        out: list = []
+        seen: set[int] = set()
+        for r in heapq.merge(*lists, key=_newest, reverse=True):
+            if r["day"] <= after:
+                break  # every row from here on is older
+            if r["id"] in seen:
+                continue
+            seen.add(r["id"])
+            if r["kind"] == kind and (as_of is None or r["day"] <= as_of) and r["text"] != not_text:
+                out.append(r)
+                if len(out) >= limit:
+                    break
+        return out
     return index.conn.execute(
         "SELECT DISTINCT c.id, c.path, c.start_line, c.end_line, c.text, c.day, c.entities "
         "FROM chunks c "
@@ -210,6 +232,39 @@ def later_facts(
         "LIMIT ?",
         (*folded, kind, after, as_of, as_of, not_text, limit),
     ).fetchall()
+
+
+# An entity's facts are kept (``_entity_facts``) up to this many; one with more is asked of SQLite
+# each time. And at most this many rows in all, for every entity a process has asked about.
+ENTITY_FACTS_MAX = 2_000
+ENTITY_FACTS_HELD = 100_000
+
+
+def _newest(r: Row) -> tuple[str, int]:
+    return (r["day"], r["id"])
+
+
+def _entity_facts(index: Index, folded: str) -> list | None:
+    """Every fact mentioning the entity ``folded`` that has a day, newest first (day, then id),
+    kept while the index is unchanged (``Index.memo``); None when it has more than
+    ``ENTITY_FACTS_MAX``."""
+    memo = index.memo("entity_facts")
+    if folded not in memo:
+        rows = index.conn.execute(
+            "SELECT c.id, c.path, c.start_line, c.end_line, c.text, c.day, c.entities, c.kind "
+            "FROM chunk_entities e JOIN chunks c ON c.id = e.chunk_id "
+            "WHERE e.folded = ? AND c.kind IS NOT NULL AND c.day IS NOT NULL LIMIT ?",
+            (folded, ENTITY_FACTS_MAX + 1),
+        ).fetchall()
+        held = memo.get(None, 0) + len(rows)
+        if held > ENTITY_FACTS_HELD:
+            memo.clear()
+            held = len(rows)
+        memo[None] = held
+        memo[folded] = (
+            None if len(rows) > ENTITY_FACTS_MAX else sorted(rows, key=_newest, reverse=True)
+        )
+    return memo[folded]
 
 
 def facts_about(index: Index, entities: tuple[str, ...], limit: int) -> list:
