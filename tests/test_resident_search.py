@@ -6,6 +6,7 @@ real index built from the fixture workspace with the model's vectors."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -140,3 +141,35 @@ def test_a_recall_asks_the_resident_embedder_beside_its_lexical_leg(served, monk
     # The same vector leg as vec0's, asked on the caller's thread.
     idx.read_memo.clear()
     assert [h.chunk_id for h in legs.stored_leg(idx, qvec, Filters(), 80, remote=b)] == by_vec0
+
+
+def test_the_resident_embedder_lets_go_of_a_removed_workspaces_vectors(served, model):
+    """The resident embedder held the copy of a removed workspace's vectors, and the deleted
+    index file open (its disk space with it), until it went idle: nobody asks about a workspace
+    that is gone, and only a question threw a stale copy away. It lets go within a second."""
+    import os
+    import shutil
+
+    from clawmem.embedders.resident import client
+
+    ws, b, idx, _ = served
+    _answered(b, idx, b.embed_query(QUERY), 5)
+    info = client.describe(spec_of(model))
+    index = str(idx.path)
+    assert [h["index"] for h in info["held_vectors"]] == [index], info
+    fds = Path(f"/proc/{info['pid']}/fd")
+
+    def open_files() -> list[str]:
+        out = []
+        for fd in fds.iterdir():
+            try:
+                out.append(os.readlink(fd))
+            except OSError:
+                pass  # closed meanwhile
+        return [f for f in out if f.startswith(str(ws))]
+
+    assert open_files()
+    idx.close()
+    shutil.rmtree(ws)
+    wait_until(lambda: client.describe(spec_of(model))["held_vectors"] == [], timeout=5)
+    assert open_files() == []

@@ -246,6 +246,21 @@ def held_summary() -> list[dict]:
         ]
 
 
+def drop_gone() -> list[str]:
+    """Drop the matrices of indexes no longer at their path (the workspace removed, the index
+    rebuilt or deleted), and return their paths. Asked again, such a copy would be thrown away
+    (``held_at``); but nobody asks about a workspace that is gone, and the resident embedder held
+    its vectors and its open, deleted file (the disk space with it) until it went idle."""
+    from pathlib import Path
+
+    with _lock:
+        gone = [key for key, m in _matrices.items() if inode(Path(key)) != m.ino]
+        for key in gone:
+            forget(key)
+            _searches.pop(key, None)
+        return gone
+
+
 def forget(key: str | None = None) -> None:
     """Drop the matrix of the index at ``key`` (every matrix when None)."""
     for k in [key] if key is not None else list(_matrices):

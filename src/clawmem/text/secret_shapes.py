@@ -34,6 +34,10 @@ class Shape:
     # line) and a pattern for what follows it. redact.py searches the hints of every such rule
     # first, and a text none of them is in (most text) is not searched for any.
     hint: tuple[str, str] = ("", "")
+    # The most characters from a match's start to its bare ``value`` when no space comes between
+    # (a ``NAME=``: 65), or -1 when not bounded. A needle further than this inside a bare value
+    # found already can only start a match whose value lies inside that one (redact.py skips it).
+    to_value: int = -1
 
 
 # --------------------------------------------------------------------------- checks
@@ -200,8 +204,9 @@ def _s(
     needles: tuple[str, ...],
     check: Callable[[re.Match[str]], bool] | None = None,
     back: int = 80,
+    to_value: int = -1,
 ) -> Shape:
-    return Shape(kind, re.compile(regex), needles, check, back)
+    return Shape(kind, re.compile(regex), needles, check, back, to_value=to_value)
 
 
 # A value, quoted (spaces and all) or bare: ``secret_span`` takes whichever matched.
@@ -433,6 +438,7 @@ SHAPES: tuple[Shape, ...] = (
         ("pass", "pwd", "psw", "pw", "secret", "token", "key", "credential")
         + ("_pat", "-pat", "pat=", "pat:", "pat =", 'pat"', "pat'"),  # GH_PAT, not "path"
         _assignment,
+        to_value=65,  # a quoted name of 63, then ":="
     ),
     _s(
         "a password given on a command line",

@@ -13,7 +13,8 @@ Its life, each rule tested in ``tests/test_resident.py``:
   path's cache for its model (``embedders/query_path.py``) at a low priority.
 * It ends after ``resident_idle_minutes`` without a request, and within a second when its socket
   or lock file is removed or replaced (a cleaned ``/run/user`` or ``/tmp``, or by hand: ``rm`` of
-  its socket is how to stop it).
+  its socket is how to stop it). A copy of an index's vectors it holds (``search``) is let go
+  within a second of that index file going (a workspace removed, an index rebuilt).
 
 What it answers: ``protocol.py``.
 """
@@ -110,6 +111,16 @@ def _rss_mb() -> float | None:
     except OSError:
         pass
     return None
+
+
+def _drop_gone_indexes() -> None:
+    """Let go of the copies of indexes that are no longer there (a workspace removed): their
+    memory and their open, deleted files. Nothing to do before the first search request."""
+    vector_matrix = sys.modules.get("clawmem.store.vector_matrix")
+    if vector_matrix is None:
+        return
+    for path in vector_matrix.drop_gone():
+        print(f"clawmem embedder: let go of {path}: no longer there", file=sys.stderr, flush=True)
 
 
 def _held() -> list[dict]:
@@ -252,6 +263,7 @@ class Server:
                 return "its socket was removed"
             if _inode(self.lock_path) != lock_ino:
                 return "its lock file was removed"
+            _drop_gone_indexes()
             with self._mu:
                 idle = self.active == 0 and time.monotonic() - self.last > self.spec.idle_s
                 failed = self.active == 0 and self.why is not None
