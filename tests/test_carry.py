@@ -422,6 +422,23 @@ def test_okf_import_reads_only_plain_values_of_the_front_matter(ws, tmp_path):
     assert facts[0]["entities"] == ["bomb"]  # the file's name stands in for the title
 
 
+def test_okf_front_matter_nested_too_deeply_is_skipped_not_an_internal_error(ws, tmp_path):
+    """PyYAML composes a document recursively: a title of 20,000 nested lists raised
+    RecursionError and the whole import was an internal error. That concept is skipped, named,
+    and the others are imported."""
+    folder = tmp_path / "okf"
+    folder.mkdir()
+    (folder / "deep.md").write_text(
+        "---\ntype: Entity\ntitle: " + "[" * 20_000 + "]" * 20_000 + "\n---\n- x\n"
+    )
+    (folder / "kate.md").write_text("---\ntype: Entity\n---\n# Kate\n- Kate likes tea\n")
+    r = cli("-w", str(ws), "import", str(folder), "--format", "okf", "--dry-run", "--json")
+    assert r.code == 0, r.err
+    data = json.loads(r.out)
+    assert [f["content"] for f in data["facts"]] == ["Kate likes tea"]
+    assert "deep.md: front matter is not YAML (nested too deeply)" in data["skipped"]
+
+
 # ---------------------------------------------------------------------------- Claude's memory tool
 
 

@@ -246,6 +246,34 @@ def test_one_access_log_line_per_request_never_the_token(tmp_path, monkeypatch):
     assert not any(ln.startswith("forged") for ln in path.read_text().splitlines())
 
 
+def test_a_request_nested_too_deeply_is_still_one_access_log_line(tmp_path, monkeypatch):
+    """The gate read a request's body as JSON for its log line with Python's parser: a body of
+    100,000 nested lists raised RecursionError after the answer, the request left no line in
+    the access log and a traceback on the server's stderr. Guessing tokens that way, refused
+    or not, was never logged."""
+    monkeypatch.setenv("CLAWMEM_TOKENS_FILE", str(tmp_path / "tokens.json"))
+    a = tmp_path / "a"
+    shutil.copytree(FIXTURE, a)
+    secret = token("agent", a)
+    deep = b"[" * 100_000 + b"]" * 100_000
+    server = start_server(a, tmp_path)
+    try:
+        for auth in (
+            {},
+            {"Authorization": "Bearer cmt_guessed"},
+            {"Authorization": f"Bearer {secret}"},
+        ):
+            r = httpx2.post(server.url, content=deep, headers={**ACCEPT, **auth}, timeout=30)
+            assert r.status_code in (400, 401), r.status_code
+    finally:
+        err = server.stop()
+    lines = (a / ".memory" / "access.log").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 3, lines
+    assert ["status=401" in ln for ln in lines] == [True, True, False]
+    assert "token=agent" in lines[2] and "result=error" in lines[2]
+    assert "Traceback" not in err and "RecursionError" not in err, err
+
+
 def test_a_linked_access_log_is_refused(tmp_path, monkeypatch):
     monkeypatch.setenv("CLAWMEM_TOKENS_FILE", str(tmp_path / "tokens.json"))
     a = tmp_path / "a"

@@ -288,6 +288,9 @@ def _read_okf(folder: Path, skipped: list[str]) -> Iterator[Candidate]:
                 except yaml.YAMLError as exc:
                     skipped.append(f"{rel}: front matter is not YAML ({exc.__class__.__name__})")
                     continue
+                except RecursionError:  # PyYAML composes recursively: 20,000 "[" ended the import
+                    skipped.append(f"{rel}: front matter is not YAML (nested too deeply)")
+                    continue
                 body_from = end + 1
         # Only plain values are read: str() of a YAML alias bomb (a title of nested aliases,
         # a few hundred bytes) expanded to billions of items and the import never returned.

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from clawmem.cli.mcp.access import GRANT, Grant
 from clawmem.errors import ClawmemError
+from clawmem.text import untrusted_json
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -294,9 +295,12 @@ async def _refuse(send: Send, why: str) -> None:
 
 
 def _request_of(body: bytes) -> tuple[str | None, str | None, str | None]:
-    """(JSON-RPC method, tool, query) of a request's body, as far as it was kept."""
+    """(JSON-RPC method, tool, query) of a request's body, as far as it was kept. Read as JSON
+    from outside is read (``untrusted_json``): a body of 100,000 nested lists raised
+    RecursionError here, after the answer, and the request left no line in the access log (a
+    token guessed that way, refused or not, was never logged)."""
     try:
-        data: Any = json.loads(body)
+        data: Any = untrusted_json.loads(body)
     except ValueError:
         return None, None, None
     if not isinstance(data, dict):
@@ -317,7 +321,7 @@ def _outcome(status: int, answer: bytes) -> str:
     if status >= 400:
         return "error"
     try:
-        data: Any = json.loads(answer)
+        data: Any = untrusted_json.loads(answer)
     except ValueError:
         return "ok" if status < 300 else "error"  # an empty 202, or a body longer than kept
     if isinstance(data, dict) and "error" in data:
