@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-RRF = "rrf-v13"
-WEIGHTED = "weighted-v11"
+RRF = "rrf-v14"
+WEIGHTED = "weighted-v12"
 
 
 @dataclass(frozen=True)
@@ -104,6 +104,9 @@ class Ranking:
     # rrf-v13: such a copy, shown after its source, is no hit of its own but a citation on the
     # source's hit (``copies``): an agent reads each fact once within its budget. False: the
     # copy is a hit of its own, as in rrf-v11. (rrf-v12 was tried and reverted, analysis.md.)
+    # rrf-v14 (weighted-v12): an episode page's line quoting one message of a transcript is that
+    # message's copy too (copies.PAGES). (An answer-type re-ranker measured under the name
+    # rrf-v14 on branch rank-answer-match never shipped: analysis.md.)
     fold_copies: bool = True
     # A question naming an entity that has a page ("Tell me about Peter", "What are Kate's
     # hobbies?") has the page lead the hits when it asks at most this many words besides its
