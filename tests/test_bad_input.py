@@ -177,3 +177,20 @@ def test_get_of_a_fifo_or_a_folder_says_what_it_is_and_never_blocks(ws, tmp_path
 
     with pytest.raises(WorkspaceError, match=r"^memory/2025-12-09.md: is a FIFO"):
         read_plain(ws / "memory" / "2025-12-09.md", "memory/2025-12-09.md")
+
+
+def test_a_clawmem_toml_nested_too_deeply_or_huge_is_a_config_error(ws):
+    """tomllib reads nested arrays and inline tables recursively: a cloned workspace whose
+    clawmem.toml held 5,000 nested lists made every command an internal error
+    (RecursionError). And the file is read by every command, however large. Both are one line
+    naming the file and the fix."""
+    toml = ws / "clawmem.toml"
+    for text, said in (
+        ("x = " + "[" * 5_000 + "]" * 5_000 + "\n", "values nested too deeply"),
+        ("x = " + "{a=" * 3_000 + "1" + "}" * 3_000 + "\n", "values nested too deeply"),
+        ("# " + "x" * 2_000_000 + "\n", "2,000,003 bytes; a settings file is at most 1,048,576"),
+    ):
+        toml.write_text(text, encoding="utf-8")
+        r = cli("-w", str(ws), "status")
+        assert r.code != 0 and "internal error" not in r.err, r.err
+        assert r.err.startswith(f"clawmem: error: clawmem.toml: {said}\n"), r.err

@@ -13,6 +13,18 @@ def test_a_page_line_citing_one_fact_is_its_copy():
     assert cited_source("bank/entities/x.md", ranged) == ("memory/2025-11-12.md", 179)
 
 
+def test_an_episode_line_quoting_one_message_is_its_copy():
+    page = "memory/episodes/2025-12-02-3b8f0c2e.md"
+    rel = "sessions/3b8f0c2e-6d1a-4e7b-9a51-0c2d7e4f9a13.jsonl"
+    line = f"- W @warelay: We decided to rename the config file. ({rel}#L11-L11)"
+    assert cited_source(page, line) == (rel, 11)
+    assert cited_source(page, f"**Abstract:** Before I forget: Redis moved. ({rel}#L4-L4)") == (
+        rel,
+        4,
+    )
+    assert cited_source("memory/2025-12-02.md", line) is None  # a log's line is narrative
+
+
 def test_what_is_no_copy():
     line = "- Office cat: Miso. (memory/2025-11-17.md#L39)"
     assert cited_source("memory/2025-11-18.md", line) is None  # a log's line is narrative

@@ -85,6 +85,19 @@ def test_the_episode_page(sess, lexical):
     assert re.search(r"^- O @payments-service: From now on I prefer squash merges", cc, re.M)
 
 
+def test_an_episode_line_is_a_citation_on_the_message_it_quotes(sess, lexical):
+    """The episode page's proposed line restates the message it cites: recall shows the message
+    once, with the page's line as a citation on it, not the same words in two hits."""
+    cli("-w", str(sess), "reflect")
+    rel = "sessions/3b8f0c2e-6d1a-4e7b-9a51-0c2d7e4f9a13.jsonl"
+    r = cli("-w", str(sess), "recall", "rename the warelay config file", "-k", "5", "--json")
+    assert r.code == 0, r.err
+    hits = json.loads(r.out)["results"]
+    said = [h for h in hits if "warelay.config.json in v1.0" in h["snippet"]]
+    assert [h["citation"] for h in said] == [f"{rel}#L11-L11"]
+    assert any(c.startswith("memory/episodes/2025-12-02-") for c in said[0]["copies"])
+
+
 def test_proposed_bullets_are_not_facts_until_kept(sess, lexical):
     cli("-w", str(sess), "reflect")
     assert cli("-w", str(sess), "check", "--json").out.strip() in ("[]", "")

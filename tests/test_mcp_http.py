@@ -289,3 +289,20 @@ def test_token_commands_store_only_hashes(two_workspaces, tmp_path):
     store.write_text("{broken")
     bad = cli_subprocess("token", "list")
     assert bad.code == 4 and f"{store}: not a clawmem token store" in bad.err
+
+
+def test_a_server_whose_workspace_is_removed_stops(tmp_path, monkeypatch):
+    """`clawmem mcp --http` outlived its workspace: `rm -rf` of the folder left it answering
+    every request with an error for as long as it ran. It stops within a few seconds, exit 3
+    with one line naming the folder, and makes nothing there."""
+    monkeypatch.setenv("CLAWMEM_TOKENS_FILE", str(tmp_path / "tokens.json"))
+    ws = tmp_path / "ws"
+    shutil.copytree(FIXTURE, ws)
+    server = start_server(ws, tmp_path)
+    try:
+        shutil.rmtree(ws)
+        assert server.proc.wait(timeout=15) == 3
+    finally:
+        err = server.stop()
+    assert f"clawmem: error: {ws}: the workspace folder was removed; the server stopped" in err
+    assert not ws.exists()

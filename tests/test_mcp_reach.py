@@ -198,6 +198,67 @@ def test_tokens_apply_to_a_running_server_at_once(tmp_path, monkeypatch):
     assert "no token needed on loopback until one is created" in log
 
 
+def test_a_scopes_transcript_is_read_back_and_only_with_sessions(tmp_path, monkeypatch):
+    """recall cites a read scope's own transcript as `me:sessions/…`, and `get` of that citation
+    was "not a memory file". Read back now, it is a transcript like the workspace's own: over
+    HTTP it needs a token naming both the scope and --sessions."""
+    monkeypatch.setenv("CLAWMEM_TOKENS_FILE", str(tmp_path / "tokens.json"))
+    a, me = tmp_path / "a", tmp_path / "me"
+    shutil.copytree(FIXTURE, a)
+    shutil.copytree(FIXTURE, me)
+    shutil.copytree(REPO / "fixtures" / "sessions" / "openclaw", tmp_path / "theirs")
+    (me / "clawmem.toml").write_text(f'[sessions]\npaths = ["{tmp_path / "theirs"}"]\n')
+    (a / "clawmem.toml").write_text('[scopes]\nme = "../me"\n')
+    approve(me)
+    approve(a)
+    assert cli("-w", str(me), "index").code == 0
+    assert cli("-w", str(a), "index").code == 0
+    hits = json.loads(cli("-w", str(a), "recall", "staging Redis port", "--json").out)["results"]
+    cited = next(h["citation"] for h in hits if h["citation"].startswith("me:sessions/"))
+    r = cli("-w", str(a), "get", cited, "--json")
+    assert r.code == 0, r.err
+    got = json.loads(r.out)
+    assert got["citation"] == cited and got["messages"], got
+    scope_only = token("scope-only", a, "--scope", "me")
+    both = token("both", a, "--scope", "me", "--sessions")
+    server = start_server(a, tmp_path)
+    try:
+        (refused,) = calls(server.url, scope_only, [("memory_get", {"path": cited})])
+        (read,) = calls(server.url, both, [("memory_get", {"path": cited})])
+    finally:
+        server.stop()
+    assert refused.is_error and "does not reach conversation transcripts" in text(refused)
+    assert not read.is_error and json.loads(text(read))["text"] == got["text"]
+
+
+def test_an_absolute_path_tells_a_token_nothing_of_what_it_does_not_reach(mine, tmp_path):
+    """A remote error names places as the client may see them; every configured scope and
+    transcript folder was named, so memory_get of an absolute path under the scope's folder
+    answered "me:memory/2025-12-09.md: outside the workspace": the scope's name and where it
+    lives, to a token that does not reach it. It is cut to its last part, as any other path."""
+    a, me = mine
+    plain = token("plain", a)
+    with_scope = token("with-scope", a, "--scope", "me")
+    scoped_file = str(me / "memory" / "2025-12-09.md")
+    transcript = str(next((tmp_path / "transcripts").rglob("*.jsonl")))
+    server = start_server(a, tmp_path)
+    try:
+        got = calls(
+            server.url,
+            plain,
+            [("memory_get", {"path": scoped_file}), ("memory_get", {"path": transcript})],
+        )
+        (named,) = calls(server.url, with_scope, [("memory_get", {"path": scoped_file})])
+    finally:
+        server.stop()
+    for result in got:
+        said = text(result)
+        assert result.is_error and "outside the workspace" in said, said
+        assert "me:" not in said and "sessions/" not in said and str(tmp_path) not in said, said
+    assert "…/2025-12-09.md" in text(got[0])
+    assert "me:memory/2025-12-09.md" in text(named)  # the scope it reaches keeps its name
+
+
 def test_one_access_log_line_per_request_never_the_token(tmp_path, monkeypatch):
     monkeypatch.setenv("CLAWMEM_TOKENS_FILE", str(tmp_path / "tokens.json"))
     a = tmp_path / "a"

@@ -75,3 +75,98 @@ def test_recall_marks_what_reflect_strikes(two_weeks):
     lines = {m.group(1): m.string for m in cited if m}
     assert "~~" not in lines[LANDTMANN] and "superseded" not in lines[LANDTMANN]
     assert "~~" in lines[MONDAYS] and f"superseded by {TUESDAYS}" in lines[MONDAYS]
+
+
+def _later_facts_sql(index, *, kind, entities, after, as_of, not_text, limit):
+    """The question as SQLite answers it (``queries.later_facts``'s own query)."""
+    folded = [e.casefold() for e in entities]
+    return [
+        tuple(r)
+        for r in index.conn.execute(
+            "SELECT DISTINCT c.id, c.path, c.start_line, c.end_line, c.text, c.day, c.entities "
+            "FROM chunks c JOIN chunk_entities e ON e.chunk_id = c.id "
+            f"WHERE e.folded IN ({','.join('?' * len(folded))}) AND c.kind = ? AND c.day > ? "
+            "AND (? IS NULL OR c.day <= ?) AND c.text != ? ORDER BY c.day DESC, c.id DESC "
+            "LIMIT ?",
+            (*folded, kind, after, as_of, as_of, not_text, limit),
+        )
+    ]
+
+
+def test_later_facts_kept_for_a_process_give_sqlites_answer(tmp_path, monkeypatch):
+    """The later facts supersession asks for, read from each entity's facts as a process keeps
+    them (``queries._entity_facts``), are the rows SQLite's query gives, in its order: for one
+    and several entities (facts naming both counted once), every kind, days before, on and
+    after a fact's, an ``as_of``, the fact's own text left out (and its copies on other days),
+    limits that cut; with an entity over the cap asked of SQLite; and after a new fact is
+    written (the kept facts are dropped with the index's change)."""
+    import random
+
+    from clawmem.store import queries
+
+    rng = random.Random(3)
+    people = ["Peter", "Anna", "Omar", "Zoe"]
+    for day in range(1, 21):
+        lines = [f"# 2025-10-{day:02d}", "", "## Retain"]
+        for i in range(rng.randint(2, 6)):
+            who = rng.sample(people, rng.choice([1, 1, 2]))
+            kind = rng.choice("WBO")
+            said = rng.choice(["meets on Mondays", "likes tea", f"moved to office {i}"])
+            conf = "(c=0.8) " if kind == "O" else ""
+            lines.append(f"- {kind}{conf} {' '.join('@' + p for p in who)}: {who[0]} {said}.")
+        path = tmp_path / "memory" / f"2025-10-{day:02d}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (tmp_path / "MEMORY.md").write_text("# Memory\n", encoding="utf-8")
+    mem = open_workspace(tmp_path)
+    mem.recall("Peter", k=3)  # indexes the workspace
+
+    def check(index, n_cases=300):
+        facts = index.conn.execute(
+            "SELECT text, day FROM chunks WHERE kind IS NOT NULL AND day IS NOT NULL"
+        ).fetchall()
+        assert len(facts) > 40
+        asked = 0
+        for _ in range(n_cases):
+            text, day = rng.choice(facts)
+            args = dict(
+                kind=rng.choice("WBO"),
+                entities=tuple(
+                    rng.sample(["peter", "ANNA", "Omar", "zoe", "nobody"], rng.choice([1, 2, 3]))
+                ),
+                after=rng.choice([day, "2025-10-01", "2025-10-10", "2025-09-30"]),
+                as_of=rng.choice([None, None, "2025-10-15", day]),
+                not_text=rng.choice([text, "nothing"]),
+                limit=rng.choice([1, 3, 40]),
+            )
+            got = [tuple(r)[:7] for r in queries.later_facts(index, **args)]
+            assert got == _later_facts_sql(index, **args), args
+            asked += bool(got)
+        assert asked > n_cases // 3
+
+    index = mem.open_index()
+    check(index)
+    assert index.memo("entity_facts")  # answered from the kept facts
+    with monkeypatch.context() as m:  # an entity over the cap: SQLite answers, the same rows
+        m.setattr(queries, "ENTITY_FACTS_MAX", 5)
+        index.memo("entity_facts").clear()
+        check(index, 100)
+        kept = index.memo("entity_facts")
+        assert any(p in kept for p in ("peter", "anna", "omar", "zoe"))
+        assert all(kept[p] is None for p in ("peter", "anna", "omar", "zoe") if p in kept)
+    index.memo("entity_facts").clear()
+    check(index, 50)
+    index.close()
+    log = tmp_path / "memory" / "2025-10-25.md"
+    log.write_text("# 2025-10-25\n\n## Retain\n- W @Peter @Zoe: Peter likes coffee now.\n")
+    mem.recall("Peter", k=3)  # the index changes: the kept facts go with it
+    index = mem.open_index()
+    check(index)
+    assert any(
+        r["day"] == "2025-10-25"
+        for r in queries.later_facts(
+            index, kind="W", entities=("zoe",), after="2025-10-20", as_of=None, not_text="", limit=5
+        )
+    )
+    index.close()
+    mem.close()

@@ -915,8 +915,10 @@ def render(d: dict) -> str:
                 "the vector leg's first pass became SimSIMD's unsigned kernel and its exactly "
                 "rescored pool 2 rows a hit (2026-11-29), whole hybrid recalls (`--hybrid-ab`) "
                 "and the lexical leg alone (`--lexical-lists`) once more after a phrase of "
-                "several words in many rows came to be ranked from its words' lists (2026-11-29, "
-                "latest; the other leg tables are earlier runs'), the cold processes "
+                "several words in many rows came to be ranked from its words' lists and "
+                "supersession's later facts to be read from each entity's facts as a process "
+                "keeps them (2026-11-29, latest; the other leg tables are earlier runs'), the "
+                "cold processes "
                 "(`--cold`) after the index map's rule (`db.map_bytes`) and the resident "
                 "embedder's scan moved beside the lexical leg (the section's previous run). "
                 + d.get("cold_index_note", "")

@@ -149,6 +149,8 @@ AT_LEAST_ONE = frozenset(
 # A list in an environment variable is split on os.pathsep (":"), except where its items hold
 # that character themselves: web origins (https://app.example) are separated by commas.
 LIST_SEPARATORS = {"http_cors_origins": ","}
+# A clawmem.toml larger than this is refused: settings take a few KB, and every command reads it.
+MAX_CONFIG_BYTES = 1 << 20
 
 
 def _coerce(name: str, raw: Any, default: Any, origin: str, *, typed: bool = False) -> Any:
@@ -501,6 +503,12 @@ def _read_file(root: Path) -> tuple[dict[str, Any], dict[str, str], bytes | None
         )
     import tomllib  # here: every command reads the config; without clawmem.toml, no parser
 
+    size = path.stat().st_size
+    if size > MAX_CONFIG_BYTES:  # read by every command: a clone's 1 GB file, read each time
+        raise ConfigError(
+            f"{CONFIG_FILE}: {size:,} bytes; a settings file is at most {MAX_CONFIG_BYTES:,}",
+            hint="keep only the settings in it, or delete the file",
+        )
     try:
         content = path.read_bytes()
         text = content.decode("utf-8")
@@ -509,6 +517,10 @@ def _read_file(root: Path) -> tuple[dict[str, Any], dict[str, str], bytes | None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(
             f"{CONFIG_FILE}: {exc}", hint="fix the TOML syntax or delete the file"
+        ) from None
+    except RecursionError:  # tomllib reads nested arrays and tables recursively
+        raise ConfigError(
+            f"{CONFIG_FILE}: values nested too deeply", hint="fix the file or delete it"
         ) from None
     # Settings may live at the top level or under [clawmem].
     table = data.get("clawmem", data) if isinstance(data.get("clawmem"), dict) else data

@@ -40,7 +40,7 @@ from clawmem.files import safe_open
 from clawmem.files.atomic import write_atomic
 from clawmem.files.locking import HeldLock, acquire, is_held, read_owner
 from clawmem.ingest.journal import Journal
-from clawmem.markdown.workspace import TREES, is_memory_path
+from clawmem.markdown.workspace import TREES, folder_gone, folder_identity, is_memory_path
 
 if TYPE_CHECKING:
     from types import FrameType
@@ -253,7 +253,7 @@ class Watcher:
         # (or replaced by another folder of that name) has nothing left to watch, and every
         # write it made brought the folder back (write_atomic makes the folders it writes in):
         # an empty workspace with a fresh index, watched for ever.
-        self._root_ident = _ident(self.root)
+        self._root_ident = folder_identity(self.root)
         self.gone: str | None = None
 
     # ------------------------------------------------------------------ events
@@ -413,10 +413,7 @@ class Watcher:
     # ------------------------------------------------------------------ state
     def _root_gone(self) -> str | None:
         """Why the workspace folder is not the one this watcher started in, if it is not."""
-        now = _ident(self.root)
-        if now == self._root_ident:
-            return None
-        return "was removed" if now == (0, 0) else "was replaced by another folder"
+        return folder_gone(self.root, self._root_ident)
 
     def _save_state(self, **changes: object) -> None:
         self.state.update(changes)

@@ -399,6 +399,28 @@ def _own_temps(path: Path, ino: int) -> int:
     return n
 
 
+def folder_identity(folder: Path) -> tuple[int, int] | None:
+    """(device, inode) of ``folder``, or None when it is not there: what a long-running process
+    (``clawmem watch``, ``clawmem mcp --http``) compares to know that its workspace is still the
+    folder it started in (``folder_gone``)."""
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def folder_gone(folder: Path, identity: tuple[int, int] | None) -> str | None:
+    """How ``folder`` is no longer the one whose ``folder_identity`` was ``identity``, if it is
+    not: "was removed" or "was replaced by another folder". A process whose workspace went has
+    nothing left to serve, and a write of its (write_atomic makes its folders) would bring the
+    folder back, empty."""
+    now = folder_identity(folder)
+    if now == identity:
+        return None
+    return "was removed" if now is None else "was replaced by another folder"
+
+
 def citable_name(relpath: str) -> bool:
     """Whether a file's workspace path may be read and cited: no line break or other control
     or format character. Pages clawmem writes cite it (``(bank/x.md#L2)``): a name holding

@@ -1,14 +1,15 @@
 """Evidence before its copies.
 
-Reflect's pages restate facts: an entity page's line ends with the citation of the log line it
-came from (``- Office cat: Miso. (memory/2025-11-17.md#L39)``), an opinion's evidence cites the
-lines that moved it. Such a copy is shorter and sits under a heading that names its subject, so it
-often ranks above its source; and then the source, the evidence an agent should read and cite,
-falls out of the first hits. Here, a page line that cites exactly one source is that source's
-copy: the source takes the copy's place when it came later (issue 45, "a copy never pushes its
-source out of the top k"), and the copy is then no hit of its own but a citation on the source's
-hit (``folded``): an agent reading the hits within a budget reads each fact once, with both
-citations.
+Reflect's pages restate facts: an entity page's line ends with the citation of the log line it came
+from (``- Office cat: Miso. (memory/2025-11-17.md#L39)``), an opinion's evidence cites the lines
+that moved it; an episode page, which flush writes of a conversation, quotes its messages
+(``**Abstract:** … (sessions/3b8f….jsonl#L4-L4)``, its proposed Retain lines). Such a copy is
+shorter and sits under a heading that names its subject, so it often ranks above its source; and
+then the source, the evidence an agent should read and cite, falls out of the first hits. Here, a
+page line that cites exactly one source is that source's copy: the source takes the copy's place
+when it came later (issue 45, "a copy never pushes its source out of the top k"), and the copy is
+then no hit of its own but a citation on the source's hit (``folded``): an agent reading the hits
+within a budget reads each fact once, with both citations.
 
 A proposal (reflect/proposal_review.py: a line noticed in a conversation, for review) restates the
 message it cites and says nothing the message does not. In each leg it counts as that message
@@ -32,13 +33,18 @@ from clawmem.store.schema import PROPOSAL_PREFIX
 if TYPE_CHECKING:
     from clawmem.store.index import Index
 
-# "memory/2025-11-17.md#L39", "memory/2025-11-12.md#L179-L181": a workspace citation in a text.
-_CITED = re.compile(r"(?<![\w/.:-])((?:[\w.~-]+/)*[\w.~-]+\.md)#L(\d+)(?:-L?(\d+))?(?![\w-])")
-# Pages: what reflect writes and people curate. A daily log citing another line is narrative.
-PAGES = "bank/"
+# "memory/2025-11-17.md#L39", "memory/2025-11-12.md#L179-L181", "sessions/3b8f….jsonl#L11-L11":
+# a workspace citation in a text (a note's line, or a transcript's message).
+_CITED = re.compile(
+    r"(?<![\w/.:-])((?:[\w.~-]+/)*[\w.~-]+\.(?:md|jsonl))#L(\d+)(?:-L?(\d+))?(?![\w-])"
+)
+# Pages: what reflect writes and people curate, and the episode pages flush writes of a
+# conversation (their abstract and proposed lines quote its messages, each cited). A daily log
+# citing another line is narrative.
+PAGES = ("bank/", "memory/episodes/")
 
 
-def cited_source(path: str, text: str, pages: str = PAGES) -> tuple[str, int] | None:
+def cited_source(path: str, text: str, pages: tuple[str, ...] = PAGES) -> tuple[str, int] | None:
     """The one (path, first line) that the page line ``text`` of ``path`` restates, or None
     (not under ``pages``, no citation, or several: a summary of many is no copy of one)."""
     if not path.startswith(pages) or "#L" not in text:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 RRF = "rrf-v15"
-WEIGHTED = "weighted-v11"
+WEIGHTED = "weighted-v12"
 
 
 @dataclass(frozen=True)
@@ -104,6 +104,9 @@ class Ranking:
     # rrf-v13: such a copy, shown after its source, is no hit of its own but a citation on the
     # source's hit (``copies``): an agent reads each fact once within its budget. False: the
     # copy is a hit of its own, as in rrf-v11. (rrf-v12 was tried and reverted, analysis.md.)
+    # rrf-v14 (weighted-v12): an episode page's line quoting one message of a transcript is that
+    # message's copy too (copies.PAGES). (An answer-type re-ranker measured under the name
+    # rrf-v14 on branch rank-answer-match never shipped: analysis.md.)
     fold_copies: bool = True
     # A question naming an entity that has a page ("Tell me about Peter", "What are Kate's
     # hobbies?") has the page lead the hits when it asks at most this many words besides its
@@ -114,7 +117,6 @@ class Ranking:
     # between, the same heading; notes' lines, not facts) are one hit at the better one's place
     # (passages.py): a message and the reply to it read as the exchange they are; not for a
     # question asking for all of something (its hits are spread over distinct items). 0 = off.
-    # (rrf-v14 was the answer-type re-ordering, measured and not adopted: analysis.md.)
     join_depth: int = 5
 
 

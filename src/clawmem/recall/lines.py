@@ -39,7 +39,12 @@ def get_lines(
             unknown_scope(ix, path, scopes)
         else:
             root = scopes[name]
-            theirs = load_config(root)
+            theirs = load_config(root)  # as recall searches the scope (recall/scopes.py)
+            if is_transcript_path(rest):
+                # team:sessions/…, a transcript of the scope's own, as recall cites it: refused
+                # as "not a memory file", the citation could not be read back.
+                said = read_messages(root, theirs, rest, from_line=from_line, lines=lines)
+                return replace(said, path=path, citation=f"{name}:{said.citation}")
             got = read_lines(
                 root,
                 rest,

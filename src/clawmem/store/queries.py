@@ -8,14 +8,16 @@ overlaps it" is written once.
 
 from __future__ import annotations
 
+import heapq
 import json
+from itertools import islice
 from typing import TYPE_CHECKING
 
 from clawmem.markdown.workspace import ENTITY_DIR, TRANSCRIPT_PREFIX, entity_page_path
 from clawmem.store.index import Filters, Index
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Iterator
     from sqlite3 import Row  # sqlean's rows are the standard library's
 
 # The columns of a unit that recall reads, as ``row["name"]``.
@@ -199,8 +201,32 @@ def later_facts(
     limit: int,
 ) -> list:
     """Facts of ``kind`` mentioning any of ``entities``, recorded after ``after`` (and by
-    ``as_of``), newest first: (id, path, start_line, end_line, text, day, entities)."""
+    ``as_of``), newest first: (id, path, start_line, end_line, text, day, entities).
+
+    Read from each entity's facts as a process that recalls again keeps them (``_entity_facts``)
+    when it can: supersession asks this for every fact hit, and SQLite answers by looking up each
+    of the entity's units to order them by day (at 1M units ~930 an entity, ~4 ms) whatever the
+    limit. The same rows in the same order as the query below."""
     folded = [e.casefold() for e in entities]
+    held = [_entity_facts(index, f) for f in dict.fromkeys(folded)]
+    lists = [h for h in held if h is not None]
+    if len(lists) == len(held):
+        ids = _later_ids(lists, kind, after, as_of)
+        out: list = []
+        while len(out) < limit:
+            batch = list(islice(ids, limit - len(out)))
+            if not batch:
+                break
+            rows = {
+                r["id"]: r
+                for r in index.conn.execute(
+                    "SELECT c.id, c.path, c.start_line, c.end_line, c.text, c.day, c.entities "
+                    f"FROM chunks c WHERE c.id IN ({','.join('?' * len(batch))})",
+                    batch,
+                )
+            }
+            out += [rows[i] for i in batch if i in rows and rows[i]["text"] != not_text]
+        return out
     return index.conn.execute(
         "SELECT DISTINCT c.id, c.path, c.start_line, c.end_line, c.text, c.day, c.entities "
         "FROM chunks c "
@@ -210,6 +236,49 @@ def later_facts(
         "LIMIT ?",
         (*folded, kind, after, as_of, as_of, not_text, limit),
     ).fetchall()
+
+
+def _later_ids(
+    lists: list[list[tuple[str, int, str]]], kind: str, after: str, as_of: str | None
+) -> Iterator[int]:
+    """The ids of the facts of ``kind`` in ``lists`` (each newest first) recorded after
+    ``after`` and by ``as_of``, newest first (day, then id), each once."""
+    seen: set[int] = set()
+    for day, cid, k in heapq.merge(*lists, reverse=True):
+        if day <= after:
+            return  # every fact from here on is older
+        if cid not in seen and k == kind and (as_of is None or day <= as_of):
+            seen.add(cid)
+            yield cid
+
+
+# An entity's facts are kept (``_entity_facts``) up to this many; one with more is asked of SQLite
+# each time. And at most this many in all, for every entity a process has asked about.
+ENTITY_FACTS_MAX = 5_000
+ENTITY_FACTS_HELD = 100_000
+
+
+def _entity_facts(index: Index, folded: str) -> list[tuple[str, int, str]] | None:
+    """(day, id, kind) of every fact mentioning the entity ``folded`` that has a day, newest
+    first, kept while the index is unchanged (``Index.memo``); None when it has more than
+    ``ENTITY_FACTS_MAX``. Asking for them costs what one question of ``later_facts`` did (the
+    lookups of the entity's units); the questions after it for the same entity cost little."""
+    memo = index.memo("entity_facts")
+    if folded not in memo:
+        rows = index.conn.execute(
+            "SELECT c.day, c.id, c.kind FROM chunk_entities e JOIN chunks c ON c.id = e.chunk_id "
+            "WHERE e.folded = ? AND c.kind IS NOT NULL AND c.day IS NOT NULL LIMIT ?",
+            (folded, ENTITY_FACTS_MAX + 1),
+        ).fetchall()
+        held = memo.get(None, 0) + len(rows)
+        if held > ENTITY_FACTS_HELD:
+            memo.clear()
+            held = len(rows)
+        memo[None] = held
+        memo[folded] = (
+            None if len(rows) > ENTITY_FACTS_MAX else sorted(map(tuple, rows), reverse=True)
+        )
+    return memo[folded]
 
 
 def facts_about(index: Index, entities: tuple[str, ...], limit: int) -> list:

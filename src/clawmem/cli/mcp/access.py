@@ -57,8 +57,10 @@ def check_get(grant: Grant, path: str) -> None:
     not, so the refusal says nothing about what is configured."""
     from clawmem.transcripts.sessions import is_transcript_path
 
-    name, sep, _ = path.partition(":")
-    if sep and "/" not in name and not grant.reaches_scope(name):
-        raise UsageError(f"{path}: this token does not reach scope {name!r}", hint=TOKEN_HINT)
+    name, sep, rest = path.partition(":")
+    if sep and "/" not in name:  # team:memory/x.md, a read scope's file
+        if not grant.reaches_scope(name):
+            raise UsageError(f"{path}: this token does not reach scope {name!r}", hint=TOKEN_HINT)
+        path = rest  # team:sessions/…, the scope's transcript, needs --sessions too
     if is_transcript_path(path.split("#", 1)[0].lstrip("./")) and not grant.sessions:
         raise UsageError("this token does not reach conversation transcripts", hint=TOKEN_HINT)

@@ -10,9 +10,13 @@ from typing import TYPE_CHECKING
 from clawmem.cli.mcp.dispatch import Tools
 from clawmem.cli.mcp.gate import TokenGate
 from clawmem.cli.mcp.protocol import build_server, log_to_stderr
-from clawmem.errors import UsageError
+from clawmem.errors import UsageError, WorkspaceError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    import uvicorn
+
     from clawmem.cli.mcp.accesslog import AccessLog
     from clawmem.cli.mcp.tokens import Verifier
     from clawmem.memory import Memory
@@ -121,7 +125,34 @@ def serve_http(
     config = uvicorn.Config(
         app, host=host, port=port, log_level="warning", access_log=False, lifespan="on"
     )
+    server = uvicorn.Server(config)
+    gone: list[str] = []
+    threading.Thread(
+        target=_stop_when_gone, args=(mem.root, server, gone), name="clawmem-root", daemon=True
+    ).start()
     try:
-        uvicorn.Server(config).run()
+        server.run()
     finally:
         access_log.close()
+    if gone:
+        raise WorkspaceError(
+            f"{mem.root}: the workspace folder {gone[0]}; the server stopped",
+            hint="start `clawmem mcp --http` in the workspace again once it is back",
+        )
+
+
+def _stop_when_gone(root: Path, server: uvicorn.Server, gone: list[str]) -> None:
+    """Stop the server once its workspace folder is removed or replaced (looked at every
+    second): it answered every request with an error for as long as it ran."""
+    import time
+
+    from clawmem.markdown.workspace import folder_gone, folder_identity
+
+    identity = folder_identity(root)
+    while not server.should_exit:
+        time.sleep(1.0)
+        why = folder_gone(root, identity)
+        if why is not None:
+            gone.append(why)
+            server.should_exit = True
+            return
