@@ -231,6 +231,34 @@ def test_a_scopes_transcript_is_read_back_and_only_with_sessions(tmp_path, monke
     assert not read.is_error and json.loads(text(read))["text"] == got["text"]
 
 
+def test_an_absolute_path_tells_a_token_nothing_of_what_it_does_not_reach(mine, tmp_path):
+    """A remote error names places as the client may see them; every configured scope and
+    transcript folder was named, so memory_get of an absolute path under the scope's folder
+    answered "me:memory/2025-12-09.md: outside the workspace": the scope's name and where it
+    lives, to a token that does not reach it. It is cut to its last part, as any other path."""
+    a, me = mine
+    plain = token("plain", a)
+    with_scope = token("with-scope", a, "--scope", "me")
+    scoped_file = str(me / "memory" / "2025-12-09.md")
+    transcript = str(next((tmp_path / "transcripts").rglob("*.jsonl")))
+    server = start_server(a, tmp_path)
+    try:
+        got = calls(
+            server.url,
+            plain,
+            [("memory_get", {"path": scoped_file}), ("memory_get", {"path": transcript})],
+        )
+        (named,) = calls(server.url, with_scope, [("memory_get", {"path": scoped_file})])
+    finally:
+        server.stop()
+    for result in got:
+        said = text(result)
+        assert result.is_error and "outside the workspace" in said, said
+        assert "me:" not in said and "sessions/" not in said and str(tmp_path) not in said, said
+    assert "…/2025-12-09.md" in text(got[0])
+    assert "me:memory/2025-12-09.md" in text(named)  # the scope it reaches keeps its name
+
+
 def test_one_access_log_line_per_request_never_the_token(tmp_path, monkeypatch):
     monkeypatch.setenv("CLAWMEM_TOKENS_FILE", str(tmp_path / "tokens.json"))
     a = tmp_path / "a"

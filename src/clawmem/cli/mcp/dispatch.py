@@ -71,7 +71,7 @@ class Tools:
             with self._lock:
                 data = spec.run(self.mem, clean, grant)
                 if grant.remote:
-                    data = remote.answer(data, self._places(), ours=name == "memory_status")
+                    data = remote.answer(data, self._places(grant), ours=name == "memory_status")
                 return True, data
         except ClawmemError as exc:
             text = error_text(exc)
@@ -83,11 +83,15 @@ class Tools:
             )
         if grant.remote:
             with self._lock:
-                text = remote.text(text, self._places(), ours=True)
+                text = remote.text(text, self._places(grant), ours=True)
         return False, text
 
-    def _places(self) -> list[tuple[str, str]]:
-        """The workspace's places on disk and what a remote client sees instead."""
+    def _places(self, grant: Grant) -> list[tuple[str, str]]:
+        """The workspace's places on disk and what a remote client sees instead: only those the
+        grant reaches. Named for every configured scope and transcript folder, an absolute path
+        in a call ("/home/me/team/MEMORY.md: outside the workspace") came back as
+        "team:MEMORY.md", telling a token without the scope its name and where it lives; any
+        other path is cut to its last part (``remote.text``)."""
         from clawmem.config import parse_scopes
         from clawmem.transcripts.sessions import folders
 
@@ -95,4 +99,6 @@ class Tools:
             scopes = parse_scopes(self.mem.cfg, self.mem.root)
         except ClawmemError:
             scopes = {}
-        return remote.places(self.mem.root, scopes, folders(self.mem.root, self.mem.cfg))
+        scopes = {name: path for name, path in scopes.items() if grant.reaches_scope(name)}
+        sessions = folders(self.mem.root, self.mem.cfg) if grant.sessions else []
+        return remote.places(self.mem.root, scopes, sessions)
