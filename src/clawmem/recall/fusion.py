@@ -105,7 +105,8 @@ class Ranking:
     # source's hit (``copies``): an agent reads each fact once within its budget. False: the
     # copy is a hit of its own, as in rrf-v11. (rrf-v12 was tried and reverted, analysis.md.)
     # rrf-v14 (weighted-v12): an episode page's line quoting one message of a transcript is that
-    # message's copy too (copies.PAGES). (An answer-type re-ranker measured under the name
+    # message's copy too (copies.PAGES); a message whose proposal was accepted counts as the fact
+    # it was kept as (ranking._ProposalFold). (An answer-type re-ranker measured under the name
     # rrf-v14 on branch rank-answer-match never shipped: analysis.md.)
     fold_copies: bool = True
     # A question naming an entity that has a page ("Tell me about Peter", "What are Kate's
