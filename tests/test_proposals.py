@@ -207,6 +207,30 @@ def test_flush_proposes_accept_retains_with_citation_and_reflect_cites_it(ws, tm
     assert done["retained"].split("-L")[0] in line and f"said in {OC}#L4-L4" in line
 
 
+def test_an_accepted_proposal_is_one_hit_with_the_message_it_came_from(ws, tmp_path, lexical):
+    """Accepted, a proposal is a fact with the message's words: recall shows the fact (its kind,
+    people, day) once, carrying the message's and the episode page's citations, where it showed
+    the same sentence as the fact, the message and the episode page's line."""
+    path = _configured(ws, tmp_path)
+    _flush(ws, path)
+    warelay = next(p for p in _list(ws) if p["source"] == f"{OC}#L11-L11")
+    query = ["recall", "rename the warelay config file", "-k", "5", "--json"]
+    before = json.loads(cli("-w", str(ws), *query).out)["results"]
+    assert before[0]["citation"] == f"{OC}#L11-L11" and before[0]["proposed"]
+    r = cli("-w", str(ws), "proposals", "accept", warelay["id"], "--json")
+    assert r.code == 0, r.err
+    fact = json.loads(r.out)[0]["retained"]
+    hits = json.loads(cli("-w", str(ws), *query).out)["results"]
+    said = [h for h in hits if "warelay.config.json in v1.0" in h["snippet"]]
+    assert [h["citation"] for h in said] == [fact]
+    assert said[0]["kind"] == "W" and said[0]["entities"] == ["warelay"]
+    assert f"{OC}#L11-L11" in said[0]["copies"]
+    assert any(c.startswith("memory/episodes/") for c in said[0]["copies"])
+    # Filtered to the transcripts, the fact cannot stand for the message: the message is shown.
+    only = cli("-w", str(ws), *query[:-1], "--source", "sessions", "--json")
+    assert json.loads(only.out)["results"][0]["citation"] == f"{OC}#L11-L11"
+
+
 def test_reject_is_never_proposed_again_and_a_second_run_proposes_nothing(ws, tmp_path, lexical):
     path = _configured(ws, tmp_path)
     assert _flush(ws, path)["proposed"] == 3

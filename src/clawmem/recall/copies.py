@@ -80,6 +80,32 @@ def proposal_source(index: Index, path: str, text: str) -> int | None:
     return int(row["id"])
 
 
+def kept_fact(index: Index, proposal_text: str) -> int | None:
+    """The id of the fact a proposal (its unit's text) was kept as, or None. An accepted
+    proposal (``clawmem proposals accept``, or promoted by reflect) is retained as a fact with the
+    proposal's own line; the message it was noticed in then says nothing that fact does not, so
+    recall shows the fact, the message's words once, with the message's citation on it. The
+    fact is found by its unit's hash (``make_unit``: the same heading, statement, people and
+    kind as the proposal's line)."""
+    from clawmem.errors import InputError
+    from clawmem.markdown.facts import parse_fact
+    from clawmem.store.index import make_unit
+
+    try:
+        fact = parse_fact(proposal_text.split("\n", 1)[0].strip())
+    except InputError:
+        return None
+    unit = make_unit(
+        0, 0, "Retain", fact.content, None, kind=fact.kind, entities=tuple(fact.entities)
+    )
+    row = index.conn.execute(
+        "SELECT c.id FROM chunks c WHERE c.sha256 = ? AND c.kind IS NOT NULL "
+        "AND substr(c.path, 1, ?) != ? LIMIT 1",
+        (unit.sha256, len(PROPOSAL_PREFIX), PROPOSAL_PREFIX),
+    ).fetchone()
+    return None if row is None else int(row[0])
+
+
 def sources_first(
     ordered: list[int],
     source_of: Callable[[int], int | None],

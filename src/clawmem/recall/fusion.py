@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-RRF = "rrf-v14"
+RRF = "rrf-v15"
 WEIGHTED = "weighted-v12"
 
 
@@ -105,7 +105,8 @@ class Ranking:
     # source's hit (``copies``): an agent reads each fact once within its budget. False: the
     # copy is a hit of its own, as in rrf-v11. (rrf-v12 was tried and reverted, analysis.md.)
     # rrf-v14 (weighted-v12): an episode page's line quoting one message of a transcript is that
-    # message's copy too (copies.PAGES). (An answer-type re-ranker measured under the name
+    # message's copy too (copies.PAGES); a message whose proposal was accepted counts as the fact
+    # it was kept as (ranking._ProposalFold). (An answer-type re-ranker measured under the name
     # rrf-v14 on branch rank-answer-match never shipped: analysis.md.)
     fold_copies: bool = True
     # A question naming an entity that has a page ("Tell me about Peter", "What are Kate's
@@ -113,6 +114,11 @@ class Ranking:
     # names and dates; a longer one ("Where was Elise on 31 Dec 2023?") asks for a line, and the
     # page ranks as any note (rrf-v9).
     entity_page_max_terms: int = 1
+    # rrf-v15: among the first this many hits, lines next to each other in one section (no line
+    # between, the same heading; notes' lines, not facts) are one hit at the better one's place
+    # (passages.py): a message and the reply to it read as the exchange they are; not for a
+    # question asking for all of something (its hits are spread over distinct items). 0 = off.
+    join_depth: int = 5
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """The recall pipeline: from a question to cited hits, in one pass over one open index.
 
     arguments → filters → lazy sync → vector state → ranking (ranking.py; with a time named in the
-    question, two rankings fused) → the entity's page first → supersession → as-of order →
-    token budget → staleness → one ``RecallResult``
+    question, two rankings fused) → the entity's page first → next lines joined → supersession →
+    as-of order → token budget → staleness → one ``RecallResult``
 
 Filters (time, kind, entity, path, as-of) apply inside the ranking, before any limit; everything
 after it only reorders, marks or trims the hits it found.
@@ -23,7 +23,7 @@ from clawmem.markdown.kinds import CHUNK
 from clawmem.markdown.kinds import KINDS as FACT_KINDS
 from clawmem.markdown.supersession import KINDS as SUPERSEDABLE
 from clawmem.markdown.supersession import Statement, supersedes
-from clawmem.recall import copies, entities, legs
+from clawmem.recall import copies, entities, legs, passages
 from clawmem.recall.fusion import Ranking
 from clawmem.recall.graph import linked_hits
 from clawmem.recall.ranking import Ranked, rank, snippet
@@ -52,6 +52,8 @@ ABSTAIN_DEPTH = 10
 # Hits made beyond the cut: room for the entity page and the notes linking to it, which move
 # later hits down a few places.
 SLACK = 8
+# The note that says the entity's page leads the hits (a merge of lists keeps it first).
+PAGE_NOTE = "entity: "
 ALL = 1_000_000  # every hit the candidates make (with --as-of)
 
 
@@ -114,6 +116,7 @@ def recall(
     expand: bool = False,
     min_relevance: float | None = None,
     scopes: Collection[str] | None = None,
+    join_lines: bool = True,
 ) -> RecallResult:
     """Search memory. Filters (time, kind, entity, path, as-of, source) apply before ranking
     limits; ``source`` is "memory" (the Markdown), "sessions" (transcripts) or "all" (None).
@@ -126,7 +129,9 @@ def recall(
     found. The hits of ``k=n`` are always the first n hits of ``k=m`` for n < m <= the
     ``candidates`` setting (80); a larger ``k`` ranks a deeper pool. ``scopes``: which of the
     workspace's read scopes are asked too (None: all; ``recall.scopes.recall_with_scopes``, the
-    facade's recall, reads it; this workspace's own search does not depend on it)."""
+    facade's recall, reads it; this workspace's own search does not depend on it).
+    ``join_lines`` False leaves lines next to each other apart (``passages``): a caller merging
+    this list with others' joins them on the merged list."""
     _check_mode(mode)
     today = today or date.today()
     # The question, read once per request (text/query.py): everything below reads ``q``'s fields.
@@ -204,7 +209,11 @@ def recall(
                 if ranked.features_of is not None:
                     page = replace(page, features=ranked.features_of(_page_unit(idx, page)))
                 hits = [page, *[h for h in hits if not _overlap(h, page)]]
-                ranked.notes.append(f"entity: {page.entities[0]} (page {page.path})")
+                ranked.notes.append(f"{PAGE_NOTE}{page.entities[0]} (page {page.path})")
+            if join_lines:
+                hits = _next_lines_joined(
+                    q, hits, rk, ranked.ranking, page is not None, ix.cfg.snippet_chars
+                )
             hits = linked_hits(
                 idx,
                 hits,
@@ -520,6 +529,19 @@ def _time_hinted(
         " rank higher"
     )
     return out
+
+
+def _next_lines_joined(
+    q: Query, hits: list[Hit], rk: Ranking, ranking: str, page_leads: bool, snippet_chars: int
+) -> list[Hit]:
+    """rrf-v15: lines next to each other among the first hits as one (passages.py), on the
+    k-independent list (before ``--expand`` cuts it to k), before relevance reads their places;
+    rank fusion only (the weighted fusion is the classic baseline, kept as it was). The
+    entity's page keeps its lead."""
+    if not ranking.startswith("rrf-"):
+        return hits
+    keep = 1 if page_leads else 0
+    return passages.join_next_lines(hits, rk.join_depth, q, snippet_chars, keep=keep)
 
 
 def _scored(hits: list[Hit], model: Model | None) -> list[Hit]:

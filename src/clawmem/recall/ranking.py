@@ -294,7 +294,7 @@ def rank(
     # legs brought none of its own (the two say the same thing).
     aged = partial(_aged, rows=rows, rk=rk, today=today, half_life=decay_half_life_days)
     ordered, copies_of = _sources_first(
-        index, ordered, rows, ids, filters, final, lex_by, vec_by, cover, rk, aged
+        index, ordered, rows, ids, filters, final, lex_by, vec_by, cover, rk, aged, fold
     )
     copy_ids = {c for folded in copies_of.values() for c in folded}
 
@@ -349,7 +349,8 @@ def rank(
                 vector_rank=vh.rank if vh else None,
                 vector_score=vh.score if vh else None,
                 proposals=tuple(fold.proposed.get(cid, ())),
-                copies=tuple(
+                copies=tuple(fold.kept_from.get(cid, ()))
+                + tuple(
                     f"{rows[c]['path']}#L{rows[c]['start_line']}-L{rows[c]['end_line']}"
                     for c in copies_of.get(cid, ())
                 ),
@@ -512,6 +513,11 @@ class _ProposalFold:
         self.index, self.filters, self.found = index, f, set(ids)
         self.source: dict[int, int] = {}
         self.proposed: dict[int, list[str]] = {}
+        # A message whose proposal, found among the candidates, was accepted counts as the fact
+        # it was kept as (copies.kept_fact): {the message: the fact}, {the fact: the message's
+        # citation}.
+        self.kept: dict[int, int] = {}
+        self.kept_from: dict[int, list[str]] = {}
         self._read(ids)
 
     def _read(self, ids: list[int]) -> None:
@@ -519,10 +525,47 @@ class _ProposalFold:
             src = copies.proposal_source(self.index, r["path"], r["text"])
             if src is None or (self.filters.active and src not in self.found):
                 continue
+            fact = copies.kept_fact(self.index, r["text"])
+            if fact is not None:
+                self.kept[src] = fact
+            if self._keep(src):
+                self.source[pid] = self.source[src]  # decided: a citation on the fact no more
+                continue
             self.source[pid] = src
             self.proposed.setdefault(src, []).append(
                 f"{r['path']}#L{r['start_line']}-L{r['end_line']}"
             )
+        for cid in ids:
+            if cid in self.kept:
+                self._keep(cid)
+
+    def stands_for(self, unit: int, rows: dict) -> int:
+        """The unit that stands for ``unit`` in the hits: the fact a message was kept as (its
+        row added to ``rows``), else ``unit`` itself."""
+        fact = self.kept.get(unit)
+        if fact is None or not self._keep(unit):
+            return unit
+        if fact not in rows:
+            row = queries.units_under(self.index, [fact], "").get(fact)
+            if row is None:
+                return unit
+            rows[fact] = row
+        return fact
+
+    def _keep(self, message: int) -> bool:
+        """Count ``message`` as the fact its proposal was kept as, if it was and that fact may
+        be a hit (with filters set, only a fact already among the candidates: it passed them)."""
+        fact = self.kept.get(message)
+        if fact is None or (self.filters.active and fact not in self.found):
+            return False
+        if self.source.get(message) != fact:
+            self.source[message] = fact
+            r = queries.units_under(self.index, [message], "").get(message)
+            if r is not None:
+                self.kept_from.setdefault(fact, []).append(
+                    f"{r['path']}#L{r['start_line']}-L{r['end_line']}"
+                )
+        return True
 
     def leg(self, hits: list[fusion.LegHit], more: bool = False) -> list[fusion.LegHit]:
         """``hits`` with each proposal counted as its source; ``more``: a later leg's hits,
@@ -633,6 +676,7 @@ def _sources_first(
     cover: dict[int, float],
     rk: fusion.Ranking,
     aged: Callable[[int, float], float],
+    fold: _ProposalFold,
 ) -> tuple[list[int], dict[int, list[int]]]:
     """``ordered`` with each copy's source right before it (copies.sources_first), when
     ``rk.sources_first``, and {source: its copies} for the copies folded into their source's
@@ -647,7 +691,8 @@ def _sources_first(
 
     def source_of(cid: int) -> int | None:
         if cid not in known:
-            known[cid] = _source_unit(index, rows, ids, cid, f)
+            src = _source_unit(index, rows, ids, cid, f)
+            known[cid] = None if src is None else fold.stands_for(src, rows)
         return known[cid]
 
     ordered, moved = copies.sources_first(ordered, source_of)

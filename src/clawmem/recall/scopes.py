@@ -20,8 +20,15 @@ from typing import Any
 from clawmem.config import SCOPE_NAME, load_config, parse_scopes, scopes_origin, trust
 from clawmem.errors import ClawmemError, WorkspaceError
 from clawmem.ingest.indexing import Indexer
-from clawmem.recall import relevance
-from clawmem.recall.pipeline import budget_emptied, pack_budget, read_question, recall
+from clawmem.recall import passages, relevance
+from clawmem.recall.fusion import Ranking
+from clawmem.recall.pipeline import (
+    PAGE_NOTE,
+    budget_emptied,
+    pack_budget,
+    read_question,
+    recall,
+)
 from clawmem.recall.results import Hit, RecallResult
 from clawmem.text.query import Query
 
@@ -59,27 +66,45 @@ def recall_with_scopes(ix: Indexer, query: str | Query, **kwargs: Any) -> Recall
     # question read once for all of them.
     only = kwargs.pop("scopes", None)
     q = read_question(query, **{k: kwargs.get(k) for k in ("today", "since", "until", "as_of")})
-    own = recall(ix, q, **kwargs)
-    if ix.cfg.held_back:  # scopes or transcripts the user has not approved (config/trust.py)
-        own.degraded.append(trust.note(ix.cfg.held_back))
     scopes = {
         name: root
         for name, root in parse_scopes(ix.cfg, ix.root).items()
         if only is None or name in only
     }
     if not scopes:
+        own = recall(ix, q, **kwargs)
+        if ix.cfg.held_back:  # scopes or transcripts the user has not approved (config/trust.py)
+            own.degraded.append(trust.note(ix.cfg.held_back))
         return own
+    # Lines next to each other are joined on the merged list, not in each list (a scope's
+    # fourth hit may be the merged list's ninth); each list brings at least the hits joining
+    # reads, so the first hits do not depend on k.
+    k_asked = kwargs.get("k")
+    k = k_asked or ix.cfg.k
+    inner = {**kwargs, "join_lines": False}
+    depth = _ranking(kwargs).join_depth
+    raised = k < depth and not (kwargs.get("budget") and k_asked is None)
+    if raised:
+        inner["k"] = depth
+    own = recall(ix, q, **inner)
+    if ix.cfg.held_back:
+        own.degraded.append(trust.note(ix.cfg.held_back))
     lists: list[list[Hit]] = [own.hits]
     models: dict[str | None, str | None] = {None: own.relevance.get("model")}
     for name, root in scopes.items():
-        hits, problem, model = _scope_hits(ix, name, root, q, kwargs)
+        hits, problem, model = _scope_hits(ix, name, root, q, inner)
         if problem:
             own.degraded.append(f"scope {name} ({root}): {problem}")
         lists.append(hits)
         models[name] = model
-    k = kwargs.get("k") or ix.cfg.k
-    want = max(k, len(own.hits))
-    hits = at_merged_places(fuse(lists), models)[:want]
+    want = k if raised else max(k, len(own.hits))
+    merged = at_merged_places(fuse(lists), models)
+    if own.ranking.startswith("rrf-"):
+        page_leads = any(n.startswith(PAGE_NOTE) for n in own.notes)
+        merged = passages.join_next_lines(
+            merged, depth, q, ix.cfg.snippet_chars, keep=1 if page_leads else 0
+        )
+    hits = merged[:want]
     budget = kwargs.get("budget")
     if budget:
         before = hits
@@ -91,6 +116,12 @@ def recall_with_scopes(ix: Indexer, query: str | Query, **kwargs: Any) -> Recall
         own.empty_reason = None
     own.notes.append("scopes searched: " + ", ".join(scopes))
     return own
+
+
+def _ranking(kwargs: dict) -> Ranking:
+    """The ranking's numbers a recall with these arguments uses (the defaults, or an
+    experiment's)."""
+    return kwargs.get("ranking") or Ranking()
 
 
 def _scope_hits(
