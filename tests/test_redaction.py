@@ -254,14 +254,23 @@ def test_redaction_keeps_lines_and_is_idempotent(text):
 
 @pytest.mark.parametrize(
     "unit",
-    ["sk-", "ghp_", "-----BEGIN PRIVATE KEY-----\n", "aws_secret_key=", "TOKEN=x"],
+    [
+        "sk-",
+        "ghp_",
+        "-----BEGIN PRIVATE KEY-----\n",
+        "aws_secret_key=",
+        "TOKEN=x",
+        "password=",
+        "pwd=",
+    ],
 )
 def test_a_run_of_needles_inside_one_secret_is_redacted_in_linear_time(unit):
     """Every needle inside a secret found already was matched again to the end of its run:
     "sk-" 30,000 times over (90 KB, one word of a page or a transcript line) took 10 s to
     redact and 33 s for twice the text; 3,000 BEGIN PRIVATE KEY lines with no END 8 s and
-    36 s; "aws_secret_key=" 5,000 times over 6 s. The bound is loose on purpose: linear, it
-    takes a fraction of a second."""
+    36 s; "aws_secret_key=" 5,000 times over 6 s; "password=" 10,000 times over 10 s and 49 s
+    (a connection string's Password=). The bound is loose on purpose: linear, it takes a
+    fraction of a second."""
     import time
 
     text = unit * (90_000 // len(unit))

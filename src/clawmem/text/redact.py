@@ -164,7 +164,7 @@ def _anchored(shape: secret_shapes.Shape, text: str, needles_at: list[int]) -> l
     for i in needles_at:
         if i < whole_to:
             continue
-        for start in range(max(done, i - shape.back), i + 1):
+        for start in range(max(done, whole_to, i - shape.back), i + 1):
             done = start + 1
             m = shape.pattern.match(text, start)
             if m is None or m.end() <= i or (shape.check is not None and not shape.check(m)):

@@ -252,6 +252,7 @@ SHAPES: tuple[Shape, ...] = (
         "an AWS secret key",
         r"(?i)\baws_?secret_?(?:access_?)?key\b[\"']?\s*[:=]\s*[\"']?(?P<value>[A-Za-z0-9/+=]{30,})",
         ("aws",),
+        to_value=24,  # aws_secret_access_key, quoted, and "="
     ),
     _s(
         "a GitHub token",
@@ -368,6 +369,7 @@ SHAPES: tuple[Shape, ...] = (
         ("accountkey=", "sharedaccess", "password=", "pwd="),
         _value_ok,
         back=0,
+        to_value=22,  # SharedAccessSignature=
     ),
     _s(
         "an Authorization header",
@@ -388,6 +390,7 @@ SHAPES: tuple[Shape, ...] = (
         ("sig=", "signature=", "token=", "key=", "code=", "secret=", "password=", "pwd="),
         _strong_value,
         back=22,
+        to_value=22,  # &x-amz-security-token=
     ),
     _s(
         "a Docker registry login",
