@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 from datetime import date
 from pathlib import Path
@@ -117,6 +118,32 @@ def test_correct_takes_the_statement_written_as_a_retain_line(ws):
     assert plain["kind"] == "B" and plain["entities"] == ["Peter", "Kate"]  # the old fact's
     bad = run(ws, "correct", OLD, "O(c=0.9) @Peter: likes Essaouira", "--kind", "W")
     assert bad.code == 2 and "kind" in bad.err
+
+
+def test_a_corrected_fact_is_one_unit_not_two(tmp_path):
+    """The note correct writes under a fact ("supersedes [[…]]") is not a second unit holding
+    the fact again, without its kind or people, that recall could show in the fact's place; a
+    note a person wrote under a fact keeps its own unit."""
+    ws = tmp_path / "w"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text("# Memory\n", encoding="utf-8")
+    day = ws / "memory" / "2026-03-02.md"
+    day.write_text(
+        "# 2026-03-02\n\n## Retain\n- W @Kate: Kate moved to Lisbon in March.\n", encoding="utf-8"
+    )
+    d = js(ws, "correct", "memory/2026-03-02.md#L4", "Kate moved to Porto in March, not Lisbon.")
+    with day.open("a", encoding="utf-8") as f:
+        f.write("- W @Kate: Kate likes trams.\n  - she rides the 28 to Graca on Sundays\n")
+    res = js(ws, "recall", "Porto", "-k", "5")
+    assert [(h["citation"], h["kind"]) for h in res["results"]] == [(d["source"], "W")]
+    idx = sqlite3.connect(ws / ".memory" / "index.sqlite")
+    units = idx.execute("SELECT path, start_line, end_line, kind FROM chunks").fetchall()
+    idx.close()
+    new = int(d["source"].rsplit("#L", 1)[1].split("-")[0])
+    today = d["source"].split("#")[0]
+    assert [u for u in units if u[0] == today and u[1] == new] == [(today, new, new, "W")]
+    tram = [u[1:] for u in units if u[0] == "memory/2026-03-02.md" and u[1] == 5]
+    assert sorted(tram, key=str) == sorted([(5, 5, "W"), (5, 6, None)], key=str)
 
 
 def test_correct_refuses_a_line_that_is_not_a_fact(ws):

@@ -235,7 +235,7 @@ def parse_file(root: Path, entry: FileEntry, cfg: Config) -> ParsedFile | Skippe
     # finding a changed file needs (issue 16).
     from clawmem.markdown.chunking import chunk_markdown
     from clawmem.markdown.factlog import decode, fact_dates
-    from clawmem.markdown.facts import extract_facts
+    from clawmem.markdown.facts import extract_facts, says_only_the_fact
     from clawmem.markdown.links import extract_links
     from clawmem.markdown.searchable import has_content
     from clawmem.text.timeexpr import date_from_path
@@ -259,8 +259,10 @@ def parse_file(root: Path, entry: FileEntry, cfg: Config) -> ParsedFile | Skippe
     fact_lines = {f.line for f in facts}
     units = []
     for c in chunk_markdown(text, max_chars=cfg.chunk_chars, overlap_chars=cfg.overlap_chars):
-        if c.start_line == c.end_line and c.start_line in fact_lines:
-            continue  # the fact's own unit (below) stands for this line, with its kind and date
+        if c.start_line in fact_lines and says_only_the_fact(c.text.split("\n")):
+            # The fact's own unit (below) stands for these lines, with its kind and date: its
+            # line, and the notes clawmem wrote under it (what it corrects, where it came from).
+            continue
         if not has_content(c.text):
             continue  # a marker or a comment alone: nothing to find, never a hit or a snippet
         units.append(make_unit(c.start_line, c.end_line, c.heading, c.text, day))

@@ -573,6 +573,24 @@ def _note(line: str) -> str:
     return text[marker.end() :] if marker else text
 
 
+# The notes clawmem itself writes under a fact: the fact it corrects (``clawmem correct``), the
+# line an accepted proposal came from, the source of an import. They say where the fact came
+# from, not what it says.
+_OWN_NOTE = re.compile(
+    r"supersedes \[\[[^\]\n]+\]\]"
+    r"|from \S+#L\d+(?:-L\d+)?(?:; promoted by reflect: .*)?"
+    r"|imported from \S+"
+)
+
+
+def says_only_the_fact(lines: list[str]) -> bool:
+    """Whether a unit whose first line is a fact's says nothing the fact's own unit does not:
+    every line after the first is blank or a note clawmem wrote under it. Such a unit would be
+    a second copy of the fact, without its kind, people or date, competing with it for a place
+    in recall's answer; a note a person wrote under a fact keeps its unit."""
+    return all(not line.strip() or _OWN_NOTE.fullmatch(_note(line)) for line in lines[1:])
+
+
 def fact_items(text: str) -> list[tuple[Fact, int, int]]:
     """Every well-formed fact with its list item's 0-based ``[first, end)`` line span (the bullet,
     its notes, and any blank lines markdown counts into the item): for moving or dropping whole
