@@ -100,6 +100,15 @@ def _edit(ws, rng):
     assert cli("-w", str(ws), "index", "--quiet").code == 0
 
 
+def _assert_same_answer(new, old, what) -> None:
+    """The same rows at the same ranks, and the same scores (within 1e-9: summed in another
+    order, float digits may differ)."""
+    assert [(h.chunk_id, h.rank) for h in new[0]] == [(h.chunk_id, h.rank) for h in old[0]], what
+    assert [h.score for h in new[0]] == pytest.approx(
+        [h.score for h in old[0]], rel=1e-9, abs=1e-12
+    ), what
+
+
 @pytest.mark.parametrize("part", [1024, 8])
 def test_lists_hold_exactly_the_index_after_edits_and_a_rebuild(tmp_path, monkeypatch, part):
     """Every row of chunks_fts is in its terms' lists with its count and length, nothing else,
@@ -180,12 +189,7 @@ def test_ranking_from_the_lists_is_the_whole_or(tmp_path, monkeypatch, part):
                 monkeypatch.setattr(bm25_topk, "MIN_ROWS", 30)
                 monkeypatch.setattr(term_lists, "PART", part)
                 monkeypatch.setattr(term_lists, "FROM_ROWS", 0)
-                assert [(h.chunk_id, h.rank) for h in new[0]] == [
-                    (h.chunk_id, h.rank) for h in old[0]
-                ], (query, limit)
-                assert [h.score for h in new[0]] == pytest.approx(
-                    [h.score for h in old[0]], rel=1e-9, abs=1e-12
-                ), (query, limit)
+                _assert_same_answer(new, old, (query, limit))
                 asked += 1
                 answered += bool(got) and got[-1] is not None
             # Rows read from the lists against the rows the question's terms hold.
@@ -388,12 +392,7 @@ def test_a_phrase_in_many_rows_is_bounded_by_its_words_and_ranked_exactly(tmp_pa
             monkeypatch.setattr(bm25_topk._ListQuery, "_count", real_count)
             monkeypatch.setattr(bm25_topk._ListQuery, "with_compounds", real_with)
             old = _whole_or(idx, q, limit, monkeypatch)
-            assert [(h.chunk_id, h.rank) for h in new[0]] == [
-                (h.chunk_id, h.rank) for h in old[0]
-            ], (query, limit)
-            assert [h.score for h in new[0]] == pytest.approx(
-                [h.score for h in old[0]], rel=1e-9, abs=1e-12
-            ), (query, limit)
+            _assert_same_answer(new, old, (query, limit))
             assert answered and answered[-1] is not None, (query, limit)
             assert 0 < sum(counted) < both - 20, (query, limit, counted)  # the bound pruned
     # A bound that would leave more rows to count than the cap: bm25() ranks the question.

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from clawmem.files.atomic import default_mode, fsync_dir, remove_stale_temps, temp_copy
+from clawmem.files.safe_open import read_all
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 # How long the write waits for another holder of the file's flock before it goes on regardless
@@ -56,12 +57,10 @@ def read_snapshot(path: Path) -> Snapshot:
         return Snapshot(None)
     try:
         st = os.fstat(fd)
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
+        data = read_all(fd)
     finally:
         os.close(fd)
-    return Snapshot(b"".join(chunks), st.st_dev, st.st_ino)
+    return Snapshot(data, st.st_dev, st.st_ino)
 
 
 @dataclass(frozen=True)

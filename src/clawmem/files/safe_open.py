@@ -231,6 +231,14 @@ def open_file(path: Path, flags: int, mode: int = 0o666) -> int:
     return fd
 
 
+def read_all(fd: int) -> bytes:
+    """Everything left to read of the open file ``fd``, in 1 MiB reads."""
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def read_bytes(path: Path, limit: int | None = None) -> bytes | None:
     """The file's bytes (the last ``limit`` of them if given); None when it does not exist."""
     try:
@@ -241,10 +249,7 @@ def read_bytes(path: Path, limit: int | None = None) -> bytes | None:
         if limit is not None:
             size = os.fstat(fd).st_size
             return os.pread(fd, limit, max(0, size - limit))
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
+        return read_all(fd)
     finally:
         os.close(fd)
 

@@ -16,6 +16,7 @@ from stat import S_ISDIR, S_ISLNK, S_ISREG
 from typing import NamedTuple
 
 from clawmem.errors import BadArgument, InputError, WorkspaceError
+from clawmem.files import safe_open
 
 INDEX_DIR = ".memory"
 CORE_FILES = ("MEMORY.md", "memory.md")
@@ -517,10 +518,7 @@ def read_plain(path: Path, relpath: str) -> bytes:
         mode = os.fstat(fd).st_mode
         if not S_ISREG(mode):
             raise not_a_plain_file(relpath, mode)
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
+        return safe_open.read_all(fd)
     finally:
         os.close(fd)
 

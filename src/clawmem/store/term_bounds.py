@@ -28,7 +28,8 @@ import json
 import math
 import threading
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 
 from clawmem.store import db, term_lists
 
@@ -59,9 +60,10 @@ def _tokenizer() -> db.Connection:
     return _tok_conn
 
 
-def tokenize(rows: Sequence[tuple[int, str, str, str]]) -> list[tuple[str, int, str, int]]:
-    """(term, rowid, column, count) for ``rows`` (rowid, body, heading, context), cut as
-    chunks_fts cuts them."""
+@contextmanager
+def _cut(rows: Sequence[tuple[int, str, str, str]]) -> Iterator[db.Connection]:
+    """The tokenizer's table holding ``rows`` (rowid, body, heading, context) for the block,
+    one caller at a time; emptied after (rolled back), so it is empty between calls."""
     with _tok_lock:
         conn = _tokenizer()
         conn.execute("BEGIN")
@@ -69,10 +71,17 @@ def tokenize(rows: Sequence[tuple[int, str, str, str]]) -> list[tuple[str, int, 
             conn.executemany(
                 "INSERT INTO tok(rowid, body, heading, context) VALUES (?, ?, ?, ?)", rows
             )
-            # One row a token; counted here (SQLite's GROUP BY over the view doubles the time).
-            counts = Counter(conn.execute("SELECT term, doc, col FROM tok_inst"))
+            yield conn
         finally:
-            conn.execute("ROLLBACK")  # the table stays empty between calls
+            conn.execute("ROLLBACK")
+
+
+def tokenize(rows: Sequence[tuple[int, str, str, str]]) -> list[tuple[str, int, str, int]]:
+    """(term, rowid, column, count) for ``rows`` (rowid, body, heading, context), cut as
+    chunks_fts cuts them."""
+    with _cut(rows) as conn:
+        # One row a token; counted here (SQLite's GROUP BY over the view doubles the time).
+        counts = Counter(conn.execute("SELECT term, doc, col FROM tok_inst"))
     return [(t, d, c, n) for (t, d, c), n in counts.items()]
 
 
@@ -82,20 +91,12 @@ def _instances(
     """((term, rowid, column, offset) of each token of ``rows`` (rowid, body, heading, context)
     that is one of ``terms`` (all of them if None), {rowid: tokens}), cut as chunks_fts cuts
     them: the offsets FTS5 matches a phrase's tokens at, and the lengths bm25() reads."""
-    with _tok_lock:
-        conn = _tokenizer()
-        conn.execute("BEGIN")
-        try:
-            conn.executemany(
-                "INSERT INTO tok(rowid, body, heading, context) VALUES (?, ?, ?, ?)", rows
-            )
-            sql = "SELECT term, doc, col, offset FROM tok_inst"
-            if terms is not None:
-                sql += f" WHERE term IN ({','.join('?' * len(terms))})"
-            found = conn.execute(sql, list(terms or ())).fetchall()
-            sizes = conn.execute("SELECT id, sz FROM tok_docsize").fetchall()
-        finally:
-            conn.execute("ROLLBACK")
+    sql = "SELECT term, doc, col, offset FROM tok_inst"
+    if terms is not None:
+        sql += f" WHERE term IN ({','.join('?' * len(terms))})"
+    with _cut(rows) as conn:
+        found = conn.execute(sql, list(terms or ())).fetchall()
+        sizes = conn.execute("SELECT id, sz FROM tok_docsize").fetchall()
     return found, {d: term_lists.varints_sum(bytes(sz)) for d, sz in sizes}
 
 
