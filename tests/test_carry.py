@@ -431,6 +431,21 @@ def test_import_names_a_source_over_the_cap_instead_of_importing_nothing(ws, tmp
         assert "pipe.md: not a regular file" in done["skipped"]
 
 
+def test_a_source_that_is_a_fifo_is_refused_at_once(ws, tmp_path):
+    """`clawmem import PIPE --format mem0` read the FIFO as the export's JSON and waited until
+    some program wrote to it and closed it: for ever, when none does."""
+    from .conftest import cli_subprocess
+
+    pipe = tmp_path / "export.json"
+    os.mkfifo(pipe)
+    for fmt in ("mem0", "auto"):
+        r = cli_subprocess(
+            "-w", str(ws), "import", str(pipe), "--format", fmt, "--dry-run", timeout=60
+        )
+        assert r.code == 7, r.err
+        assert r.err.startswith(f"clawmem: error: {pipe}: not a regular file or a folder"), r.err
+
+
 def test_okf_import_reads_only_plain_values_of_the_front_matter(ws, tmp_path):
     """A concept whose title was a YAML alias bomb (nested aliases, ~600 bytes) made the import
     build a string of billions of items: it never returned."""
