@@ -275,6 +275,23 @@ def test_daily_log_narrative_is_proposed_but_not_its_retain_section(ws, lexical)
     )
 
 
+def test_a_rejected_proposal_is_not_shown_as_proposed(ws, lexical):
+    """recall read no ledger: after `proposals reject`, the message's hit still said "proposed as
+    a fact: …", as if the proposal were waiting for review. A rejected proposal still counts as
+    the message it restates, but no hit says it is proposed."""
+    assert cli("-w", str(ws), "reflect").code == 0
+    agreed = next(p for p in _list(ws) if "We agreed on a dry run" in p["line_text"])
+    r = cli("-w", str(ws), "proposals", "reject", agreed["id"])
+    assert r.code == 0, r.err
+    r = json.loads(cli("-w", str(ws), "recall", "agreed on a dry run", "-k", "10", "--json").out)
+    hits = r["results"]
+    assert hits[0]["citation"] == agreed["source"]
+    assert "proposed" not in hits[0]
+    assert not any(h["path"].startswith("memory/proposals/") for h in hits)  # still one hit
+    shown = cli("-w", str(ws), "recall", "agreed on a dry run", "-k", "1").out
+    assert "proposed as a fact" not in shown
+
+
 def test_a_proposal_found_with_its_source_is_one_hit_carrying_both_citations(ws, lexical):
     """A proposal restates the line it cites: found together, the line is shown once, with the
     proposal's citation on it, and the proposal spends no second hit (copies.fold_proposals).

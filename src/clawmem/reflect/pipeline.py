@@ -179,6 +179,36 @@ def _append_in_place(path: Path, change: FileChange) -> None:
 _APPEND_TRIES = 20
 
 
+def _rewrite(path: Path, change: FileChange, warnings: list[str]) -> bool:
+    """Rewrite a page (files/rewrite.py): never while another program holds it open for
+    writing (its later lines would go to the replaced file), keeping what one appended while
+    the page was compared and renamed. False: the page was left as it is, with a warning."""
+    from clawmem.files.rewrite import Changed, HeldOpen, rewrite_page
+
+    assert change.old is not None
+    try:
+        done = rewrite_page(path, change.old.encode("utf-8"), change.new.encode("utf-8"))
+    except HeldOpen as held:
+        pids = ", ".join(map(str, held.pids))
+        warnings.append(
+            f"{change.path}: left as it is: another program (pid {pids}) has it open for "
+            "writing, and its later lines would be lost; run reflect again once it has closed it"
+        )
+        return False
+    except Changed:
+        raise ReflectConflict(
+            f"{change.path} changed while reflect was running; nothing more written",
+            hint="run clawmem reflect again",
+        ) from None
+    if done.kept:
+        lines = done.kept.count(b"\n") or 1
+        warnings.append(
+            f"{change.path}: {lines} line(s) another program appended while reflect wrote the "
+            "page were kept at its end"
+        )
+    return True
+
+
 def plan_reflect(
     root: Path,
     log: FactLog,
@@ -539,8 +569,10 @@ def reflect(
                         change.old is not None and change.new.startswith(change.old)
                     ):
                         _append_in_place(path, change)
-                    else:
-                        write_atomic(path, change.new)
+                    elif change.old is None:
+                        write_atomic(path, change.new)  # a new page: nobody holds it open
+                    elif not _rewrite(path, change, result.warnings):
+                        change.new = change.old  # left for the next run: "unchanged"
                 except OSError as exc:
                     raise StoreError(
                         f"{change.path}: cannot write ({exc.strerror})",
