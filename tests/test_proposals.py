@@ -825,3 +825,21 @@ def test_the_ledger_and_a_page_are_appended_in_place_while_a_program_holds_them_
     assert len(ledger.read_text().splitlines()) == 3  # two decisions and the note
     assert "Lisbon" in page.read_text(encoding="utf-8")
     assert [p["statement"] for p in _list(ws, "rejected")] and "Lisbon" in _list(ws)[0]["statement"]
+
+
+def test_a_ledger_over_its_cap_is_not_read(ws, lexical):
+    """The ledger comes with a clone, of any size, and recall reads it too: one of gigabytes was
+    read whole by `proposals list`, `reflect` and every recall that met a proposal. Over its cap
+    it is refused in one line, and recall goes on without it."""
+    from clawmem.markdown.proposal_ledger import LEDGER, MAX_BYTES
+
+    assert cli("-w", str(ws), "reflect").code == 0
+    ledger = ws / LEDGER
+    ledger.parent.mkdir(exist_ok=True)
+    with ledger.open("wb") as f:  # sparse: over the cap, one line on the disk
+        f.write(b"rejected " + b"0" * 64 + b"\n")
+        f.truncate(MAX_BYTES + 1)
+    r = cli("-w", str(ws), "proposals", "list")
+    assert r.code == 7 and r.err.startswith(f"clawmem: error: {LEDGER}: over "), r.err
+    r = cli("-w", str(ws), "recall", "agreed on a dry run", "-k", "3", "--json")
+    assert r.code == 0 and json.loads(r.out)["results"], r.err

@@ -47,19 +47,17 @@ class Rewritten:
     kept: bytes  # what another program appended meanwhile, kept at the end of the new page
 
 
-def writers_of(path: Path) -> list[int]:
-    """The processes other than this one that hold ``path`` open for writing (their pids), as
-    far as this user may see them (``/proc/PID/fd`` and ``fdinfo``; none where there is no
-    ``/proc``)."""
-    try:
-        st = os.stat(path, follow_symlinks=False)
-    except OSError:
-        return []
-    me, target, found = os.getpid(), (st.st_dev, st.st_ino), []
+def open_for_writing() -> dict[tuple[int, int], list[int]]:
+    """(device, inode) -> the processes other than this one that hold that file open for
+    writing (their pids), as far as this user may see them (``/proc/PID/fd`` and ``fdinfo``;
+    none where there is no ``/proc``). One pass over every process: a run that rewrites many
+    pages takes it once (``rewrite_page``'s ``writers``)."""
+    me = os.getpid()
+    found: dict[tuple[int, int], list[int]] = {}
     try:
         pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
     except OSError:
-        return []
+        return {}
     for pid in pids:
         if pid == me:
             continue
@@ -73,10 +71,21 @@ def writers_of(path: Path) -> list[int]:
                 there = os.stat(f"{fds}/{name}")
             except OSError:
                 continue
-            if (there.st_dev, there.st_ino) == target and _writing(pid, name):
-                found.append(pid)
-                break
+            if stat.S_ISREG(there.st_mode) and _writing(pid, name):
+                holders = found.setdefault((there.st_dev, there.st_ino), [])
+                if pid not in holders:
+                    holders.append(pid)
     return found
+
+
+def writers_of(path: Path, writers: dict[tuple[int, int], list[int]] | None = None) -> list[int]:
+    """The processes other than this one that hold ``path`` open for writing (``writers``: a
+    pass of ``open_for_writing`` taken already)."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return []
+    return (open_for_writing() if writers is None else writers).get((st.st_dev, st.st_ino), [])
 
 
 def _writing(pid: int, fd: str) -> bool:
@@ -91,15 +100,21 @@ def _writing(pid: int, fd: str) -> bool:
     return True  # cannot tell: count it, so that nothing is lost
 
 
-def rewrite_page(path: Path, old: bytes, new: bytes) -> Rewritten:
+def rewrite_page(
+    path: Path,
+    old: bytes,
+    new: bytes,
+    writers: dict[tuple[int, int], list[int]] | None = None,
+) -> Rewritten:
     """Replace the page ``path``, read as ``old``, with ``new``; see the module's docstring.
-    Raises ``HeldOpen``, ``Changed`` or ``OSError`` (nothing written for any)."""
+    ``writers``: ``open_for_writing()`` taken once for many pages. Raises ``HeldOpen``,
+    ``Changed`` or ``OSError`` (nothing written for any)."""
     fd = os.open(path, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise Changed()
-        pids = writers_of(path)
+        pids = writers_of(path, writers)
         if pids:
             raise HeldOpen(pids)
         with flocked(fd):

@@ -179,7 +179,27 @@ def _append_in_place(path: Path, change: FileChange) -> None:
 _APPEND_TRIES = 20
 
 
-def _rewrite(path: Path, change: FileChange, warnings: list[str]) -> bool:
+def _writers_once() -> Callable[[], dict[tuple[int, int], list[int]]]:
+    """Which files other processes hold open for writing, looked up once per run (a pass over
+    every process's descriptors), and only when a page is rewritten."""
+    from clawmem.files.rewrite import open_for_writing
+
+    seen: list[dict[tuple[int, int], list[int]]] = []
+
+    def get() -> dict[tuple[int, int], list[int]]:
+        if not seen:
+            seen.append(open_for_writing())
+        return seen[0]
+
+    return get
+
+
+def _rewrite(
+    path: Path,
+    change: FileChange,
+    warnings: list[str],
+    writers: dict[tuple[int, int], list[int]],
+) -> bool:
     """Rewrite a page (files/rewrite.py): never while another program holds it open for
     writing (its later lines would go to the replaced file), keeping what one appended while
     the page was compared and renamed. False: the page was left as it is, with a warning."""
@@ -187,7 +207,7 @@ def _rewrite(path: Path, change: FileChange, warnings: list[str]) -> bool:
 
     assert change.old is not None
     try:
-        done = rewrite_page(path, change.old.encode("utf-8"), change.new.encode("utf-8"))
+        done = rewrite_page(path, change.old.encode("utf-8"), change.new.encode("utf-8"), writers)
     except HeldOpen as held:
         pids = ", ".join(map(str, held.pids))
         warnings.append(
@@ -554,6 +574,7 @@ def reflect(
         result.dry_run = dry_run
         result.retention = apply_retention(ix.root, ix.cfg, today, dry_run=dry_run)
         if not dry_run:
+            writers = _writers_once()
             for change in result.written():
                 path = writable_path(ix.root, change.path)
                 current = path.read_bytes().decode("utf-8") if path.is_file() else None
@@ -571,7 +592,7 @@ def reflect(
                         _append_in_place(path, change)
                     elif change.old is None:
                         write_atomic(path, change.new)  # a new page: nobody holds it open
-                    elif not _rewrite(path, change, result.warnings):
+                    elif not _rewrite(path, change, result.warnings, writers()):
                         change.new = change.old  # left for the next run: "unchanged"
                 except OSError as exc:
                     raise StoreError(
