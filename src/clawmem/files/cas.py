@@ -113,7 +113,7 @@ def write_if_unchanged(
     except FileNotFoundError:
         return None
     try:
-        with _flock(fd):
+        with flocked(fd):
             extra = _appended(fd, snap)
             if extra is None or (extra and not may_follow(extra)):
                 return None
@@ -141,7 +141,7 @@ def take_back(path: Path, written: Written) -> bool:
     except OSError:
         return False
     try:
-        with _flock(fd):
+        with flocked(fd):
             st = os.fstat(fd)
             if st.st_size != len(written.after) or os.pread(fd, st.st_size + 1, 0) != written.after:
                 return False
@@ -176,7 +176,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 @contextlib.contextmanager
-def _flock(fd: int) -> Iterator[None]:
+def flocked(fd: int) -> Iterator[None]:
     try:
         import fcntl
     except ImportError:  # Windows: no flock; the checks alone guard the write

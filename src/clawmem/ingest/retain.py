@@ -327,7 +327,9 @@ def retain(
             _index_or_take_back(ix, relpath, path, written)
         else:
             relpath, at = dup
-    facts, _ = extract_facts((ix.root / relpath).read_text(encoding="utf-8"))
+    # Read as it was written: never through a link put there since (the duplicate's file too).
+    placed = _snapshot(ix, writable_path(ix.root, relpath), relpath).data or b""
+    facts, _ = extract_facts(placed.decode("utf-8", errors="replace"))
     # Lines another program appended may have come before the fact: find its line again.
     mine = [f for f in facts if _same(f, fact)]
     stored = next((f for f in mine if f.line == at), mine[-1] if mine else None)
