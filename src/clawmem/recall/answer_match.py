@@ -408,17 +408,16 @@ _NAME_WORDS = 3
 def is_message(hit: Hit) -> bool:
     """Whether ``hit`` is a message: a note's line (no fact, no page line, not reached through a
     link) that someone said, "- Kate: …", "Kate: …" or a transcript's "User: …" (its first line's
-    ``aggregate.speaker``), the speaker's name a name (no "_" or "-": "last_updated: …",
-    "payments-service: …" are a page's fields and a note's labels)."""
+    ``aggregate.speaker``), the speaker's name a name: one word, or a few capitalised ones ("John
+    Zhang"), without "_" or "-" ("Pottery class: …", "last_updated: …", "payments-service: …"
+    are a note's labels and a page's fields)."""
     if hit.kind is not None or hit.via is not None or hit.path.startswith(PAGES):
         return False
-    said = speaker(hit.text.split("\n", 1)[0])
-    return (
-        said is not None
-        and len(said.split()) <= _NAME_WORDS
-        and "_" not in said
-        and "-" not in said
-    )
+    said = speaker(hit.text.split("\n", 1)[0], as_written=True)
+    if said is None or "_" in said or "-" in said:
+        return False
+    words = said.split()
+    return len(words) == 1 or (len(words) <= _NAME_WORDS and all(w[:1].isupper() for w in words))
 
 
 def reorder(
