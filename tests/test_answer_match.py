@@ -170,3 +170,36 @@ def test_on_real_files_with_the_real_model(tmp_path, shared_model):
     when = mem.recall("When did Kate start the pottery class?", k=3, today=TODAY, sync=False)
     assert "last Tuesday" in when.hits[0].text
     assert when.ranking == "rrf-v16"
+
+
+DAYS = {
+    "2025-11-18": "- Elise: Your pottery class sounds so great, Kate, I want to join a pottery class"
+    " too. When did the pottery class start?\n\n- Kate: The weather is cold here today.\n",
+    "2025-11-19": "- Elise: My brother Tom moved to Lisbon in March.\n\n"
+    "- Kate: I will bake a cake for the pottery group.\n",
+    "2025-11-20": "- Kate: I started going to pottery last Tuesday with my neighbour, and I loved"
+    " it.\n\n- Elise: I tried a pottery class once, years ago, and my bowl collapsed.\n",
+    "2025-11-21": "- Kate: My cat Miso sleeps on the doormat all day.\n\n"
+    "- Elise: We went hiking in the mountains near Sintra.\n",
+}
+
+
+def test_a_message_on_the_asked_event_comes_before_small_talk(tmp_path, shared_model):
+    """Messages on four days (none next to another, so none is joined): asked when Kate started
+    the pottery class, her remark on the weather (a first-person line saying "today", ranked
+    second by the legs) comes after every message on pottery among the first five. rrf-v15
+    showed it second."""
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    for day, text in DAYS.items():
+        (ws / "memory" / f"{day}.md").write_text(f"# {day}\n\n{text}", "utf-8")
+    mem = open_workspace(ws, environ={"CLAWMEM_MIN_RELEVANCE": "0"})
+    mem.index()
+    question = "When did Kate start the pottery class?"
+    before = mem.recall(question, k=5, today=TODAY, sync=False, ranking=Ranking(answer_depth=0))
+    after = mem.recall(question, k=5, today=TODAY, sync=False)
+    assert {h.citation for h in before.hits} == {h.citation for h in after.hits}
+    assert "last Tuesday" in after.hits[0].text
+    texts = [h.text for h in after.hits]
+    weather = next(i for i, t in enumerate(texts) if "weather" in t)
+    assert all(i < weather for i, t in enumerate(texts) if "pottery" in t), texts
