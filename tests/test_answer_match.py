@@ -99,6 +99,10 @@ def test_a_message_is_a_line_someone_said():
     assert not answer_match.is_message(_hit("last_updated: 2025-11-20", 0.1))
     assert not answer_match.is_message(_hit("- payments-service: v2.3.1 runs on ECS", 0.1))
     assert not answer_match.is_message(_hit("He wants errors explained as follows: short", 0.1))
+    # Two people's lines in one unit: an exchange kept as a paragraph, or a joined pair.
+    assert not answer_match.is_message(_hit("Jack: I like rock.\nAssistant: I like jazz.", 0.1))
+    assert not answer_match.is_message(_hit("- Elise: Since when?\n- Kate: Last week", 0.1))
+    assert answer_match.is_message(_hit("- Kate: I started pottery\n  last week", 0.1))
 
 
 def test_only_messages_trade_places():

@@ -12,7 +12,7 @@ number words, first- and second-person pronouns. None of it was taken from an ev
 question. The words are English: a question in another language has no form read, and its lines
 are re-ordered by their place, score and the question's words they hold.
 
-``reorder`` re-orders the messages among the first ``depth`` hits of a recall (a line someone
+``reorder`` re-orders the messages among the first ``depth`` hits of a recall (a line one person
 said: a daily log's "- Kate: …", a talk kept as "Kate: …" lines, a transcript's message;
 ``is_message``) by a fitted logistic score of those features beside the hit's place and its fused
 score over the best hit's (what a line says weighs against how strongly the legs found it): the
@@ -20,8 +20,9 @@ messages trade places among themselves, and every other hit keeps its place. Wha
 before it chose stays where it is: the entity's page that leads, the units holding a short
 question's identifiers (ranking's exact-first: the re-ordering is off for such a question), Retain
 facts, pages and notes (none is a message). Fitted on conversations, the weights are used only on
-conversations: on hand-written notes (the agent-memory set) the unrestricted re-ordering lost
-evidence within 2,000 characters, and on the fixture it overrode those rules (benchmarks/
+one person's messages: re-ordering every hit lost evidence within 2,000 characters on the
+agent-memory set and overrode those rules on the fixture, and re-ordering exchanges kept as one
+unit of two people's lines still lost it on the agent-memory set's chat logs (benchmarks/
 analysis.md). ``python -m benchmarks.fitting.answer_match`` fits the weights on tuning data only
 (REALTALK's chats 1-5 and the mixed workspaces' tuning part) and prints the Python below
 (``MODEL``). Only the first ``depth`` hits of the k-independent list move, so the first n hits
