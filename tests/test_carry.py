@@ -431,6 +431,21 @@ def test_import_names_a_source_over_the_cap_instead_of_importing_nothing(ws, tmp
         assert "pipe.md: not a regular file" in done["skipped"]
 
 
+def test_a_source_that_is_a_fifo_is_refused_at_once(ws, tmp_path):
+    """`clawmem import PIPE --format mem0` read the FIFO as the export's JSON and waited until
+    some program wrote to it and closed it: for ever, when none does."""
+    from .conftest import cli_subprocess
+
+    pipe = tmp_path / "export.json"
+    os.mkfifo(pipe)
+    for fmt in ("mem0", "auto"):
+        r = cli_subprocess(
+            "-w", str(ws), "import", str(pipe), "--format", fmt, "--dry-run", timeout=60
+        )
+        assert r.code == 7, r.err
+        assert r.err.startswith(f"clawmem: error: {pipe}: not a regular file or a folder"), r.err
+
+
 def test_okf_import_reads_only_plain_values_of_the_front_matter(ws, tmp_path):
     """A concept whose title was a YAML alias bomb (nested aliases, ~600 bytes) made the import
     build a string of billions of items: it never returned."""
@@ -649,3 +664,50 @@ def test_mcp_list_update_forget_and_files(ws):
         "memory_files", {"command": "create", "path": "/memories/a.md", "file_text": "hello"}
     )
     assert ok and "created" in made["result"]
+
+
+def test_claude_memory_tool_never_edits_a_file_another_program_holds_open(ws, tmp_path):
+    """str_replace renamed the edited file over the old one: a program holding the note open
+    for append (another agent's logger) went on writing into the replaced file, and its lines
+    were lost. The edit is refused while it is held; once it is closed, the edit keeps them."""
+    import subprocess
+    import sys
+    import time
+
+    note = ws / "bank/memories/prefs.md"
+    note.parent.mkdir(parents=True, exist_ok=True)
+    note.write_text("Kate likes short replies.\n")
+    go, ready = tmp_path / "go", tmp_path / "ready"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import os, sys, time\n"
+            "f = open(sys.argv[1], 'a')\n"
+            "f.write('agent line 1\\n'); f.flush(); open(sys.argv[2], 'w').close()\n"
+            "while not os.path.exists(sys.argv[3]): time.sleep(0.02)\n"
+            "f.write('agent line 2\\n'); f.close()\n",
+            str(note),
+            str(ready),
+            str(go),
+        ]
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not ready.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        tool = open_workspace(ws).memory_tool()
+        edit = {
+            "command": "str_replace",
+            "path": "/memories/prefs.md",
+            "old_str": "short",
+            "new_str": "very short",
+        }
+        said = tool.handle(edit)
+        assert said.startswith("Error") and "another program" in said, said
+    finally:
+        go.touch()
+        holder.wait(timeout=30)
+    assert note.read_text() == "Kate likes short replies.\nagent line 1\nagent line 2\n"
+    assert "edited" in tool.handle(edit)
+    assert note.read_text() == "Kate likes very short replies.\nagent line 1\nagent line 2\n"

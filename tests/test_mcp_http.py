@@ -220,6 +220,44 @@ def test_loopback_without_tokens_is_open(two_workspaces, tmp_path):
     assert "no token needed on loopback" in log
 
 
+def test_a_tokenless_loopback_server_only_reads_unless_told(two_workspaces, tmp_path):
+    """Without a token a loopback server wrote for anyone: every user of the machine can reach
+    a loopback port, so another account's process retained into this user's notes (and could
+    accept proposals). Without a token it now only reads; --tokenless-write is the opt-in."""
+    a, _ = two_workspaces
+    day = a / "memory" / "2025-12-10.md"
+    retain = {"text": "Another user wrote this.", "date": "2025-12-10"}
+    server = start_server(a, tmp_path)
+    try:
+
+        async def scenario():
+            async with session(server.url, None) as s:
+                names = {t.name for t in (await s.list_tools()).tools}
+                assert "memory_search" in names and "memory_retain" not in names
+                denied = await s.call_tool("memory_retain", retain)
+                assert denied.is_error and "without a token this server only reads" in text(denied)
+
+        anyio.run(scenario)
+    finally:
+        log = server.stop()
+    assert not day.exists()
+    assert "no token needed on loopback until one is created; without one it only reads" in log
+
+    server = start_server(a, tmp_path, "--tokenless-write")
+    try:
+
+        async def opted_in():
+            async with session(server.url, None) as s:
+                ok = await s.call_tool("memory_retain", retain)
+                assert not ok.is_error, text(ok)
+
+        anyio.run(opted_in)
+    finally:
+        log = server.stop()
+    assert "Another user wrote this." in day.read_text()
+    assert "without one it writes too" in log
+
+
 def test_a_hundred_concurrent_clients_get_no_errors(two_workspaces, tmp_path):
     a, _ = two_workspaces
     secret = token("load", a)

@@ -307,6 +307,39 @@ def test_one_access_log_line_per_request_never_the_token(tmp_path, monkeypatch):
     assert not any(ln.startswith("forged") for ln in path.read_text().splitlines())
 
 
+def test_a_question_in_the_access_log_is_redacted(tmp_path, monkeypatch):
+    """With http_log_queries the question was written as the client sent it: a password or a
+    token asked about reached .memory/access.log, a file clawmem writes, unredacted. So did a
+    method or tool name a client made up."""
+    monkeypatch.setenv("CLAWMEM_TOKENS_FILE", str(tmp_path / "tokens.json"))
+    monkeypatch.setenv("CLAWMEM_HTTP_LOG_QUERIES", "1")
+    a = tmp_path / "a"
+    shutil.copytree(FIXTURE, a)
+    secret = token("agent", a)
+    planted = "ghp_" + "Zq7" * 12
+    server = start_server(a, tmp_path)
+    try:
+        calls(
+            server.url,
+            secret,
+            [("memory_search", {"query": "is the wifi password is Hunter2-Blue? Peter"})],
+        )
+        bad = {"jsonrpc": "2.0", "id": 2, "method": f"x {planted}", "params": {}}
+        httpx2.post(
+            server.url,
+            json=bad,
+            headers={**ACCEPT, "Authorization": f"Bearer {secret}"},
+            timeout=30,
+        )
+    finally:
+        server.stop()
+    log = (a / ".memory" / "access.log").read_text(encoding="utf-8")
+    asked = [ln for ln in log.splitlines() if "tool=memory_search" in ln][-1]
+    assert asked.endswith('query="is the wifi password is [redacted]? Peter"'), asked
+    assert "Hunter2" not in log and planted not in log and secret not in log
+    assert 'method="x [redacted]"' in log, log
+
+
 def test_a_request_nested_too_deeply_is_still_one_access_log_line(tmp_path, monkeypatch):
     """The gate read a request's body as JSON for its log line with Python's parser: a body of
     100,000 nested lists raised RecursionError after the answer, the request left no line in

@@ -275,6 +275,23 @@ def test_daily_log_narrative_is_proposed_but_not_its_retain_section(ws, lexical)
     )
 
 
+def test_a_rejected_proposal_is_not_shown_as_proposed(ws, lexical):
+    """recall read no ledger: after `proposals reject`, the message's hit still said "proposed as
+    a fact: …", as if the proposal were waiting for review. A rejected proposal still counts as
+    the message it restates, but no hit says it is proposed."""
+    assert cli("-w", str(ws), "reflect").code == 0
+    agreed = next(p for p in _list(ws) if "We agreed on a dry run" in p["line_text"])
+    r = cli("-w", str(ws), "proposals", "reject", agreed["id"])
+    assert r.code == 0, r.err
+    r = json.loads(cli("-w", str(ws), "recall", "agreed on a dry run", "-k", "10", "--json").out)
+    hits = r["results"]
+    assert hits[0]["citation"] == agreed["source"]
+    assert "proposed" not in hits[0]
+    assert not any(h["path"].startswith("memory/proposals/") for h in hits)  # still one hit
+    shown = cli("-w", str(ws), "recall", "agreed on a dry run", "-k", "1").out
+    assert "proposed as a fact" not in shown
+
+
 def test_a_proposal_found_with_its_source_is_one_hit_carrying_both_citations(ws, lexical):
     """A proposal restates the line it cites: found together, the line is shown once, with the
     proposal's citation on it, and the proposal spends no second hit (copies.fold_proposals).
@@ -808,3 +825,21 @@ def test_the_ledger_and_a_page_are_appended_in_place_while_a_program_holds_them_
     assert len(ledger.read_text().splitlines()) == 3  # two decisions and the note
     assert "Lisbon" in page.read_text(encoding="utf-8")
     assert [p["statement"] for p in _list(ws, "rejected")] and "Lisbon" in _list(ws)[0]["statement"]
+
+
+def test_a_ledger_over_its_cap_is_not_read(ws, lexical):
+    """The ledger comes with a clone, of any size, and recall reads it too: one of gigabytes was
+    read whole by `proposals list`, `reflect` and every recall that met a proposal. Over its cap
+    it is refused in one line, and recall goes on without it."""
+    from clawmem.markdown.proposal_ledger import LEDGER, MAX_BYTES
+
+    assert cli("-w", str(ws), "reflect").code == 0
+    ledger = ws / LEDGER
+    ledger.parent.mkdir(exist_ok=True)
+    with ledger.open("wb") as f:  # sparse: over the cap, one line on the disk
+        f.write(b"rejected " + b"0" * 64 + b"\n")
+        f.truncate(MAX_BYTES + 1)
+    r = cli("-w", str(ws), "proposals", "list")
+    assert r.code == 7 and r.err.startswith(f"clawmem: error: {LEDGER}: over "), r.err
+    r = cli("-w", str(ws), "recall", "agreed on a dry run", "-k", "3", "--json")
+    assert r.code == 0 and json.loads(r.out)["results"], r.err

@@ -283,3 +283,48 @@ def test_a_run_of_needles_inside_one_secret_is_redacted_in_linear_time(unit):
     assert redact("password: DB_PASSWORD = hunter2xyz and") == (
         f"password: {REDACTED} = {REDACTED} and"
     )
+
+
+@pytest.mark.parametrize(
+    "unit", ["?password=", "?code=", "7z ", "?combination=", "backup codes: ", "?accountkey={{"]
+)
+def test_a_run_of_needles_a_rule_refuses_is_redacted_in_linear_time(unit):
+    """A match its check refused left every needle inside it to be tried again, each read to
+    the end of the run: "?password=" 9,000 times over (a URL's query, one word) took 48 s to
+    redact; "?code=", a command line's "7z " and the cue "combination" likewise. A try reads at
+    most REACH characters past its needle now. CPU time, so a loaded machine does not fail it."""
+    import time
+
+    text = "see " + unit * (90_000 // len(unit)) + " end"
+    t0 = time.process_time()
+    redact(text)
+    assert time.process_time() - t0 < 3.0
+
+
+def test_a_secret_longer_than_the_window_is_redacted_whole():
+    """A value judged on its first REACH characters is redacted to the end of its run."""
+    from clawmem.text.secret_words import REACH
+
+    long_token = "Ab1" * (REACH * 2)
+    for text in (
+        f"https://x.example/cb?access_token={long_token} done",
+        f"API_TOKEN={long_token} done",
+        f"the api key is {long_token} done",
+        f"-----BEGIN PRIVATE KEY-----\n{long_token}\n{long_token}\n-----END PRIVATE KEY-----\ndone",
+    ):
+        out = redact(text)
+        assert "Ab1Ab1" not in out and out.endswith("done") and REDACTED in out, out[:80]
+        assert out.count("\n") == text.count("\n")
+
+
+def test_digit_and_letter_tests_agree_with_str_methods():
+    """has_digit and has_letter search in C (a class per character in Python was most of
+    redaction's time on long values); they must say what str.isdigit and str.isalpha say."""
+    import sys
+
+    from clawmem.text.secret_shapes import has_digit, has_letter
+
+    for c in map(chr, range(sys.maxunicode + 1)):
+        assert has_digit(c) == c.isdigit(), hex(ord(c))
+        assert has_letter(c) >= c.isalpha(), hex(ord(c))  # a few numbers count as letters
+        assert not c.isascii() or has_letter(c) == c.isalpha()

@@ -609,3 +609,31 @@ def test_llm_summary_cites_its_sources(tmp_path):
     before = snapshot(ws)
     assert cli("-w", str(ws), "reflect", "--today", "2025-11-30").code == 0
     assert snapshot(ws) == before
+
+
+def test_a_page_a_program_holds_open_for_writing_is_left_as_it_is(ws):
+    """reflect renamed a new entity page over the old one: a program holding the page open
+    for append (an agent keeping its own notes there) went on writing into the replaced file,
+    and its lines were lost. The page is left for a later run, with a warning that says why;
+    the other pages are written."""
+    assert reflect(ws).code == 0
+    page = ws / "bank" / "entities" / "Peter.md"
+    before = page.read_bytes()
+    run = cli("-w", str(ws), "retain", "@Peter: Peter now drinks only green tea.", "--date", TODAY)
+    assert run.code == 0, run.err
+    with page.open("a", encoding="utf-8") as agent:
+        agent.write("- agent note 1\n")
+        agent.flush()
+        # Its own process, as cron runs it (this one holds the page: it is the agent).
+        run = cli_subprocess("-w", str(ws), "reflect", "--today", TODAY)
+        assert run.code == 0, run.err
+        agent.write("- agent note 2\n")
+        agent.flush()
+    text = page.read_text(encoding="utf-8")
+    assert text == before.decode("utf-8") + "- agent note 1\n- agent note 2\n"
+    assert "bank/entities/Peter.md: left as it is: another program (pid" in run.out + run.err
+    # Once it is closed, the next run writes the page, and the agent's lines stay.
+    run = reflect(ws)
+    assert run.code == 0, run.err
+    text = page.read_text(encoding="utf-8")
+    assert "green tea" in text and "- agent note 1\n- agent note 2\n" in text

@@ -163,10 +163,14 @@ def test_a_cold_cli_recall_starts_one_detached_embedder_and_the_next_reuses_it(
     assert [h["citation"] for h in res["results"]] == [h["citation"] for h in first["results"]]
     assert embedder_pids(rt) == [pid]
 
-    # `clawmem status` shows it.
-    st = cli_subprocess("-w", str(ws), "status", "--json", env=env)
-    info = json.loads(st.out)["resident_embedder"]
-    assert info["state"] == "running" and info["pid"] == pid and info["loaded"] is True
+    # `clawmem status` shows it (asked again while it finds nobody: see ``_described``).
+    for _ in range(10):
+        st = cli_subprocess("-w", str(ws), "status", "--json", env=env)
+        info = json.loads(st.out)["resident_embedder"]
+        if info["state"] == "running":
+            break
+        assert alive(pid), info
+    assert info["state"] == "running" and info["pid"] == pid and info["loaded"] is True, info
 
 
 def test_only_one_embedder_runs_when_several_start_at_once(rt, model):

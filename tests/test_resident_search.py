@@ -5,6 +5,7 @@ real index built from the fixture workspace with the model's vectors."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -56,7 +57,13 @@ def _answered(b, idx, qvec, limit):
         box[:] = [hits, why]
         return hits is not None
 
-    wait_until(ready, timeout=60)
+    try:
+        wait_until(ready, timeout=60)
+    except AssertionError as exc:
+        # Why not, and the embedder's log: an embedder that ended says why there.
+        rt = Path(os.environ["CLAWMEM_RUNTIME_DIR"])
+        logs = {f.name: f.read_text()[-2000:] for f in rt.glob("*.log")}
+        raise AssertionError(f"no hits within 60 s: {box[1]}; logs: {logs}") from exc
     return box[0]
 
 

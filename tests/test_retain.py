@@ -354,3 +354,36 @@ def test_check_lists_malformed_facts_and_index_reports_them(ws):
     assert len(st["problems"]) == 2
     # the well-formed facts of that file are still indexed
     assert open_workspace(ws).recall("Rust", mode="lexical").hits
+
+
+def _at_most(gib: int):
+    """A child that may allocate at most ``gib`` GiB of address space: one that reads a file of
+    more fails at once with MemoryError, rather than filling the machine's memory."""
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (gib << 30, gib << 30))
+
+    return limit
+
+
+def test_a_log_over_max_file_bytes_is_refused_before_it_is_read(ws):
+    """retain read today's log whole, then refused it for its size: a log of 64 GiB (sparse
+    here, a runaway script's elsewhere) was read into memory first. The size is checked
+    first, and the refusal is one line."""
+    from .conftest import cli_subprocess
+
+    log = ws / "memory" / "2025-12-06.md"
+    with open(log, "wb") as f:
+        f.write(b"# 2025-12-06\n")
+        f.truncate(64 << 30)
+    r = cli_subprocess(
+        "-w", str(ws), "retain", "Peter likes tea.", "--date", "2025-12-06",
+        preexec_fn=_at_most(3), timeout=120,
+    )  # fmt: skip
+    assert r.code == 7, r.err
+    assert r.err.startswith(
+        "clawmem: error: memory/2025-12-06.md: not stored: the index skips this log "
+        "(68,719,476,736 bytes is over max_file_bytes=5,000,000)"
+    ), r.err
+    assert "Traceback" not in r.err and log.stat().st_size == 64 << 30

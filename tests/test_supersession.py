@@ -93,13 +93,13 @@ def _later_facts_sql(index, *, kind, entities, after, as_of, not_text, limit):
     ]
 
 
-def test_later_facts_kept_for_a_process_give_sqlites_answer(tmp_path, monkeypatch):
-    """The later facts supersession asks for, read from each entity's facts as a process keeps
-    them (``queries._entity_facts``), are the rows SQLite's query gives, in its order: for one
-    and several entities (facts naming both counted once), every kind, days before, on and
-    after a fact's, an ``as_of``, the fact's own text left out (and its copies on other days),
-    limits that cut; with an entity over the cap asked of SQLite; and after a new fact is
-    written (the kept facts are dropped with the index's change)."""
+def test_later_facts_from_the_entities_index_give_sqlites_answer(tmp_path):
+    """The later facts supersession asks for, read newest first from each entity's facts by day
+    (``chunk_entities_facts``) and merged, are the rows SQLite's query over the units gives, in
+    its order: for one and several entities (facts naming both counted once), every kind, days
+    before, on and after a fact's, an ``as_of``, the fact's own text left out (and its copies on
+    other days), limits that cut; and again after a new fact is written and a log renamed to
+    another day (the copies of a unit's day and kind are written with it)."""
     import random
 
     from clawmem.store import queries
@@ -146,20 +146,20 @@ def test_later_facts_kept_for_a_process_give_sqlites_answer(tmp_path, monkeypatc
 
     index = mem.open_index()
     check(index)
-    assert index.memo("entity_facts")  # answered from the kept facts
-    with monkeypatch.context() as m:  # an entity over the cap: SQLite answers, the same rows
-        m.setattr(queries, "ENTITY_FACTS_MAX", 5)
-        index.memo("entity_facts").clear()
-        check(index, 100)
-        kept = index.memo("entity_facts")
-        assert any(p in kept for p in ("peter", "anna", "omar", "zoe"))
-        assert all(kept[p] is None for p in ("peter", "anna", "omar", "zoe") if p in kept)
-    index.memo("entity_facts").clear()
-    check(index, 50)
+    plan = " ".join(
+        str(r[-1])
+        for r in index.conn.execute(
+            "EXPLAIN QUERY PLAN SELECT day, chunk_id FROM chunk_entities WHERE folded = ? "
+            "AND kind = ? AND day > ? AND (? IS NULL OR day <= ?) ORDER BY day DESC, chunk_id DESC",
+            ("peter", "W", "2025-10-01", None, None),
+        )
+    )
+    assert "chunk_entities_facts" in plan and "TEMP B-TREE" not in plan, plan  # no sort
     index.close()
     log = tmp_path / "memory" / "2025-10-25.md"
     log.write_text("# 2025-10-25\n\n## Retain\n- W @Peter @Zoe: Peter likes coffee now.\n")
-    mem.recall("Peter", k=3)  # the index changes: the kept facts go with it
+    (tmp_path / "memory" / "2025-10-03.md").rename(tmp_path / "memory" / "2025-10-23.md")
+    mem.recall("Peter", k=3)  # the index changes
     index = mem.open_index()
     check(index)
     assert any(

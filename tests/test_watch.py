@@ -498,3 +498,34 @@ def test_a_watcher_whose_workspace_is_removed_or_replaced_stops(ws, daemons, how
     ), d.log
     time.sleep(1.0)
     assert not ws.exists() if how == "removed" else list(ws.iterdir()) == []
+
+
+def _watched_inodes(pid: int) -> set[int]:
+    """The inodes a process's inotify descriptors watch (Linux: fdinfo's "inotify wd:… ino:…")."""
+    found = set()
+    for fd in os.listdir(f"/proc/{pid}/fdinfo"):
+        try:
+            text = Path(f"/proc/{pid}/fdinfo/{fd}").read_text()
+        except OSError:
+            continue
+        found |= {int(m, 16) for m in re.findall(r"^inotify wd:\S+ ino:([0-9a-f]+)", text, re.M)}
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/fdinfo").is_dir(), reason="reads inotify in /proc")
+def test_a_memory_folder_linked_out_of_the_workspace_is_not_watched(ws, daemons, tmp_path):
+    """A cloned repository may commit `memory` as a link to `/`: watch put a recursive inotify
+    watch on every folder there (listing them all, and using up the user's inotify watches).
+    It watches nothing through a link out of the workspace."""
+    outside = tmp_path / "elsewhere"
+    (outside / "deep" / "deeper").mkdir(parents=True)
+    shutil.rmtree(ws / "memory")
+    (ws / "memory").symlink_to(outside, target_is_directory=True)
+    d = daemons(ws)
+    d.wait_log(r"watching ")
+    time.sleep(0.5)
+    watched = _watched_inodes(d.proc.pid)
+    assert watched, "the watch has no inotify watch at all: the test would not see one"
+    for folder in (outside, outside / "deep", outside / "deep" / "deeper"):
+        assert folder.stat().st_ino not in watched, folder
+    assert ws.stat().st_ino in watched

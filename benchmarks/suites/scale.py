@@ -501,6 +501,117 @@ def indexing_cost(units: int = 20_000, rounds: int = 2) -> dict:
     return out
 
 
+_PHASES_CHILD = r"""
+import json, os, sys, time
+from pathlib import Path
+import clawmem
+from clawmem.ingest import sync
+from clawmem.store.index import Index
+root, embed = Path(sys.argv[1]), sys.argv[2] == "embed"
+spent = {}
+def timed(owner, name, label):
+    f = getattr(owner, name)
+    def g(*a, **k):
+        c = time.process_time()  # the whole process: an embedding call's lanes are its threads
+        try:
+            return f(*a, **k)
+        finally:
+            p = spent.setdefault(label, [0.0, 0]); p[0] += time.process_time() - c; p[1] += 1
+    setattr(owner, name, g)
+timed(sync, "parse_file", "parse")
+timed(Index, "_insert_units", "rows")
+timed(Index, "_fts_insert", "fts")
+timed(Index, "store_vectors", "vectors")
+env = dict(os.environ); env.pop("CLAWMEM_WORKSPACE", None)
+mem = clawmem.open_workspace(root, environ=env)
+emb = mem.embedder() if embed else None
+if emb is not None:
+    timed(type(emb), "embed_documents", "model")
+c, t = time.process_time(), time.perf_counter()
+mem.index(embed=embed)
+cpu, wall = time.process_time() - c, time.perf_counter() - t
+idx = Index.open(root / ".memory" / "index.sqlite", readonly=True)
+(n,) = idx.conn.execute("SELECT count(*) FROM chunks").fetchone()
+print(json.dumps({"units": n, "cpu_s": cpu, "wall_s": wall, "spent": spent,
+                  "model": emb.identity.model if emb is not None else None}))
+"""
+
+
+def index_phases(units: int, embed: bool) -> dict:
+    """Where ``clawmem index`` of a fresh seeded workspace of ``units`` units spends its CPU, in
+    one child process (the resident embedder off: the model in the process, on its lanes): the
+    parse and chunking of each file (``sync.parse_file``), the units' rows (``_insert_units``
+    less the next), FTS5 with the terms' bounds and lists (``_fts_insert``), the model
+    (``embed_documents``) and the vector table's inserts (``store_vectors``); the process's CPU
+    around each, in ms a unit, and the rest (the scan, commits, the model's load)."""
+    import subprocess
+
+    from benchmarks.datasets.synth import generate
+
+    root = WORK / "work" / f"phases-{units}"
+    generate(root, units, seed=1)
+    shutil.rmtree(root / ".memory", ignore_errors=True)
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "CLAWMEM_RESIDENT_EMBEDDER": "0"}
+    env.pop("CLAWMEM_MODEL", None)  # the default model, as `clawmem index` embeds (not e5-f32)
+    load = os.getloadavg()
+    got = subprocess.run(
+        [sys.executable, "-c", _PHASES_CHILD, str(root), "embed" if embed else "none"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if got.returncode:
+        raise RuntimeError(got.stderr[-3000:])
+    d = json.loads(got.stdout.strip().splitlines()[-1])
+    n, spent = d["units"], {k: v[0] for k, v in d["spent"].items()}
+    ms = {
+        "parse and chunk": spent.get("parse", 0.0),
+        "units' rows": spent.get("rows", 0.0) - spent.get("fts", 0.0),
+        "FTS5, the terms' bounds and lists": spent.get("fts", 0.0),
+        "the model": spent.get("model", 0.0),
+        "vector table inserts": spent.get("vectors", 0.0),
+    }
+    ms["the rest"] = d["cpu_s"] - sum(ms.values())
+    return {
+        "units": n,
+        "embed": embed,
+        "model": d["model"],
+        "cpu_ms_a_unit": d["cpu_s"] / n * 1e3,
+        "wall_ms_a_unit": d["wall_s"] / n * 1e3,
+        "ms_a_unit": {k: v / n * 1e3 for k, v in ms.items()},
+        "load": [load, os.getloadavg()],
+    }
+
+
+def _phases_line(ph: list[dict] | None) -> str:
+    """Where `clawmem index`'s CPU goes (``--index-phases``), one sentence a run."""
+    if not ph:
+        return ""
+    runs = []
+    for r in ph:
+        parts = ", ".join(
+            f"{k} {v:.2f}"
+            for k, v in r["ms_a_unit"].items()
+            if r["embed"] or k not in ("the model", "vector table inserts")
+        )
+        how = (
+            f" with the model ({r['model']}, its lanes)"
+            if r["embed"]
+            else ", lexical only (`--no-embed`)"
+        )
+        runs.append(
+            f"{r['units']:,} units{how}: {r['cpu_ms_a_unit']:.2f} ms of CPU a unit ({parts}; "
+            f"load {r['load'][0][0]:.1f} → {r['load'][1][0]:.1f})"
+        )
+    return (
+        " Where `clawmem index` of a fresh synthetic workspace spends its CPU "
+        "(`--index-phases`: one process, the process's CPU around each step, ms a unit): "
+        + "; ".join(runs)
+        + "."
+    )
+
+
 _AB_CHILD = r"""
 import json, os, sys, time
 import clawmem
@@ -915,10 +1026,10 @@ def render(d: dict) -> str:
                 "the vector leg's first pass became SimSIMD's unsigned kernel and its exactly "
                 "rescored pool 2 rows a hit (2026-11-29), whole hybrid recalls (`--hybrid-ab`) "
                 "and the lexical leg alone (`--lexical-lists`) once more after a phrase of "
-                "several words in many rows came to be ranked from its words' lists and "
-                "supersession's later facts to be read from each entity's facts as a process "
-                "keeps them (2026-11-29, latest; the other leg tables are earlier runs'), the "
-                "cold processes "
+                "several words in many rows came to be ranked from its words' lists, and "
+                "whole hybrid recalls again after supersession's later facts came to be read "
+                "from an index of each entity's facts by day (schema 11; 2026-11-29, latest; "
+                "the other leg tables are earlier runs'), the cold processes "
                 "(`--cold`) after the index map's rule (`db.map_bytes`) and the resident "
                 "embedder's scan moved beside the lexical leg (the section's previous run). "
                 + d.get("cold_index_note", "")
@@ -2229,7 +2340,8 @@ def _targets(d: dict) -> list[str]:
             "quality set loses (each within +0.004/−0.000). The lexical index: keeping the "
             "terms' bounds adds ~0.2-0.4 ms of CPU a unit, the terms' lists "
             + _lists_cost(d.get("index_cost"))
-            + " (below)",
+            + " (below)."
+            + _phases_line(d.get("index_phases")),
             "≤ 3 hours",
             "**missed** (1.75× today's two lanes, 2.9× one lane, by CPU)",
         ),
@@ -2250,7 +2362,8 @@ def _targets(d: dict) -> list[str]:
     ]
     out = [
         "Issue 43's table at 1,000,000 units (before: this section's previous run, the "
-        "session before; the indexing throughput is measured by `speed.py`, not here):",
+        "session before; the model's indexing throughput is measured by "
+        "`benchmarks.suites.throughput`, where indexing's CPU goes by `--index-phases`):",
         "",
         "| at 1,000,000 units | before | now | target | |",
         "|---|---|---|---|---|",
@@ -2342,6 +2455,13 @@ def main(argv: list[str] | None = None) -> None:
         "index predates them), added to the saved JSON and the section",
     )
     ap.add_argument(
+        "--index-phases",
+        metavar="UNITS[,UNITS][:embed]",
+        help="where `clawmem index` of a fresh seeded workspace of UNITS units spends its CPU "
+        "(parse, rows, FTS5 with the terms' lists, the model with ':embed', the vector table), "
+        "added to the saved JSON and the section",
+    )
+    ap.add_argument(
         "--index-cost",
         metavar="UNITS[,UNITS]",
         help="what keeping the terms' lists costs `clawmem index --no-embed` of UNITS units, "
@@ -2369,6 +2489,18 @@ def main(argv: list[str] | None = None) -> None:
         saved.write_text(json.dumps(data, indent=1, default=str))
         print(json.dumps(data["resident_growth"], indent=1))
         return
+    elif args.index_phases:
+        data = json.loads(saved.read_text())
+        sizes, _, how = args.index_phases.partition(":")
+        runs = [index_phases(int(u), how == "embed") for u in sizes.split(",")]
+        kept = [
+            r
+            for r in data.get("index_phases", [])
+            if (r["units"], r["embed"]) not in {(x["units"], x["embed"]) for x in runs}
+        ]
+        data["index_phases"] = sorted(kept + runs, key=lambda r: (r["embed"], r["units"]))
+        saved.write_text(json.dumps(data, indent=1, default=str))
+        print(json.dumps(runs, indent=1))
     elif args.lexical_lists or args.index_cost:
         data = json.loads(saved.read_text())
         if args.lexical_lists:

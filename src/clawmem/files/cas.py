@@ -24,7 +24,9 @@ is kept out for those milliseconds; the others are why the write checks what cha
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import stat
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -48,16 +50,37 @@ class Snapshot:
     ino: int = 0
 
 
-def read_snapshot(path: Path) -> Snapshot:
+class TooLarge(Exception):
+    """The file is over the size its reader allows (``read_snapshot``'s ``limit``)."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(size)
+        self.size = size
+
+
+def read_snapshot(path: Path, limit: int | None = None) -> Snapshot:
     """Read ``path`` for a later ``write_if_unchanged``. A symbolic link is refused (``OSError``
-    ELOOP): the caller decides first whether the path may be touched at all."""
+    ELOOP): the caller decides first whether the path may be touched at all. So is anything but
+    a regular file (EINVAL: a FIFO blocked the open until someone wrote to it, a device never
+    ended). Over ``limit`` bytes it raises ``TooLarge`` before reading a byte, and reads no more
+    than ``limit`` + 1 of a file that grows meanwhile: a log of gigabytes was read whole, then
+    refused for its size."""
     try:
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         return Snapshot(None)
     try:
         st = os.fstat(fd)
-        data = read_all(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        if limit is None:
+            data = read_all(fd)
+        else:
+            if st.st_size > limit:
+                raise TooLarge(st.st_size)
+            data = read_all(fd, limit + 1)
+            if len(data) > limit:
+                raise TooLarge(max(len(data), os.fstat(fd).st_size))
     finally:
         os.close(fd)
     return Snapshot(data, st.st_dev, st.st_ino)
@@ -90,7 +113,7 @@ def write_if_unchanged(
     except FileNotFoundError:
         return None
     try:
-        with _flock(fd):
+        with flocked(fd):
             extra = _appended(fd, snap)
             if extra is None or (extra and not may_follow(extra)):
                 return None
@@ -118,7 +141,7 @@ def take_back(path: Path, written: Written) -> bool:
     except OSError:
         return False
     try:
-        with _flock(fd):
+        with flocked(fd):
             st = os.fstat(fd)
             if st.st_size != len(written.after) or os.pread(fd, st.st_size + 1, 0) != written.after:
                 return False
@@ -153,7 +176,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 @contextlib.contextmanager
-def _flock(fd: int) -> Iterator[None]:
+def flocked(fd: int) -> Iterator[None]:
     try:
         import fcntl
     except ImportError:  # Windows: no flock; the checks alone guard the write

@@ -231,11 +231,16 @@ def open_file(path: Path, flags: int, mode: int = 0o666) -> int:
     return fd
 
 
-def read_all(fd: int) -> bytes:
-    """Everything left to read of the open file ``fd``, in 1 MiB reads."""
-    chunks = []
-    while chunk := os.read(fd, 1 << 20):
+def read_all(fd: int, limit: int | None = None) -> bytes:
+    """Everything left to read of the open file ``fd``, in 1 MiB reads (``limit``: no more
+    than that many bytes)."""
+    chunks, left = [], limit
+    while left is None or left > 0:
+        chunk = os.read(fd, 1 << 20 if left is None else min(1 << 20, left))
+        if not chunk:
+            break
         chunks.append(chunk)
+        left = None if left is None else left - len(chunk)
     return b"".join(chunks)
 
 

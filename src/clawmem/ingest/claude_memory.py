@@ -156,10 +156,13 @@ class MemoryTool:
                 "through the memory tool"
             ) from None
 
-    def _write(self, disk: Path, text: str, *, new: bool) -> None:
-        """Write ``text`` (redacted) and index it, under the write lock."""
+    def _write(self, disk: Path, text: str, *, new: bool, read: str | None = None) -> None:
+        """Write ``text`` (redacted) and index it, under the write lock. ``read``: the file as
+        the edit read it; it is replaced only while it is still that, and never while another
+        program holds it open for writing (files/rewrite.py: its later lines would be lost)."""
         from clawmem.files.atomic import write_atomic
         from clawmem.files.locking import write_lock
+        from clawmem.files.rewrite import Changed, HeldOpen, rewrite_page
 
         body = redact(text)
         if len(body.encode("utf-8")) > MAX_FILE_BYTES:
@@ -170,7 +173,16 @@ class MemoryTool:
             self._no_links(disk)
             if new and disk.exists():
                 raise MemoryToolError(f"Error: File {self._shown(disk)} already exists")
-            write_atomic(disk, body.encode("utf-8"))
+            if read is None:
+                write_atomic(disk, body.encode("utf-8"))
+            else:
+                try:
+                    rewrite_page(disk, read.encode("utf-8"), body.encode("utf-8"))
+                except (HeldOpen, Changed):
+                    raise MemoryToolError(
+                        f"Error: {self._shown(disk)} is being written by another program, or "
+                        "changed since it was read; nothing was edited. View it and try again."
+                    ) from None
             self.ix.index_locked(embed_limit=self.ix.cfg.lazy_embed_limit)
 
     # ------------------------------------------------------------------ the commands
@@ -217,12 +229,13 @@ class MemoryTool:
                 f"Error: No replacement was performed. Multiple occurrences of old_str in {path}. "
                 "Make it unique."
             )
-        self._write(disk, text.replace(old_str, new_str, 1), new=False)
+        self._write(disk, text.replace(old_str, new_str, 1), new=False, read=text)
         return f"The memory file {path} has been edited."
 
     def insert(self, path: str, insert_line: int, insert_text: str) -> str:
         virtual, disk = self._where(path)
-        rows = self._read(disk, virtual, edit=True).splitlines(keepends=True)
+        read = self._read(disk, virtual, edit=True)
+        rows = read.splitlines(keepends=True)
         if not 0 <= insert_line <= len(rows):
             raise MemoryToolError(
                 f"Error: Invalid `insert_line` parameter: {insert_line}. It should be within "
@@ -232,7 +245,7 @@ class MemoryTool:
             rows[-1] += "\n"
         add = insert_text if insert_text.endswith("\n") else insert_text + "\n"
         rows.insert(insert_line, add)
-        self._write(disk, "".join(rows), new=False)
+        self._write(disk, "".join(rows), new=False, read=read)
         return f"The file {path} has been edited."
 
     def delete(self, path: str) -> str:

@@ -116,6 +116,11 @@ def import_memory(
     path = Path(source).expanduser()
     if not path.exists():
         raise UsageError(f"{path}: no such file or folder", hint="pass the source to import")
+    if not path.is_file() and not path.is_dir():
+        # A FIFO or a device: reading it as a mem0 export waited for ever.
+        raise InputError(
+            f"{path}: not a regular file or a folder", hint="pass a file or folder to import"
+        )
     if path.is_file() and path.stat().st_size > MAX_SOURCE_BYTES:
         # Read as empty, it would "import 0 facts" and exit 0: the user must hear why.
         raise InputError(
@@ -176,7 +181,8 @@ def import_memory(
 
 def _guess(path: Path) -> str:
     if path.is_file():
-        head = path.read_bytes()[:4096].lstrip()
+        with path.open("rb") as fh:  # the head only: a source may be 50 MB
+            head = fh.read(4096).lstrip()
         if head.startswith(b"[") or head.startswith(b'{"results"'):
             return "mem0"
         if path.suffix == ".jsonl":

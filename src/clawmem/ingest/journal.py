@@ -274,6 +274,15 @@ def _fs_type(path: str, mounts: list[tuple[str, str]]) -> str | None:
     return None
 
 
+def _inside(root: Path, path: str) -> bool:
+    """Whether ``path``, its links followed, is inside the workspace ``root``."""
+    try:
+        Path(path).resolve().relative_to(root.resolve())
+    except (OSError, RuntimeError, ValueError):
+        return False
+    return True
+
+
 class Journal:
     """The watcher's inotify journal and its socket. ``start()``, then call ``begin()`` before
     and ``caught_up(token)`` after every stat comparison that completed with nothing left to do.
@@ -442,7 +451,10 @@ class Journal:
         assert self._ino is not None
         self._wds[self._ino.add(str(self.root), _CHANGES | IN_ONLYDIR)] = (str(self.root), "root")
         for top in self.trees:
-            if os.path.isdir(top):
+            # Not through a link out of the workspace (a cloned repository's `memory -> /`):
+            # the walk listed every folder there and used up the user's inotify watches. The
+            # scan reads nothing through it either, so there is nothing to follow.
+            if os.path.isdir(top) and _inside(self.root, top):
                 self._watch_tree(top, "tree")
         for top in self.sessions:
             if os.path.isdir(top):

@@ -25,7 +25,14 @@ from clawmem.errors import (
     UsageError,
     WorkspaceError,
 )
-from clawmem.files.cas import Snapshot, Written, read_snapshot, take_back, write_if_unchanged
+from clawmem.files.cas import (
+    Snapshot,
+    TooLarge,
+    Written,
+    read_snapshot,
+    take_back,
+    write_if_unchanged,
+)
 from clawmem.files.locking import write_lock
 from clawmem.ingest.cited import CitedFact, fact_at
 from clawmem.ingest.indexing import Indexer
@@ -168,11 +175,15 @@ def _refuse_unrecallable(ix: Indexer, relpath: str, raw: bytes) -> None:
     if why is None and len(raw) > ix.cfg.max_file_bytes:
         why = f"{len(raw):,} bytes would be over max_file_bytes={ix.cfg.max_file_bytes:,}"
     if why is not None:
-        raise InputError(
-            f"{relpath}: not stored: the index skips this log ({why}), so the fact would "
-            "not be recallable",
-            hint="retain into another day with --date, or fix the log (or raise max_file_bytes)",
-        )
+        raise _unrecallable(relpath, why)
+
+
+def _unrecallable(relpath: str, why: str) -> InputError:
+    return InputError(
+        f"{relpath}: not stored: the index skips this log ({why}), so the fact would "
+        "not be recallable",
+        hint="retain into another day with --date, or fix the log (or raise max_file_bytes)",
+    )
 
 
 # ---------------------------------------------------------------------------- retain, end to end
@@ -307,7 +318,7 @@ def retain(
     # cold start): other writers wait only for the write and the fact's one embedding.
     ix.supply.warm_up()
     with write_lock(ix.memory_dir, purpose="clawmem retain"):
-        existing = decode_log(_snapshot(path, relpath).data, relpath)
+        existing = decode_log(_snapshot(ix, path, relpath).data, relpath)
         # A correction is written even when its statement is already somewhere: the note that
         # it supersedes the old fact is what is new.
         dup = None if corrects else _duplicate_of(ix, fact, relpath, existing, same_day_only)
@@ -316,7 +327,9 @@ def retain(
             _index_or_take_back(ix, relpath, path, written)
         else:
             relpath, at = dup
-    facts, _ = extract_facts((ix.root / relpath).read_text(encoding="utf-8"))
+    # Read as it was written: never through a link put there since (the duplicate's file too).
+    placed = _snapshot(ix, writable_path(ix.root, relpath), relpath).data or b""
+    facts, _ = extract_facts(placed.decode("utf-8", errors="replace"))
     # Lines another program appended may have come before the fact: find its line again.
     mine = [f for f in facts if _same(f, fact)]
     stored = next((f for f in mine if f.line == at), mine[-1] if mine else None)
@@ -400,9 +413,15 @@ def _similar_facts(
     return tuple(out)
 
 
-def _snapshot(path: Path, relpath: str) -> Snapshot:
+def _snapshot(ix: Indexer, path: Path, relpath: str) -> Snapshot:
+    """The log as it is now, read only up to ``max_file_bytes`` (a larger one is refused before
+    a byte of it is read: the index skips it, so a fact there would not be recallable)."""
     try:
-        return read_snapshot(path)
+        return read_snapshot(path, limit=ix.cfg.max_file_bytes)
+    except TooLarge as big:
+        raise _unrecallable(
+            relpath, f"{big.size:,} bytes is over max_file_bytes={ix.cfg.max_file_bytes:,}"
+        ) from None
     except OSError as exc:  # a link put there since the path was checked (ELOOP), a folder
         raise WorkspaceError(
             f"{relpath}: cannot read ({exc.strerror})",
@@ -442,7 +461,7 @@ def _write_fact(
     """Write the fact into the day's log, keeping whatever another program writes there at the
     same moment (files/cas.py); the 1-based line it was placed at, and what was written."""
     for _attempt in range(CAS_ATTEMPTS):
-        snap = _snapshot(path, relpath)
+        snap = _snapshot(ix, path, relpath)
         placed = place_fact(decode_log(snap.data, relpath), fact, when)
         raw = placed.text.encode("utf-8")
         _refuse_unrecallable(ix, relpath, raw)

@@ -342,18 +342,29 @@ class Watcher:
         want = {str(self.root): False}  # MEMORY.md, and memory/ or bank/ appearing
         for tree in TREES:
             p = self.root / tree
-            if p.is_dir():
+            if self._inside(p) and p.is_dir():
                 want[str(p)] = True
         for extra in self.ix.cfg.extra_paths:
             p = self.root / extra
-            if p.is_dir():
+            if self._inside(p) and p.is_dir():
                 want[str(p)] = True
-            elif p.parent.is_dir():
+            elif self._inside(p.parent) and p.parent.is_dir():
                 want.setdefault(str(p.parent), False)
         for folder in self._session_folders():
             if folder.is_dir():
                 want[str(folder)] = True
         return want
+
+    def _inside(self, path: Path) -> bool:
+        """Whether ``path`` is inside the workspace once its links are followed: a cloned
+        repository's ``memory -> /`` put a recursive inotify watch on every folder of the
+        machine (the scan never reads through it; the watch listed them all and used up the
+        user's inotify watches, which other programs need)."""
+        try:
+            path.resolve().relative_to(self.root.resolve())
+        except (OSError, RuntimeError, ValueError):
+            return False
+        return True
 
     def _ensure_watches(self) -> None:
         if self.observer is None:

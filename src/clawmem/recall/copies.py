@@ -65,6 +65,15 @@ _PROPOSED_FROM = re.compile(
 )
 
 
+_PROPOSAL_ID = re.compile(r"\bproposal ([0-9a-f]{10}), confidence ")
+
+
+def proposal_id(text: str) -> str | None:
+    """The short id a proposal's note names (``proposal 8b3c2df307, confidence …``), or None."""
+    m = _PROPOSAL_ID.search(text)
+    return m.group(1) if m else None
+
+
 def proposal_source(index: Index, path: str, text: str) -> int | None:
     """The id of the unit the proposal ``text`` (a unit of ``path``, under PROPOSAL_PREFIX)
     cites, or None (not a proposal, or its source is not indexed)."""

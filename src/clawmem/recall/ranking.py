@@ -19,6 +19,7 @@ from datetime import date
 from functools import partial
 from typing import TYPE_CHECKING
 
+from clawmem.markdown import proposal_ledger
 from clawmem.markdown.workspace import TRANSCRIPT_PREFIX
 from clawmem.recall import aggregate, copies, fusion, legs, relevance
 from clawmem.recall.results import PROPOSAL_PREFIX, Hit
@@ -521,6 +522,7 @@ class _ProposalFold:
         self._read(ids)
 
     def _read(self, ids: list[int]) -> None:
+        rejected: frozenset[str] | None = None  # the ledger, read once a proposal is found
         for pid, r in queries.units_under(self.index, sorted(ids), PROPOSAL_PREFIX).items():
             src = copies.proposal_source(self.index, r["path"], r["text"])
             if src is None or (self.filters.active and src not in self.found):
@@ -532,6 +534,11 @@ class _ProposalFold:
                 self.source[pid] = self.source[src]  # decided: a citation on the fact no more
                 continue
             self.source[pid] = src
+            if rejected is None:
+                # The workspace of this index (.memory/ is always its root's).
+                rejected = proposal_ledger.rejected_ids(self.index.path.parent.parent)
+            if copies.proposal_id(r["text"]) in rejected:
+                continue  # still the message's copy, but no longer proposed: a person said no
             self.proposed.setdefault(src, []).append(
                 f"{r['path']}#L{r['start_line']}-L{r['end_line']}"
             )

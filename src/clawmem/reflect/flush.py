@@ -273,7 +273,22 @@ def _write_page(root: Path, episode: Episode, notes: list[str]) -> str:
     new = splice(old, episode_body(episode), title=episode.title)
     if new == old:
         return "unchanged"
-    write_atomic(target, new)
+    if raw is None:
+        write_atomic(target, new)
+        return "written"
+    # A page a program holds open for writing is not renamed over (files/rewrite.py).
+    from clawmem.files.rewrite import Changed, HeldOpen, rewrite_page
+
+    try:
+        kept = rewrite_page(target, raw, new.encode("utf-8")).kept
+    except (HeldOpen, Changed):
+        notes.append(
+            f"{episode.page}: another program has it open for writing or changed it meanwhile, "
+            "so it was left as it is (the next flush or reflect writes it)"
+        )
+        return "kept"
+    if kept:
+        notes.append(f"{episode.page}: lines another program appended meanwhile were kept")
     return "written"
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from clawmem.errors import ClawmemError
 from clawmem.files.atomic import write_atomic
 from clawmem.files.locking import write_lock
+from clawmem.files.rewrite import Changed, HeldOpen, rewrite_page
 from clawmem.markdown.factlog import collect_facts
 from clawmem.markdown.markers import MarkerError, find_section
 from clawmem.markdown.merging import merged_sections
@@ -79,8 +80,11 @@ def rewrite_merged(
                 if current != change.old:  # changed since it was read: reflect will see to it
                     out.left.append(rel)
                     continue
-                write_atomic(path, change.new)
-            except (OSError, UnicodeDecodeError, ClawmemError):
+                if change.old is None:
+                    write_atomic(path, change.new)
+                else:  # never renamed over while a program holds it open (files/rewrite.py)
+                    rewrite_page(path, change.old.encode("utf-8"), change.new.encode("utf-8"))
+            except (OSError, UnicodeDecodeError, ClawmemError, HeldOpen, Changed):
                 out.left.append(rel)
                 continue
             out.rewritten.append(rel)

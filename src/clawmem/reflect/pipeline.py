@@ -179,6 +179,56 @@ def _append_in_place(path: Path, change: FileChange) -> None:
 _APPEND_TRIES = 20
 
 
+def _writers_once() -> Callable[[], dict[tuple[int, int], list[int]]]:
+    """Which files other processes hold open for writing, looked up once per run (a pass over
+    every process's descriptors), and only when a page is rewritten."""
+    from clawmem.files.rewrite import open_for_writing
+
+    seen: list[dict[tuple[int, int], list[int]]] = []
+
+    def get() -> dict[tuple[int, int], list[int]]:
+        if not seen:
+            seen.append(open_for_writing())
+        return seen[0]
+
+    return get
+
+
+def _rewrite(
+    path: Path,
+    change: FileChange,
+    warnings: list[str],
+    writers: dict[tuple[int, int], list[int]],
+) -> bool:
+    """Rewrite a page (files/rewrite.py): never while another program holds it open for
+    writing (its later lines would go to the replaced file), keeping what one appended while
+    the page was compared and renamed. False: the page was left as it is, with a warning."""
+    from clawmem.files.rewrite import Changed, HeldOpen, rewrite_page
+
+    assert change.old is not None
+    try:
+        done = rewrite_page(path, change.old.encode("utf-8"), change.new.encode("utf-8"), writers)
+    except HeldOpen as held:
+        pids = ", ".join(map(str, held.pids))
+        warnings.append(
+            f"{change.path}: left as it is: another program (pid {pids}) has it open for "
+            "writing, and its later lines would be lost; run reflect again once it has closed it"
+        )
+        return False
+    except Changed:
+        raise ReflectConflict(
+            f"{change.path} changed while reflect was running; nothing more written",
+            hint="run clawmem reflect again",
+        ) from None
+    if done.kept:
+        lines = done.kept.count(b"\n") or 1
+        warnings.append(
+            f"{change.path}: {lines} line(s) another program appended while reflect wrote the "
+            "page were kept at its end"
+        )
+    return True
+
+
 def plan_reflect(
     root: Path,
     log: FactLog,
@@ -524,6 +574,7 @@ def reflect(
         result.dry_run = dry_run
         result.retention = apply_retention(ix.root, ix.cfg, today, dry_run=dry_run)
         if not dry_run:
+            writers = _writers_once()
             for change in result.written():
                 path = writable_path(ix.root, change.path)
                 current = path.read_bytes().decode("utf-8") if path.is_file() else None
@@ -539,8 +590,10 @@ def reflect(
                         change.old is not None and change.new.startswith(change.old)
                     ):
                         _append_in_place(path, change)
-                    else:
-                        write_atomic(path, change.new)
+                    elif change.old is None:
+                        write_atomic(path, change.new)  # a new page: nobody holds it open
+                    elif not _rewrite(path, change, result.warnings, writers()):
+                        change.new = change.old  # left for the next run: "unchanged"
                 except OSError as exc:
                     raise StoreError(
                         f"{change.path}: cannot write ({exc.strerror})",

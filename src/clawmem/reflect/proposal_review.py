@@ -35,6 +35,7 @@ from pathlib import Path
 from clawmem.errors import InputError, LockedError, UsageError
 from clawmem.ingest.indexing import Indexer
 from clawmem.markdown.facts import parse_fact
+from clawmem.markdown.proposal_ledger import LEDGER, ledger_lines, verdicts
 from clawmem.reflect.fact_proposals import Proposal, Said
 from clawmem.text.records import as_json
 from clawmem.transcripts.formats import Message
@@ -50,7 +51,6 @@ PAGE_DIR = "memory/proposals"
 # (the day's ``## Retain``, its note saying why); nothing reaches MEMORY.md without review.
 PROMOTE_CONVERSATIONS = 3
 PROMOTE_CONFIDENCE = 0.9
-LEDGER = ".clawmem/proposals-reviewed"
 _NOTE = re.compile(
     r"^\s+[-*+] proposal (?P<id>[0-9a-f]{10}), confidence (?P<conf>[01](?:\.\d+)?), "
     r"from (?P<source>\S(?:.*\S)?)\s*$"  # to the line's end: a transcript's name may hold
@@ -225,34 +225,8 @@ def _pages(root: Path) -> list[tuple[str, str]]:
     return out
 
 
-# A line of the ledger: the verdict and the proposal's key, "promoted" when reflect accepted it by
-# the promotion rule, and (since turns grow, fact_proposals.turns) the length and hash of the
-# text decided and the line its turn started at.
-_DECIDED = re.compile(
-    r"^(accepted|rejected) ([0-9a-f]{64})( promoted)?(?: ([0-9]{1,9}) ([0-9a-f]{16}) (\S.*))?\s*$"
-)  # (a length of 9 digits at most: a longer one is no line of ours, and int() of 5,000 raised)
-
-
-def _ledger_lines(root: Path) -> list[re.Match[str]]:
-    from clawmem.markdown.workspace import writable_path
-
-    path = writable_path(root, LEDGER)
-    if not path.is_file():
-        return []
-    # A line clawmem did not write (a merge's conflict markers, a hand edit, bytes that are not
-    # UTF-8 in a ledger that came with a clone) is not a decision: skipped, as every other line
-    # that is not one, never the end of `proposals list` or of a nightly reflect.
-    lines = path.read_bytes().decode("utf-8", errors="replace").splitlines()
-    return [m for m in map(_DECIDED.match, lines) if m is not None]
-
-
-def _verdicts(lines: list[re.Match[str]]) -> dict[str, str]:
-    """sha256 -> "accepted" | "rejected" (the last decision wins)."""
-    return {m.group(2): m.group(1) for m in lines}
-
-
 def _ledger(root: Path) -> dict[str, str]:
-    return _verdicts(_ledger_lines(root))
+    return verdicts(ledger_lines(root))
 
 
 def _decision(verdict: str, p: Proposal, promoted: bool = False) -> str:
@@ -341,8 +315,8 @@ def _grown(
 def record(root: Path, proposals: list[Proposal], today: date | None = None) -> list[Proposal]:
     """Append the proposals that no page holds and no one rejected; the ones written. The caller
     holds the workspace's write lock."""
-    lines = _ledger_lines(root)  # the ledger read once
-    ledger = _verdicts(lines)
+    lines = ledger_lines(root)  # the ledger read once
+    ledger = verdicts(lines)
     known = set(ledger)
     decided = _decided_prefixes(lines)
     reviewed: dict[str, list[str]] = {}  # "path#L12" -> the texts accepted or rejected from there

@@ -498,9 +498,9 @@ class Index(IndexVectors):
             fts_rows.append((cid, *fts_values(u.text, u.heading, u.entities, context)))
             for ent in dict.fromkeys(u.entities):
                 self.conn.execute(
-                    "INSERT OR IGNORE INTO chunk_entities(chunk_id, entity, folded) "
-                    "VALUES (?, ?, ?)",
-                    (cid, ent, ent.casefold()),
+                    "INSERT OR IGNORE INTO chunk_entities(chunk_id, entity, folded, day, kind) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (cid, ent, ent.casefold(), u.day, u.kind),
                 )
             if embedder_key is not None:
                 vec = self._cached_vector(embedder_key, u.sha256)

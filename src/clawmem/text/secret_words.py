@@ -306,7 +306,18 @@ def plausible_value(value: str) -> bool:
         return False  # already redacted: redacting again changes nothing
     if v.endswith((":", ",")):
         return False
-    return any(c.isalnum() for c in v)
+    return _ALNUM.search(v) is not None  # in C: a value may be thousands of characters
+
+
+_ALNUM = re.compile(r"[^\W_]")  # str.isalnum
+# How far past a cue (or a shape's needle, redact.py) its value is read, and so how long a
+# value a rule judges. A value read to the end of its run, for every cue or needle in it, made
+# redaction quadratic ("?password=" 9,000 times over: 48 s; "?combination=", "7z " alike). A
+# value accepted on its first REACH characters is redacted whole, however long (``_whole``,
+# redact._anchored); one refused there is refused (no secret is told from a non-secret only
+# after five hundred characters; a command line's password flag must come within REACH of the
+# tool's name). Bounded, redaction is linear in the text, however dense the needles.
+REACH = 512
 
 
 def _strong(token: str) -> bool:
@@ -338,10 +349,12 @@ _KIND = {
 
 
 def _token_at(text: str, p: int) -> tuple[int, int] | None:
-    m = _TOKEN.match(text, p)
+    m = _TOKEN.match(text, p, p + REACH)
     if not m:
         return None
     s, e = m.span()
+    if e == p + REACH:
+        return s, e  # cut by the window: judged on what it read (``_whole`` takes the rest)
     while e > s and text[e - 1] in _TRAILING:
         e -= 1
     while s < e and text[s] in "([{<":
@@ -395,8 +408,8 @@ def _all_seed_words(words: list[str]) -> bool:
 
 
 def _codes(text: str, p: int, connector: str) -> tuple[int, int] | None:
-    end = text.find("\n", p)
-    end = len(text) if end < 0 else end
+    end = text.find("\n", p, p + REACH)
+    end = min(len(text), p + REACH) if end < 0 else end
     if text[p:end].strip():
         # "10 codes, each usable once" counts them; a code holds four characters or more, three
         # of them digits ("8812", "8f3a-91c2").
@@ -406,8 +419,8 @@ def _codes(text: str, p: int, connector: str) -> tuple[int, int] | None:
     for _ in range(24):
         if pos > len(text):
             break
-        nl = text.find("\n", pos)
-        nl = len(text) if nl < 0 else nl
+        nl = text.find("\n", pos, pos + 128)
+        nl = min(len(text), pos + 128) if nl < 0 else nl  # a line of a code holds 60 at most
         m = _CODE_LINE.match(text, pos, nl)
         if not m or sum(c.isdigit() for c in m.group(1)) < 2:
             break
@@ -416,7 +429,7 @@ def _codes(text: str, p: int, connector: str) -> tuple[int, int] | None:
 
 
 def _login(text: str, p: int, connector: str) -> tuple[int, int] | None:
-    m = _USER_SEP.match(text, p)
+    m = _USER_SEP.match(text, p, p + REACH)
     tok = _token_at(text, m.end()) if m else None
     if tok is None:
         return None
@@ -432,7 +445,7 @@ def _login(text: str, p: int, connector: str) -> tuple[int, int] | None:
 
 
 def _id(text: str, p: int, connector: str) -> tuple[int, int] | None:
-    m = _ID_NUMBER.match(text, p)
+    m = _ID_NUMBER.match(text, p, p + 64)  # the longest id is 20 or so
     if not m:
         return None
     s, e = m.span()
@@ -591,7 +604,7 @@ _ONE_TOKEN_LINE = re.compile(r"\r?\n[ \t]*(?=\S)([^\s]+|\"[^\"\n]+\"|'[^'\n]+')[
 def _next_line_value(text: str, p: int) -> int:
     """Where the value on the line after ``p`` starts, when that line holds only one token (a
     line of words is the text under a heading "Password:"), or -1."""
-    m = _ONE_TOKEN_LINE.match(text, p)
+    m = _ONE_TOKEN_LINE.match(text, p, p + REACH)
     return m.start(1) if m else -1
 
 
@@ -626,5 +639,18 @@ def _said_after(text: str, m: re.Match[str]) -> list[Said]:
                 continue
         span = _value(text, v, rule, connector)
         if span is not None:
-            return [Said(span[0], span[1], _KIND[rule])]
+            return [Said(span[0], _whole(text, *span, rule), _KIND[rule])]
     return []
+
+
+def _whole(text: str, start: int, end: int, rule: str) -> int:
+    """The end of a value that ``REACH`` cut (a token, or a line of codes, that runs on): the
+    end of its run (of its line, for codes), so that a secret judged on its first characters
+    is redacted whole. A value that ends before the window is left as it is."""
+    if end - start < REACH - 8 or end >= len(text) or text[end] == "\n":
+        return end
+    if rule == "codes":
+        nl = text.find("\n", end)
+        return len(text) if nl < 0 else nl
+    m = _TOKEN.match(text, end)
+    return m.end() if m else end

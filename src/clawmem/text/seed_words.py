@@ -46,18 +46,6 @@ def _index() -> dict[str, int]:
     return {w: i for i, w in enumerate(_WORDS.split())}
 
 
-def checksum_holds(words: list[str]) -> bool:
-    """The BIP-39 checksum of ``words`` (12 to 24 list words, a multiple of 3)."""
-    import hashlib  # here: only a run of list words pays for it
-
-    index = _index()
-    bits = "".join(format(index[w], "011b") for w in words)
-    cs = len(words) // 3
-    entropy = int(bits[:-cs], 2).to_bytes((len(bits) - cs) // 8, "big")
-    digest = format(hashlib.sha256(entropy).digest()[0], "08b")
-    return bits[-cs:] == digest[:cs]
-
-
 def find_seeds(text: str) -> list[tuple[int, int]]:
     """The spans of seed words written out bare."""
     found: list[tuple[int, int]] = []
@@ -89,11 +77,23 @@ def find_seeds(text: str) -> list[tuple[int, int]]:
 
 
 def _seed_in(words: list[str]) -> tuple[int, int] | None:
-    """The first (longest) window of ``words`` that is a mnemonic, as word positions."""
+    """The first (longest) window of ``words`` that is a mnemonic, as word positions. Each
+    window's bits are the last one's shifted by a word (a run of 20,000 list words, "key key
+    …", built every window anew took seconds)."""
+    import hashlib
+
+    index = _index()
+    numbers = [index[w] for w in words]
     for size in _SIZES:
-        for a in range(len(words) - size + 1):
-            if checksum_holds(words[a : a + size]):
-                return a, a + size
+        cs = size // 3
+        keep, low, size_bytes = (1 << 11 * size) - 1, (1 << cs) - 1, (11 * size - cs) // 8
+        bits = 0
+        for end, n in enumerate(numbers, 1):
+            bits = (bits << 11 | n) & keep
+            if end >= size:
+                digest = hashlib.sha256((bits >> cs).to_bytes(size_bytes, "big")).digest()
+                if bits & low == digest[0] >> (8 - cs):
+                    return end - size, end
     return None
 
 

@@ -34,6 +34,15 @@ def register(app: typer.Typer) -> None:
                 "but loopback requires tokens (`clawmem token create`).",
             ),
         ] = None,
+        tokenless_write: Annotated[
+            bool,
+            typer.Option(
+                "--tokenless-write",
+                help="With --http on loopback and no token yet: let requests without a token "
+                "write too (memory_retain, accepting proposals). Every user of this machine can "
+                "reach a loopback port; by default they only read.",
+            ),
+        ] = False,
         workspace: WorkspaceOpt = None,
     ) -> None:
         """Serve memory to an agent over MCP: memory_search, memory_get, memory_retain,
@@ -65,14 +74,22 @@ def register(app: typer.Typer) -> None:
                 how = (
                     "token required"
                     if required
-                    else "no token needed on loopback until one is created"
+                    else "no token needed on loopback until one is created; without one "
+                    + ("it writes too" if tokenless_write and not read_only else "it only reads")
                 )
                 sys.stderr.write(
                     f"clawmem mcp: serving {mem.root} at http://{shown}:{port}/mcp ({how}; "
                     f"{names}; access log: {access_log})\n"
                 )
 
-            serve_http(mem, host, port, read_only=read_only, announce=announce)
+            serve_http(
+                mem,
+                host,
+                port,
+                read_only=read_only,
+                tokenless_write=tokenless_write,
+                announce=announce,
+            )
         finally:
             mem.close()  # the index connection and the server's own journal (its probe file)
 

@@ -5,7 +5,9 @@
 Fields: the time (UTC), the token's name (``-`` without one), the JSON-RPC method, the tool called,
 the HTTP status, the outcome (``ok``, ``tool-error``, ``error``, ``refused``) and the time taken.
 The question itself (``query=…``) only with ``http_log_queries = true``: it is the user's text.
-Every value is written as one word or a JSON string, so no value can start a line of its own.
+Every value is written as one word or a JSON string, so no value can start a line of its own, and
+what the client sent (the method, the tool, the question) is redacted first: a question may hold
+a password, and the log is a file clawmem writes like any page.
 
 Where (``http_access_log``): ``.memory/access.log`` by default, ``-`` for stderr, empty for none.
 """
@@ -23,6 +25,7 @@ from typing import IO
 
 from clawmem.errors import StoreError, UnsafePathError
 from clawmem.files import safe_open
+from clawmem.text.redact import redact
 
 _PLAIN = re.compile(r"[A-Za-z0-9_./:@+-]{1,80}")
 
@@ -31,6 +34,11 @@ def field(value: object) -> str:
     """One value as one word: plain as it is, anything else as a JSON string."""
     text = "-" if value is None or value == "" else str(value)
     return text if _PLAIN.fullmatch(text) else json.dumps(text, ensure_ascii=True)
+
+
+def _sent(value: str | None) -> str | None:
+    """A value the client sent, as the log may keep it: redacted (``text/redact.py``)."""
+    return None if value is None else redact(value)
 
 
 def _open_append(path: Path) -> int:
@@ -85,11 +93,12 @@ class AccessLog:
             return
         at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         line = (
-            f"{at} token={field(who)} method={field(method)} tool={field(tool)} status={status} "
+            f"{at} token={field(who)} method={field(_sent(method))} tool={field(_sent(tool))} "
+            f"status={status} "
             f"result={field(result)} ms={round((time.monotonic() - started) * 1000)}"
         )
         if self.queries and query is not None:
-            line += f" query={json.dumps(query, ensure_ascii=True)}"  # no U+2028 either
+            line += f" query={json.dumps(_sent(query), ensure_ascii=True)}"  # no U+2028 either
         data = line + "\n"
         with self._lock:
             if self._fd is not None:

@@ -64,6 +64,11 @@ class Tools:
                 hint = "tools: " + ", ".join(names)
                 if name == "memory_retain" and self.read_only:
                     hint = "the server was started with --read-only"
+                elif name == "memory_retain" and grant.who == "-":
+                    hint = (
+                        "without a token this server only reads; `clawmem token create --write` "
+                        "makes one that writes (or start it with --tokenless-write)"
+                    )
                 elif name == "memory_retain" and not grant.write:
                     hint = "this token may only read; `clawmem token create --write` makes one that writes"
                 raise UsageError(f"unknown tool {name!r}", hint=hint)

@@ -3,7 +3,9 @@ may ask, and one line in the access log for every request.
 
 - **Tokens.** Any address but loopback always needs one; a loopback server needs one as soon as a
   token names its workspace, checked at every request (the store is re-read when it changes), so
-  creating or revoking a token applies to a running server at once. A refusal is 401 with a
+  creating or revoking a token applies to a running server at once. Until then a request
+  without one only reads (any user of the machine can reach a loopback port; writing without a
+  token needs ``--tokenless-write``). A refusal is 401 with a
   JSON-RPC error whose message says why (the SDK's client shows it) and never repeats what was
   presented. A valid token sets the request's ``access.Grant``: what it names, nothing more.
 - **Browsers.** A tokenless loopback server answers only requests whose ``Host`` is loopback and
@@ -72,8 +74,10 @@ class TokenGate:
         read_only: bool,
         cors_origins: tuple[str, ...] = (),
         access_log: AccessLog | None = None,
+        tokenless_write: bool = False,
     ) -> None:
         self.app = app
+        self.tokenless_write = tokenless_write
         self.verifier = verifier
         self.always_required = always_required
         self.read_only = read_only
@@ -121,7 +125,10 @@ class TokenGate:
                 await _plain(send, 403, f"origin {origin} is not allowed (http_cors_origins)")
                 return
             grant = Grant(
-                write=not self.read_only and (token is None or token.write),
+                # Without a token, only with --tokenless-write: a loopback port is open to every
+                # user of the machine, not only to the one who started the server.
+                write=not self.read_only
+                and (token.write if token is not None else self.tokenless_write),
                 scopes=frozenset(token.scopes) if token else frozenset(),
                 sessions=token.sessions if token else False,
                 remote=True,

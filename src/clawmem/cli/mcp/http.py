@@ -58,6 +58,7 @@ def http_app(
     read_only: bool = False,
     verifier: Verifier,
     access_log: AccessLog | None = None,
+    tokenless_write: bool = False,
 ) -> tuple[TokenGate, Tools]:
     """The ASGI app: the SDK's streamable HTTP transport at ``/mcp`` behind ``TokenGate``.
     Stateless: every request stands alone (no session to hijack or to run out of), and its
@@ -83,6 +84,7 @@ def http_app(
         read_only=read_only,
         cors_origins=mem.cfg.http_cors_origins,
         access_log=access_log,
+        tokenless_write=tokenless_write,
     )
     return gate, bound
 
@@ -93,10 +95,12 @@ def serve_http(
     port: int,
     *,
     read_only: bool = False,
+    tokenless_write: bool = False,
     announce: Callable[[bool, str], None] | None = None,
 ) -> None:
     """Serve over streamable HTTP until interrupted. Tokens are required on any address but
-    loopback, and on loopback too as soon as a token names this workspace. ``announce(required,
+    loopback, and on loopback too as soon as a token names this workspace; until then a request
+    without one only reads, unless ``tokenless_write``. ``announce(required,
     where the access log goes)`` is called once the server is ready to start."""
     import threading
 
@@ -116,7 +120,12 @@ def serve_http(
         mem.prepare_memory_dir()  # .memory/ with its .gitignore, as every writer makes it
     access_log = AccessLog(mem.cfg.http_access_log, mem.root, queries=mem.cfg.http_log_queries)
     app, bound = http_app(
-        mem, host=host, read_only=read_only, verifier=verifier, access_log=access_log
+        mem,
+        host=host,
+        read_only=read_only,
+        verifier=verifier,
+        access_log=access_log,
+        tokenless_write=tokenless_write,
     )
     threading.Thread(target=bound.warm_up, name="clawmem-warm-up", daemon=True).start()
     log_to_stderr()

@@ -116,9 +116,14 @@ def _rss_mb() -> float | None:
 def _drop_gone_indexes() -> None:
     """Let go of the copies of indexes that are no longer there (a workspace removed): their
     memory and their open, deleted files. Nothing to do before the first search request."""
-    vector_matrix = sys.modules.get("clawmem.store.vector_matrix")
-    if vector_matrix is None:
-        return
+    if "clawmem.store.vector_matrix" not in sys.modules:
+        return  # no search yet: NumPy is not loaded for nothing
+    # Imported, not taken from sys.modules: the first search imports the module on its own
+    # thread, and until that import ends sys.modules holds it half made (no ``drop_gone`` yet:
+    # the AttributeError ended the embedder). The import system makes this thread wait for it.
+    import importlib
+
+    vector_matrix = importlib.import_module("clawmem.store.vector_matrix")
     for path in vector_matrix.drop_gone():
         print(f"clawmem embedder: let go of {path}: no longer there", file=sys.stderr, flush=True)
 

@@ -1,0 +1,144 @@
+"""Rewriting a page (an entity page, ``bank/opinions.md``, an episode page) that another program
+may be writing at the same moment, without losing its lines.
+
+A page whose generated section changes cannot only be appended to (``cas.py``, which daily logs
+and ``MEMORY.md`` use): its new version is written beside it and renamed over it. A program that
+holds the page open for writing (an agent's ``>> bank/entities/Peter.md``, a logger) would go on
+writing into the replaced file after the rename, and its lines were lost. So a rewrite here:
+
+* is not done while another process holds the page open for writing (Linux: its descriptors in
+  ``/proc``, with their open flags; elsewhere this check finds nobody): ``HeldOpen``, and the
+  caller leaves the page for a later run;
+* holds ``flock`` on the page while it compares it with what the plan read (bytes and inode:
+  ``Changed`` when they differ) and renames the new version over it, so a writer that takes it
+  too waits;
+* keeps what a program appended to the old file between that comparison and the rename: the
+  bytes past what was read are appended to the new file (``Rewritten.kept``).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from clawmem.files.atomic import write_atomic
+from clawmem.files.cas import flocked
+from clawmem.files.safe_open import read_all
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+class HeldOpen(Exception):
+    """Another process holds the page open for writing (``pids``)."""
+
+    def __init__(self, pids: list[int]) -> None:
+        super().__init__(pids)
+        self.pids = pids
+
+
+class Changed(Exception):
+    """The page is not what the plan read (another program changed or replaced it)."""
+
+
+@dataclass(frozen=True)
+class Rewritten:
+    kept: bytes  # what another program appended meanwhile, kept at the end of the new page
+
+
+def open_for_writing() -> dict[tuple[int, int], list[int]]:
+    """(device, inode) -> the processes other than this one that hold that file open for
+    writing (their pids), as far as this user may see them (``/proc/PID/fd`` and ``fdinfo``;
+    none where there is no ``/proc``). One pass over every process: a run that rewrites many
+    pages takes it once (``rewrite_page``'s ``writers``)."""
+    me = os.getpid()
+    found: dict[tuple[int, int], list[int]] = {}
+    try:
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return {}
+    for pid in pids:
+        if pid == me:
+            continue
+        fds = f"/proc/{pid}/fd"
+        try:
+            names = os.listdir(fds)
+        except OSError:  # gone, or another user's
+            continue
+        for name in names:
+            try:
+                there = os.stat(f"{fds}/{name}")
+            except OSError:
+                continue
+            if stat.S_ISREG(there.st_mode) and _writing(pid, name):
+                holders = found.setdefault((there.st_dev, there.st_ino), [])
+                if pid not in holders:
+                    holders.append(pid)
+    return found
+
+
+def writers_of(path: Path, writers: dict[tuple[int, int], list[int]] | None = None) -> list[int]:
+    """The processes other than this one that hold ``path`` open for writing (``writers``: a
+    pass of ``open_for_writing`` taken already)."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return []
+    return (open_for_writing() if writers is None else writers).get((st.st_dev, st.st_ino), [])
+
+
+def _writing(pid: int, fd: str) -> bool:
+    """Whether the descriptor was opened for writing (its ``flags`` in fdinfo, in octal)."""
+    try:
+        with open(f"/proc/{pid}/fdinfo/{fd}", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("flags:"):
+                    return bool(int(line.split()[1], 8) & (os.O_WRONLY | os.O_RDWR))
+    except (OSError, ValueError):
+        pass
+    return True  # cannot tell: count it, so that nothing is lost
+
+
+def rewrite_page(
+    path: Path,
+    old: bytes,
+    new: bytes,
+    writers: dict[tuple[int, int], list[int]] | None = None,
+) -> Rewritten:
+    """Replace the page ``path``, read as ``old``, with ``new``; see the module's docstring.
+    ``writers``: ``open_for_writing()`` taken once for many pages. Raises ``HeldOpen``,
+    ``Changed`` or ``OSError`` (nothing written for any)."""
+    fd = os.open(path, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise Changed()
+        pids = writers_of(path, writers)
+        if pids:
+            raise HeldOpen(pids)
+        with flocked(fd):
+            if read_all(fd) != old:
+                raise Changed()
+            now = os.stat(path, follow_symlinks=False)
+            if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+                raise Changed()
+            write_atomic(path, new)
+            # Lines appended to the old file since it was compared: kept, after the new page.
+            kept = os.pread(fd, max(0, os.fstat(fd).st_size - len(old)), len(old))
+        if kept:
+            _append(path, kept if new.endswith(b"\n") or not new else b"\n" + kept)
+        return Rewritten(kept)
+    finally:
+        os.close(fd)
+
+
+def _append(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | _NOFOLLOW)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,66 @@
+"""The ledger of decisions on fact proposals, ``.clawmem/proposals-reviewed`` (tracked with the
+workspace, append-only): one line per decision, ``accepted <sha256 of the line>`` or ``rejected
+<sha256>``, ``promoted`` when reflect kept it by its rule, then the length and hash of the text
+decided and the line its turn started at. ``reflect/proposal_review.py`` writes it and decides
+with it; recall reads it so that a hit never says a rejected proposal is pending."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+LEDGER = ".clawmem/proposals-reviewed"
+MAX_BYTES = 64 << 20  # a million decisions and more
+
+# A line of the ledger: the verdict and the proposal's key, "promoted" when reflect accepted it by
+# the promotion rule, and (since turns grow, fact_proposals.turns) the length and hash of the
+# text decided and the line its turn started at.
+DECIDED = re.compile(
+    r"^(accepted|rejected) ([0-9a-f]{64})( promoted)?(?: ([0-9]{1,9}) ([0-9a-f]{16}) (\S.*))?\s*$"
+)  # (a length of 9 digits at most: a longer one is no line of ours, and int() of 5,000 raised)
+
+
+def ledger_lines(root: Path) -> list[re.Match[str]]:
+    """The ledger's decisions, in the order they were made (none without a ledger)."""
+    from clawmem.errors import InputError
+    from clawmem.files import safe_open
+    from clawmem.markdown.workspace import writable_path
+
+    path = writable_path(root, LEDGER)
+    if not path.is_file():
+        return []
+    fd = safe_open.open_file(path, os.O_RDONLY)  # never through a link; a regular file only
+    try:
+        raw = safe_open.read_all(fd, MAX_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(raw) > MAX_BYTES:
+        # A ledger that came with a clone may be of any size; recall reads it too.
+        raise InputError(
+            f"{LEDGER}: over {MAX_BYTES:,} bytes; not read",
+            hint="it holds one short line per decision: check where it came from",
+        )
+    # A line clawmem did not write (a merge's conflict markers, a hand edit, bytes that are not
+    # UTF-8 in a ledger that came with a clone) is not a decision: skipped, as every other line
+    # that is not one, never the end of `proposals list` or of a nightly reflect.
+    lines = raw.decode("utf-8", errors="replace").splitlines()
+    return [m for m in map(DECIDED.match, lines) if m is not None]
+
+
+def verdicts(lines: list[re.Match[str]]) -> dict[str, str]:
+    """sha256 -> "accepted" | "rejected" (the last decision wins)."""
+    return {m.group(2): m.group(1) for m in lines}
+
+
+def rejected_ids(root: Path) -> frozenset[str]:
+    """The short ids (the key's first 10 characters, as a proposal's note names it) of the
+    proposals whose last decision was to reject them. A ledger behind a link out of the
+    workspace, or unreadable, decides nothing."""
+    from clawmem.errors import ClawmemError
+
+    try:
+        lines = ledger_lines(root)
+    except (OSError, ClawmemError):
+        return frozenset()
+    return frozenset(key[:10] for key, v in verdicts(lines).items() if v == "rejected")
