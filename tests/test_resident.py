@@ -125,6 +125,51 @@ def test_its_vectors_are_the_in_process_vectors(rt, model):
     local.close()
 
 
+def test_a_batch_of_documents_is_given_time_in_proportion_to_its_size(rt, model):
+    """A busy resident embedder (one that has run for a while: no start-up grace) answers a batch
+    of 12 documents after 4 s. A question's 3 s would give up on it, and the asker would load the
+    model to embed the batch a second time; a batch is given 3 s and 0.25 s a document."""
+    import socket
+    import threading
+
+    spec = spec_of(model)
+    sock, _, _ = spec.paths(protocol.private_dir())
+    dims = identity_of(model).dims
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(sock))
+    server.listen(1)
+    old = time.time() - 120  # bound two minutes ago: it has long finished starting
+    os.utime(sock, (old, old))
+    asked: list[dict] = []
+
+    def answer() -> None:
+        while not asked:  # a look whether it listens connects and closes without a question
+            conn, _ = server.accept()
+            with conn:
+                buf = chunk = b"?"
+                while chunk and not buf.endswith(b"\n"):
+                    chunk = conn.recv(65536)
+                    buf += chunk
+                if not chunk:
+                    continue
+                asked.append(json.loads(buf[1:]))
+                time.sleep(4.0)
+                vec = protocol.encode(np.ones(dims, dtype=np.float32) / np.sqrt(dims))
+                n = len(asked[0]["embed_documents"])
+                reply = {"model": spec.key, "vectors": [vec] * n}
+                conn.sendall(json.dumps(reply).encode() + b"\n")
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    try:
+        got = borrowed(spec).embed_documents([f"note {i}" for i in range(12)])
+    finally:
+        thread.join(10)
+        server.close()
+    assert len(asked) == 1 and len(got.vectors) == 12
+    assert all(v is not None and len(v) == dims for v in got.vectors)
+
+
 def test_a_cold_cli_recall_starts_one_detached_embedder_and_the_next_reuses_it(
     rt, indexed_template, tmp_path
 ):

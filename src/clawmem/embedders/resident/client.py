@@ -45,6 +45,10 @@ if TYPE_CHECKING:
 # A loaded embedder answers a query in ~20 ms; one embedding a few documents for another process
 # holds its model longer. Beyond this the process loads the model itself.
 ANSWER_TIMEOUT_S = 3.0
+# And this much more per document of a batch: 64 documents of 512 tokens take the embedder a few
+# seconds on a busy machine, and a batch given up on is embedded twice (here, after loading the
+# model, while the embedder finishes the first copy).
+DOCUMENT_S = 0.25
 # A process that started an embedder waits this long for it to take its lock, counted from the
 # end of its launcher (which is Python's start, however loaded the machine is).
 LOCK_GRACE_S = 5.0
@@ -140,16 +144,19 @@ class Borrowed:
             launch.failed, launch.ended = True, time.monotonic()
         self._spawned = launch
 
-    def _ask(self, request: dict) -> tuple[dict | None, str]:
+    def _ask(self, request: dict, answer_s: float = ANSWER_TIMEOUT_S) -> tuple[dict | None, str]:
         self.start()
         if self._spec is None or self._sock is None:
             return None, self._off
         line = json.dumps(request).encode()
-        reply, why = _exchange_waiting(self._sock, line, self._spec, spawned=self._spawned)
+        spec, spawned = self._spec, self._spawned
+        reply, why = _exchange_waiting(self._sock, line, spec, spawned=spawned, answer_s=answer_s)
         if reply is None and _absent(why) and self._spawned is None:
             # None ran, or it ended (idle) between our look and our question: start one.
             self._spawn()
-            reply, why = _exchange_waiting(self._sock, line, self._spec, spawned=self._spawned)
+            reply, why = _exchange_waiting(
+                self._sock, line, spec, spawned=self._spawned, answer_s=answer_s
+            )
         if reply is not None and reply.get("model") != self._spec.key:
             why = f"the resident embedder did not embed it ({reply.get('why', 'no reason given')})"
             reply = None
@@ -271,7 +278,8 @@ class Borrowed:
 
         texts = list(texts)
         if self._spec is not None and len(texts) <= MAX_DOCUMENTS:
-            reply, _ = self._ask({"embed_documents": texts, "model": self._spec.key})
+            request = {"embed_documents": texts, "model": self._spec.key}
+            reply, _ = self._ask(request, ANSWER_TIMEOUT_S + DOCUMENT_S * len(texts))
             vecs = reply.get("vectors") if reply is not None else None
             if isinstance(vecs, list) and len(vecs) == len(texts):
                 out: list[Any] = []
@@ -321,12 +329,17 @@ def _listening(sock: Path) -> bool:
 
 
 def _exchange_waiting(
-    sock: Path, line: bytes, spec: Spec, *, spawned: Launch | None
+    sock: Path,
+    line: bytes,
+    spec: Spec,
+    *,
+    spawned: Launch | None,
+    answer_s: float = ANSWER_TIMEOUT_S,
 ) -> tuple[dict | None, str]:
     """One question. An embedder that is starting (its lock taken but its socket not yet there,
     or its model loading; or, if this process ``spawned`` one at that time, not even its lock
     for ``LOCK_GRACE_S``) is waited for up to ``START_TIMEOUT_S`` from its start, one that has
-    run longer ``ANSWER_TIMEOUT_S``."""
+    run longer ``answer_s``."""
     deadline = time.monotonic() + START_TIMEOUT_S
     while True:
         try:
@@ -335,7 +348,9 @@ def _exchange_waiting(
             age = None
         why = "no resident embedder running"
         if age is not None:
-            timeout = ANSWER_TIMEOUT_S if age > START_TIMEOUT_S else START_TIMEOUT_S - age + 1
+            timeout = (
+                answer_s if age > START_TIMEOUT_S else max(answer_s, START_TIMEOUT_S - age + 1)
+            )
             reply, why = exchange(sock, line, timeout, who="resident embedder")
             if reply is not None or not _absent(why):
                 return reply, why
