@@ -328,3 +328,24 @@ def test_digit_and_letter_tests_agree_with_str_methods():
         assert has_digit(c) == c.isdigit(), hex(ord(c))
         assert has_letter(c) >= c.isalpha(), hex(ord(c))  # a few numbers count as letters
         assert not c.isascii() or has_letter(c) == c.isalpha()
+
+
+def test_a_json_web_token_longer_than_the_window_is_redacted():
+    """A try read at most REACH (512) characters past its needle: a JSON web token whose header
+    and payload ran over that (an identity provider's, 1-3 KB) never reached its signature, and
+    was left as written where no cue word came before it. Still linear in a run of needles."""
+    import base64
+    import json
+    import time
+
+    def b64(data: bytes) -> str:
+        return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+    header = b64(json.dumps({"alg": "RS256", "typ": "JWT", "kid": "k1"}).encode())
+    payload = b64(json.dumps({"sub": "1234567890", "groups": ["staff-read"] * 60}).encode())
+    jwt = f"{header}.{payload}.{b64(bytes(range(256)))}"
+    assert len(jwt) > 1500
+    assert redact(f"send it: {jwt} ok") == f"send it: {REDACTED} ok"
+    t0 = time.process_time()
+    redact("see " + "-eyJ" * 22_500 + " end")
+    assert time.process_time() - t0 < 3.0

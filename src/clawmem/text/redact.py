@@ -168,10 +168,10 @@ def _anchored(shape: secret_shapes.Shape, text: str, needles_at: list[int]) -> l
     for i in needles_at:
         if i < whole_to:
             continue
-        # A try reads at most REACH characters past its needle: a match refused by its check
-        # leaves the needles inside it to be tried again, each of which read to the end of the
-        # run ("?code=" 15,000 times over, 9,000 "?password=": 48 s).
-        window = min(len(text), i + REACH)
+        # A try reads at most REACH characters past its needle (or the shape's ``reach``): a
+        # match refused by its check leaves the needles inside it to be tried again, each of
+        # which read to the end of the run ("?code=" 15,000 times over, 9,000 "?password=": 48 s).
+        window = min(len(text), i + (shape.reach or REACH))
         for start in range(max(done, whole_to, i - shape.back), i + 1):
             done = start + 1
             m = shape.pattern.match(text, start, window)

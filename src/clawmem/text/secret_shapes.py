@@ -38,6 +38,10 @@ class Shape:
     # (a ``NAME=``: 65), or -1 when not bounded. A needle further than this inside a bare value
     # found already can only start a match whose value lies inside that one (redact.py skips it).
     to_value: int = -1
+    # How far past its needle one try reads (redact.py): 0 for ``secret_words.REACH``. A shape
+    # whose match must reach a part further on than that (a JSON web token's signature, after a
+    # header and payload of a kilobyte or more) reads further, or it is never found.
+    reach: int = 0
 
 
 # --------------------------------------------------------------------------- checks
@@ -229,8 +233,9 @@ def _s(
     check: Callable[[re.Match[str]], bool] | None = None,
     back: int = 80,
     to_value: int = -1,
+    reach: int = 0,
 ) -> Shape:
-    return Shape(kind, re.compile(regex), needles, check, back, to_value=to_value)
+    return Shape(kind, re.compile(regex), needles, check, back, to_value=to_value, reach=reach)
 
 
 # A value, quoted (spaces and all) or bare: ``secret_span`` takes whichever matched.
@@ -377,6 +382,10 @@ SHAPES: tuple[Shape, ...] = (
         r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
         ("eyj",),
         back=0,
+        # Its signature comes after the header and payload: an identity provider's token runs
+        # to 1-3 KB (web servers take headers of 8 KB at most), and within REACH alone one over
+        # 512 characters was not found. A run of "-eyJ" costs 16 times a shape's usual try.
+        reach=8192,
     ),
     _s(
         "a connection string with a password",
