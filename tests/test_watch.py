@@ -522,8 +522,9 @@ def test_a_memory_folder_linked_out_of_the_workspace_is_not_watched(ws, daemons,
     shutil.rmtree(ws / "memory")
     (ws / "memory").symlink_to(outside, target_is_directory=True)
     d = daemons(ws)
-    d.wait_log(r"watching ")
-    time.sleep(0.5)
+    # Its first sync comes after every watch is placed (a fixed sleep after "watching" saw none
+    # yet on a loaded machine, or only the root's: the checks below would then pass on no watch).
+    d.wait_log(r"synced \(start\)", timeout=60)
     watched = _watched_inodes(d.proc.pid)
     assert watched, "the watch has no inotify watch at all: the test would not see one"
     for folder in (outside, outside / "deep", outside / "deep" / "deeper"):

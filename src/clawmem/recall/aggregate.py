@@ -35,12 +35,15 @@ _SPEAKER = re.compile(
 )
 
 
-def speaker(text: str) -> str | None:
-    """Who said a chat line written "- Name: text" (a daily log's message), folded; else None."""
+def speaker(text: str, *, as_written: bool = False) -> str | None:
+    """Who said a chat line written "- Name: text" (a daily log's message), folded (as written
+    with ``as_written``); else None."""
     from clawmem.text.textnorm import fold
 
     m = _SPEAKER.match(text)
-    return fold(m.group("name")).strip() if m else None
+    if m is None:
+        return None
+    return m.group("name").strip() if as_written else fold(m.group("name")).strip()
 
 
 def speakers(text: str) -> int:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-RRF = "rrf-v15"
+RRF = "rrf-v16"
 WEIGHTED = "weighted-v12"
 
 
@@ -119,6 +119,13 @@ class Ranking:
     # (passages.py): a message and the reply to it read as the exchange they are; not for a
     # question asking for all of something (its hits are spread over distinct items). 0 = off.
     join_depth: int = 5
+    # rrf-v16: the messages among the first this many hits (lines one person said: "- Kate: …",
+    # a transcript's) trade places by whether each can answer what the question asks (a time
+    # for "when", a place for "where", a number, a name, a cause) and whether the person asked
+    # about said it, beside its place and fused score (answer_match.py; hybrid rank fusion only,
+    # after the joining above). Every other hit keeps its place (the entity's page, facts, pages,
+    # notes), and a short question with an identifier is left as exact-first put it. 0 = off.
+    answer_depth: int = 5
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
 """The recall pipeline: from a question to cited hits, in one pass over one open index.
 
     arguments → filters → lazy sync → vector state → ranking (ranking.py; with a time named in the
-    question, two rankings fused) → the entity's page first → next lines joined → supersession →
-    as-of order → token budget → staleness → one ``RecallResult``
+    question, two rankings fused) → the entity's page first → next lines joined → messages by
+    what they answer → supersession → as-of order → token budget → staleness → one
+    ``RecallResult``
 
 Filters (time, kind, entity, path, as-of) apply inside the ranking, before any limit; everything
 after it only reorders, marks or trims the hits it found.
@@ -23,7 +24,7 @@ from clawmem.markdown.kinds import CHUNK
 from clawmem.markdown.kinds import KINDS as FACT_KINDS
 from clawmem.markdown.supersession import KINDS as SUPERSEDABLE
 from clawmem.markdown.supersession import Statement, supersedes
-from clawmem.recall import copies, entities, legs, passages
+from clawmem.recall import answer_match, copies, entities, legs, passages
 from clawmem.recall.fusion import Ranking
 from clawmem.recall.graph import linked_hits
 from clawmem.recall.ranking import Ranked, rank, snippet
@@ -130,8 +131,9 @@ def recall(
     ``candidates`` setting (80); a larger ``k`` ranks a deeper pool. ``scopes``: which of the
     workspace's read scopes are asked too (None: all; ``recall.scopes.recall_with_scopes``, the
     facade's recall, reads it; this workspace's own search does not depend on it).
-    ``join_lines`` False leaves lines next to each other apart (``passages``): a caller merging
-    this list with others' joins them on the merged list."""
+    ``join_lines`` False leaves lines next to each other apart (``passages``) and the messages
+    in their fused order (``answer_match``): a caller merging this list with others' joins and
+    re-orders them on the merged list."""
     _check_mode(mode)
     today = today or date.today()
     # The question, read once per request (text/query.py): everything below reads ``q``'s fields.
@@ -214,6 +216,7 @@ def recall(
                 hits = _next_lines_joined(
                     q, hits, rk, ranked.ranking, page is not None, ix.cfg.snippet_chars
                 )
+                hits = answer_first(q, hits, rk, mode, ranked.ranking, page is not None)
             hits = linked_hits(
                 idx,
                 hits,
@@ -542,6 +545,21 @@ def _next_lines_joined(
         return hits
     keep = 1 if page_leads else 0
     return passages.join_next_lines(hits, rk.join_depth, q, snippet_chars, keep=keep)
+
+
+def answer_first(
+    q: Query, hits: list[Hit], rk: Ranking, mode: str, ranking: str, page_leads: bool
+) -> list[Hit]:
+    """rrf-v16: the messages among the first hits re-ordered by whether each can answer what the
+    question asks (answer_match.py), after the lines next to each other were joined, on the
+    k-independent list, before relevance reads their places; hybrid rank fusion only. The
+    entity's page keeps its lead, and a short question with an identifier or a quoted phrase
+    keeps exact-first's order (ranking.py: the units holding it come first)."""
+    if not rk.answer_depth or mode != "hybrid" or not ranking.startswith("rrf-"):
+        return hits
+    if q.lex.strong and (q.quoted or len(q.lex.terms) <= rk.exact_first_max_terms):
+        return hits
+    return answer_match.reorder(q, hits, rk.answer_depth, keep=1 if page_leads else 0)
 
 
 def _scored(hits: list[Hit], model: Model | None) -> list[Hit]:

@@ -24,6 +24,7 @@ from clawmem.recall import passages, relevance
 from clawmem.recall.fusion import Ranking
 from clawmem.recall.pipeline import (
     PAGE_NOTE,
+    answer_first,
     budget_emptied,
     pack_budget,
     read_question,
@@ -76,13 +77,14 @@ def recall_with_scopes(ix: Indexer, query: str | Query, **kwargs: Any) -> Recall
         if ix.cfg.held_back:  # scopes or transcripts the user has not approved (config/trust.py)
             own.degraded.append(trust.note(ix.cfg.held_back))
         return own
-    # Lines next to each other are joined on the merged list, not in each list (a scope's
-    # fourth hit may be the merged list's ninth); each list brings at least the hits joining
-    # reads, so the first hits do not depend on k.
+    # Lines next to each other are joined, and messages re-ordered (answer_match.py), on the
+    # merged list, not in each list (a scope's fourth hit may be the merged list's ninth); each
+    # list brings at least the hits those read, so the first hits do not depend on k.
     k_asked = kwargs.get("k")
     k = k_asked or ix.cfg.k
     inner = {**kwargs, "join_lines": False}
-    depth = _ranking(kwargs).join_depth
+    rk = _ranking(kwargs)
+    depth = max(rk.join_depth, rk.answer_depth)
     raised = k < depth and not (kwargs.get("budget") and k_asked is None)
     if raised:
         inner["k"] = depth
@@ -102,8 +104,9 @@ def recall_with_scopes(ix: Indexer, query: str | Query, **kwargs: Any) -> Recall
     if own.ranking.startswith("rrf-"):
         page_leads = any(n.startswith(PAGE_NOTE) for n in own.notes)
         merged = passages.join_next_lines(
-            merged, depth, q, ix.cfg.snippet_chars, keep=1 if page_leads else 0
+            merged, rk.join_depth, q, ix.cfg.snippet_chars, keep=1 if page_leads else 0
         )
+        merged = answer_first(q, merged, rk, kwargs.get("mode", "hybrid"), own.ranking, page_leads)
     hits = merged[:want]
     budget = kwargs.get("budget")
     if budget:
