@@ -119,9 +119,9 @@ def test_hostile_lines_stay_fast():
     import time
 
     text = "[" * 5000 + "](" * 5000 + "[[" * 5000 + "`" * 3001 + "@a" * 5000
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     extract_links(text)
-    assert time.perf_counter() - t0 < 2.0
+    assert time.process_time() - t0 < 2.0
 
 
 # ------------------------------------------------------------------------------ resolution

@@ -752,10 +752,10 @@ def test_a_note_with_a_long_run_of_spaces_is_read_in_linear_time(tmp_path):
 
     note = "  - proposal 0123456789, confidence 0.50, from a" + " " * 40_000 + "b"
     page = "## Proposed\n- W: Kate moved to Porto\n" + note + "\n"
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     [(p, _line)] = _page_entries(page)
     assert _PROPOSAL_CITES.findall(page) == [p.source]
-    assert time.perf_counter() - t0 < 2.0
+    assert time.process_time() - t0 < 2.0
     assert p.source == "a" + " " * 40_000 + "b"
 
 

@@ -164,9 +164,9 @@ def test_a_long_run_of_path_characters_is_read_in_linear_time():
     import time
 
     for text in ("see x.md " + "a" * 20_000, "x.md " + "a/" * 10_000, "x.md " + "a." * 10_000):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         kept = searchable_text(text)
-        assert time.perf_counter() - t0 < 2.0
+        assert time.process_time() - t0 < 2.0
         assert kept.endswith(text[-100:])  # no path in the run: kept as written
     # Citations still go, at the start of a run or after a bracket, absolute paths whole.
     assert searchable_text("see /home/u/notes/x.md now").split() == ["see", "now"]

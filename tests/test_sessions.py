@@ -262,9 +262,9 @@ def test_unclosed_system_reminders_are_read_in_linear_time():
 
     text = "<system-reminder>" * 20_000
     line = {"type": "message", "message": {"role": "user", "content": "hello " + text}}
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     parsed = parse(json.dumps(line).encode() + b"\n", fmt=OPENCLAW)
-    assert time.perf_counter() - t0 < 5.0
+    assert time.process_time() - t0 < 5.0
     assert parsed.messages[0].text.endswith(text[-100:])  # unclosed: kept as written
     closed = "a <system-reminder>x</system-reminder> b <system-reminder>y</system-reminder>c"
     line["message"]["content"] = closed
