@@ -530,6 +530,30 @@ def test_a_speakers_run_of_messages_is_one_turn_citing_its_lines():
     assert turns(log) == log
 
 
+def test_a_turns_line_keeps_the_sentence_that_scored_it():
+    """A turn is up to TURN_CHARS characters, and its line is not cut shorter: a speaker who
+    types three messages and says the plan in the last proposes a line that says the plan (cut
+    at 300 characters, the line lost it and kept the kind and day it gave)."""
+    from clawmem.reflect.fact_proposals import TURN_CHARS
+
+    day = date(2026, 3, 2)
+    said = [
+        Said("Long week honestly, the office moved floors and nobody could find the printer or "
+             "the good coffee machine for three whole days", "c#L1-L1", day, "Kate",
+             "2026-03-02T10:00:00"),
+        Said("Also the heating broke again on Wednesday so we all sat there in our coats "
+             "pretending to answer emails while the landlord argued with the plumber",
+             "c#L2-L2", day, "Kate", "2026-03-02T10:01:00"),
+        Said("Anyway I'm starting a pottery class on Tuesdays with my sister Anna",
+             "c#L3-L3", day, "Kate", "2026-03-02T10:02:00"),
+    ]  # fmt: skip
+    assert 300 < sum(len(s.text) + 1 for s in said) < TURN_CHARS
+    (p,) = propose(said)
+    assert p.source == "c#L1-L3" and p.kind == "W"
+    assert "pottery class on Tuesdays with my sister Anna" in p.text
+    assert "Anna" in p.entities
+
+
 def test_casual_spellings_read_as_written_ones():
     """ "im gonna", "ive been", "i got" read as "I'm", "I've", "I" by the rules and features:
     the same kind and nearly the same confidence (its length and words differ), the line as

@@ -274,8 +274,10 @@ def _fs_type(path: str, mounts: list[tuple[str, str]]) -> str | None:
     return None
 
 
-def _inside(root: Path, path: str) -> bool:
-    """Whether ``path``, its links followed, is inside the workspace ``root``."""
+def inside(root: Path, path: str) -> bool:
+    """Whether ``path``, its links followed, is inside the workspace ``root`` (a loop or an
+    unreadable link: not). What the journal and the watcher watch: a cloned repository's
+    ``memory -> /`` had them watch every folder of the machine."""
     try:
         Path(path).resolve().relative_to(root.resolve())
     except (OSError, RuntimeError, ValueError):
@@ -454,7 +456,7 @@ class Journal:
             # Not through a link out of the workspace (a cloned repository's `memory -> /`):
             # the walk listed every folder there and used up the user's inotify watches. The
             # scan reads nothing through it either, so there is nothing to follow.
-            if os.path.isdir(top) and _inside(self.root, top):
+            if os.path.isdir(top) and inside(self.root, top):
                 self._watch_tree(top, "tree")
         for top in self.sessions:
             if os.path.isdir(top):

@@ -39,7 +39,7 @@ from clawmem.errors import ClawmemError, LockedError, StoreError, WorkspaceError
 from clawmem.files import safe_open
 from clawmem.files.atomic import write_atomic
 from clawmem.files.locking import HeldLock, acquire, is_held, read_owner
-from clawmem.ingest.journal import Journal
+from clawmem.ingest.journal import Journal, inside
 from clawmem.markdown.workspace import TREES, folder_gone, folder_identity, is_memory_path
 
 if TYPE_CHECKING:
@@ -360,11 +360,7 @@ class Watcher:
         repository's ``memory -> /`` put a recursive inotify watch on every folder of the
         machine (the scan never reads through it; the watch listed them all and used up the
         user's inotify watches, which other programs need)."""
-        try:
-            path.resolve().relative_to(self.root.resolve())
-        except (OSError, RuntimeError, ValueError):
-            return False
-        return True
+        return inside(self.root, str(path))
 
     def _ensure_watches(self) -> None:
         if self.observer is None:
