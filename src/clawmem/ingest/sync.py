@@ -10,6 +10,7 @@ recall works before vectors finish and an interrupted run loses at most one batc
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -522,11 +523,16 @@ def build_fresh(
     """
     tmp = memory_dir / f"{REBUILD_PREFIX}{os.getpid()}"
     remove_db_files(tmp)
-    new = Index.create(tmp, chunking=chunking_key(cfg))
-    # The file is worthless until swapped in, so it skips per-commit fsyncs; durability comes from
-    # the swap (one transaction into the live file, or an fsync before the rename).
-    new.conn.execute("PRAGMA synchronous = OFF")
     try:
+        new = Index.create(tmp, chunking=chunking_key(cfg))
+    except BaseException:
+        # The schema alone can fill a disk with a few kilobytes left: the file it began goes.
+        remove_db_files(tmp)
+        raise
+    try:
+        # The file is worthless until swapped in, so it skips per-commit fsyncs; durability
+        # comes from the swap (one transaction into the live file, or an fsync before the rename).
+        new.conn.execute("PRAGMA synchronous = OFF")
         key = None
         if identity is not None:
             import json
@@ -566,9 +572,11 @@ def build_fresh(
         report.pending = new.pending_count()
         new.conn.execute("PRAGMA journal_mode = WAL")
     except Exception:
-        # A rebuild that failed (a full disk, an error) is worth nothing: it goes. One that was
-        # killed cannot clean up; the next index mines it for vectors, then removes it.
-        new.close()
+        # A rebuild that failed (a full disk, an error) is worth nothing: it goes, even when
+        # closing it fails too. One that was killed cannot clean up; the next index mines it
+        # for vectors, then removes it.
+        with contextlib.suppress(db.DatabaseError):
+            new.close()
         remove_db_files(tmp)
         raise
     finally:
