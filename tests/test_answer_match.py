@@ -11,7 +11,7 @@ import pytest
 from clawmem import open_workspace
 from clawmem.recall import answer_match
 from clawmem.recall.fusion import Ranking
-from clawmem.text.query import Query
+from clawmem.text.query import Query, asks_for
 
 TODAY = date(2025, 11, 30)
 
@@ -35,7 +35,8 @@ TODAY = date(2025, 11, 30)
     ],
 )
 def test_what_a_question_asks_for_is_read_from_its_form(question, form):
-    assert answer_match.asks_for(question) == form
+    assert asks_for(question) == form
+    assert Query.parse(question, None).asks == form  # read once, with the rest of it
 
 
 def _line(question: str, text: str) -> dict[str, float]:

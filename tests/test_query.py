@@ -319,6 +319,7 @@ _QUESTION_PARSERS = {
     "query_time_hint",
     "match_time_hint",
     "asks_for_all",
+    "asks_for",
     "names",
     "date_phrases",
     "quoted_parts",

@@ -47,63 +47,6 @@ if TYPE_CHECKING:
 
 ANSWER_MATCH = "answer-match-v2"
 
-# ---------------------------------------------------------------------------- the question
-
-# A question word may follow a preposition ("In which city …", "Since when …").
-_LEAD = r"^\s*(?:(?:in|on|at|from|to|for|with|by|since|until|during|of|about)\s+)?"
-_PERIOD = r"(?:time|date|day|year|month|week|season)"
-_PLACE_NOUNS = (
-    r"(?:city|cities|country|countries|place|places|town|towns|state|states|location|locations|"
-    r"restaurant|restaurants|destination|destinations|park|parks|beach|beaches|store|stores|"
-    r"shop|shops|school|university|college|neighbou?rhood)"
-)
-# In this order: "how long ago" asks when, "how long" a number, "what made …" why.
-_ASKS = (
-    (
-        "when",
-        re.compile(
-            _LEAD + rf"(?:when\b|(?:what|which)\s+{_PERIOD}\b|how\s+long\s+ago\b|since\s+when\b)",
-            re.I,
-        ),
-    ),
-    (
-        "count",
-        re.compile(
-            _LEAD + r"(?:how\s+(?:many|much|long|often|old|far|big|tall)\b"
-            r"|what\s+(?:number|percentage|amount|age)\b)",
-            re.I,
-        ),
-    ),
-    (
-        "why",
-        re.compile(
-            _LEAD + r"(?:why\b|what\s+(?:made|makes|caused|causes|led|motivated|inspired)\b"
-            r"|for\s+what\s+reason\b|what\s+(?:is|was|are|were)\s+the\s+reasons?\b)",
-            re.I,
-        ),
-    ),
-    (
-        "where",
-        re.compile(_LEAD + rf"(?:where\b|(?:what|which)\s+(?:\w+\s+)?{_PLACE_NOUNS}\b)", re.I),
-    ),
-    (
-        "who",
-        re.compile(
-            _LEAD + r"(?:who|whom|whose)\b|(?:what|which)\s+(?:person|people|friends?)\b", re.I
-        ),
-    ),
-)
-
-
-def asks_for(question: str) -> str | None:
-    """What ``question`` asks for by its form: "when", "count", "why", "where", "who", or None
-    (what, which, yes or no). "When did Kate move?" -> "when"; "How many books …" -> "count"."""
-    for kind, pattern in _ASKS:
-        if pattern.search(question):
-            return kind
-    return None
-
-
 # ---------------------------------------------------------------------------- the line
 
 # The line is read word by word (lower case, apostrophes kept: "that's", "i'm"; a word's head is
@@ -285,7 +228,7 @@ FEATURES = (
     "number",  # … how many (a number, in digits or words)
     "person",  # … who (a capitalised name other than the question's)
     "cause",  # … why ("because", "due to")
-    "answers_form",  # the one of those five the question asks for (``asks_for``)
+    "answers_form",  # the one of those five the question asks for (``Query.asks``)
     "said_by_asked",  # the line's speaker is a person the question names
     "said_by_other",  # the line's speaker is someone else, while the question names someone
     "names_asked",  # the line's text names a person the question names
@@ -301,7 +244,7 @@ FEATURES = (
 class AskedFor:
     """What ``features`` needs of the question, read once per recall (``asked``)."""
 
-    form: str | None  # asks_for
+    form: str | None  # what it asks for by its form (``Query.asks``)
     names: frozenset[str]  # the folded words of its proper names: "kate"
     content: tuple[str, ...]  # its topic words that are no name, stemmed
 
@@ -316,7 +259,7 @@ def asked(query: Query) -> AskedFor:
             if w not in names and w.isascii() and w.isalpha() and len(w) > 2
         )
     )
-    return AskedFor(asks_for(query.text), names, content)
+    return AskedFor(query.asks, names, content)
 
 
 def line_features(a: AskedFor, text: str) -> dict[str, float]:

@@ -55,6 +55,7 @@ class Query:
     proper: tuple[str, ...]
     dates: tuple[str, ...]  # FTS phrases of the dates it writes with digits (``date_phrases``)
     asks_for_all: bool  # whether it asks for every item of something (``asks_for_all``)
+    asks: str | None  # what it asks for by its form: "when", "count", … (``asks_for``)
     # The text ranking's third leg embeds: the question without its names, when it asks for all
     # of something, names someone and asks more than the names (``without_names``); else None.
     unnamed: str | None
@@ -86,6 +87,7 @@ class Query:
             proper=tuple(names(text, proper_only=True)),
             dates=tuple(date_phrases(text)),
             asks_for_all=everything,
+            asks=asks_for(text),
             unnamed=without_names(text, found) if everything and found else None,
             topic_words=tuple(topic_words(text)),
             mentions=tuple(mentions(text)),
@@ -207,6 +209,64 @@ _FORMS = (
 _SINGLE = re.compile(
     rf"^\s*{_WH}\s+(?:is|was|does|did|do)\b(?!.*\b(?:hobbies|interests)\b)", re.IGNORECASE
 )
+
+
+# What a question asks for by its form (``asks_for``), read once, as ``Query.asks``, for
+# recall/answer_match.py.
+# A question word may follow a preposition ("In which city …", "Since when …").
+_FORM_LEAD = r"^\s*(?:(?:in|on|at|from|to|for|with|by|since|until|during|of|about)\s+)?"
+_PERIOD = r"(?:time|date|day|year|month|week|season)"
+_PLACE_NOUNS = (
+    r"(?:city|cities|country|countries|place|places|town|towns|state|states|location|locations|"
+    r"restaurant|restaurants|destination|destinations|park|parks|beach|beaches|store|stores|"
+    r"shop|shops|school|university|college|neighbou?rhood)"
+)
+# In this order: "how long ago" asks when, "how long" a number, "what made …" why.
+_ASKS = (
+    (
+        "when",
+        re.compile(
+            _FORM_LEAD
+            + rf"(?:when\b|(?:what|which)\s+{_PERIOD}\b|how\s+long\s+ago\b|since\s+when\b)",
+            re.I,
+        ),
+    ),
+    (
+        "count",
+        re.compile(
+            _FORM_LEAD + r"(?:how\s+(?:many|much|long|often|old|far|big|tall)\b"
+            r"|what\s+(?:number|percentage|amount|age)\b)",
+            re.I,
+        ),
+    ),
+    (
+        "why",
+        re.compile(
+            _FORM_LEAD + r"(?:why\b|what\s+(?:made|makes|caused|causes|led|motivated|inspired)\b"
+            r"|for\s+what\s+reason\b|what\s+(?:is|was|are|were)\s+the\s+reasons?\b)",
+            re.I,
+        ),
+    ),
+    (
+        "where",
+        re.compile(_FORM_LEAD + rf"(?:where\b|(?:what|which)\s+(?:\w+\s+)?{_PLACE_NOUNS}\b)", re.I),
+    ),
+    (
+        "who",
+        re.compile(
+            _FORM_LEAD + r"(?:who|whom|whose)\b|(?:what|which)\s+(?:person|people|friends?)\b", re.I
+        ),
+    ),
+)
+
+
+def asks_for(question: str) -> str | None:
+    """What ``question`` asks for by its form: "when", "count", "why", "where", "who", or None
+    (what, which, yes or no). "When did Kate move?" -> "when"; "How many books …" -> "count"."""
+    for kind, pattern in _ASKS:
+        if pattern.search(question):
+            return kind
+    return None
 
 
 def asks_for_all(question: str) -> bool:
