@@ -1,11 +1,11 @@
 """Whether a line can answer what the question asks, and who did it: the first hits re-ordered.
 
-The legs read topic: a line about the pottery class is close to "When did Kate start the pottery
+The legs read topic: a line about the pottery class is close to "When did Ana start the pottery
 class?" whether it says when, and whoever said it. What the question asks for is in its form:
 "when" wants a time ("last week", "on the 14th", a month), "where" a place ("in Lisbon", "at the
 gym"), "how many / how much / how long" a number, "who" a person's name, "why" a cause
-("because"); and "what did Kate …" wants Kate's own line ("- Kate: I …", first person) holding the
-asked event's words, not Elise asking Kate about it ("What about you Kate?"). ``features`` reads
+("because"); and "what did Ana …" wants Ana's own line ("- Ana: I …", first person) holding the
+asked event's words, not Marco asking Ana about it ("What about you Ana?"). ``features`` reads
 that from the question (parsed once: ``Query.text``, its proper names, its topic words) and the
 hit's text, with general English grammar only: question words, prepositions of place, time words,
 number words, first- and second-person pronouns. None of it was taken from an evaluation
@@ -13,7 +13,7 @@ question. The words are English: a question in another language has no form read
 are re-ordered by their place, score and the question's words they hold.
 
 ``reorder`` re-orders the messages among the first ``depth`` hits of a recall (a line one person
-said: a daily log's "- Kate: …", a talk kept as "Kate: …" lines, a transcript's message;
+said: a daily log's "- Ana: …", a talk kept as "Ana: …" lines, a transcript's message;
 ``is_message``) by a fitted logistic score of those features beside the hit's place and its fused
 score over the best hit's (what a line says weighs against how strongly the legs found it): the
 messages trade places among themselves, and every other hit keeps its place. What the rules
@@ -180,7 +180,7 @@ _NOT_NAMES = frozenset(
     that what when where which who why how and but not yes yeah wow thank thanks hello hey good
     great well also just really that's it's i'm oh ok okay lol haha""".split()
 )
-# Who said it: "- Kate: …", a task, a link to the person's page, a transcript's quoted line
+# Who said it: "- Ana: …", a task, a link to the person's page, a transcript's quoted line
 # (aggregate.speaker reads the name; this only finds where the message starts).
 _SAID = re.compile(
     r"^\s*(?:[-*+]\s+)?(?:\[[ xX]\]\s+)?(?:(?:User|Assistant):\s+)?(?:\*\*|\[\[)?"
@@ -347,14 +347,14 @@ MODEL = Model(
 )
 
 
-# A speaker's name of a message: a person's or a role's ("Kate", "John Zhang", "User"), at most
+# A speaker's name of a message: a person's or a role's ("Ana", "John Zhang", "User"), at most
 # this many words; a longer label before a colon is a sentence ("He wants errors explained as: …").
 _NAME_WORDS = 3
 
 
 def is_message(hit: Hit) -> bool:
     """Whether ``hit`` is a message: a note's line (no fact, no page line, not reached through a
-    link) that one person said, "- Kate: …", "Kate: …" or a transcript's "User: …" (its first
+    link) that one person said, "- Ana: …", "Ana: …" or a transcript's "User: …" (its first
     line's ``aggregate.speaker``), the speaker's name a name: one word, or a few capitalised ones
     ("John Zhang"), without "_" or "-" ("Pottery class: …", "last_updated: …", "payments-service:
     …" are a note's labels and a page's fields). A unit of two people's lines (an exchange kept as

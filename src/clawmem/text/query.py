@@ -51,7 +51,7 @@ class Query:
     # its names and identifiers, folded, their words joined by a space: "kevin", "dec 0054"
     # (``names``; ``phrase`` makes one the FTS phrase that finds it)
     names: tuple[str, ...]
-    # those of them written as a proper name: "Kevin", "Crete" (``names``, ``proper_only``)
+    # those of them written as a proper name: "Marco", "Porto" (``names``, ``proper_only``)
     proper: tuple[str, ...]
     dates: tuple[str, ...]  # FTS phrases of the dates it writes with digits (``date_phrases``)
     asks_for_all: bool  # whether it asks for every item of something (``asks_for_all``)
@@ -132,10 +132,10 @@ def names(query: str, *, proper_only: bool = False) -> list[str]:
     """The question's names and identifiers, folded, their words joined by a space: words
     written with a capital that do not start a sentence (not a month or a weekday), @mentions,
     and identifiers (DEC-0054, v2.3.1), but not dates (22.01.2024, the 29th) nor words joined by
-    a slash (study/work). "What did Kevin cook on 3 Jan?" -> ['kevin'].
+    a slash (study/work). "What did Marco cook on 3 Jan?" -> ['marco'].
 
     ``proper_only`` keeps the proper names: a word of letters written with a capital and then
-    small letters ("Kevin", "Crete"), the way people and places are written, or an @mention. An
+    small letters ("Marco", "Porto"), the way people and places are written, or an @mention. An
     acronym, a name with inner capitals or digits and a hyphenated compound ("USA", "ComYMV",
     "IL-10", "Africa-trained") are kept out: a claim that names a gene or a measure may write it
     otherwise than the text that answers it, a question about someone the memory never heard of
@@ -176,9 +176,9 @@ def date_phrases(query: str) -> list[str]:
 
 # ---------------------------------------------------------------------------- asks for all
 
-# Questions that ask for all of something, told apart by their form alone: "What authors has Tim
-# read?", "Which beauty treatments has Emi done?", "What are Kate's hobbies?", "How many times did
-# Nicolas call?", "Tell me about Peter". The answer is a list whose items were said on many days;
+# Questions that ask for all of something, told apart by their form alone: "What books has Jon
+# read?", "Which museums has Lia visited?", "What are Ana's hobbies?", "How many times did
+# Jon call?", "Tell me about Peter". The answer is a list whose items were said on many days;
 # recall/aggregate.py says what the ranking does with such a question.
 #
 # "what/which (kind|types|sorts) of ... " and "what/which <plural noun>", maybe after a
@@ -191,7 +191,7 @@ _PLURAL = (
     r"(?!(?:does|goes|has|was|is)\b)"  # a verb after the question word: "What time does ..."
     r"(?:[a-z]{2,}[^su\W]s|[a-z]+ies|people|children|men|women|friends)"
 )
-# A preposition may lead: "In which countries did Kate relax?", "From what stores ...".
+# A preposition may lead: "In which countries did Ana relax?", "From what stores ...".
 _LEAD = r"(?:(?:in|from|at|on|to|for|with|by|of|under|about)\s+)?"
 _FORMS = (
     re.compile(rf"^\s*{_LEAD}{_WH}\s+(?:kinds?|types?|sorts?)\s+of\b", re.IGNORECASE),
@@ -204,7 +204,7 @@ _FORMS = (
     re.compile(r"\b(?:all|every|everything|list)\b.*\b(?:about|of|that|which)\b", re.IGNORECASE),
     re.compile(r"\b(?:hobbies|interests|favou?rites?)\b", re.IGNORECASE),
 )
-# "What is ..." / "What does ..." with a plural later on ("What does Kate think of cats?") asks for
+# "What is ..." / "What does ..." with a plural later on ("What does Ana think of cats?") asks for
 # one thing: only the words right after the question word count, which the patterns above anchor.
 _SINGLE = re.compile(
     rf"^\s*{_WH}\s+(?:is|was|does|did|do)\b(?!.*\b(?:hobbies|interests)\b)", re.IGNORECASE
@@ -262,7 +262,7 @@ _ASKS = (
 
 def asks_for(question: str) -> str | None:
     """What ``question`` asks for by its form: "when", "count", "why", "where", "who", or None
-    (what, which, yes or no). "When did Kate move?" -> "when"; "How many books …" -> "count"."""
+    (what, which, yes or no). "When did Ana move?" -> "when"; "How many books …" -> "count"."""
     for kind, pattern in _ASKS:
         if pattern.search(question):
             return kind
