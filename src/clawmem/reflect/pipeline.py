@@ -475,6 +475,7 @@ def _propose_facts(
         record,
         said_in_transcript,
     )
+    from clawmem.reflect.turn_reading import TurnReading
     from clawmem.text.timeexpr import date_from_path
 
     said = []
@@ -487,7 +488,13 @@ def _propose_facts(
         if day is not None and day <= today and (since is None or day >= since):
             logs.append(entry.relpath)
     said += daily_logs(ix.root, logs)
-    every = selected(said, entity_page_names(ix.root))
+    # The embedder reads the turns the budget leaves just out (turn_reading.py): here, not at
+    # flush, whose PreCompact budget has no room for the model; a turn flush left out is
+    # proposed by the next reflect.
+    identity = ix.supply.declared_identity()
+    key = identity.key() if identity is not None else None
+    read = TurnReading(lambda count: ix.supply.for_documents(count, key))
+    every = selected(said, entity_page_names(ix.root), read)
     first = list({p.key: p for p in reversed(every)}.values())[::-1]  # propose(): each line once
     new = record(ix.root, first, today)
     return len(new), promotable(every, ix.root)
