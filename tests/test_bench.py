@@ -332,13 +332,13 @@ def test_a_child_run_gives_its_last_json_line_and_a_failure_its_stderr():
     what it wrote to stderr."""
     import os
 
-    from benchmarks.suites.scale import _run_child
+    from benchmarks.suites.scale import run_child
 
     env = dict(os.environ)
     code = "import json, sys; print('warming up'); print(json.dumps({'args': sys.argv[1:]}))"
-    assert _run_child(code, ["a", "b c"], env) == {"args": ["a", "b c"]}
+    assert run_child(code, ["a", "b c"], env) == {"args": ["a", "b c"]}
     with pytest.raises(RuntimeError, match="the child says no"):
-        _run_child("import sys; sys.exit('the child says no')", [], env)
+        run_child("import sys; sys.exit('the child says no')", [], env)
 
 
 @pytest.mark.skipif(not (EVAL / "realtalk").is_dir(), reason="evaluation data not present")

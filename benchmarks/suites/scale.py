@@ -537,7 +537,7 @@ print(json.dumps({"units": n, "cpu_s": cpu, "wall_s": wall, "spent": spent,
 """
 
 
-def _run_child(code: str, args: list[str], env: dict[str, str]) -> dict:
+def run_child(code: str, args: list[str], env: dict[str, str]) -> dict:
     """Run ``code`` in a fresh Python process with ``args`` and ``env``: the JSON object its
     last line of output prints (a failure raises with the end of its stderr)."""
     import subprocess
@@ -566,7 +566,7 @@ def index_phases(units: int, embed: bool) -> dict:
     env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "CLAWMEM_RESIDENT_EMBEDDER": "0"}
     env.pop("CLAWMEM_MODEL", None)  # the default model, as `clawmem index` embeds (not e5-f32)
     load = os.getloadavg()
-    d = _run_child(_PHASES_CHILD, [str(root), "embed" if embed else "none"], env)
+    d = run_child(_PHASES_CHILD, [str(root), "embed" if embed else "none"], env)
     n, spent = d["units"], {k: v[0] for k, v in d["spent"].items()}
     ms = {
         "parse and chunk": spent.get("parse", 0.0),
@@ -689,7 +689,7 @@ def hybrid_ab(root: Path, qs: list[str], rounds: int = 2) -> dict:
     for r in range(rounds):
         for name in ("before", "now") if r % 2 == 0 else ("now", "before"):
             env = {**os.environ, "PYTHONPATH": trees[name], "CLAWMEM_RESIDENT_EMBEDDER": "0"}
-            d = _run_child(_AB_CHILD, [str(root), json.dumps(qs)], env)
+            d = run_child(_AB_CHILD, [str(root), json.dumps(qs)], env)
             times[name] += d["times"]
             tops.setdefault(name, d["tops"])
             for key, (w, c, n) in d["phases"].items():
