@@ -198,7 +198,7 @@ def test_vector_mode_says_nothing_of_the_lexical_leg(indexed):
         assert lexical["relaxed"] is True  # the same question does relax the lexical leg
 
 
-def test_the_http_server_stops_within_a_second_on_sigterm(indexed, tmp_path):
+def test_the_http_server_stops_promptly_on_sigterm(indexed, tmp_path):
     import signal
     import time
 
