@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-RRF = "rrf-v16"
-WEIGHTED = "weighted-v12"
+RRF = "rrf-v17"
+WEIGHTED = "weighted-v13"
 
 
 @dataclass(frozen=True)
