@@ -62,6 +62,49 @@ def test_the_speaker_of_a_chat_line():
     assert speaker("User: can you look at this: now") == "user"  # no quoted turn
 
 
+def test_a_section_or_field_label_is_no_speaker():
+    """aggregate.speaker read any label before a colon as a speaker's name: a structured
+    abstract's "Background: … / Methods: …" was two people's lines, its line a message to
+    re-order and boost. A speaker's label is a name (text/speakers.py)."""
+    from clawmem.recall.aggregate import speakers
+
+    for line in (
+        "Background: we studied 40 patients for a year.",
+        "Summary: the migration is done",
+        "- Next steps: book the venue",
+        "- Action Items: email Ben",
+        "last_updated: 2025-11-20",
+        "payments-service: runs on Hetzner",
+        "Pottery class: Tuesdays at 6",
+        "TypeError: undefined is not a function",
+        "Monday: gym, then the dentist",
+    ):
+        assert speaker(line) is None, line
+    assert speakers("Background: we studied 40 patients.\nMethods: a survey.\nResults: none.") == 0
+    # Names: one word, or a few capitalised ones; a role; a linked name.
+    assert speaker("- John Zhang: the venue is booked") == "john zhang"
+    assert speaker("- Ana de Souza: hi") == "ana de souza"
+    assert speaker("Speaker 2: can you hear me?") == "speaker 2"
+    assert speaker("User: Summary: what we decided") == "user"  # the role, not the label
+
+
+def test_chunking_and_recall_read_one_speaker_rule():
+    """Chunking's talk detection and recall's speaker read one rule: a talk kept as "**Kate:** …"
+    or "[10:32] Kate: …" lines was cut into one unit per message, and recall found no speaker in
+    any of them; a paragraph of "Note: …" lines was cut as a talk, its label a speaker."""
+    from clawmem.markdown.chunking import chunk_markdown
+
+    talk = "**Kate:** the venue is booked\n**Ben:** for Saturday?\n**Kate:** yes, 7 pm\n"
+    stamped = "[10:32] Kate: shall we go with Hetzner?\n[10:33] Ben: yes\n[10:34] Kate: done\n"
+    notes = "Note: the venue is booked\nNote: for Saturday\n"
+    for text, people in ((talk, ["kate", "ben", "kate"]), (stamped, ["kate", "ben", "kate"])):
+        units = chunk_markdown(text)
+        assert [u.start_line for u in units] == [1, 2, 3]
+        assert [speaker(u.text) for u in units] == people
+    (unit,) = chunk_markdown(notes)
+    assert (unit.start_line, unit.end_line) == (1, 2) and speaker(unit.text) is None
+
+
 def test_tell_me_about_peter_shows_his_page_then_facts_about_him(indexed):
     mem = open_workspace(indexed, environ={})
     res = mem.recall("tell me about Peter", k=6)
@@ -109,7 +152,7 @@ def test_a_question_asking_for_all_about_someone_is_also_ranked_without_the_name
     mem = open_workspace(indexed, environ={"CLAWMEM_MIN_RELEVANCE": "0"})
     res = mem.recall("Which trips has Peter taken?", k=6)
     assert "asks for all of something: also ranked as 'Which trips has taken?'" in res.notes
-    assert res.ranking == "rrf-v17"
+    assert res.ranking == "rrf-v18"
     # Both texts are embedded on the vector leg's thread: the NumPy query path's vocabulary is
     # a SQLite connection of the thread that opened it (a second thread once broke it, and the
     # process then embedded with llama.cpp, whose last bits differ: -k 1 and -k 2 disagreed).
@@ -184,7 +227,7 @@ _ROUNDING_NOTES = """# 2026-03-04
 def test_an_open_question_in_the_notes_does_not_outrank_the_line_that_answers_it(
     tmp_path, shared_model
 ):
-    """rrf-v17: "who signed off the rounding?" gets the line saying who did, not the to-do asking
+    """rrf-v18: "who signed off the rounding?" gets the line saying who did, not the to-do asking
     it (first before: the to-do holds the question's own words and meaning); the to-do is
     counted less, not dropped."""
     ws = tmp_path / "notes"
@@ -240,7 +283,7 @@ def test_a_question_asking_for_all_is_spread_out_on_the_real_index(indexed):
     moved = 0
     for question in ASKING_FOR_ALL:
         res = mem.recall(question, k=20, today=today, sync=False)
-        assert res.ranking == "rrf-v17"
+        assert res.ranking == "rrf-v18"
         plain = mem.recall(question, k=20, today=today, sync=False, ranking=off)
         # The same pool (cut by k, it may keep other units), another order.
         moved += [h.citation for h in res.hits] != [h.citation for h in plain.hits]

@@ -341,7 +341,7 @@ def test_phrase_counts_are_remembered_only_while_the_index_is_unchanged(tmp_path
 @pytest.mark.parametrize(
     ("query", "terms"),
     [
-        # rrf-v17: the closing verb of "how long … take / last" is the question's form, not its
+        # rrf-v18: the closing verb of "how long … take / last" is the question's form, not its
         # topic (the answer says "took fifty minutes"): left out like a stopword...
         ("how long did the rehearsal take?", ('"long"', '"rehearsal"')),
         ("How long does the backup last", ('"long"', '"backup"')),

@@ -292,6 +292,37 @@ def test_a_rejected_proposal_is_not_shown_as_proposed(ws, lexical):
     assert "proposed as a fact" not in shown
 
 
+def test_recall_reads_the_ledger_again_only_when_it_changed(ws, lexical, monkeypatch):
+    """recall read and parsed the whole ledger on every query that found a proposal (a process
+    that recalls many times, the MCP server, paid for it each time): it is read once, and again
+    when a decision is added to it, and the answers are those of the ledger as it is."""
+    from clawmem.markdown import proposal_ledger
+
+    assert cli("-w", str(ws), "reflect").code == 0
+    pending = _list(ws)
+    agreed = next(p for p in pending if "We agreed on a dry run" in p["line_text"])
+    other = next(p for p in pending if p["id"] != agreed["id"])
+    assert cli("-w", str(ws), "proposals", "reject", other["id"]).code == 0
+    reads = []
+    real = proposal_ledger.ledger_lines
+    monkeypatch.setattr(proposal_ledger, "ledger_lines", lambda root: reads.append(1) or real(root))
+
+    def ask() -> list[dict]:
+        r = cli("-w", str(ws), "recall", "agreed on a dry run", "-k", "10", "--json")
+        assert r.code == 0, r.err
+        return json.loads(r.out)["results"]
+
+    first = ask()
+    assert first[0]["proposed"] == [agreed["page"]]
+    assert ask() == first and ask() == first
+    assert len(reads) == 1
+    assert cli("-w", str(ws), "proposals", "reject", agreed["id"]).code == 0
+    reads.clear()
+    now = ask()
+    assert len(reads) == 1 and "proposed" not in now[0]
+    assert now[0]["citation"] == first[0]["citation"]
+
+
 def test_a_proposal_found_with_its_source_is_one_hit_carrying_both_citations(ws, lexical):
     """A proposal restates the line it cites: found together, the line is shown once, with the
     proposal's citation on it, and the proposal spends no second hit (copies.fold_proposals).

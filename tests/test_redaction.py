@@ -262,6 +262,7 @@ def test_redaction_keeps_lines_and_is_idempotent(text):
         "TOKEN=x",
         "password=",
         "pwd=",
+        "db://u:p@",
     ],
 )
 def test_a_run_of_needles_inside_one_secret_is_redacted_in_linear_time(unit):
@@ -286,7 +287,8 @@ def test_a_run_of_needles_inside_one_secret_is_redacted_in_linear_time(unit):
 
 
 @pytest.mark.parametrize(
-    "unit", ["?password=", "?code=", "7z ", "?combination=", "backup codes: ", "?accountkey={{"]
+    "unit",
+    ["?password=", "?code=", "7z ", "?combination=", "backup codes: ", "?accountkey={{", "db://u:"],
 )
 def test_a_run_of_needles_a_rule_refuses_is_redacted_in_linear_time(unit):
     """A match its check refused left every needle inside it to be tried again, each read to
@@ -315,6 +317,25 @@ def test_a_secret_longer_than_the_window_is_redacted_whole():
         out = redact(text)
         assert "Ab1Ab1" not in out and out.endswith("done") and REDACTED in out, out[:80]
         assert out.count("\n") == text.count("\n")
+
+
+def test_a_url_password_longer_than_the_window_is_redacted():
+    """A connection string's password runs to the last "@" before a host: tried within REACH of
+    its "://", one of about 480 characters or more never reached its "@host" and was left as
+    written. Read to the end of its run now, whatever its length; the user and the host stay."""
+    from clawmem.text.secret_words import REACH
+
+    for n in (REACH - 40, REACH + 88, 20 * REACH):
+        password = ("Zq7-" * n)[:n]
+        for text, shown in (
+            (f"https://user:{password}@host/x ok", f"https://user:{REDACTED}@host/x ok"),
+            (f"redis://:{password}@cache:6379", f"redis://:{REDACTED}@cache:6379"),
+            (
+                f"db: postgres://app:{password}@p@ss@db.example\n",
+                f"db: postgres://app:{REDACTED}@db.example\n",
+            ),
+        ):
+            assert redact(text) == shown, (n, text[:40])
 
 
 def test_digit_and_letter_tests_agree_with_str_methods():

@@ -4,6 +4,7 @@ silent wrong result or a crash."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -250,6 +251,47 @@ def test_a_retain_the_full_disk_stops_leaves_the_log_byte_for_byte(tmp_path):
         r = cli("-w", str(ws), "retain", "The disk-full fact.", "--date", "2025-11-27", "--json")
         assert r.code == 0, r.err
         assert log.read_bytes().count(b"The disk-full fact.") == 1
+
+
+def test_a_page_rewrite_the_full_disk_stops_loses_no_line_another_program_appended(
+    tmp_path, monkeypatch
+):
+    """A page rewrite (reflect, flush, merge: files/rewrite.py) renames the new page over the
+    old one, then appends to it what another program appended to the old one meanwhile. On a
+    full disk that append failed after the rename, and those lines, left only in the replaced
+    file, were lost. The old page, with them, is put back: nothing is written, nothing lost."""
+    from benchmarks.soak.resources import fill, small_disk
+
+    from clawmem.files import rewrite
+
+    line = b"- a line another program appended\n"
+    with small_disk(tmp_path / "disk", "1m") as disk:
+        if disk is None:
+            pytest.skip("needs root to mount a small tmpfs")
+        page = disk / "Peter.md"
+        old = b"# Peter\n\n- a line\n"
+        page.write_bytes(old)
+        new = b"# Peter\n\n" + b"x" * 4086 + b"\n"  # one page of the tmpfs: an append takes another
+        assert len(new) == 4096
+        real = rewrite.write_atomic
+
+        def appended_then_disk_full(path, data):  # between the comparison and the rename
+            with open(page, "ab") as other:
+                other.write(line)
+            fill(disk, 4096)  # room for the new page, none for a byte more
+            real(path, data)
+
+        monkeypatch.setattr(rewrite, "write_atomic", appended_then_disk_full)
+        with pytest.raises(OSError) as failed:
+            rewrite.rewrite_page(page, old, new)
+        assert failed.value.errno == errno.ENOSPC
+        assert page.read_bytes() == old + line
+        for filler in disk.glob("filler-*"):
+            filler.unlink()
+        monkeypatch.setattr(rewrite, "write_atomic", real)
+        assert rewrite.rewrite_page(page, old + line, new).kept == b""
+        assert page.read_bytes() == new
+        assert [p.name for p in disk.iterdir()] == ["Peter.md"]  # nothing left beside it
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")

@@ -18,32 +18,25 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from clawmem.text import speakers as speakers_rule
+
 if TYPE_CHECKING:
     import numpy as np
 
     from clawmem.text.query import Query
 
-# "- Name: text", "**Name**: text", "Name: text", with the list marker if there is one; also
-# written as a task ("- [ ] Name: text"), a link to the person's page ("- [[Name]]: text",
-# "[[Name|shown]]: text") or quoted in a transcript's message ("User: Name: text", where the
-# role label is who typed it, not who said it). rrf-v11: the person boost missed these lines, so
-# a question naming someone ranked their task, linked or transcript line under any plain line
-# of theirs.
-_SPEAKER = re.compile(
-    r"^\s*(?P<item>[-*+]\s+)?(?:\[[ xX]\]\s+)?(?:(?:User|Assistant):\s+(?=\S+:\s))?"
-    r"(?:\*\*|\[\[(?:[^\]|]*\|)?)?(?P<name>[^\W\d_][\w .'-]{0,40}?)(?:\*\*|\]\])?:\s"
-)
-
 
 def speaker(text: str, *, as_written: bool = False) -> str | None:
-    """Who said a chat line written "- Name: text" (a daily log's message), folded (as written
-    with ``as_written``); else None."""
+    """Who said a chat line ("- Name: text", a daily log's message; text/speakers.py has the
+    rule, which chunking's talk detection reads too), folded (as written with ``as_written``);
+    else None. rrf-v11: a task, a link to the person's page or a transcript's quoted line has a
+    speaker too; rrf-v17: a section's or a field's label ("Background: …") is no speaker."""
     from clawmem.text.textnorm import fold
 
-    m = _SPEAKER.match(text)
-    if m is None:
+    said = speakers_rule.said(text)
+    if said is None:
         return None
-    return m.group("name").strip() if as_written else fold(m.group("name")).strip()
+    return said.name if as_written else fold(said.name)
 
 
 def speakers(text: str) -> int:
@@ -55,8 +48,8 @@ def speakers(text: str) -> int:
 def is_chat_line(text: str) -> bool:
     """Whether ``text`` is someone's message in a chat log, a list item "- Name: text" as a daily
     log writes it: a structured abstract's "Background: ..." is no one speaking."""
-    m = _SPEAKER.match(text)
-    return m is not None and m.group("item") is not None
+    said = speakers_rule.said(text)
+    return said is not None and said.item
 
 
 def without_names_if_asked(query: Query) -> str | None:
@@ -83,10 +76,10 @@ def only_asks(text: str) -> bool:
     more that is not a question ("Hello Kate. How are you?" asks; "I love skiing! What about
     you?" does not: it says what its writer loves). A note's own open question ("- Should we
     move the NAS?", a to-do ending "(reconnect?)") is no message: it may be what is looked for."""
-    said = _SPEAKER.match(text)
+    said = speakers_rule.said(text)
     if said is None or not _ASKING_END.search(text):
         return False
-    text = text[said.end() :]
+    text = text[said.start :]
     for sentence in _SENTENCE.findall(_BRACKETED.sub(" ", text)):
         sentence = sentence.strip()
         if sentence and not sentence.endswith(("?", "？")):
@@ -111,7 +104,9 @@ def open_question(text: str) -> bool:
     cannot say who, when, where, how many or why (``Ranking.open_question_factor``); a to-do that
     ends with a question in passing ("- [ ] reproduce the crash (kill wifi during reconnect?)")
     states a task, and a message someone said is ``only_asks``'s."""
-    if _SPEAKER.match(text) or not _ASKING_END.search(text) or not _ASKING_START.match(text):
+    if speakers_rule.said(text) is not None:
+        return False
+    if not _ASKING_END.search(text) or not _ASKING_START.match(text):
         return False
     for sentence in _SENTENCE.findall(_BRACKETED.sub(" ", text)):
         sentence = sentence.strip()

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 
 from clawmem.recall.aggregate import only_asks, speaker, speakers
 from clawmem.recall.copies import PAGES
+from clawmem.text.speakers import said as said_by
 from clawmem.text.textnorm import fold
 
 if TYPE_CHECKING:
@@ -180,12 +181,6 @@ _NOT_NAMES = frozenset(
     that what when where which who why how and but not yes yeah wow thank thanks hello hey good
     great well also just really that's it's i'm oh ok okay lol haha""".split()
 )
-# Who said it: "- Ana: …", a task, a link to the person's page, a transcript's quoted line
-# (aggregate.speaker reads the name; this only finds where the message starts).
-_SAID = re.compile(
-    r"^\s*(?:[-*+]\s+)?(?:\[[ xX]\]\s+)?(?:(?:User|Assistant):\s+)?(?:\*\*|\[\[)?"
-    r"[^\W\d_][\w .'-]{0,40}?(?:\*\*|\]\])?:\s"
-)
 _WORD = re.compile(r"[a-z]+")
 
 
@@ -264,9 +259,9 @@ def asked(query: Query) -> AskedFor:
 
 def line_features(a: AskedFor, text: str) -> dict[str, float]:
     """The features of one hit's text but its place and score (``FEATURES`` from "time")."""
-    said = speaker(text.split("\n", 1)[0]) if text else None
-    m = _SAID.match(text)
-    body = text[m.end() :] if m else text
+    line = said_by(text.split("\n", 1)[0]) if text else None  # who said it (text/speakers.py)
+    said = fold(line.name) if line is not None else None
+    body = text[line.start :] if line is not None else text
     low = body.lower().replace("’", "'")
     words = _LOWER_WORD.findall(low)
     heads = [w.split("'", 1)[0] for w in words] if "'" in low else words
@@ -347,26 +342,18 @@ MODEL = Model(
 )
 
 
-# A speaker's name of a message: a person's or a role's ("Ana", "John Zhang", "User"), at most
-# this many words; a longer label before a colon is a sentence ("He wants errors explained as: …").
-_NAME_WORDS = 3
-
-
 def is_message(hit: Hit) -> bool:
     """Whether ``hit`` is a message: a note's line (no fact, no page line, not reached through a
     link) that one person said, "- Ana: …", "Ana: …" or a transcript's "User: …" (its first
-    line's ``aggregate.speaker``), the speaker's name a name: one word, or a few capitalised ones
-    ("John Zhang"), without "_" or "-" ("Pottery class: …", "last_updated: …", "payments-service:
-    …" are a note's labels and a page's fields). A unit of two people's lines (an exchange kept as
-    one paragraph, "Jack: …" then "Assistant: …", or a message joined with the reply next to it,
-    passages.py) is none: who said it, first person and asking are read of one speaker's words."""
+    line's ``aggregate.speaker``), the speaker's name a name (``text.speakers.is_name``: one
+    word, or a few capitalised ones, "John Zhang"; "Pottery class: …", "last_updated: …",
+    "payments-service: …", "Background: …" are a note's labels and a page's fields). A unit of two
+    people's lines (an exchange kept as one paragraph, "Jack: …" then "Assistant: …", or a message
+    joined with the reply next to it, passages.py) is none: who said it, first person and asking
+    are read of one speaker's words."""
     if hit.kind is not None or hit.via is not None or hit.path.startswith(PAGES):
         return False
-    said = speaker(hit.text.split("\n", 1)[0], as_written=True)
-    if said is None or "_" in said or "-" in said or speakers(hit.text) > 1:
-        return False
-    words = said.split()
-    return len(words) == 1 or (len(words) <= _NAME_WORDS and all(w[:1].isupper() for w in words))
+    return speaker(hit.text.split("\n", 1)[0]) is not None and speakers(hit.text) <= 1
 
 
 def reorder(

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-RRF = "rrf-v17"
-WEIGHTED = "weighted-v13"
+RRF = "rrf-v18"
+WEIGHTED = "weighted-v14"
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ class Ranking:
     # A note's own open question that no one said ("- [ ] who signs off the rounding?",
     # aggregate.open_question) has its score multiplied by this when the question asks who, when,
     # where, how many or why (``Query.asks``): it restates what is open and cannot say it
-    # (rrf-v17; 1.0 = off). The same number as ``question_factor``, not tuned: it ranked the
+    # (rrf-v18; 1.0 = off). The same number as ``question_factor``, not tuned: it ranked the
     # to-do above the line that answers it on a hand-written note (tests/test_aggregate.py).
     open_question_factor: float = 0.5
     # Then the first ``aggregate_spread_depth`` units are re-ordered by maximal marginal

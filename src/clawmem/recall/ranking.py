@@ -790,7 +790,7 @@ def _lower_questions(
     (rrf-v11: every hybrid question, rrf-v6 only one asking for all of something). A note's own
     open question ("- [ ] who signs off the rounding?") cannot answer a question asking who,
     when, where, how many or why (``Query.asks``): it counts ``rk.open_question_factor``
-    (rrf-v17); for any other question it may be what is looked for ("what is still open on the
+    (rrf-v18); for any other question it may be what is looked for ("what is still open on the
     rounding?"). Only on ``fused`` scores: the lexical leg alone keeps BM25's order ("how are
     you?" may be what is looked for there)."""
     if not fused:

@@ -175,7 +175,7 @@ def quoted_parts(query: str) -> list[str]:
 # question's form, as "how long" is (the answer says "ran for forty minutes", "took an hour"), so it
 # is left out like a stopword; searched, it ranked an unrelated line that says "take" ("I can take
 # the template") first among the lines of the rehearsal's section, which all match its heading
-# (rrf-v17).
+# (rrf-v18).
 _FORM_VERB = re.compile(
     r"^\s*how\s+long\b.*\b(take|takes|took|taken|last|lasts|lasted)[\s?.!]*$", re.IGNORECASE
 )
