@@ -7,7 +7,7 @@ import pytest
 
 from clawmem import open_workspace
 from clawmem.recall import fusion, legs
-from clawmem.recall.aggregate import only_asks, speaker, spread_out
+from clawmem.recall.aggregate import only_asks, open_question, speaker, spread_out
 from clawmem.text.query import Query, asks_for_all
 
 
@@ -152,7 +152,7 @@ def test_a_question_asking_for_all_about_someone_is_also_ranked_without_the_name
     mem = open_workspace(indexed, environ={"CLAWMEM_MIN_RELEVANCE": "0"})
     res = mem.recall("Which trips has Peter taken?", k=6)
     assert "asks for all of something: also ranked as 'Which trips has taken?'" in res.notes
-    assert res.ranking == "rrf-v17"
+    assert res.ranking == "rrf-v18"
     # Both texts are embedded on the vector leg's thread: the NumPy query path's vocabulary is
     # a SQLite connection of the thread that opened it (a second thread once broke it, and the
     # process then embedded with llama.cpp, whose last bits differ: -k 1 and -k 2 disagreed).
@@ -184,6 +184,63 @@ def test_a_question_asking_for_all_about_someone_is_also_ranked_without_the_name
 )
 def test_a_line_that_only_asks(text, asks):
     assert only_asks(text) is asks
+
+
+@pytest.mark.parametrize(
+    ("text", "open_"),
+    [
+        ("- [ ] who signs off the rounding?", True),
+        ("- [x] When do we freeze the schema?", True),
+        ("Should we move the NAS to The Castle?", True),
+        ("- is the VPN still needed? who pays for it?", True),
+        ("- [ ] reproduce the crash locally (kill wifi during reconnect?)", False),  # a task
+        ("- Ingrid signed off the rounding change on Tuesday.", False),
+        ("- who knows. The vendor never answered?", False),  # states something too
+        ("- elise: How are you doing today Kate?", False),  # a message: only_asks's
+    ],
+)
+def test_a_notes_own_open_question(text, open_):
+    assert open_question(text) is open_
+
+
+# Hand-written notes (no speaker on the lines; names made up for this test): a to-do that asks
+# the very question, and the line under another heading that answers it.
+_ROUNDING_NOTES = """# 2026-03-04
+
+## Rehearsal for the launch demo
+- Zofia: it took fifty minutes end to end, ten over plan.
+- Ingrid: I can take the PDF template.
+- Bartholomew: the slides still need the new logo.
+- Zofia: next one on Friday at nine, same room.
+
+## Tasks
+- [ ] who signs off the rounding?
+- [ ] book the room for Friday
+- [x] send Teodor the budget sheet
+
+## Finance review
+- Ingrid signed off the rounding change after the finance review on Tuesday.
+- Bartholomew wants the rounding documented in the wiki.
+"""
+
+
+def test_an_open_question_in_the_notes_does_not_outrank_the_line_that_answers_it(
+    tmp_path, shared_model
+):
+    """rrf-v18: "who signed off the rounding?" gets the line saying who did, not the to-do asking
+    it (first before: the to-do holds the question's own words and meaning); the to-do is
+    counted less, not dropped."""
+    ws = tmp_path / "notes"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / "2026-03-04.md").write_text(_ROUNDING_NOTES, encoding="utf-8")
+    mem = open_workspace(ws, environ={"CLAWMEM_MIN_RELEVANCE": "0"})
+    mem.index()
+    hits = mem.recall("who signed off the rounding?", k=3).hits
+    assert hits[0].start_line == 15, [(h.start_line, h.text) for h in hits]
+    assert "Ingrid signed off" in hits[0].text
+    # counted less, not dropped: the to-do is the next hit
+    assert hits[1].start_line == 10, [(h.start_line, h.text) for h in hits]
+    mem.close()
 
 
 def _unit(*xs: float):
@@ -226,7 +283,7 @@ def test_a_question_asking_for_all_is_spread_out_on_the_real_index(indexed):
     moved = 0
     for question in ASKING_FOR_ALL:
         res = mem.recall(question, k=20, today=today, sync=False)
-        assert res.ranking == "rrf-v17"
+        assert res.ranking == "rrf-v18"
         plain = mem.recall(question, k=20, today=today, sync=False, ranking=off)
         # The same pool (cut by k, it may keep other units), another order.
         moved += [h.citation for h in res.hits] != [h.citation for h in plain.hits]

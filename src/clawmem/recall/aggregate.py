@@ -88,6 +88,33 @@ def only_asks(text: str) -> bool:
     return True
 
 
+# A line that opens with a question word or an inverted verb ("who …", "should we …", "is the
+# …"), after its list marker and checkbox: English only.
+_ASKING_START = re.compile(
+    r"^\s*(?:[-*+]\s+)?(?:\[[ xX]\]\s+)?(?:who|whom|whose|what|when|where|why|how|which|is|are|"
+    r"was|were|do|does|did|can|could|should|would|will|shall|has|have|had)\b",
+    re.IGNORECASE,
+)
+
+
+def open_question(text: str) -> bool:
+    """Whether a unit is a note's own question that no one said: a to-do or a line that only
+    asks ("- [ ] who signs off the rounding?", "Should we move the NAS?"): it opens with a
+    question word and every sentence of it is a question. It restates what is still open, so it
+    cannot say who, when, where, how many or why (``Ranking.open_question_factor``); a to-do that
+    ends with a question in passing ("- [ ] reproduce the crash (kill wifi during reconnect?)")
+    states a task, and a message someone said is ``only_asks``'s."""
+    if speakers_rule.said(text) is not None:
+        return False
+    if not _ASKING_END.search(text) or not _ASKING_START.match(text):
+        return False
+    for sentence in _SENTENCE.findall(_BRACKETED.sub(" ", text)):
+        sentence = sentence.strip()
+        if sentence and not sentence.endswith(("?", "？")):
+            return False
+    return True
+
+
 def spread_out(
     ordered: Sequence[int], score: dict[int, float], vectors: dict[int, np.ndarray], weight: float
 ) -> list[int]:

@@ -171,6 +171,16 @@ def quoted_parts(query: str) -> list[str]:
     return [m.group(1) for m in _QUOTED.finditer(query)]
 
 
+# "How long did the rehearsal take?", "how long does the backup last": the closing verb is the
+# question's form, as "how long" is (the answer says "ran for forty minutes", "took an hour"), so it
+# is left out like a stopword; searched, it ranked an unrelated line that says "take" ("I can take
+# the template") first among the lines of the rehearsal's section, which all match its heading
+# (rrf-v18).
+_FORM_VERB = re.compile(
+    r"^\s*how\s+long\b.*\b(take|takes|took|taken|last|lasts|lasted)[\s?.!]*$", re.IGNORECASE
+)
+
+
 def build_query(query: str) -> LexQuery:
     """The FTS5 expressions of ``query`` (a step of ``text.query.Query.parse``, which calls it
     once per recall)."""
@@ -181,6 +191,10 @@ def build_query(query: str) -> LexQuery:
     seen: set[str] = set()
     quoted = quoted_parts(query)
     rest = _QUOTED.sub(" ", query)
+    form = _FORM_VERB.match(rest)
+    form_verb = form.group(1).lower() if form else None
+    if form_verb is not None and tokens(rest).count(form_verb) > 1:
+        form_verb = None  # also a word of the topic: "how long did her last visit last?"
     raws = [(q, True) for q in quoted] + [(r, False) for r in rest.split()]
     for raw, is_quoted in raws:
         if not is_quoted:
@@ -200,7 +214,7 @@ def build_query(query: str) -> LexQuery:
         seen.add(phrase)
         if len(toks) > 2 and all(is_cjk(t) for t in toks):
             loose.extend(_phrase([t]) for t in toks)
-        if len(toks) == 1 and toks[0] in STOPWORDS and not is_quoted:
+        if len(toks) == 1 and not is_quoted and (toks[0] in STOPWORDS or toks[0] == form_verb):
             stop.append(phrase)
             continue
         phrases.append(phrase)
