@@ -374,3 +374,46 @@ def reorder(
     for slot, i in zip(slots, moved, strict=True):
         out[slot] = hits[i]
     return out
+
+
+# The forms ``form_first`` reads: a time and a number are told by their words and digits alone; a
+# place, a name or a cause is read by capitals and prepositions, too loosely to move a line
+# that no model weighs.
+_FORM_FIRST = {"when": "time", "count": "number"}
+
+
+def holds_asked(a: AskedFor, text: str) -> bool:
+    """Whether ``text`` holds what the question asks by its form (``_FORM_FIRST``: a time for
+    "when", a number for "how many / how long") and some of its topic words or names."""
+    f = line_features(a, text)
+    return bool(f["answers_form"]) and (f["content_share"] > 0 or bool(f["names_asked"]))
+
+
+def is_unsaid(hit: Hit) -> bool:
+    """A unit no one said that ``form_first`` may move: a Retain fact or a note's line (no
+    message, no page line, not reached through a link)."""
+    if hit.via is not None or hit.path.startswith(PAGES):
+        return False
+    return hit.kind is not None or not is_message(hit)
+
+
+def form_first(query: Query, hits: Sequence[Hit], depth: int, keep: int = 0) -> list[Hit]:
+    """rrf-v19: ``hits`` with the units no one said (``is_unsaid``) among its first ``depth``
+    that hold what a "when" or "how many / how long" question asks (``holds_asked``) moved
+    before those that do not, in the places those units hold (each group keeps its order);
+    messages (``reorder``'s) and the first ``keep`` stay where they are. ``reorder``'s model was
+    fitted on messages; a fact or a note's line has no speaker for it to read, and the legs rank
+    a line next to the question's words (the neighbour boost, the heading column) with a fact
+    that states the date. Only a time or a number is read: they are told by words and digits."""
+    if query.asks not in _FORM_FIRST or query.asks_for_all:
+        return list(hits)  # a question asking for all of something keeps its spread
+    slots = [i for i in range(keep, min(depth, len(hits))) if is_unsaid(hits[i])]
+    if len(slots) < 2:
+        return list(hits)
+    a = asked(query)
+    holds = {i: holds_asked(a, hits[i].text) for i in slots}
+    moved = sorted(slots, key=lambda i: (not holds[i], i))
+    out = list(hits)
+    for slot, i in zip(slots, moved, strict=True):
+        out[slot] = hits[i]
+    return out

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-RRF = "rrf-v18"
+RRF = "rrf-v19"
 WEIGHTED = "weighted-v14"
 
 
@@ -132,6 +132,13 @@ class Ranking:
     # after the joining above). Every other hit keeps its place (the entity's page, facts, pages,
     # notes), and a short question with an identifier is left as exact-first put it. 0 = off.
     answer_depth: int = 5
+    # rrf-v19: among the first this many hits, for a question asking when or how many / how
+    # long, the units no one said (Retain facts, notes' lines; not messages, pages or hits reached
+    # through a link) that hold what is asked (a time, a number) and some of the question's words
+    # or names come before those that do not, in the places those units hold
+    # (answer_match.form_first): the fact "wants the report by Friday 2026-11-27." before a
+    # narrative line next to the question's words that says no date. 0 = off.
+    form_depth: int = 5
 
 
 @dataclass(frozen=True)
