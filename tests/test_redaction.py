@@ -370,3 +370,43 @@ def test_a_json_web_token_longer_than_the_window_is_redacted():
     t0 = time.process_time()
     redact("see " + "-eyJ" * 22_500 + " end")
     assert time.process_time() - t0 < 3.0
+
+
+# What redact() makes of one fixed corpus (forty-odd kinds of planted credentials of eight seeds,
+# the tricky text that holds none, URL passwords around the old window's reach), under each
+# REDACTION_VERSION: rules that catch more change it, and an index built under the old rules
+# then holds what the new ones catch; only a new version has it rebuilt.
+_CORPUS_SHA256 = "0b4ea8081c46fe8fc8733a143013e6fbbf231218ea485e8c93e6a14002c94386"
+_REDACTED_SHA256 = {
+    3: "5f2ffc32f205d26560f9775b80ec86741da34ce5513c2983ea077805cbb74f77",
+    4: "251f9f1eb77b78bb8c752748e6b2b0c10c37943150754295aa44412caefaa3ae",  # URL passwords
+}
+
+
+def _redaction_corpus() -> list[str]:
+    texts = [p.text for seed in range(8) for p in planted(seed)] + list(NOT_SECRETS)
+    password = "".join("Zq7-"[i % 4] for i in range(2000))
+    for n in (60, 300, 479, 480, 600, 2000):
+        texts += [
+            f"https://user:{password[:n]}@host/x ok",
+            f"redis://:{password[:n]}@cache:6379",
+            f"db: postgres://app:{password[:n]}@p@ss@db.example",
+        ]
+    return texts
+
+
+def test_rules_that_redact_otherwise_come_with_a_new_redaction_version():
+    """URL passwords of 480 characters and more were redacted (874888d) under REDACTION_VERSION
+    3, the version of the rules that left them: an index built before kept them, and was
+    trusted. What the rules make of a fixed corpus is pinned per version."""
+    import hashlib
+
+    corpus = _redaction_corpus()
+    digest = hashlib.sha256("\n\0".join(corpus).encode()).hexdigest()
+    assert digest == _CORPUS_SHA256, "the corpus changed (benchmarks/soak/secrets.py): repin"
+    out = hashlib.sha256("\n\0".join(redact(t) for t in corpus).encode()).hexdigest()
+    assert out == _REDACTED_SHA256.get(schema.REDACTION_VERSION), (
+        f"redact() gives {out} under REDACTION_VERSION {schema.REDACTION_VERSION}, pinned "
+        f"{_REDACTED_SHA256.get(schema.REDACTION_VERSION)}: rules that catch more bump it "
+        "(store/schema.py, docs/storage.md), then pin the new digest here"
+    )
