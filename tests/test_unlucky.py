@@ -294,6 +294,31 @@ def test_a_page_rewrite_the_full_disk_stops_loses_no_line_another_program_append
         assert [p.name for p in disk.iterdir()] == ["Peter.md"]  # nothing left beside it
 
 
+def test_a_rewrite_killed_before_its_rename_leaves_the_page_writable(ws, lexical):
+    """A page rewrite (reflect, flush, merge) gives the old page a second name beside it
+    (``.NAME.XXXXXXXX.held``) until the lines appended to it meanwhile are in the new one. A
+    kill before the rename (flush past the PreCompact hook's budget) left that name: the same
+    file under two names, and every later write to the page (retain, the next flush) was refused
+    as a hard link. It is clawmem's own name: not counted, and the next rewrite removes it; one
+    that holds another file (a kill after the rename, its lines maybe only there) is left."""
+    from clawmem.files import rewrite
+
+    log = ws / "memory" / "2025-12-01.md"
+    log.write_text("# 2025-12-01\n\n- a line\n", encoding="utf-8")
+    held = log.parent / f".{log.name}.0badc0de.held"
+    os.link(log, held)
+    other = log.parent / f".{log.name}.feedface.held"
+    other.write_bytes(b"# 2025-12-01\n\n- a line\n- a line only here\n")
+    r = cli("-w", str(ws), "retain", "Peter fixed the boiler.", "--date", "2025-12-01")
+    assert r.code == 0, r.err
+    old = log.read_bytes()
+    assert b"Peter fixed the boiler." in old
+    assert rewrite.rewrite_page(log, old, old + b"- one more\n").kept == b""
+    assert log.read_bytes() == old + b"- one more\n"
+    assert not held.exists() and os.stat(log).st_nlink == 1
+    assert other.read_bytes().endswith(b"- a line only here\n")
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
 def test_a_fifo_named_like_a_note_never_hangs_a_command(ws, tmp_path):
     """A FIFO named memory/2025-12-09.md (or chats/s.jsonl) hung `index`, every recall and

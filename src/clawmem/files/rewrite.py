@@ -131,6 +131,7 @@ def rewrite_page(
             if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
                 raise Changed()
             # The old file keeps a name until what was appended to it is in the new one.
+            _remove_stale_names(path, st)
             held = _second_name(path)
             try:
                 write_atomic(path, new)
@@ -168,13 +169,33 @@ _NO_LINKS = frozenset(
 )
 
 
+HELD_SUFFIX = ".held"  # a page's second name during a rewrite: .NAME.XXXXXXXX.held
+
+
+def _remove_stale_names(path: Path, st: os.stat_result) -> None:
+    """A rewrite killed before its rename left its second name of the page (the same file,
+    ``st``): the page then has two names, and every write refused it as a hard link
+    (``workspace.writable_path`` counts them as ours now). Removed here, under the page's lock
+    and the workspace's write lock. A name of another file is left: a kill after the rename may
+    have left the only copy of a line in it."""
+    import glob
+
+    for name in path.parent.glob(f".{glob.escape(path.name)}.*{HELD_SUFFIX}"):
+        try:
+            there = os.lstat(name)
+            if (there.st_dev, there.st_ino) == (st.st_dev, st.st_ino):
+                name.unlink()
+        except OSError:
+            pass  # gone already, or not ours to remove: the rewrite goes on
+
+
 def _second_name(path: Path) -> Path | None:
     """A hard link to ``path`` beside it (``.NAME.XXXXXXXX.held``: hidden, and no ``.tmp`` that
     ``atomic.remove_stale_temps`` would remove, since one a crash leaves may hold the only copy
     of a line), or None where the file system has none. Another error (a full disk that cannot
     take a name) is raised: nothing was written."""
     for _ in range(16):
-        name = path.parent / f".{path.name}.{secrets.token_hex(4)}.held"
+        name = path.parent / f".{path.name}.{secrets.token_hex(4)}{HELD_SUFFIX}"
         try:
             os.link(path, name, follow_symlinks=False)
         except FileExistsError:

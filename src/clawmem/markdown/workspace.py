@@ -388,15 +388,19 @@ def writable_path(root: Path, relpath: str) -> Path:
 def _own_temps(path: Path, ino: int) -> int:
     """How many of the names of ``path``'s file (inode ``ino``) are a killed write's temporary
     copy beside it (files/cas.py creates a file by linking its copy into place; the next write
-    removes the copy): those names are ours, not a link."""
+    removes the copy) or a killed rewrite's second name for the page (files/rewrite.py's
+    ``.NAME.XXXXXXXX.held``, which the next rewrite removes): those names are ours, not a link."""
     import glob
 
+    from clawmem.files.rewrite import HELD_SUFFIX
+
     n = 0
-    for tmp in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
-        try:
-            n += os.lstat(tmp).st_ino == ino
-        except OSError:
-            pass
+    for suffix in (".tmp", HELD_SUFFIX):
+        for tmp in path.parent.glob(f".{glob.escape(path.name)}.*{suffix}"):
+            try:
+                n += os.lstat(tmp).st_ino == ino
+            except OSError:
+                pass
     return n
 
 
