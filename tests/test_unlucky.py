@@ -319,6 +319,29 @@ def test_a_rewrite_killed_before_its_rename_leaves_the_page_writable(ws, lexical
     assert other.read_bytes().endswith(b"- a line only here\n")
 
 
+def test_a_rewrites_copy_of_the_page_left_with_lines_in_it_is_in_status(ws, lexical):
+    """A rewrite killed after its rename (or a full disk where the old page could not be put
+    back) leaves the page as it was under its second name, ``.NAME.XXXXXXXX.held``, and lines
+    another program appended meanwhile may be only there: the scan skipped it as any hidden
+    file, and nothing ever said so. `status` (and `index`) name it; a second name of the page
+    itself (killed before the rename, removed by the next rewrite) is not a problem."""
+    log = ws / "memory" / "2025-12-01.md"
+    log.write_text("# 2025-12-01\n\n- a line\n", encoding="utf-8")
+    os.link(log, log.parent / f".{log.name}.0badc0de.held")
+    (log.parent / f".{log.name}.feedface.held").write_bytes(b"- a line only here\n")
+    (log.parent / ".notes.md.swp.held").write_bytes(b"not ours\n")
+    r = cli("-w", str(ws), "status", "--json")
+    assert r.code == 0, r.err
+    rows = [s for s in json.loads(r.out)["skipped"] if s["path"].endswith(".held")]
+    assert [s["path"] for s in rows] == ["memory/.2025-12-01.md.feedface.held"]
+    assert "2025-12-01.md as it was" in rows[0]["reason"]
+    assert "memory/.2025-12-01.md.feedface.held" in cli("-w", str(ws), "status").out
+    r = cli("-w", str(ws), "recall", "a line", "--json")
+    assert r.code == 0, r.err
+    said = [d for d in json.loads(r.out)["degraded"] if ".held" in d]
+    assert len(said) == 1 and said[0].startswith("memory/.2025-12-01.md.feedface.held"), said
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
 def test_a_fifo_named_like_a_note_never_hangs_a_command(ws, tmp_path):
     """A FIFO named memory/2025-12-09.md (or chats/s.jsonl) hung `index`, every recall and
