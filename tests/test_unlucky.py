@@ -319,6 +319,42 @@ def test_a_rewrite_killed_before_its_rename_leaves_the_page_writable(ws, lexical
     assert other.read_bytes().endswith(b"- a line only here\n")
 
 
+def test_a_rewrite_interrupted_after_its_rename_keeps_the_old_page(tmp_path, monkeypatch):
+    """Ctrl-C (or any exception) inside write_atomic after its rename, before the lines another
+    program appended meanwhile were added to the new page: the old page's second name was
+    removed as if nothing had been written, and those lines with it. It is kept (status names
+    it) when the new page is in place."""
+    from clawmem.files import rewrite
+
+    page = tmp_path / "Peter.md"
+    old = b"# Peter\n\n- a line\n"
+    page.write_bytes(old)
+    real = rewrite.write_atomic
+
+    def appended_then_interrupted(path, data):
+        with open(page, "ab") as other:
+            other.write(b"- appended meanwhile\n")
+        real(path, data)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(rewrite, "write_atomic", appended_then_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        rewrite.rewrite_page(page, old, b"# Peter\n\n- new\n")
+    (held,) = tmp_path.glob(".Peter.md.*.held")
+    assert held.read_bytes() == old + b"- appended meanwhile\n"
+    # Interrupted before the rename: nothing written, nothing left beside the page.
+    page.write_bytes(old)
+    held.unlink()
+
+    def interrupted(path, data):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(rewrite, "write_atomic", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        rewrite.rewrite_page(page, old, b"# Peter\n\n- new\n")
+    assert page.read_bytes() == old and [p.name for p in tmp_path.iterdir()] == ["Peter.md"]
+
+
 def test_a_rewrites_copy_of_the_page_left_with_lines_in_it_is_in_status(ws, lexical):
     """A rewrite killed after its rename (or a full disk where the old page could not be put
     back) leaves the page as it was under its second name, ``.NAME.XXXXXXXX.held``, and lines

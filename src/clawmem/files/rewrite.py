@@ -136,7 +136,11 @@ def rewrite_page(
             try:
                 write_atomic(path, new)
             except BaseException:
-                _unlink(held)
+                # Before the rename, nothing was written: the second name goes. After it (an
+                # interrupt as it returned), the old page may hold lines appended meanwhile
+                # that the new one lacks: it stays, and the scan reports it (status, index).
+                if not _renamed(path, st):
+                    _unlink(held)
                 raise
             # Lines appended to the old file since it was compared: kept, after the new page.
             kept = os.pread(fd, max(0, os.fstat(fd).st_size - len(old)), len(old))
@@ -234,6 +238,15 @@ def _put_back(path: Path, held: Path | None, new: bytes, tail: bytes) -> str | N
         finally:
             os.close(fd)
     return f"they are in {held.name} beside it (the page as it was, with them)"
+
+
+def _renamed(path: Path, st: os.stat_result) -> bool:
+    """Whether ``path`` is no longer the file ``st`` (the new page was renamed over it)."""
+    try:
+        now = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return True  # gone: the old page's second name may be its only name
+    return (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino)
 
 
 def _unlink(held: Path | None) -> None:
