@@ -355,6 +355,20 @@ def test_a_rewrite_interrupted_after_its_rename_keeps_the_old_page(tmp_path, mon
     assert page.read_bytes() == old and [p.name for p in tmp_path.iterdir()] == ["Peter.md"]
 
 
+def test_a_page_with_a_long_name_is_still_rewritten(tmp_path):
+    """The old page's second name during a rewrite (``.NAME.XXXXXXXX.held``) is 15 characters
+    longer than the page's: a page named with 241 bytes or more (255, most file systems'
+    limit) could no longer be rewritten at all (reflect failed on it every night). It
+    is rewritten as before the second name, without one."""
+    from clawmem.files import rewrite
+
+    page = tmp_path / ("a" * 238 + ".md")
+    page.write_bytes(b"# A\n\n- a line\n")
+    assert rewrite.rewrite_page(page, b"# A\n\n- a line\n", b"# A\n\n- new\n").kept == b""
+    assert page.read_bytes() == b"# A\n\n- new\n"
+    assert [p.name for p in tmp_path.iterdir()] == [page.name]
+
+
 def test_a_rewrites_copy_of_the_page_left_with_lines_in_it_is_in_status(ws, lexical):
     """A rewrite killed after its rename (or a full disk where the old page could not be put
     back) leaves the page as it was under its second name, ``.NAME.XXXXXXXX.held``, and lines

@@ -165,10 +165,12 @@ def rewrite_page(
 
 # What os.link fails with on a file system without hard links (FAT, some network shares) or
 # where the kernel's protected_hardlinks refuses one: the rewrite goes on without the second
-# name, as before it had one (an append the disk refuses then loses the kept lines).
+# name, as before it had one (an append the disk refuses then loses the kept lines). So does a
+# page whose name leaves no room for the second name's 15 characters (ENAMETOOLONG: a name of
+# 241 bytes and more, which write_atomic's temporary copy, one character shorter, still fits).
 _NO_LINKS = frozenset(
     getattr(errno, name)
-    for name in ("EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EMLINK", "EACCES")
+    for name in ("EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EMLINK", "EACCES", "ENAMETOOLONG")
     if hasattr(errno, name)
 )
 
