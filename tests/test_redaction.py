@@ -338,6 +338,19 @@ def test_a_url_password_longer_than_the_window_is_redacted():
             assert redact(text) == shown, (n, text[:40])
 
 
+def test_a_url_password_in_inline_code_or_bold_is_redacted():
+    """A connection string in a note is often inline code (`` `postgres://app:pw@db` ``) or
+    bold: its host ended at the backtick or the star, which the host's end did not allow, and
+    the password was left as written (as before "!" ending a sentence)."""
+    for text, shown in (
+        ("use `postgres://app:Sup3rS3cret@db` here", f"use `postgres://app:{REDACTED}@db` here"),
+        ("**redis://:Sup3rS3cret@cache**", f"**redis://:{REDACTED}@cache**"),
+        ("it is postgres://app:Sup3rS3cret@db!", f"it is postgres://app:{REDACTED}@db!"),
+        ("`mysql://root:Sup3rS3cret@localhost`.", f"`mysql://root:{REDACTED}@localhost`."),
+    ):
+        assert redact(text) == shown, text
+
+
 def test_digit_and_letter_tests_agree_with_str_methods():
     """has_digit and has_letter search in C (a class per character in Python was most of
     redaction's time on long values); they must say what str.isdigit and str.isalpha say."""
@@ -370,3 +383,45 @@ def test_a_json_web_token_longer_than_the_window_is_redacted():
     t0 = time.process_time()
     redact("see " + "-eyJ" * 22_500 + " end")
     assert time.process_time() - t0 < 3.0
+
+
+# What redact() makes of one fixed corpus (forty-odd kinds of planted credentials of eight seeds,
+# the tricky text that holds none, URL passwords around the old window's reach), under each
+# REDACTION_VERSION: rules that catch more change it, and an index built under the old rules
+# then holds what the new ones catch; only a new version has it rebuilt.
+_CORPUS_SHA256 = "74a16266a85d3b275fdde05a3348741090e4d5f94ad300879d79ef9444e53d03"
+_REDACTED_SHA256 = {
+    3: "7cd34a8106636fdacb2472fc3114ca017ea287007cd8ed6bcdfd82056ac10849",
+    4: "bd8bf42fe10cbf51cd03985783d29a5507a52dfbea2a3364ab55704425c6bf20",  # long URL passwords
+    5: "1eaf39c8e7b1f4fee4a0454702f64baf57aa8ee0201c626262f3d91a7930638a",  # a host before ` * !
+}
+
+
+def _redaction_corpus() -> list[str]:
+    texts = [p.text for seed in range(8) for p in planted(seed)] + list(NOT_SECRETS)
+    password = "".join("Zq7-"[i % 4] for i in range(2000))
+    for n in (60, 300, 479, 480, 600, 2000):
+        texts += [
+            f"https://user:{password[:n]}@host/x ok",
+            f"redis://:{password[:n]}@cache:6379",
+            f"db: postgres://app:{password[:n]}@p@ss@db.example",
+            f"use `postgres://app:{password[:n]}@db` or **redis://:{password[:n]}@cache**!",
+        ]
+    return texts
+
+
+def test_rules_that_redact_otherwise_come_with_a_new_redaction_version():
+    """URL passwords of 480 characters and more were redacted (874888d) under REDACTION_VERSION
+    3, the version of the rules that left them: an index built before kept them, and was
+    trusted. What the rules make of a fixed corpus is pinned per version."""
+    import hashlib
+
+    corpus = _redaction_corpus()
+    digest = hashlib.sha256("\n\0".join(corpus).encode()).hexdigest()
+    assert digest == _CORPUS_SHA256, "the corpus changed (benchmarks/soak/secrets.py): repin"
+    out = hashlib.sha256("\n\0".join(redact(t) for t in corpus).encode()).hexdigest()
+    assert out == _REDACTED_SHA256.get(schema.REDACTION_VERSION), (
+        f"redact() gives {out} under REDACTION_VERSION {schema.REDACTION_VERSION}, pinned "
+        f"{_REDACTED_SHA256.get(schema.REDACTION_VERSION)}: rules that catch more bump it "
+        "(store/schema.py, docs/storage.md), then pin the new digest here"
+    )

@@ -1,7 +1,7 @@
 """Questions that ask for all of something, and who said a chat line.
 
-"What authors has Tim read?", "Which beauty treatments has Emi done?", "What are Kate's hobbies?",
-"How many times did Nicolas call?", "Tell me about Peter": the answer is a list whose items were
+"What authors has Tim read?", "Which courses has Ben taken?", "What are Peter's hobbies?",
+"How many times did Ben call?", "Tell me about Peter": the answer is a list whose items were
 said on many days, each in a line or two. ``fusion.Ranking``'s ``aggregate_*`` numbers rank such
 a question another way: when it names someone, the question without the names is embedded too
 and ranked as a third leg (``Query.unnamed``; ranking.py's ``_content_leg``), so the items asked
@@ -41,7 +41,7 @@ def speaker(text: str, *, as_written: bool = False) -> str | None:
 
 def speakers(text: str) -> int:
     """How many people's lines a unit holds (``speaker`` of each of its lines): 2 for a note
-    keeping a talk as one paragraph ("elise: … Emi: … elise: …"), 1 for one message."""
+    keeping a talk as one paragraph ("kate: … Ben: … kate: …"), 1 for one message."""
     return len({s for line in text.split("\n") if (s := speaker(line)) is not None})
 
 

@@ -623,7 +623,7 @@ def _entity_page(
     idx: Index, q: Query, filters: Filters, snippet_chars: int, rk: Ranking
 ) -> Hit | None:
     """ "Tell me about Peter": the entity's own page leads, then the facts about it. A question
-    that asks something of the entity ("Where was Elise on 31 Dec 2023?": more than
+    that asks something of the entity ("Where was Peter on 3 Dec 2025?": more than
     ``Ranking.entity_page_max_terms`` words besides its names and dates) is ranked as it is: its
     answer is a line, and the page takes part in the ranking as any note does."""
     if not _page_may_lead(filters):

@@ -72,7 +72,7 @@ NAME_WORDS = 3
 
 def is_name(label: str) -> bool:
     """Whether ``label`` (the text before a line's colon) names a person or a role: one word
-    ("Kate", "elise", "User"), or up to ``NAME_WORDS`` words each capitalised but a name's
+    ("Kate", "ben", "User"), or up to ``NAME_WORDS`` words each capitalised but a name's
     particles and a number ("Speaker 2"); no "_" ("last_updated"), a "-" only between
     capitalised parts ("Jean-Luc", not "payments-service"), no dotted identifier or exception's
     name; and not a common section or field label (``SECTION_LABELS``)."""

@@ -147,13 +147,13 @@ def _phrase(toks: list[str]) -> str:
 
 
 _QUOTED = re.compile(r'"([^"]+)"')
-# An English possessive or contraction at the end of a typed word ("Elise's", "Kate’s", "she's",
-# "we'll"): the apostrophe splits it into two tokens, and the phrase "elise s" matches only text
-# that says "Elise's" too, never the lines Elise wrote ("Elise: …") or those that name her. The
+# An English possessive or contraction at the end of a typed word ("Peter's", "Kate’s", "she's",
+# "we'll"): the apostrophe splits it into two tokens, and the phrase "peter s" matches only text
+# that says "Peter's" too, never the lines Peter wrote ("Peter: …") or those that name her. The
 # word is what was asked about. ("don't" keeps its "t": "don" alone is not the word.) People type
 # the apostrophe as whatever key is nearest: the straight ' and the typographic ’ and ʼ, but also
-# ‘, the acute accent ´ (German keyboards) and the backtick ` ("Emi`s travel list", from a question
-# of REALTALK's chat 4).
+# ‘, the acute accent ´ (German keyboards) and the backtick ` ("Kate`s travel list", as a
+# question of a chat was typed).
 _APOSTROPHES = "'’ʼ‘´`"
 _CLITIC = re.compile(f"[{_APOSTROPHES}](?:s|d|ll|re|ve|m)(?=[^\\w{_APOSTROPHES}]*$)", re.IGNORECASE)
 # A term typed as an identifier: words joined by _ . / : (payment_processor, v2.3.1,
