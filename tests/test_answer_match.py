@@ -236,6 +236,15 @@ def test_a_fact_or_note_holding_the_asked_time_comes_before_those_that_do_not():
         _hit("- The outage lasted forty minutes.", 0.09),
     ]
     assert answer_match.form_first(count, regions, depth=5) == regions[::-1]
+    # A day the line does not state outright ("today", "last week": the log's own day, shared
+    # by every line of the log) is no answer to "when": those lines keep their places.
+    relative = [
+        _hit("- The throughput report is on my list.", 0.1),
+        _hit("- Sent the throughput report today.", 0.09),
+        _hit("- Finished the throughput report last week.", 0.08),
+        _hit("- The throughput report went out on the 14th.", 0.07),
+    ]
+    assert answer_match.form_first(q, relative, depth=4) == [relative[i] for i in (3, 0, 1, 2)]
 
 
 # Hand-written notes (names made up for this test): a section every line of which the question's

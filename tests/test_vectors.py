@@ -50,7 +50,7 @@ def test_explain_shows_both_legs(hash_indexed):
 def test_weighted_fusion_is_available_for_comparison(hash_indexed, monkeypatch):
     monkeypatch.setenv("CLAWMEM_FUSION", "weighted")
     res = recall(hash_indexed, "DEC-0054")
-    assert res["ranking"] == "weighted-v14" and res["results"]
+    assert res["ranking"] == "weighted-v15" and res["results"]
 
 
 def test_status_reports_the_embedder(indexed):

@@ -382,9 +382,26 @@ def reorder(
 _FORM_FIRST = {"when": "time", "count": "number"}
 
 
+# A day or a time a note states outright: a date ("2026-11-27", "27/11", "the 14th", "Nov 27"),
+# a clock time, a weekday or a month by its full name ("may" only as "May"). A line's "today",
+# "yesterday" or "last week" is the day of the log that holds it, which every line of that log
+# shares: in notes kept from chats, moving such a line before a fact about the same event lost
+# the fact's first place (benchmarks/analysis.md, rrf-v19).
+_STATED_DAY = re.compile(
+    r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}[/.]\d{1,2}(?:[/.]\d{2,4})?\b|\b\d{1,2}:\d{2}\b"
+    r"|\b\d{1,2}(?:st|nd|rd|th)\b|(?i:\b(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\.?\s+\d)"
+    r"|(?i:\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b)"
+    r"|(?i:\b(?:january|february|march|april|june|july|august|september|october|november|december)\b)"
+    r"|\bMay\b"
+)
+
+
 def holds_asked(a: AskedFor, text: str) -> bool:
-    """Whether ``text`` holds what the question asks by its form (``_FORM_FIRST``: a time for
-    "when", a number for "how many / how long") and some of its topic words or names."""
+    """Whether ``text`` holds what the question asks by its form (``_FORM_FIRST``: a day or a
+    time it states outright for "when", ``_STATED_DAY``; a number for "how many / how long")
+    and some of its topic words or names."""
+    if a.form == "when" and not _STATED_DAY.search(text):
+        return False
     f = line_features(a, text)
     return bool(f["answers_form"]) and (f["content_share"] > 0 or bool(f["names_asked"]))
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 RRF = "rrf-v19"
-WEIGHTED = "weighted-v14"
+WEIGHTED = "weighted-v15"
 
 
 @dataclass(frozen=True)
