@@ -338,6 +338,35 @@ def test_a_url_password_longer_than_the_window_is_redacted():
             assert redact(text) == shown, (n, text[:40])
 
 
+def test_a_url_password_in_inline_code_or_bold_is_redacted():
+    """A connection string in a note is often inline code (`` `postgres://app:pw@db` ``) or
+    bold: its host ended at the backtick or the star, which the host's end did not allow, and
+    the password was left as written (as before "!" ending a sentence)."""
+    for text, shown in (
+        ("use `postgres://app:Sup3rS3cret@db` here", f"use `postgres://app:{REDACTED}@db` here"),
+        ("**redis://:Sup3rS3cret@cache**", f"**redis://:{REDACTED}@cache**"),
+        ("it is postgres://app:Sup3rS3cret@db!", f"it is postgres://app:{REDACTED}@db!"),
+        ("`mysql://root:Sup3rS3cret@localhost`.", f"`mysql://root:{REDACTED}@localhost`."),
+    ):
+        assert redact(text) == shown, text
+
+
+def test_a_secret_said_in_bold_italics_or_struck_through_is_redacted():
+    """Markdown's emphasis around a line or a value ("**card PIN 3322**", "~~my PIN is
+    6364~~"): the closing marks were read as part of the value, which then was no PIN, and
+    was left as written. They close what the line opened; a list's "* " opens nothing, so a
+    password ending in "*" is redacted whole."""
+    for text, shown in (
+        ("**card PIN 3322**", f"**card PIN {REDACTED}**"),
+        ("*card PIN 3322*", f"*card PIN {REDACTED}*"),
+        ("~~my PIN is 6364~~ now 9012", f"~~my PIN is {REDACTED}~~ now 9012"),
+        ("- the PIN is **4821**.", f"- the PIN is **{REDACTED}**."),
+        ("the wifi password is **blue monkey 42** so", f"the wifi password is **{REDACTED}** so"),
+        ("* password: hunter2x9*", f"* password: {REDACTED}"),
+    ):
+        assert redact(text) == shown, text
+
+
 def test_digit_and_letter_tests_agree_with_str_methods():
     """has_digit and has_letter search in C (a class per character in Python was most of
     redaction's time on long values); they must say what str.isdigit and str.isalpha say."""
@@ -376,10 +405,12 @@ def test_a_json_web_token_longer_than_the_window_is_redacted():
 # the tricky text that holds none, URL passwords around the old window's reach), under each
 # REDACTION_VERSION: rules that catch more change it, and an index built under the old rules
 # then holds what the new ones catch; only a new version has it rebuilt.
-_CORPUS_SHA256 = "0b4ea8081c46fe8fc8733a143013e6fbbf231218ea485e8c93e6a14002c94386"
+_CORPUS_SHA256 = "f5d9f6c877c0845f38259d7dcaf3d487651bc5b2d64ddd5c9b9cd7bad696d268"
 _REDACTED_SHA256 = {
-    3: "5f2ffc32f205d26560f9775b80ec86741da34ce5513c2983ea077805cbb74f77",
-    4: "251f9f1eb77b78bb8c752748e6b2b0c10c37943150754295aa44412caefaa3ae",  # URL passwords
+    3: "81d539644969d05db45c2e77e1d5d64f0af4bb187dcb21c9a85556717ccce1ea",
+    4: "62894ff082cc0760c9480aad2472bf19ef4686c96fa47ceec2a2b772e724a9e9",  # long URL passwords
+    5: "491cb9eb2a2a722c3872157f9e643bc8c39d87bdf427da90a01ff7584e53dd97",  # a host before ` * !
+    6: "812c37904e90e6d6858a8283b9ac6d85dfff413db5c82bcec488cb9bcdb9ffaf",  # emphasis closed
 }
 
 
@@ -391,7 +422,9 @@ def _redaction_corpus() -> list[str]:
             f"https://user:{password[:n]}@host/x ok",
             f"redis://:{password[:n]}@cache:6379",
             f"db: postgres://app:{password[:n]}@p@ss@db.example",
+            f"use `postgres://app:{password[:n]}@db` or **redis://:{password[:n]}@cache**!",
         ]
+    texts += ["**card PIN 3322**", "~~my PIN is 6364~~ now 9012", "* password: hunter2x9*"]
     return texts
 
 

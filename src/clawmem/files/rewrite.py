@@ -131,11 +131,16 @@ def rewrite_page(
             if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
                 raise Changed()
             # The old file keeps a name until what was appended to it is in the new one.
+            _remove_stale_names(path, st)
             held = _second_name(path)
             try:
                 write_atomic(path, new)
             except BaseException:
-                _unlink(held)
+                # Before the rename, nothing was written: the second name goes. After it (an
+                # interrupt as it returned), the old page may hold lines appended meanwhile
+                # that the new one lacks: it stays, and the scan reports it (status, index).
+                if not _renamed(path, st):
+                    _unlink(held)
                 raise
             # Lines appended to the old file since it was compared: kept, after the new page.
             kept = os.pread(fd, max(0, os.fstat(fd).st_size - len(old)), len(old))
@@ -160,12 +165,34 @@ def rewrite_page(
 
 # What os.link fails with on a file system without hard links (FAT, some network shares) or
 # where the kernel's protected_hardlinks refuses one: the rewrite goes on without the second
-# name, as before it had one (an append the disk refuses then loses the kept lines).
+# name, as before it had one (an append the disk refuses then loses the kept lines). So does a
+# page whose name leaves no room for the second name's 15 characters (ENAMETOOLONG: a name of
+# 241 bytes and more, which write_atomic's temporary copy, one character shorter, still fits).
 _NO_LINKS = frozenset(
     getattr(errno, name)
-    for name in ("EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EMLINK", "EACCES")
+    for name in ("EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EMLINK", "EACCES", "ENAMETOOLONG")
     if hasattr(errno, name)
 )
+
+
+HELD_SUFFIX = ".held"  # a page's second name during a rewrite: .NAME.XXXXXXXX.held
+
+
+def _remove_stale_names(path: Path, st: os.stat_result) -> None:
+    """A rewrite killed before its rename left its second name of the page (the same file,
+    ``st``): the page then has two names, and every write refused it as a hard link
+    (``workspace.writable_path`` counts them as ours now). Removed here, under the page's lock
+    and the workspace's write lock. A name of another file is left: a kill after the rename may
+    have left the only copy of a line in it."""
+    import glob
+
+    for name in path.parent.glob(f".{glob.escape(path.name)}.*{HELD_SUFFIX}"):
+        try:
+            there = os.lstat(name)
+            if (there.st_dev, there.st_ino) == (st.st_dev, st.st_ino):
+                name.unlink()
+        except OSError:
+            pass  # gone already, or not ours to remove: the rewrite goes on
 
 
 def _second_name(path: Path) -> Path | None:
@@ -174,7 +201,7 @@ def _second_name(path: Path) -> Path | None:
     of a line), or None where the file system has none. Another error (a full disk that cannot
     take a name) is raised: nothing was written."""
     for _ in range(16):
-        name = path.parent / f".{path.name}.{secrets.token_hex(4)}.held"
+        name = path.parent / f".{path.name}.{secrets.token_hex(4)}{HELD_SUFFIX}"
         try:
             os.link(path, name, follow_symlinks=False)
         except FileExistsError:
@@ -213,6 +240,15 @@ def _put_back(path: Path, held: Path | None, new: bytes, tail: bytes) -> str | N
         finally:
             os.close(fd)
     return f"they are in {held.name} beside it (the page as it was, with them)"
+
+
+def _renamed(path: Path, st: os.stat_result) -> bool:
+    """Whether ``path`` is no longer the file ``st`` (the new page was renamed over it)."""
+    try:
+        now = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return True  # gone: the old page's second name may be its only name
+    return (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino)
 
 
 def _unlink(held: Path | None) -> None:

@@ -250,9 +250,11 @@ def _s(
 
 # A URL with a password, scheme://[user]:PASSWORD@host: every part of it is a run of characters
 # other than these (the host's end excepted, which one of them may follow), and the password may
-# hold "@" and ":", so it runs to the last "@" before a host in that run.
+# hold "@" and ":", so it runs to the last "@" before a host in that run. The host may end at
+# Markdown's inline code or bold ("`postgres://app:pw@db`", "**…@db**") or a sentence's "!":
+# it did not (REDACTION_VERSION 5), and such a password was left as written.
 _URL_STOP = re.compile(r"[\s\"'<>]")
-_URL_HOST = r"[A-Za-z0-9_.\[\]-]+(?=[:/?#\s\"'<>),;]|$)"
+_URL_HOST = r"[A-Za-z0-9_.\[\]-]+(?=[:/?#\s\"'<>),;`*!]|$)"
 _URL_HOST_AT = re.compile(_URL_HOST)
 
 
