@@ -176,6 +176,17 @@ def _append_in_place(path: Path, change: FileChange) -> None:
     )
 
 
+def _sweep_unwritten(root: Path, changes: Iterable[FileChange]) -> None:
+    """A writer killed between its temporary copy and the rename left the copy beside the page
+    (.NAME.XXXXXXXX.tmp). Each write sweeps its page's; a page this run finds as it wants it is
+    not written, so its copies are swept here (under the write lock: none is a write going on)."""
+    from clawmem.files.atomic import remove_stale_temps
+
+    for change in changes:
+        if change.status == "unchanged":
+            remove_stale_temps(writable_path(root, change.path))
+
+
 _APPEND_TRIES = 20
 
 
@@ -581,6 +592,7 @@ def reflect(
         result.dry_run = dry_run
         result.retention = apply_retention(ix.root, ix.cfg, today, dry_run=dry_run)
         if not dry_run:
+            _sweep_unwritten(ix.root, result.changes)
             writers = _writers_once()
             for change in result.written():
                 path = writable_path(ix.root, change.path)
