@@ -21,7 +21,7 @@ SCHEMA_VERSION = 11
 CHUNKER_VERSION = 7
 # Bump when text/redact.py redacts more for the same input: an index built under the older rules
 # may hold what the newer ones catch, so it is rebuilt rather than trusted (issue 31).
-REDACTION_VERSION = 6
+REDACTION_VERSION = 7
 # Fact proposals' pages (reflect/proposal_review.py's PAGE_DIR): their units' lexical rows go to
 # proposals_fts, not chunks_fts (see the DDL). Spelled here so that neither store nor recall
 # imports reflect.
