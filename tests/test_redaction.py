@@ -385,7 +385,10 @@ def test_a_secret_in_underscore_emphasis_is_redacted_and_the_marks_kept():
         ("password: _hunter2x9", f"password: {REDACTED}"),
     ):
         assert redact(text) == shown, text
-    for text in ("snake_case_word and __init__ _private_name_", "the _pin_code_ field is _required_"):
+    for text in (
+        "snake_case_word and __init__ _private_name_",
+        "the _pin_code_ field is _required_",
+    ):
         assert redact(text) == text
     t0 = time.process_time()
     redact("_my PIN is " * 10_000 + "_")
