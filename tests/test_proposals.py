@@ -977,3 +977,22 @@ def test_reflect_proposes_the_third_turn_that_reads_as_an_event(indexed, monkeyp
     rows = _list(lexical_copy)
     mine = {p["statement"] for p in rows if p["source"].startswith(f"memory/{day}.md")}
     assert mine == set(_THIRD_TURNS[:2])
+
+
+def test_reflect_says_when_the_turn_reading_was_skipped(ws, hash_model):
+    """With a model other than the one the reading's threshold was chosen with, the turns the
+    budget leaves out were not read, silently: `reflect --json` says so in ``degraded``, and
+    the human summary names it."""
+    day = "2026-03-02"
+    body = [f"# {day}", ""]
+    for t in _THIRD_TURNS[:3]:
+        body += [t, ""]
+    (ws / "memory" / f"{day}.md").write_text("\n".join(body), encoding="utf-8")
+    other = ws.parent / "other"
+    shutil.copytree(ws, other)
+    out = json.loads(cli("-w", str(ws), "reflect", "--json").out)
+    assert out["fact_proposals"] > 0
+    assert len(out["degraded"]) == 1 and out["degraded"][0].startswith("turn reading skipped")
+    assert "multilingual-e5-small" in out["degraded"][0]
+    human = cli("-w", str(other), "reflect")
+    assert human.code == 0 and "degraded: turn reading skipped" in human.out
