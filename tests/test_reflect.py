@@ -288,18 +288,21 @@ def test_second_run_changes_nothing(ws):
 
 def test_a_killed_writes_temporary_copy_beside_a_page_left_as_it_is_goes(ws):
     """A reflect killed between a page's temporary copy and its rename leaves the copy
-    (.NAME.XXXXXXXX.tmp); every write sweeps its page's, and the next run sweeps those of the
-    pages it finds as it wants them and does not write."""
+    (.NAME.XXXXXXXX.tmp) and, rewriting, the page's second name (.NAME.XXXXXXXX.held); every
+    write sweeps its page's, and the next run sweeps those of the pages it finds as it wants
+    them and does not write."""
     assert reflect(ws).code == 0
     page = next(p for p in sorted((ws / "bank" / "entities").glob("*.md")))
     stale = page.with_name(f".{page.name}.k1ll3d00.tmp")
     stale.write_bytes(page.read_bytes()[:10])
-    other = page.with_name(f".{page.name}.k1ll3d00.held")  # not a temporary copy: kept
-    other.write_bytes(b"lines another program appended\n")
+    second_name = page.with_name(f".{page.name}.k1ll3d01.held")  # a rewrite killed before
+    os.link(page, second_name)  # its rename: the page's second name
+    other = page.with_name(f".{page.name}.k1ll3d00.held")  # another file: kept, it may hold
+    other.write_bytes(b"lines another program appended\n")  # the only copy of a line
     second = reflect(ws)
     assert second.code == 0, second.err
     assert "0 entity pages updated" in second.out
-    assert not stale.exists()
+    assert not stale.exists() and not second_name.exists()
     assert other.exists()
 
 

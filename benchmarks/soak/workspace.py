@@ -85,8 +85,9 @@ def mem(ws: Path) -> Memory:
 
 def markdown(ws: Path) -> dict[str, bytes]:
     """Every file outside .memory/ and .git/: what clawmem must leave whole. Not the temporary
-    copies of ``write_atomic`` (``.NAME.XXXX.tmp``): a kill before the rename leaves one beside
-    the untouched file, and ``leftovers`` checks that the next run removes it."""
+    copies of ``write_atomic`` (``.NAME.XXXX.tmp``) or a rewrite's second name of its page
+    (``.NAME.XXXX.held``): a kill before the rename leaves one beside the untouched file, and
+    ``leftovers`` checks that the next run removes it."""
     out = {}
     for p in sorted(ws.rglob("*")):
         rel = p.relative_to(ws)
@@ -187,7 +188,9 @@ def converges(ws: Path, scratch: Path) -> str | None:
     return None
 
 
-TEMP = re.compile(r"^\..+\.tmp$|^index\.sqlite\.rebuild-")
+# A killed writer's temporary copy (.NAME.XXXX.tmp), a killed rewrite's second name of the page
+# (.NAME.XXXX.held, files/rewrite.py), a killed rebuild's index: none may outlive the next run.
+TEMP = re.compile(r"^\..+\.(?:tmp|held)$|^index\.sqlite\.rebuild-")
 
 
 def leftovers(ws: Path) -> list[str]:

@@ -195,6 +195,18 @@ def _remove_stale_names(path: Path, st: os.stat_result) -> None:
             pass  # gone already, or not ours to remove: the rewrite goes on
 
 
+def remove_second_names(path: Path) -> None:
+    """``_remove_stale_names`` for a page this run does not rewrite (reflect's pages it finds as
+    it wants them): a killed rewrite's second name of the page itself goes; a copy of another
+    file stays (it may hold the only copy of a line; the scan reports it)."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return
+    if stat.S_ISREG(st.st_mode):
+        _remove_stale_names(path, st)
+
+
 def _second_name(path: Path) -> Path | None:
     """A hard link to ``path`` beside it (``.NAME.XXXXXXXX.held``: hidden, and no ``.tmp`` that
     ``atomic.remove_stale_temps`` would remove, since one a crash leaves may hold the only copy

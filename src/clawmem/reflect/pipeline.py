@@ -178,13 +178,18 @@ def _append_in_place(path: Path, change: FileChange) -> None:
 
 def _sweep_unwritten(root: Path, changes: Iterable[FileChange]) -> None:
     """A writer killed between its temporary copy and the rename left the copy beside the page
-    (.NAME.XXXXXXXX.tmp). Each write sweeps its page's; a page this run finds as it wants it is
-    not written, so its copies are swept here (under the write lock: none is a write going on)."""
+    (.NAME.XXXXXXXX.tmp), and a rewrite killed before it the page's second name
+    (.NAME.XXXXXXXX.held, files/rewrite.py). Each write sweeps its page's; a page this run finds
+    as it wants it is not written, so they are swept here (under the write lock: none belongs
+    to a write going on)."""
     from clawmem.files.atomic import remove_stale_temps
+    from clawmem.files.rewrite import remove_second_names
 
     for change in changes:
         if change.status == "unchanged":
-            remove_stale_temps(writable_path(root, change.path))
+            path = writable_path(root, change.path)
+            remove_stale_temps(path)
+            remove_second_names(path)
 
 
 _APPEND_TRIES = 20
