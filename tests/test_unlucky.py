@@ -8,6 +8,9 @@ import errno
 import json
 import os
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -353,6 +356,62 @@ def test_a_rewrite_interrupted_after_its_rename_keeps_the_old_page(tmp_path, mon
     with pytest.raises(KeyboardInterrupt):
         rewrite.rewrite_page(page, old, b"# Peter\n\n- new\n")
     assert page.read_bytes() == old and [p.name for p in tmp_path.iterdir()] == ["Peter.md"]
+
+
+def test_the_old_page_a_rewrite_killed_after_its_rename_left_is_settled(tmp_path):
+    """A rewrite killed after its rename leaves the old page under its second name, with the
+    lines another program appended to it meanwhile that the new page lacks. The next rewrite of
+    the page, or a reflect that leaves the page as it is, adds them to the page (once: not when
+    it already ends with them) and removes the name; while a program holds it open for writing
+    it is left, and the scan goes on reporting it."""
+    from clawmem.files import rewrite
+
+    old = b"# Peter\n\n- old section\n"
+    page = tmp_path / "Peter.md"
+
+    def killed_after_rename(appended: bytes, token: str) -> Path:
+        page.write_bytes(b"# Peter\n\n- new section\n")
+        held = tmp_path / f".Peter.md.{len(old)}-{token}.held"
+        held.write_bytes(old + appended)
+        return held
+
+    held = killed_after_rename(b"- a line only here\n", "0badc0de")
+    rewrite.remove_second_names(page)
+    assert page.read_bytes() == b"# Peter\n\n- new section\n- a line only here\n"
+    assert not held.exists()
+    rewrite.remove_second_names(page)  # nothing more to do
+    assert page.read_bytes().count(b"a line only here") == 1
+    # Killed after it had appended them: not twice.
+    held = killed_after_rename(b"- a line only here\n", "feedface")
+    with page.open("ab") as fh:
+        fh.write(b"- a line only here\n")
+    rewrite.rewrite_page(page, page.read_bytes(), b"# Peter\n\n- newer\n- a line only here\n")
+    assert page.read_bytes() == b"# Peter\n\n- newer\n- a line only here\n"
+    assert not held.exists()
+    # Nothing appended: the name only goes.
+    held = killed_after_rename(b"", "0ddba11a")
+    rewrite.remove_second_names(page)
+    assert page.read_bytes() == b"# Peter\n\n- new section\n" and not held.exists()
+    # A program still writing to it (another process: clawmem does not count its own): left.
+    held = killed_after_rename(b"- more\n", "c0ffee00")
+    writer = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; f = open(sys.argv[1], 'ab'); print(1, flush=True); time.sleep(60)",
+            str(held),
+        ],
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert writer.stdout is not None and writer.stdout.readline()
+        rewrite.remove_second_names(page)
+        assert held.exists() and b"- more" not in page.read_bytes()
+    finally:
+        writer.kill()
+        writer.wait()
+    rewrite.remove_second_names(page)  # once it has closed it
+    assert not held.exists() and page.read_bytes().endswith(b"- more\n")
 
 
 def test_a_page_with_a_long_name_is_still_rewritten(tmp_path):

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import secrets
 import stat
 from dataclasses import dataclass
@@ -132,7 +133,7 @@ def rewrite_page(
                 raise Changed()
             # The old file keeps a name until what was appended to it is in the new one.
             _remove_stale_names(path, st)
-            held = _second_name(path)
+            held = _second_name(path, len(old))
             try:
                 write_atomic(path, new)
             except BaseException:
@@ -178,12 +179,16 @@ _NO_LINKS = frozenset(
 HELD_SUFFIX = ".held"  # a page's second name during a rewrite: .NAME.XXXXXXXX.held
 
 
+# A second name: ".NAME.<bytes of the page as the rewrite read it>-<8 hex>.held".
+_HELD_NAME = re.compile(r"\.(\d+)-[0-9a-f]{8}" + re.escape(HELD_SUFFIX) + r"$")
+
+
 def _remove_stale_names(path: Path, st: os.stat_result) -> None:
     """A rewrite killed before its rename left its second name of the page (the same file,
     ``st``): the page then has two names, and every write refused it as a hard link
     (``workspace.writable_path`` counts them as ours now). Removed here, under the page's lock
-    and the workspace's write lock. A name of another file is left: a kill after the rename may
-    have left the only copy of a line in it."""
+    and the workspace's write lock. A name of another file is the old page a rewrite killed
+    after its rename left: ``_settle`` adds to the page what only it holds, then removes it."""
     import glob
 
     for name in path.parent.glob(f".{glob.escape(path.name)}.*{HELD_SUFFIX}"):
@@ -191,8 +196,41 @@ def _remove_stale_names(path: Path, st: os.stat_result) -> None:
             there = os.lstat(name)
             if (there.st_dev, there.st_ino) == (st.st_dev, st.st_ino):
                 name.unlink()
+            elif stat.S_ISREG(there.st_mode):
+                _settle(path, name)
         except OSError:
             pass  # gone already, or not ours to remove: the rewrite goes on
+
+
+def _settle(path: Path, held: Path) -> None:
+    """The old page a rewrite killed after its rename left under its second name: its first
+    bytes are the page as that rewrite read it (their count is in the name), the rest what
+    another program appended to it meanwhile, which the rewrite had not yet added to the new
+    page. Those are added to the page, unless it already ends with them (the kill came after
+    that append), and the name goes. Left as it is (the scan reports it) while a program holds
+    it open for writing, when its name holds no count, or when the page cannot take them."""
+    found = _HELD_NAME.search(held.name)
+    if found is None or writers_of(held):
+        return
+    fd = os.open(held, os.O_RDONLY | _NOFOLLOW)
+    try:
+        data = read_all(fd)
+    finally:
+        os.close(fd)
+    size = int(found.group(1))
+    if len(data) < size:
+        return  # not the file this name was made for
+    tail = data[size:]
+    if tail:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+        try:
+            page = read_all(fd)
+        finally:
+            os.close(fd)
+        if not page.endswith(tail):
+            _append(path, tail if page.endswith(b"\n") or not page else b"\n" + tail)
+    held.unlink()
+    fsync_dir(path.parent)
 
 
 def remove_second_names(path: Path) -> None:
@@ -207,13 +245,14 @@ def remove_second_names(path: Path) -> None:
         _remove_stale_names(path, st)
 
 
-def _second_name(path: Path) -> Path | None:
-    """A hard link to ``path`` beside it (``.NAME.XXXXXXXX.held``: hidden, and no ``.tmp`` that
+def _second_name(path: Path, size: int) -> Path | None:
+    """A hard link to ``path`` beside it (``.NAME.SIZE-XXXXXXXX.held``, ``size`` the bytes the
+    rewrite read, for ``_settle``: hidden, and no ``.tmp`` that
     ``atomic.remove_stale_temps`` would remove, since one a crash leaves may hold the only copy
     of a line), or None where the file system has none. Another error (a full disk that cannot
     take a name) is raised: nothing was written."""
     for _ in range(16):
-        name = path.parent / f".{path.name}.{secrets.token_hex(4)}{HELD_SUFFIX}"
+        name = path.parent / f".{path.name}.{size}-{secrets.token_hex(4)}{HELD_SUFFIX}"
         try:
             os.link(path, name, follow_symlinks=False)
         except FileExistsError:

@@ -42,7 +42,9 @@ class FileEntry(NamedTuple):
     mtime_ns: int
 
 
-_HELD_TOKEN = re.compile(r"[0-9a-f]{8}")  # files/rewrite.py's second names: 4 random bytes
+# files/rewrite.py's second names: the bytes the rewrite read, then 4 random bytes (older
+# names: the random bytes alone).
+_HELD_TOKEN = re.compile(r"(?:[0-9]+-)?[0-9a-f]{8}")
 
 
 @dataclass(frozen=True)
@@ -300,7 +302,7 @@ class _Walker:
             self.descend(base, prefix, name)
 
     def held_copy(self, base: str, prefix: str, name: str, st: os.stat_result) -> None:
-        """A page's second name during a rewrite (files/rewrite.py's ``.NAME.XXXXXXXX.held``)
+        """A page's second name during a rewrite (files/rewrite.py's ``.NAME.SIZE-XXXXXXXX.held``)
         that a run left: the page itself (killed before its rename: the page's next rewrite
         removes it) says nothing; the page as it was (killed or stopped after its rename, or
         a full disk where the page could not be put back) may hold the only copy of lines
