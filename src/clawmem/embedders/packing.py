@@ -6,8 +6,8 @@ batch). On CPU llama.cpp's flash attention walks a decode in tiles of 64 query r
 skipped, any other is computed whole. A sequence that crosses a multiple of 64 in the decode makes
 two more pairs to compute, for a few of its rows. So packs are built of *blocks* that fill whole
 tiles exactly -- short windows whose tokens sum to 64, or a long window with short ones making it
-up to a multiple of 64 -- and what fits no block goes last in a pack (nothing after it to cross
-into) or into packs of its own. Measured on the default model (issue 43, docs/benchmarks.md,
+up to a multiple of 64 -- and what fits no block goes where a tile starts, last in a pack (so no
+later window starts mid-tile), or into packs of its own. Measured on the default model (issue 43, docs/benchmarks.md,
 "Indexing throughput"): a decode of four sequences of 64 tokens costs 8% less than one of six of
 about 43; on the synthetic workspace's units, blocks in packs of 128 tokens cost 8-9% less CPU a
 unit than packs of 256 filled longest first.
@@ -80,7 +80,7 @@ def pack(
     for w in sorted(loose, key=lambda w: -lengths[w]):
         for k, p in enumerate(packs):
             if used[k] % tile == 0 and used[k] + lengths[w] <= pack_tokens and len(p) < seq_max:
-                p.append(w)  # its last: nothing follows it to cross into
+                p.append(w)  # starts a tile; last, so no later window starts mid-tile
                 used[k] += lengths[w]
                 break
         else:
