@@ -7,7 +7,7 @@ import pytest
 
 from clawmem import open_workspace
 from clawmem.recall import fusion, legs
-from clawmem.recall.aggregate import only_asks, speaker, spread_out
+from clawmem.recall.aggregate import only_asks, open_question, speaker, spread_out
 from clawmem.text.query import Query, asks_for_all
 
 
@@ -62,6 +62,49 @@ def test_the_speaker_of_a_chat_line():
     assert speaker("User: can you look at this: now") == "user"  # no quoted turn
 
 
+def test_a_section_or_field_label_is_no_speaker():
+    """aggregate.speaker read any label before a colon as a speaker's name: a structured
+    abstract's "Background: … / Methods: …" was two people's lines, its line a message to
+    re-order and boost. A speaker's label is a name (text/speakers.py)."""
+    from clawmem.recall.aggregate import speakers
+
+    for line in (
+        "Background: we studied 40 patients for a year.",
+        "Summary: the migration is done",
+        "- Next steps: book the venue",
+        "- Action Items: email Ben",
+        "last_updated: 2025-11-20",
+        "payments-service: runs on Hetzner",
+        "Pottery class: Tuesdays at 6",
+        "TypeError: undefined is not a function",
+        "Monday: gym, then the dentist",
+    ):
+        assert speaker(line) is None, line
+    assert speakers("Background: we studied 40 patients.\nMethods: a survey.\nResults: none.") == 0
+    # Names: one word, or a few capitalised ones; a role; a linked name.
+    assert speaker("- John Zhang: the venue is booked") == "john zhang"
+    assert speaker("- Ana de Souza: hi") == "ana de souza"
+    assert speaker("Speaker 2: can you hear me?") == "speaker 2"
+    assert speaker("User: Summary: what we decided") == "user"  # the role, not the label
+
+
+def test_chunking_and_recall_read_one_speaker_rule():
+    """Chunking's talk detection and recall's speaker read one rule: a talk kept as "**Kate:** …"
+    or "[10:32] Kate: …" lines was cut into one unit per message, and recall found no speaker in
+    any of them; a paragraph of "Note: …" lines was cut as a talk, its label a speaker."""
+    from clawmem.markdown.chunking import chunk_markdown
+
+    talk = "**Kate:** the venue is booked\n**Ben:** for Saturday?\n**Kate:** yes, 7 pm\n"
+    stamped = "[10:32] Kate: shall we go with Hetzner?\n[10:33] Ben: yes\n[10:34] Kate: done\n"
+    notes = "Note: the venue is booked\nNote: for Saturday\n"
+    for text, people in ((talk, ["kate", "ben", "kate"]), (stamped, ["kate", "ben", "kate"])):
+        units = chunk_markdown(text)
+        assert [u.start_line for u in units] == [1, 2, 3]
+        assert [speaker(u.text) for u in units] == people
+    (unit,) = chunk_markdown(notes)
+    assert (unit.start_line, unit.end_line) == (1, 2) and speaker(unit.text) is None
+
+
 def test_tell_me_about_peter_shows_his_page_then_facts_about_him(indexed):
     mem = open_workspace(indexed, environ={})
     res = mem.recall("tell me about Peter", k=6)
@@ -109,7 +152,7 @@ def test_a_question_asking_for_all_about_someone_is_also_ranked_without_the_name
     mem = open_workspace(indexed, environ={"CLAWMEM_MIN_RELEVANCE": "0"})
     res = mem.recall("Which trips has Peter taken?", k=6)
     assert "asks for all of something: also ranked as 'Which trips has taken?'" in res.notes
-    assert res.ranking == "rrf-v16"
+    assert res.ranking == "rrf-v19"
     # Both texts are embedded on the vector leg's thread: the NumPy query path's vocabulary is
     # a SQLite connection of the thread that opened it (a second thread once broke it, and the
     # process then embedded with llama.cpp, whose last bits differ: -k 1 and -k 2 disagreed).
@@ -141,6 +184,63 @@ def test_a_question_asking_for_all_about_someone_is_also_ranked_without_the_name
 )
 def test_a_line_that_only_asks(text, asks):
     assert only_asks(text) is asks
+
+
+@pytest.mark.parametrize(
+    ("text", "open_"),
+    [
+        ("- [ ] who signs off the rounding?", True),
+        ("- [x] When do we freeze the schema?", True),
+        ("Should we move the NAS to The Castle?", True),
+        ("- is the VPN still needed? who pays for it?", True),
+        ("- [ ] reproduce the crash locally (kill wifi during reconnect?)", False),  # a task
+        ("- Ingrid signed off the rounding change on Tuesday.", False),
+        ("- who knows. The vendor never answered?", False),  # states something too
+        ("- elise: How are you doing today Kate?", False),  # a message: only_asks's
+    ],
+)
+def test_a_notes_own_open_question(text, open_):
+    assert open_question(text) is open_
+
+
+# Hand-written notes (no speaker on the lines; names made up for this test): a to-do that asks
+# the very question, and the line under another heading that answers it.
+_ROUNDING_NOTES = """# 2026-03-04
+
+## Rehearsal for the launch demo
+- Zofia: it took fifty minutes end to end, ten over plan.
+- Ingrid: I can take the PDF template.
+- Bartholomew: the slides still need the new logo.
+- Zofia: next one on Friday at nine, same room.
+
+## Tasks
+- [ ] who signs off the rounding?
+- [ ] book the room for Friday
+- [x] send Teodor the budget sheet
+
+## Finance review
+- Ingrid signed off the rounding change after the finance review on Tuesday.
+- Bartholomew wants the rounding documented in the wiki.
+"""
+
+
+def test_an_open_question_in_the_notes_does_not_outrank_the_line_that_answers_it(
+    tmp_path, shared_model
+):
+    """rrf-v18: "who signed off the rounding?" gets the line saying who did, not the to-do asking
+    it (first before: the to-do holds the question's own words and meaning); the to-do is
+    counted less, not dropped."""
+    ws = tmp_path / "notes"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / "2026-03-04.md").write_text(_ROUNDING_NOTES, encoding="utf-8")
+    mem = open_workspace(ws, environ={"CLAWMEM_MIN_RELEVANCE": "0"})
+    mem.index()
+    hits = mem.recall("who signed off the rounding?", k=3).hits
+    assert hits[0].start_line == 15, [(h.start_line, h.text) for h in hits]
+    assert "Ingrid signed off" in hits[0].text
+    # counted less, not dropped: the to-do is the next hit
+    assert hits[1].start_line == 10, [(h.start_line, h.text) for h in hits]
+    mem.close()
 
 
 def _unit(*xs: float):
@@ -183,7 +283,7 @@ def test_a_question_asking_for_all_is_spread_out_on_the_real_index(indexed):
     moved = 0
     for question in ASKING_FOR_ALL:
         res = mem.recall(question, k=20, today=today, sync=False)
-        assert res.ranking == "rrf-v16"
+        assert res.ranking == "rrf-v19"
         plain = mem.recall(question, k=20, today=today, sync=False, ranking=off)
         # The same pool (cut by k, it may keep other units), another order.
         moved += [h.citation for h in res.hits] != [h.citation for h in plain.hits]

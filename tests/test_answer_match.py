@@ -174,7 +174,7 @@ def test_on_real_files_with_the_real_model(tmp_path, shared_model):
         assert [h.citation for h in before[5:]] == [h.citation for h in after[5:]]
     when = mem.recall("When did Kate start the pottery class?", k=3, today=TODAY, sync=False)
     assert "last Tuesday" in when.hits[0].text
-    assert when.ranking == "rrf-v16"
+    assert when.ranking == "rrf-v19"
 
 
 DAYS = {
@@ -208,3 +208,104 @@ def test_a_message_on_the_asked_event_comes_before_small_talk(tmp_path, shared_m
     texts = [h.text for h in after.hits]
     weather = next(i for i, t in enumerate(texts) if "weather" in t)
     assert all(i < weather for i, t in enumerate(texts) if "pottery" in t), texts
+
+
+def test_a_fact_or_note_holding_the_asked_time_comes_before_those_that_do_not():
+    """rrf-v19 (``form_first``): among the units no one said, those holding a time (for "when")
+    and some of the question's words or names move before those that do not, in the places they
+    hold; a message keeps its place, and a question asking for what or for all of something
+    leaves the order alone."""
+    q = Query.parse("When is the throughput report due?", TODAY)
+    hits = [
+        _hit("- Blocked on staging access; Henrike will ping infra.", 0.10),
+        _hit("- Henrike: the throughput report is going fine", 0.099),
+        _hit("- Friday we eat cake.", 0.098),  # a time, none of the question's words
+        _hit("wants the throughput report by Friday 2026-11-27.", 0.097, kind="W"),
+        _hit("- The report generator crashed on Tuesday.", 0.05),  # beyond the depth
+    ]
+    moved = answer_match.form_first(q, hits, depth=4)
+    assert moved == [hits[i] for i in (3, 1, 0, 2, 4)]
+    assert answer_match.form_first(q, hits, depth=4, keep=1)[0] == hits[0]
+    assert answer_match.form_first(q, hits, depth=0) == hits
+    for other in ("What is the throughput report?", "What reports did Henrike write?"):
+        assert answer_match.form_first(Query.parse(other, TODAY), hits, depth=4) == hits
+    # a number for "how long" ("how many" asks for all of something: its spread is kept)
+    count = Query.parse("How long was the outage?", TODAY)
+    regions = [
+        _hit("- The outage report needs work.", 0.1),
+        _hit("- The outage lasted forty minutes.", 0.09),
+    ]
+    assert answer_match.form_first(count, regions, depth=5) == regions[::-1]
+    # A day the line does not state outright ("today", "last week": the log's own day, shared
+    # by every line of the log) is no answer to "when": those lines keep their places.
+    relative = [
+        _hit("- The throughput report is on my list.", 0.1),
+        _hit("- Sent the throughput report today.", 0.09),
+        _hit("- Finished the throughput report last week.", 0.08),
+        _hit("- The throughput report went out on the 14th.", 0.07),
+    ]
+    assert answer_match.form_first(q, relative, depth=4) == [relative[i] for i in (3, 0, 1, 2)]
+
+
+# Hand-written notes (names made up for this test): a section every line of which the question's
+# words reach through its heading, a list of actions, a standup, and the Retain fact stating the
+# date asked for.
+STANDUP = """# 2026-11-24
+
+## Throughput report
+- Draft is half written, the graphs are still missing.
+- Blocked on staging access; Henrike will ping infra.
+- Wojciech wants the numbers split per region.
+
+## Actions
+- Action: Benedikt writes the migration runbook.
+- Action: Henrike reviews the dashboard changes.
+- Action: Benedikt moves the backups back to the old bucket.
+
+## Standup
+- Henrike fixed the flaky login test.
+- Benedikt is out until Thursday.
+
+## Retain
+- W @Wojciech: wants the throughput report by Friday 2026-11-27.
+- B @Henrike: prefers async reviews over meetings.
+"""
+
+INFRA = """# 2026-11-20
+
+## Lunch
+- Tried the new ramen place near the office, too salty.
+- Henrike recommended a podcast about databases.
+
+## Infra
+- Benedikt rotated the deploy keys.
+- The report generator crashed twice on large inputs.
+"""
+
+
+def test_the_fact_or_line_saying_when_comes_first_in_hand_written_notes(tmp_path, shared_model):
+    """rrf-v19 on real files with the real model: "when is the throughput report due?" gets the
+    Retain fact giving the date first (third before: two lines of the report's section, which
+    the heading and the neighbour boost lift, came first), and "When is Benedikt back?" the
+    line saying he is out until Thursday (second before, behind the actions holding his name
+    and "back"). With ``form_depth`` 0 the order is rrf-v18's."""
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / "2026-11-24.md").write_text(STANDUP, "utf-8")
+    (ws / "memory" / "2026-11-20.md").write_text(INFRA, "utf-8")
+    mem = open_workspace(ws, environ={"CLAWMEM_MIN_RELEVANCE": "0"})
+    mem.index()
+    today = date(2026, 11, 25)
+    off = Ranking(form_depth=0)
+    due = "when is the throughput report due?"
+    back = "When is Benedikt back?"
+    hits = mem.recall(due, k=5, today=today, sync=False).hits
+    assert hits[0].kind == "W" and "2026-11-27" in hits[0].text, [h.text for h in hits]
+    hits = mem.recall(back, k=5, today=today, sync=False).hits
+    assert "out until Thursday" in hits[0].text, [h.text for h in hits]
+    # the same units among the first five, in another order
+    for question in (due, back):
+        before = mem.recall(question, k=5, today=today, sync=False, ranking=off).hits
+        after = mem.recall(question, k=5, today=today, sync=False).hits
+        assert {h.citation for h in before} == {h.citation for h in after}
+    mem.close()

@@ -324,3 +324,37 @@ def test_a_suite_is_one_module(tmp_path, monkeypatch):
     (folder / "tiny_again.py").write_text(SUITE, encoding="utf-8")
     with pytest.raises(ValueError, match="PART 'tiny' is taken"):
         suites.registered()
+
+
+def test_a_child_run_gives_its_last_json_line_and_a_failure_its_stderr():
+    """The scale suite's children (the index phases, the hybrid A/B) run through one helper:
+    the JSON object a child prints last is its answer; a child that fails raises with the end of
+    what it wrote to stderr."""
+    import os
+
+    from benchmarks.suites.scale import run_child
+
+    env = dict(os.environ)
+    code = "import json, sys; print('warming up'); print(json.dumps({'args': sys.argv[1:]}))"
+    assert run_child(code, ["a", "b c"], env) == {"args": ["a", "b c"]}
+    with pytest.raises(RuntimeError, match="the child says no"):
+        run_child("import sys; sys.exit('the child says no')", [], env)
+
+
+@pytest.mark.skipif(not (EVAL / "realtalk").is_dir(), reason="evaluation data not present")
+def test_the_fitting_scripts_chats_are_built_indexed_and_closed_in_turn(tmp_path, monkeypatch):
+    """answer_match's and relevance's fits read REALTALK's tuning chats through one generator:
+    each chat's workspace indexed, with every chat at hand for its foreign questions, and closed
+    before the next is opened (relevance's loop never closed one)."""
+    from benchmarks.datasets import realtalk
+    from benchmarks.fitting.chats import indexed_chats
+
+    monkeypatch.setattr(realtalk, "WORK", tmp_path)  # built here, not in bench-results/
+    seen = []
+    for chat, every, mem in indexed_chats([2, 1], None):
+        assert sorted(every) == list(range(1, 11)) and every[chat.number] is chat
+        hits = mem.recall(chat.questions[0]["question"], k=3, sync=False).hits
+        assert hits and hits[0].path.startswith("memory/")
+        seen.append((chat.number, mem))
+    assert [n for n, _ in seen] == [2, 1]
+    assert all(m.indexer._kept is None for _, m in seen)  # each closed: no index connection kept

@@ -217,7 +217,11 @@ def test_sigkill_during_retain_leaves_the_fact_whole_or_absent(tmp_path):
     assert "heron count was 0." in template
     rnd = random.Random(SEED + 2)
     killed = 0
-    for i in range(1, 11):
+    # One timed run sets the range of kill times, and a loaded machine's later runs can
+    # be quicker than it: rounds go on (up to 30) until 5 kills have landed mid-run.
+    for i in range(1, 31):
+        if i > 10 and killed >= 5:
+            break
         old = log.read_text(encoding="utf-8").splitlines()
         others = markdown(ws)
         others.pop("memory/2025-12-01.md")
@@ -231,7 +235,7 @@ def test_sigkill_during_retain_leaves_the_fact_whole_or_absent(tmp_path):
             "--date",
             "2025-12-01",
         ]
-        killed += kill_at(ws, args, rnd.uniform(0.2, duration))
+        killed += kill_at(ws, args, rnd.uniform(0.2, max(0.3, 0.9 * duration)))
         new = log.read_text(encoding="utf-8").splitlines()  # valid UTF-8, whole lines
         added = [line for line in new if line not in old]
         assert [line for line in old if line not in new] == []  # nothing lost

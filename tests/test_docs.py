@@ -219,6 +219,15 @@ def test_storage_md_names_the_versions_and_ranking_names():
     assert f"schema_version` {schema.SCHEMA_VERSION}" in doc
     assert f"chunker_version` {schema.CHUNKER_VERSION}" in doc
     assert f"normalizer_version` {NORMALIZER_VERSION}" in doc
+    assert f"redaction_version` {schema.REDACTION_VERSION}" in doc
+    # The meta table's rows say each version "now N" too (chunker 7 went out saying 6).
+    for name, now in (
+        ("CHUNKER_VERSION", schema.CHUNKER_VERSION),
+        ("NORMALIZER_VERSION", NORMALIZER_VERSION),
+        ("REDACTION_VERSION", schema.REDACTION_VERSION),
+    ):
+        said = re.findall(rf"`{name}` \((?:in `schema.py`, )?now (\d+)\)", doc)
+        assert said == [str(now)], (name, said, now)
 
 
 # --------------------------------------------------------------------------------------------

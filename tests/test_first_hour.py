@@ -198,7 +198,7 @@ def test_vector_mode_says_nothing_of_the_lexical_leg(indexed):
         assert lexical["relaxed"] is True  # the same question does relax the lexical leg
 
 
-def test_the_http_server_stops_within_a_second_on_sigterm(indexed, tmp_path):
+def test_the_http_server_stops_promptly_on_sigterm(indexed, tmp_path):
     import signal
     import time
 
@@ -220,7 +220,9 @@ def test_the_http_server_stops_within_a_second_on_sigterm(indexed, tmp_path):
         server.proc.wait(timeout=10)
         # It shuts down cleanly, then ends by the signal, as uvicorn does (the shell says 143).
         assert server.proc.returncode == -signal.SIGTERM
-        assert time.monotonic() - started < 1.0
+        # Promptly: not after waiting out a connection's keep-alive (uvicorn's is 5 s), with
+        # room for a loaded machine's wall clock.
+        assert time.monotonic() - started < 3.0
     finally:
         if server.proc.poll() is None:
             server.proc.kill()

@@ -336,3 +336,20 @@ def test_phrase_counts_are_remembered_only_while_the_index_is_unchanged(tmp_path
         assert bm25_topk.phrase_rows(idx, '"quokka"') == 2
     finally:
         idx.close()
+
+
+@pytest.mark.parametrize(
+    ("query", "terms"),
+    [
+        # rrf-v18: the closing verb of "how long … take / last" is the question's form, not its
+        # topic (the answer says "took fifty minutes"): left out like a stopword...
+        ("how long did the rehearsal take?", ('"long"', '"rehearsal"')),
+        ("How long does the backup last", ('"long"', '"backup"')),
+        # ...unless the word is also the topic, or is not the closing verb.
+        ("how long did her last visit to Oslo last?", ('"long"', '"last"', '"visit"', '"oslo"')),
+        ("how long to take the pills?", ('"long"', '"take"', '"pills"')),
+        ("take the PDF template", ('"take"', '"pdf"', '"template"')),
+    ],
+)
+def test_how_long_did_it_take_does_not_search_take(query, terms):
+    assert build_query(query).terms == terms

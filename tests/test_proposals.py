@@ -292,6 +292,37 @@ def test_a_rejected_proposal_is_not_shown_as_proposed(ws, lexical):
     assert "proposed as a fact" not in shown
 
 
+def test_recall_reads_the_ledger_again_only_when_it_changed(ws, lexical, monkeypatch):
+    """recall read and parsed the whole ledger on every query that found a proposal (a process
+    that recalls many times, the MCP server, paid for it each time): it is read once, and again
+    when a decision is added to it, and the answers are those of the ledger as it is."""
+    from clawmem.markdown import proposal_ledger
+
+    assert cli("-w", str(ws), "reflect").code == 0
+    pending = _list(ws)
+    agreed = next(p for p in pending if "We agreed on a dry run" in p["line_text"])
+    other = next(p for p in pending if p["id"] != agreed["id"])
+    assert cli("-w", str(ws), "proposals", "reject", other["id"]).code == 0
+    reads = []
+    real = proposal_ledger.ledger_lines
+    monkeypatch.setattr(proposal_ledger, "ledger_lines", lambda root: reads.append(1) or real(root))
+
+    def ask() -> list[dict]:
+        r = cli("-w", str(ws), "recall", "agreed on a dry run", "-k", "10", "--json")
+        assert r.code == 0, r.err
+        return json.loads(r.out)["results"]
+
+    first = ask()
+    assert first[0]["proposed"] == [agreed["page"]]
+    assert ask() == first and ask() == first
+    assert len(reads) == 1
+    assert cli("-w", str(ws), "proposals", "reject", agreed["id"]).code == 0
+    reads.clear()
+    now = ask()
+    assert len(reads) == 1 and "proposed" not in now[0]
+    assert now[0]["citation"] == first[0]["citation"]
+
+
 def test_a_proposal_found_with_its_source_is_one_hit_carrying_both_citations(ws, lexical):
     """A proposal restates the line it cites: found together, the line is shown once, with the
     proposal's citation on it, and the proposal spends no second hit (copies.fold_proposals).
@@ -867,3 +898,82 @@ def test_a_ledger_over_its_cap_is_not_read(ws, lexical):
     assert r.code == 7 and r.err.startswith(f"clawmem: error: {LEDGER}: over "), r.err
     r = cli("-w", str(ws), "recall", "agreed on a dry run", "-k", "3", "--json")
     assert r.code == 0 and json.loads(r.out)["results"], r.err
+
+
+# Two stretches of one speaker (a pause of hours between them): in each, three turns pass the
+# budget's bounds; the third of the first says what happened to her, the third of the second
+# laughs at what the other said.
+_THIRD_TURNS = [
+    "I went hiking in the hills with my dad last weekend.",
+    "I'm taking Italian lessons online this winter.",
+    "I visited my aunt in the hospital yesterday after her knee operation.",
+    "I'm going to visit my sister in Lisbon next month.",
+    "I just finished my first half marathon this morning!",
+    "I'm laughing so hard right now haha, that's hilarious!",
+]
+
+
+def _third_turn_talk() -> list[Said]:
+    day = date(2026, 3, 2)
+    return [
+        Said(t, f"c#L{n}-L{n}", day, "Kate", f"2026-03-02T{at}")
+        for n, (t, at) in enumerate(
+            zip(_THIRD_TURNS, ("09:15", "09:30", "09:45", "18:15", "18:30", "18:45"), strict=True),
+            1,
+        )
+    ]
+
+
+def test_the_embedder_reads_the_turn_the_budget_leaves_just_out(shared_model):
+    """With the embedder's reading (turn_reading.py, the real model), a speaker's third turn in
+    a stretch is proposed when it reads as an event, not when it reads as talk around one;
+    without a reading, or with a model the threshold was not chosen with, the budget is two."""
+    from clawmem.config import Config
+    from clawmem.embedders.model_choice import load_embedder
+    from clawmem.embedders.testing import HashEmbedder
+    from clawmem.reflect.fact_proposals import BUDGET, RELATIVE, _conversations, _scored_messages
+    from clawmem.reflect.turn_reading import THRESHOLD, TurnReading
+
+    talk = _third_turn_talk()
+    # Each stretch's third turn passes the bounds the first two pass: only the budget leaves it.
+    conv = _conversations(talk)[0]
+    by_at = {m.at: m.confidence for m in _scored_messages(conv)}
+    for part in ((0, 1, 2), (3, 4, 5)):
+        ranked = sorted(part, key=lambda i: (-by_at[i], i))
+        assert BUDGET == 2 and ranked[2] == part[2]
+        assert by_at[ranked[2]] >= max(0.15, RELATIVE * by_at[ranked[0]])
+    before = {p.source for p in propose(talk)}
+    assert before == {"c#L1-L1", "c#L2-L2", "c#L4-L4", "c#L5-L5"}
+
+    model = load_embedder(REPO, Config())
+    read = TurnReading(lambda _count: model)
+    hospital, laughing = read([_THIRD_TURNS[2], _THIRD_TURNS[5]]) or []
+    assert round(hospital, 3) >= THRESHOLD > round(laughing, 3)
+    assert {p.source for p in propose(talk, (), read)} == before | {"c#L3-L3"}
+
+    other = TurnReading(lambda _count: HashEmbedder())
+    assert other(["anything"]) is None  # not the model the threshold was chosen with
+    assert {p.source for p in propose(talk, (), other)} == before
+    assert {p.source for p in propose(talk, (), TurnReading(lambda _count: None))} == before
+
+
+def test_reflect_proposes_the_third_turn_that_reads_as_an_event(indexed, monkeypatch):
+    """`clawmem reflect` with the real model reads the turns its budget leaves just out; with
+    vectors off it proposes as flush does (the budget of two)."""
+    day = "2026-03-02"
+    body = [f"# {day}", ""]
+    for t in _THIRD_TURNS[:3]:
+        body += [t, ""]
+    (indexed / "memory" / f"{day}.md").write_text("\n".join(body), encoding="utf-8")
+    lexical_copy = indexed.parent / "lexical"
+    shutil.copytree(indexed, lexical_copy)
+    out = json.loads(cli("-w", str(indexed), "reflect", "--json").out)
+    assert out["fact_proposals"] > 0
+    mine = {p["statement"] for p in _list(indexed) if p["source"].startswith(f"memory/{day}.md")}
+    assert mine == set(_THIRD_TURNS[:3])
+
+    monkeypatch.setenv("CLAWMEM_VECTORS", "0")
+    assert cli("-w", str(lexical_copy), "reflect", "--json").code == 0
+    rows = _list(lexical_copy)
+    mine = {p["statement"] for p in rows if p["source"].startswith(f"memory/{day}.md")}
+    assert mine == set(_THIRD_TURNS[:2])

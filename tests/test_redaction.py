@@ -262,6 +262,7 @@ def test_redaction_keeps_lines_and_is_idempotent(text):
         "TOKEN=x",
         "password=",
         "pwd=",
+        "db://u:p@",
     ],
 )
 def test_a_run_of_needles_inside_one_secret_is_redacted_in_linear_time(unit):
@@ -286,7 +287,8 @@ def test_a_run_of_needles_inside_one_secret_is_redacted_in_linear_time(unit):
 
 
 @pytest.mark.parametrize(
-    "unit", ["?password=", "?code=", "7z ", "?combination=", "backup codes: ", "?accountkey={{"]
+    "unit",
+    ["?password=", "?code=", "7z ", "?combination=", "backup codes: ", "?accountkey={{", "db://u:"],
 )
 def test_a_run_of_needles_a_rule_refuses_is_redacted_in_linear_time(unit):
     """A match its check refused left every needle inside it to be tried again, each read to
@@ -315,6 +317,54 @@ def test_a_secret_longer_than_the_window_is_redacted_whole():
         out = redact(text)
         assert "Ab1Ab1" not in out and out.endswith("done") and REDACTED in out, out[:80]
         assert out.count("\n") == text.count("\n")
+
+
+def test_a_url_password_longer_than_the_window_is_redacted():
+    """A connection string's password runs to the last "@" before a host: tried within REACH of
+    its "://", one of about 480 characters or more never reached its "@host" and was left as
+    written. Read to the end of its run now, whatever its length; the user and the host stay."""
+    from clawmem.text.secret_words import REACH
+
+    for n in (REACH - 40, REACH + 88, 20 * REACH):
+        password = ("Zq7-" * n)[:n]
+        for text, shown in (
+            (f"https://user:{password}@host/x ok", f"https://user:{REDACTED}@host/x ok"),
+            (f"redis://:{password}@cache:6379", f"redis://:{REDACTED}@cache:6379"),
+            (
+                f"db: postgres://app:{password}@p@ss@db.example\n",
+                f"db: postgres://app:{REDACTED}@db.example\n",
+            ),
+        ):
+            assert redact(text) == shown, (n, text[:40])
+
+
+def test_a_url_password_in_inline_code_or_bold_is_redacted():
+    """A connection string in a note is often inline code (`` `postgres://app:pw@db` ``) or
+    bold: its host ended at the backtick or the star, which the host's end did not allow, and
+    the password was left as written (as before "!" ending a sentence)."""
+    for text, shown in (
+        ("use `postgres://app:Sup3rS3cret@db` here", f"use `postgres://app:{REDACTED}@db` here"),
+        ("**redis://:Sup3rS3cret@cache**", f"**redis://:{REDACTED}@cache**"),
+        ("it is postgres://app:Sup3rS3cret@db!", f"it is postgres://app:{REDACTED}@db!"),
+        ("`mysql://root:Sup3rS3cret@localhost`.", f"`mysql://root:{REDACTED}@localhost`."),
+    ):
+        assert redact(text) == shown, text
+
+
+def test_a_secret_said_in_bold_italics_or_struck_through_is_redacted():
+    """Markdown's emphasis around a line or a value ("**card PIN 3322**", "~~my PIN is
+    6364~~"): the closing marks were read as part of the value, which then was no PIN, and
+    was left as written. They close what the line opened; a list's "* " opens nothing, so a
+    password ending in "*" is redacted whole."""
+    for text, shown in (
+        ("**card PIN 3322**", f"**card PIN {REDACTED}**"),
+        ("*card PIN 3322*", f"*card PIN {REDACTED}*"),
+        ("~~my PIN is 6364~~ now 9012", f"~~my PIN is {REDACTED}~~ now 9012"),
+        ("- the PIN is **4821**.", f"- the PIN is **{REDACTED}**."),
+        ("the wifi password is **blue monkey 42** so", f"the wifi password is **{REDACTED}** so"),
+        ("* password: hunter2x9*", f"* password: {REDACTED}"),
+    ):
+        assert redact(text) == shown, text
 
 
 def test_digit_and_letter_tests_agree_with_str_methods():
@@ -349,3 +399,47 @@ def test_a_json_web_token_longer_than_the_window_is_redacted():
     t0 = time.process_time()
     redact("see " + "-eyJ" * 22_500 + " end")
     assert time.process_time() - t0 < 3.0
+
+
+# What redact() makes of one fixed corpus (forty-odd kinds of planted credentials of eight seeds,
+# the tricky text that holds none, URL passwords around the old window's reach), under each
+# REDACTION_VERSION: rules that catch more change it, and an index built under the old rules
+# then holds what the new ones catch; only a new version has it rebuilt.
+_CORPUS_SHA256 = "f5d9f6c877c0845f38259d7dcaf3d487651bc5b2d64ddd5c9b9cd7bad696d268"
+_REDACTED_SHA256 = {
+    3: "81d539644969d05db45c2e77e1d5d64f0af4bb187dcb21c9a85556717ccce1ea",
+    4: "62894ff082cc0760c9480aad2472bf19ef4686c96fa47ceec2a2b772e724a9e9",  # long URL passwords
+    5: "491cb9eb2a2a722c3872157f9e643bc8c39d87bdf427da90a01ff7584e53dd97",  # a host before ` * !
+    6: "812c37904e90e6d6858a8283b9ac6d85dfff413db5c82bcec488cb9bcdb9ffaf",  # emphasis closed
+}
+
+
+def _redaction_corpus() -> list[str]:
+    texts = [p.text for seed in range(8) for p in planted(seed)] + list(NOT_SECRETS)
+    password = "".join("Zq7-"[i % 4] for i in range(2000))
+    for n in (60, 300, 479, 480, 600, 2000):
+        texts += [
+            f"https://user:{password[:n]}@host/x ok",
+            f"redis://:{password[:n]}@cache:6379",
+            f"db: postgres://app:{password[:n]}@p@ss@db.example",
+            f"use `postgres://app:{password[:n]}@db` or **redis://:{password[:n]}@cache**!",
+        ]
+    texts += ["**card PIN 3322**", "~~my PIN is 6364~~ now 9012", "* password: hunter2x9*"]
+    return texts
+
+
+def test_rules_that_redact_otherwise_come_with_a_new_redaction_version():
+    """URL passwords of 480 characters and more were redacted (874888d) under REDACTION_VERSION
+    3, the version of the rules that left them: an index built before kept them, and was
+    trusted. What the rules make of a fixed corpus is pinned per version."""
+    import hashlib
+
+    corpus = _redaction_corpus()
+    digest = hashlib.sha256("\n\0".join(corpus).encode()).hexdigest()
+    assert digest == _CORPUS_SHA256, "the corpus changed (benchmarks/soak/secrets.py): repin"
+    out = hashlib.sha256("\n\0".join(redact(t) for t in corpus).encode()).hexdigest()
+    assert out == _REDACTED_SHA256.get(schema.REDACTION_VERSION), (
+        f"redact() gives {out} under REDACTION_VERSION {schema.REDACTION_VERSION}, pinned "
+        f"{_REDACTED_SHA256.get(schema.REDACTION_VERSION)}: rules that catch more bump it "
+        "(store/schema.py, docs/storage.md), then pin the new digest here"
+    )

@@ -286,6 +286,23 @@ def test_second_run_changes_nothing(ws):
     assert snapshot(ws) == before  # same bytes, and not even rewritten
 
 
+def test_a_killed_writes_temporary_copy_beside_a_page_left_as_it_is_goes(ws):
+    """A reflect killed between a page's temporary copy and its rename leaves the copy
+    (.NAME.XXXXXXXX.tmp); every write sweeps its page's, and the next run sweeps those of the
+    pages it finds as it wants them and does not write."""
+    assert reflect(ws).code == 0
+    page = next(p for p in sorted((ws / "bank" / "entities").glob("*.md")))
+    stale = page.with_name(f".{page.name}.k1ll3d00.tmp")
+    stale.write_bytes(page.read_bytes()[:10])
+    other = page.with_name(f".{page.name}.k1ll3d00.held")  # not a temporary copy: kept
+    other.write_bytes(b"lines another program appended\n")
+    second = reflect(ws)
+    assert second.code == 0, second.err
+    assert "0 entity pages updated" in second.out
+    assert not stale.exists()
+    assert other.exists()
+
+
 def test_dry_run_writes_nothing_and_prints_the_diff(ws):
     before = snapshot(ws)
     run = reflect(ws, "--dry-run")

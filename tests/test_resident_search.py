@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -48,6 +49,19 @@ def served(rt, indexed_template, tmp_path, model, model_cache):  # noqa: F811
         idx.close()
 
 
+def assert_same_ranking(got: list, want: list, tol: float = 1e-5) -> None:
+    """The same hits in the same order, but for units whose cosines tie within ``tol``: the
+    resident embedder's kernel and sqlite-vec's round differently in the last digits (the CPU's
+    SIMD decides them), so two near-equal units may trade places, and nothing else may."""
+    assert [h.score for h in got] == pytest.approx([h.score for h in want], abs=tol)
+    for i, (g, w) in enumerate(zip(got, want, strict=True)):
+        if g.chunk_id != w.chunk_id:
+            tied = [
+                h.chunk_id for j, h in enumerate(want) if j != i and abs(h.score - w.score) <= tol
+            ]
+            assert tied, (i, g, w)  # a swap between units that are not tied is a real difference
+
+
 def _answered(b, idx, qvec, limit):
     """The resident embedder's hits, once its copy of the index's vectors is loaded."""
     box = []
@@ -73,14 +87,13 @@ def test_the_resident_embedder_answers_the_vector_leg_as_vec0_does(served, monke
     assert b.query_by.startswith("resident embedder"), b.query_by
     by_vec0 = legs.stored_leg(idx, qvec, Filters(), 10)
     got = _answered(b, idx, qvec, 10)
-    assert [c for c, _ in got] == [h.chunk_id for h in by_vec0]
-    assert [s for _, s in got] == pytest.approx([h.score for h in by_vec0], abs=1e-5)
+    assert_same_ranking([SimpleNamespace(chunk_id=c, score=s) for c, s in got], by_vec0)
 
     # Through the vector leg, as a one-shot recall of a large index runs it.
     monkeypatch.setattr(vector_matrix, "REMOTE_MIN_ROWS", 1)
     idx.read_memo.clear()
     hits = legs.stored_leg(idx, qvec, Filters(), 10, remote=b)
-    assert [h.chunk_id for h in hits] == [h.chunk_id for h in by_vec0]
+    assert_same_ranking(hits, by_vec0)
     assert legs.vector_search(idx) == "the resident embedder's copy of the vectors"
     assert legs.vector_notes(idx) == []
     # `clawmem status` says which answers a one-shot recall of this (now "large") index.
@@ -130,7 +143,7 @@ def test_a_recall_asks_the_resident_embedder_beside_its_lexical_leg(served, monk
 
     _, b, idx, mem = served
     qvec = b.embed_query(QUERY)
-    by_vec0 = [h.chunk_id for h in legs.stored_leg(idx, qvec, Filters(), 80)]
+    by_vec0 = legs.stored_leg(idx, qvec, Filters(), 80)
     _answered(b, idx, qvec, 80)  # the resident embedder holds the copy now
     threads: list[str] = []
     ask = client.Borrowed.search_vectors
@@ -147,7 +160,7 @@ def test_a_recall_asks_the_resident_embedder_beside_its_lexical_leg(served, monk
     assert not [d for d in res.degraded if "vector" in d], res.degraded
     # The same vector leg as vec0's, asked on the caller's thread.
     idx.read_memo.clear()
-    assert [h.chunk_id for h in legs.stored_leg(idx, qvec, Filters(), 80, remote=b)] == by_vec0
+    assert_same_ranking(legs.stored_leg(idx, qvec, Filters(), 80, remote=b), by_vec0)
 
 
 def test_the_resident_embedder_lets_go_of_a_removed_workspaces_vectors(served, model):

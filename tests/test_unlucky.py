@@ -4,6 +4,7 @@ silent wrong result or a crash."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -250,6 +251,145 @@ def test_a_retain_the_full_disk_stops_leaves_the_log_byte_for_byte(tmp_path):
         r = cli("-w", str(ws), "retain", "The disk-full fact.", "--date", "2025-11-27", "--json")
         assert r.code == 0, r.err
         assert log.read_bytes().count(b"The disk-full fact.") == 1
+
+
+def test_a_page_rewrite_the_full_disk_stops_loses_no_line_another_program_appended(
+    tmp_path, monkeypatch
+):
+    """A page rewrite (reflect, flush, merge: files/rewrite.py) renames the new page over the
+    old one, then appends to it what another program appended to the old one meanwhile. On a
+    full disk that append failed after the rename, and those lines, left only in the replaced
+    file, were lost. The old page, with them, is put back: nothing is written, nothing lost."""
+    from benchmarks.soak.resources import fill, small_disk
+
+    from clawmem.files import rewrite
+
+    line = b"- a line another program appended\n"
+    with small_disk(tmp_path / "disk", "1m") as disk:
+        if disk is None:
+            pytest.skip("needs root to mount a small tmpfs")
+        page = disk / "Peter.md"
+        old = b"# Peter\n\n- a line\n"
+        page.write_bytes(old)
+        new = b"# Peter\n\n" + b"x" * 4086 + b"\n"  # one page of the tmpfs: an append takes another
+        assert len(new) == 4096
+        real = rewrite.write_atomic
+
+        def appended_then_disk_full(path, data):  # between the comparison and the rename
+            with open(page, "ab") as other:
+                other.write(line)
+            fill(disk, 4096)  # room for the new page, none for a byte more
+            real(path, data)
+
+        monkeypatch.setattr(rewrite, "write_atomic", appended_then_disk_full)
+        with pytest.raises(OSError) as failed:
+            rewrite.rewrite_page(page, old, new)
+        assert failed.value.errno == errno.ENOSPC
+        assert page.read_bytes() == old + line
+        for filler in disk.glob("filler-*"):
+            filler.unlink()
+        monkeypatch.setattr(rewrite, "write_atomic", real)
+        assert rewrite.rewrite_page(page, old + line, new).kept == b""
+        assert page.read_bytes() == new
+        assert [p.name for p in disk.iterdir()] == ["Peter.md"]  # nothing left beside it
+
+
+def test_a_rewrite_killed_before_its_rename_leaves_the_page_writable(ws, lexical):
+    """A page rewrite (reflect, flush, merge) gives the old page a second name beside it
+    (``.NAME.XXXXXXXX.held``) until the lines appended to it meanwhile are in the new one. A
+    kill before the rename (flush past the PreCompact hook's budget) left that name: the same
+    file under two names, and every later write to the page (retain, the next flush) was refused
+    as a hard link. It is clawmem's own name: not counted, and the next rewrite removes it; one
+    that holds another file (a kill after the rename, its lines maybe only there) is left."""
+    from clawmem.files import rewrite
+
+    log = ws / "memory" / "2025-12-01.md"
+    log.write_text("# 2025-12-01\n\n- a line\n", encoding="utf-8")
+    held = log.parent / f".{log.name}.0badc0de.held"
+    os.link(log, held)
+    other = log.parent / f".{log.name}.feedface.held"
+    other.write_bytes(b"# 2025-12-01\n\n- a line\n- a line only here\n")
+    r = cli("-w", str(ws), "retain", "Peter fixed the boiler.", "--date", "2025-12-01")
+    assert r.code == 0, r.err
+    old = log.read_bytes()
+    assert b"Peter fixed the boiler." in old
+    assert rewrite.rewrite_page(log, old, old + b"- one more\n").kept == b""
+    assert log.read_bytes() == old + b"- one more\n"
+    assert not held.exists() and os.stat(log).st_nlink == 1
+    assert other.read_bytes().endswith(b"- a line only here\n")
+
+
+def test_a_rewrite_interrupted_after_its_rename_keeps_the_old_page(tmp_path, monkeypatch):
+    """Ctrl-C (or any exception) inside write_atomic after its rename, before the lines another
+    program appended meanwhile were added to the new page: the old page's second name was
+    removed as if nothing had been written, and those lines with it. It is kept (status names
+    it) when the new page is in place."""
+    from clawmem.files import rewrite
+
+    page = tmp_path / "Peter.md"
+    old = b"# Peter\n\n- a line\n"
+    page.write_bytes(old)
+    real = rewrite.write_atomic
+
+    def appended_then_interrupted(path, data):
+        with open(page, "ab") as other:
+            other.write(b"- appended meanwhile\n")
+        real(path, data)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(rewrite, "write_atomic", appended_then_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        rewrite.rewrite_page(page, old, b"# Peter\n\n- new\n")
+    (held,) = tmp_path.glob(".Peter.md.*.held")
+    assert held.read_bytes() == old + b"- appended meanwhile\n"
+    # Interrupted before the rename: nothing written, nothing left beside the page.
+    page.write_bytes(old)
+    held.unlink()
+
+    def interrupted(path, data):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(rewrite, "write_atomic", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        rewrite.rewrite_page(page, old, b"# Peter\n\n- new\n")
+    assert page.read_bytes() == old and [p.name for p in tmp_path.iterdir()] == ["Peter.md"]
+
+
+def test_a_page_with_a_long_name_is_still_rewritten(tmp_path):
+    """The old page's second name during a rewrite (``.NAME.XXXXXXXX.held``) is 15 characters
+    longer than the page's: a page named with 241 bytes or more (255, most file systems'
+    limit) could no longer be rewritten at all (reflect failed on it every night). It
+    is rewritten as before the second name, without one."""
+    from clawmem.files import rewrite
+
+    page = tmp_path / ("a" * 238 + ".md")
+    page.write_bytes(b"# A\n\n- a line\n")
+    assert rewrite.rewrite_page(page, b"# A\n\n- a line\n", b"# A\n\n- new\n").kept == b""
+    assert page.read_bytes() == b"# A\n\n- new\n"
+    assert [p.name for p in tmp_path.iterdir()] == [page.name]
+
+
+def test_a_rewrites_copy_of_the_page_left_with_lines_in_it_is_in_status(ws, lexical):
+    """A rewrite killed after its rename (or a full disk where the old page could not be put
+    back) leaves the page as it was under its second name, ``.NAME.XXXXXXXX.held``, and lines
+    another program appended meanwhile may be only there: the scan skipped it as any hidden
+    file, and nothing ever said so. `status` (and `index`) name it; a second name of the page
+    itself (killed before the rename, removed by the next rewrite) is not a problem."""
+    log = ws / "memory" / "2025-12-01.md"
+    log.write_text("# 2025-12-01\n\n- a line\n", encoding="utf-8")
+    os.link(log, log.parent / f".{log.name}.0badc0de.held")
+    (log.parent / f".{log.name}.feedface.held").write_bytes(b"- a line only here\n")
+    (log.parent / ".notes.md.swp.held").write_bytes(b"not ours\n")
+    r = cli("-w", str(ws), "status", "--json")
+    assert r.code == 0, r.err
+    rows = [s for s in json.loads(r.out)["skipped"] if s["path"].endswith(".held")]
+    assert [s["path"] for s in rows] == ["memory/.2025-12-01.md.feedface.held"]
+    assert "2025-12-01.md as it was" in rows[0]["reason"]
+    assert "memory/.2025-12-01.md.feedface.held" in cli("-w", str(ws), "status").out
+    r = cli("-w", str(ws), "recall", "a line", "--json")
+    assert r.code == 0, r.err
+    said = [d for d in json.loads(r.out)["degraded"] if ".held" in d]
+    assert len(said) == 1 and said[0].startswith("memory/.2025-12-01.md.feedface.held"), said
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from benchmarks.common import WORK, embedder_status, log
-from benchmarks.datasets.realtalk import TUNE, build, chat_files, convert
-from benchmarks.systems.clawmem import open_with
+from benchmarks.datasets.realtalk import TUNE
+from benchmarks.fitting.chats import indexed_chats
 
 if TYPE_CHECKING:
     from clawmem.embedders.base import Embedder
@@ -66,12 +66,9 @@ def collect(emb: Embedder | None) -> list[dict]:
 
     os.environ.setdefault("CLAWMEM_TRUST_FILE", str(WORK / "work" / "mixed" / "trusted.json"))
     today_order = Ranking(answer_depth=0)
-    every = {c.number: c for c in (convert(p) for p in chat_files())}
     rows: list[dict] = []
-    for n in TUNE:
-        chat = every[n]
-        mem = open_with(build(chat), emb)
-        mem.index()
+    for chat, _, mem in indexed_chats(TUNE, emb):
+        n = chat.number
         for q in chat.questions:
             gold = gold_lines(q)
             res = mem.recall(
@@ -80,7 +77,6 @@ def collect(emb: Embedder | None) -> list[dict]:
             )  # fmt: skip
             row = _rows(res, q["question"], chat.today, lambda h, g=gold: is_evidence(h, g))
             rows.append({"fold": f"r{n}", **row})
-        mem.close()
         log(f"answer match: chat {n} collected")
     for n in MIXED_TUNE:
         ws, mem = mixed.prepare(n, emb)

@@ -32,9 +32,10 @@ if TYPE_CHECKING:
     from clawmem.embedders.base import Embedder
 
 from benchmarks.common import embedder_status, log
-from benchmarks.datasets.realtalk import TUNE, build, chat_files, convert, foreign_of
+from benchmarks.datasets.realtalk import TUNE, foreign_of
+from benchmarks.fitting.chats import indexed_chats
 from benchmarks.metrics import abstention, best_relevance, calibration
-from benchmarks.systems.clawmem import DEPTH, index_clawmem, open_clawmem, open_with, rows_of
+from benchmarks.systems.clawmem import DEPTH, index_clawmem, open_clawmem, rows_of
 
 # The features in the order of the fitted weights (log_rank stands for log of the hit's place).
 FEATURES = (
@@ -100,12 +101,9 @@ def collect(
     next chat's with this chat's names swapped in (``near_miss``)."""
     from benchmarks.datasets.mixed import load_chat, realtalk_near_miss
 
-    every = {c.number: c for c in (convert(p) for p in chat_files())}
     rows: list[dict] = []
-    for n in chats:
-        chat = every[n]
-        mem = open_with(build(chat), emb)
-        mem.index()
+    for chat, every, mem in indexed_chats(chats, emb):
+        n = chat.number
         rows += rows_of(mem, chat, chat.questions, "own", mode)
         rows += rows_of(mem, chat, every[foreign_of(n)].questions, "foreign", mode)
         if near:

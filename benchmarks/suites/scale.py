@@ -537,6 +537,20 @@ print(json.dumps({"units": n, "cpu_s": cpu, "wall_s": wall, "spent": spent,
 """
 
 
+def run_child(code: str, args: list[str], env: dict[str, str]) -> dict:
+    """Run ``code`` in a fresh Python process with ``args`` and ``env``: the JSON object its
+    last line of output prints (a failure raises with the end of its stderr)."""
+    import subprocess
+
+    got = subprocess.run(
+        [sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, check=False
+    )
+    if got.returncode:
+        raise RuntimeError(got.stderr[-3000:])
+    out: dict = json.loads(got.stdout.strip().splitlines()[-1])
+    return out
+
+
 def index_phases(units: int, embed: bool) -> dict:
     """Where ``clawmem index`` of a fresh seeded workspace of ``units`` units spends its CPU, in
     one child process (the resident embedder off: the model in the process, on its lanes): the
@@ -544,8 +558,6 @@ def index_phases(units: int, embed: bool) -> dict:
     less the next), FTS5 with the terms' bounds and lists (``_fts_insert``), the model
     (``embed_documents``) and the vector table's inserts (``store_vectors``); the process's CPU
     around each, in ms a unit, and the rest (the scan, commits, the model's load)."""
-    import subprocess
-
     from benchmarks.datasets.synth import generate
 
     root = WORK / "work" / f"phases-{units}"
@@ -554,16 +566,7 @@ def index_phases(units: int, embed: bool) -> dict:
     env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "CLAWMEM_RESIDENT_EMBEDDER": "0"}
     env.pop("CLAWMEM_MODEL", None)  # the default model, as `clawmem index` embeds (not e5-f32)
     load = os.getloadavg()
-    got = subprocess.run(
-        [sys.executable, "-c", _PHASES_CHILD, str(root), "embed" if embed else "none"],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if got.returncode:
-        raise RuntimeError(got.stderr[-3000:])
-    d = json.loads(got.stdout.strip().splitlines()[-1])
+    d = run_child(_PHASES_CHILD, [str(root), "embed" if embed else "none"], env)
     n, spent = d["units"], {k: v[0] for k, v in d["spent"].items()}
     ms = {
         "parse and chunk": spent.get("parse", 0.0),
@@ -673,9 +676,6 @@ def hybrid_ab(root: Path, qs: list[str], rounds: int = 2) -> dict:
     checkout's ``src``) and this tree's, alternating child processes on the same index, each
     holding the compressed copy first: wall and CPU p50 of each, and whether both gave the same
     hits (paths, lines, scores and relevance to 9 digits) for every query."""
-    import subprocess
-    import sys
-
     before_src = os.environ.get("CLAWMEM_BEFORE_SRC", "/work/main/src")
     trees = {"before": before_src, "now": str(REPO / "src")}
     times: dict[str, list] = {k: [] for k in trees}
@@ -689,16 +689,7 @@ def hybrid_ab(root: Path, qs: list[str], rounds: int = 2) -> dict:
     for r in range(rounds):
         for name in ("before", "now") if r % 2 == 0 else ("now", "before"):
             env = {**os.environ, "PYTHONPATH": trees[name], "CLAWMEM_RESIDENT_EMBEDDER": "0"}
-            got = subprocess.run(
-                [sys.executable, "-c", _AB_CHILD, str(root), json.dumps(qs)],
-                env=env,
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            if got.returncode:
-                raise RuntimeError(got.stderr[-3000:])
-            d = json.loads(got.stdout.strip().splitlines()[-1])
+            d = run_child(_AB_CHILD, [str(root), json.dumps(qs)], env)
             times[name] += d["times"]
             tops.setdefault(name, d["tops"])
             for key, (w, c, n) in d["phases"].items():

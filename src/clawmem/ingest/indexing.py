@@ -62,6 +62,7 @@ _LEFT_OUT = (
     "over max_files",
     "transcript cap",
     "line break or control character",
+    "a rewrite that did not finish",  # a page as it was (workspace._Walker.held_copy)
 )
 # How long a read waits for a watcher that holds the write lock to finish syncing what changed.
 WATCHER_WAIT_S = 2.0

@@ -13,6 +13,9 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from clawmem.text import speakers
+from clawmem.text.textnorm import fold
+
 # When chunk boundaries or texts change for the same input, bump schema.CHUNKER_VERSION: the
 # index must then be rebuilt. It lives there because every read checks it, and a read that finds
 # nothing changed never imports this module.
@@ -193,18 +196,11 @@ def weight(text: str) -> int:
 _WIDE = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 
 
-# A line that starts with who says it: "Kate: …", "**Kate:** …", "[10:32] Kate: …". The label is a
-# short name (up to three words, starting with a letter), then a colon and the message.
-_SPEAKER = re.compile(
-    r"(?:\[[^\]\n]{1,32}\]\s*)?(?:\*\*|__)?([^\W\d_][\w.'\u2019 -]{0,30}?)(?:\*\*|__)?\s?:(?:\*\*|__)?\s+\S"
-)
-
-
 def _speaker(line: str) -> str | None:
-    m = _SPEAKER.match(line)
-    if m is None or len(m.group(1).split()) > 3:
-        return None
-    return m.group(1).casefold()
+    """Who says ``line``: "Kate: …", "**Kate:** …", "[10:32] Kate: …" (text/speakers.py, the
+    rule recall reads too: a name, not a section's label such as "Background:")."""
+    said = speakers.said(line)
+    return None if said is None else fold(said.name)
 
 
 def _is_talk(lines: list[str]) -> bool:

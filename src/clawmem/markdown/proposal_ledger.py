@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
 
 LEDGER = ".clawmem/proposals-reviewed"
@@ -53,14 +54,42 @@ def verdicts(lines: list[re.Match[str]]) -> dict[str, str]:
     return {m.group(2): m.group(1) for m in lines}
 
 
+# rejected_ids' last reading of each workspace's ledger: {ledger path: (its stat, the ids)}. A
+# process that recalls many times (the MCP server, an agent's library) read and parsed the whole
+# ledger on every query that found a proposal; it is read again only when it changed.
+_READ: dict[Path, tuple[tuple[int, ...], frozenset[str]]] = {}
+_READ_MAX = 8  # workspaces remembered at once (a process serves one, a test run many)
+
+
 def rejected_ids(root: Path) -> frozenset[str]:
     """The short ids (the key's first 10 characters, as a proposal's note names it) of the
     proposals whose last decision was to reject them. A ledger behind a link out of the
-    workspace, or unreadable, decides nothing."""
+    workspace, or unreadable, decides nothing. Read again only when the ledger's file changed
+    (another inode, size, modification or change time): the ids are those of its bytes now."""
     from clawmem.errors import ClawmemError
+    from clawmem.markdown.workspace import writable_path
 
+    try:
+        path = writable_path(root, LEDGER)
+        st = os.stat(path, follow_symlinks=False)  # taken before the read: a later write shows
+        stamp: tuple[int, ...] | None = (
+            (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            if stat.S_ISREG(st.st_mode)
+            else None
+        )
+    except (OSError, ClawmemError):
+        path, stamp = None, None
+    if path is not None and stamp is not None:
+        seen = _READ.get(path)
+        if seen is not None and seen[0] == stamp:
+            return seen[1]
     try:
         lines = ledger_lines(root)
     except (OSError, ClawmemError):
         return frozenset()
-    return frozenset(key[:10] for key, v in verdicts(lines).items() if v == "rejected")
+    ids = frozenset(key[:10] for key, v in verdicts(lines).items() if v == "rejected")
+    if path is not None and stamp is not None:
+        if len(_READ) >= _READ_MAX:
+            _READ.clear()
+        _READ[path] = (stamp, ids)
+    return ids

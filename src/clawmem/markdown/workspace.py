@@ -42,6 +42,9 @@ class FileEntry(NamedTuple):
     mtime_ns: int
 
 
+_HELD_TOKEN = re.compile(r"[0-9a-f]{8}")  # files/rewrite.py's second names: 4 random bytes
+
+
 @dataclass(frozen=True)
 class Skipped:
     relpath: str
@@ -274,6 +277,8 @@ class _Walker:
             if name.startswith(".") or not name.lower().endswith(".md"):
                 if S_ISLNK(mode) and os.path.isdir(full):
                     subdirs.append(name)  # os.walk lists a link to a folder as a folder
+                elif name.endswith(".held") and S_ISREG(mode):
+                    self.held_copy(base, prefix, name, st)
                 continue
             rel = prefix + name
             if S_ISLNK(mode):
@@ -293,6 +298,30 @@ class _Walker:
                 files[rel] = FileEntry(rel, st.st_size, st.st_mtime_ns)
         for name in subdirs:
             self.descend(base, prefix, name)
+
+    def held_copy(self, base: str, prefix: str, name: str, st: os.stat_result) -> None:
+        """A page's second name during a rewrite (files/rewrite.py's ``.NAME.XXXXXXXX.held``)
+        that a run left: the page itself (killed before its rename: the page's next rewrite
+        removes it) says nothing; the page as it was (killed or stopped after its rename, or
+        a full disk where the page could not be put back) may hold the only copy of lines
+        another program appended while it was rewritten, and is reported until it is gone."""
+        page, dot, tail = name[1:].rpartition(".")[0].rpartition(".")
+        if not (page and dot and _HELD_TOKEN.fullmatch(tail)) or not citable_name(prefix + name):
+            return  # (a name with a line break: its page is reported for that)
+        try:
+            now = os.lstat(base + page)
+            if (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino):
+                return
+        except OSError:
+            pass
+        self.skipped.append(
+            Skipped(
+                prefix + name,
+                f"the page {page} as it was before a rewrite that did not finish: lines another "
+                "program appended to it meanwhile may be only here; copy what the page lacks "
+                "into it, then remove this file",
+            )
+        )
 
     def descend(self, base: str, prefix: str, name: str) -> None:
         """A subfolder: walked, unless hidden, a tool's folder or a link."""
@@ -388,15 +417,19 @@ def writable_path(root: Path, relpath: str) -> Path:
 def _own_temps(path: Path, ino: int) -> int:
     """How many of the names of ``path``'s file (inode ``ino``) are a killed write's temporary
     copy beside it (files/cas.py creates a file by linking its copy into place; the next write
-    removes the copy): those names are ours, not a link."""
+    removes the copy) or a killed rewrite's second name for the page (files/rewrite.py's
+    ``.NAME.XXXXXXXX.held``, which the next rewrite removes): those names are ours, not a link."""
     import glob
 
+    from clawmem.files.rewrite import HELD_SUFFIX
+
     n = 0
-    for tmp in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
-        try:
-            n += os.lstat(tmp).st_ino == ino
-        except OSError:
-            pass
+    for suffix in (".tmp", HELD_SUFFIX):
+        for tmp in path.parent.glob(f".{glob.escape(path.name)}.*{suffix}"):
+            try:
+                n += os.lstat(tmp).st_ino == ino
+            except OSError:
+                pass
     return n
 
 

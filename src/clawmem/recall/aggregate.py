@@ -1,7 +1,7 @@
 """Questions that ask for all of something, and who said a chat line.
 
-"What authors has Tim read?", "Which beauty treatments has Emi done?", "What are Kate's hobbies?",
-"How many times did Nicolas call?", "Tell me about Peter": the answer is a list whose items were
+"What authors has Tim read?", "Which courses has Ben taken?", "What are Peter's hobbies?",
+"How many times did Ben call?", "Tell me about Peter": the answer is a list whose items were
 said on many days, each in a line or two. ``fusion.Ranking``'s ``aggregate_*`` numbers rank such
 a question another way: when it names someone, the question without the names is embedded too
 and ranked as a third leg (``Query.unnamed``; ranking.py's ``_content_leg``), so the items asked
@@ -18,45 +18,38 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from clawmem.text import speakers as speakers_rule
+
 if TYPE_CHECKING:
     import numpy as np
 
     from clawmem.text.query import Query
 
-# "- Name: text", "**Name**: text", "Name: text", with the list marker if there is one; also
-# written as a task ("- [ ] Name: text"), a link to the person's page ("- [[Name]]: text",
-# "[[Name|shown]]: text") or quoted in a transcript's message ("User: Name: text", where the
-# role label is who typed it, not who said it). rrf-v11: the person boost missed these lines, so
-# a question naming someone ranked their task, linked or transcript line under any plain line
-# of theirs.
-_SPEAKER = re.compile(
-    r"^\s*(?P<item>[-*+]\s+)?(?:\[[ xX]\]\s+)?(?:(?:User|Assistant):\s+(?=\S+:\s))?"
-    r"(?:\*\*|\[\[(?:[^\]|]*\|)?)?(?P<name>[^\W\d_][\w .'-]{0,40}?)(?:\*\*|\]\])?:\s"
-)
-
 
 def speaker(text: str, *, as_written: bool = False) -> str | None:
-    """Who said a chat line written "- Name: text" (a daily log's message), folded (as written
-    with ``as_written``); else None."""
+    """Who said a chat line ("- Name: text", a daily log's message; text/speakers.py has the
+    rule, which chunking's talk detection reads too), folded (as written with ``as_written``);
+    else None. rrf-v11: a task, a link to the person's page or a transcript's quoted line has a
+    speaker too; rrf-v17: a section's or a field's label ("Background: …") is no speaker."""
     from clawmem.text.textnorm import fold
 
-    m = _SPEAKER.match(text)
-    if m is None:
+    said = speakers_rule.said(text)
+    if said is None:
         return None
-    return m.group("name").strip() if as_written else fold(m.group("name")).strip()
+    return said.name if as_written else fold(said.name)
 
 
 def speakers(text: str) -> int:
     """How many people's lines a unit holds (``speaker`` of each of its lines): 2 for a note
-    keeping a talk as one paragraph ("elise: … Emi: … elise: …"), 1 for one message."""
+    keeping a talk as one paragraph ("kate: … Ben: … kate: …"), 1 for one message."""
     return len({s for line in text.split("\n") if (s := speaker(line)) is not None})
 
 
 def is_chat_line(text: str) -> bool:
     """Whether ``text`` is someone's message in a chat log, a list item "- Name: text" as a daily
     log writes it: a structured abstract's "Background: ..." is no one speaking."""
-    m = _SPEAKER.match(text)
-    return m is not None and m.group("item") is not None
+    said = speakers_rule.said(text)
+    return said is not None and said.item
 
 
 def without_names_if_asked(query: Query) -> str | None:
@@ -83,15 +76,42 @@ def only_asks(text: str) -> bool:
     more that is not a question ("Hello Kate. How are you?" asks; "I love skiing! What about
     you?" does not: it says what its writer loves). A note's own open question ("- Should we
     move the NAS?", a to-do ending "(reconnect?)") is no message: it may be what is looked for."""
-    said = _SPEAKER.match(text)
+    said = speakers_rule.said(text)
     if said is None or not _ASKING_END.search(text):
         return False
-    text = text[said.end() :]
+    text = text[said.start :]
     for sentence in _SENTENCE.findall(_BRACKETED.sub(" ", text)):
         sentence = sentence.strip()
         if sentence and not sentence.endswith(("?", "？")):
             if len(sentence.split()) >= _STATEMENT_WORDS:
                 return False
+    return True
+
+
+# A line that opens with a question word or an inverted verb ("who …", "should we …", "is the
+# …"), after its list marker and checkbox: English only.
+_ASKING_START = re.compile(
+    r"^\s*(?:[-*+]\s+)?(?:\[[ xX]\]\s+)?(?:who|whom|whose|what|when|where|why|how|which|is|are|"
+    r"was|were|do|does|did|can|could|should|would|will|shall|has|have|had)\b",
+    re.IGNORECASE,
+)
+
+
+def open_question(text: str) -> bool:
+    """Whether a unit is a note's own question that no one said: a to-do or a line that only
+    asks ("- [ ] who signs off the rounding?", "Should we move the NAS?"): it opens with a
+    question word and every sentence of it is a question. It restates what is still open, so it
+    cannot say who, when, where, how many or why (``Ranking.open_question_factor``); a to-do that
+    ends with a question in passing ("- [ ] reproduce the crash (kill wifi during reconnect?)")
+    states a task, and a message someone said is ``only_asks``'s."""
+    if speakers_rule.said(text) is not None:
+        return False
+    if not _ASKING_END.search(text) or not _ASKING_START.match(text):
+        return False
+    for sentence in _SENTENCE.findall(_BRACKETED.sub(" ", text)):
+        sentence = sentence.strip()
+        if sentence and not sentence.endswith(("?", "？")):
+            return False
     return True
 
 

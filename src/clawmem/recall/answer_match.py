@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 
 from clawmem.recall.aggregate import only_asks, speaker, speakers
 from clawmem.recall.copies import PAGES
+from clawmem.text.speakers import said as said_by
 from clawmem.text.textnorm import fold
 
 if TYPE_CHECKING:
@@ -180,12 +181,6 @@ _NOT_NAMES = frozenset(
     that what when where which who why how and but not yes yeah wow thank thanks hello hey good
     great well also just really that's it's i'm oh ok okay lol haha""".split()
 )
-# Who said it: "- Ana: …", a task, a link to the person's page, a transcript's quoted line
-# (aggregate.speaker reads the name; this only finds where the message starts).
-_SAID = re.compile(
-    r"^\s*(?:[-*+]\s+)?(?:\[[ xX]\]\s+)?(?:(?:User|Assistant):\s+)?(?:\*\*|\[\[)?"
-    r"[^\W\d_][\w .'-]{0,40}?(?:\*\*|\]\])?:\s"
-)
 _WORD = re.compile(r"[a-z]+")
 
 
@@ -264,9 +259,9 @@ def asked(query: Query) -> AskedFor:
 
 def line_features(a: AskedFor, text: str) -> dict[str, float]:
     """The features of one hit's text but its place and score (``FEATURES`` from "time")."""
-    said = speaker(text.split("\n", 1)[0]) if text else None
-    m = _SAID.match(text)
-    body = text[m.end() :] if m else text
+    line = said_by(text.split("\n", 1)[0]) if text else None  # who said it (text/speakers.py)
+    said = fold(line.name) if line is not None else None
+    body = text[line.start :] if line is not None else text
     low = body.lower().replace("’", "'")
     words = _LOWER_WORD.findall(low)
     heads = [w.split("'", 1)[0] for w in words] if "'" in low else words
@@ -347,26 +342,18 @@ MODEL = Model(
 )
 
 
-# A speaker's name of a message: a person's or a role's ("Ana", "John Zhang", "User"), at most
-# this many words; a longer label before a colon is a sentence ("He wants errors explained as: …").
-_NAME_WORDS = 3
-
-
 def is_message(hit: Hit) -> bool:
     """Whether ``hit`` is a message: a note's line (no fact, no page line, not reached through a
     link) that one person said, "- Ana: …", "Ana: …" or a transcript's "User: …" (its first
-    line's ``aggregate.speaker``), the speaker's name a name: one word, or a few capitalised ones
-    ("John Zhang"), without "_" or "-" ("Pottery class: …", "last_updated: …", "payments-service:
-    …" are a note's labels and a page's fields). A unit of two people's lines (an exchange kept as
-    one paragraph, "Jack: …" then "Assistant: …", or a message joined with the reply next to it,
-    passages.py) is none: who said it, first person and asking are read of one speaker's words."""
+    line's ``aggregate.speaker``), the speaker's name a name (``text.speakers.is_name``: one
+    word, or a few capitalised ones, "John Zhang"; "Pottery class: …", "last_updated: …",
+    "payments-service: …", "Background: …" are a note's labels and a page's fields). A unit of two
+    people's lines (an exchange kept as one paragraph, "Jack: …" then "Assistant: …", or a message
+    joined with the reply next to it, passages.py) is none: who said it, first person and asking
+    are read of one speaker's words."""
     if hit.kind is not None or hit.via is not None or hit.path.startswith(PAGES):
         return False
-    said = speaker(hit.text.split("\n", 1)[0], as_written=True)
-    if said is None or "_" in said or "-" in said or speakers(hit.text) > 1:
-        return False
-    words = said.split()
-    return len(words) == 1 or (len(words) <= _NAME_WORDS and all(w[:1].isupper() for w in words))
+    return speaker(hit.text.split("\n", 1)[0]) is not None and speakers(hit.text) <= 1
 
 
 def reorder(
@@ -383,6 +370,66 @@ def reorder(
     best = max((h.score for h in hits), default=0.0)
     value = {i: model.score(features(a, hits[i].text, i + 1, hits[i].score, best)) for i in slots}
     moved = sorted(slots, key=lambda i: (-value[i], i))
+    out = list(hits)
+    for slot, i in zip(slots, moved, strict=True):
+        out[slot] = hits[i]
+    return out
+
+
+# The forms ``form_first`` reads: a time and a number are told by their words and digits alone; a
+# place, a name or a cause is read by capitals and prepositions, too loosely to move a line
+# that no model weighs.
+_FORM_FIRST = {"when": "time", "count": "number"}
+
+
+# A day or a time a note states outright: a date ("2026-11-27", "27/11", "the 14th", "Nov 27"),
+# a clock time, a weekday or a month by its full name ("may" only as "May"). A line's "today",
+# "yesterday" or "last week" is the day of the log that holds it, which every line of that log
+# shares: in notes kept from chats, moving such a line before a fact about the same event lost
+# the fact's first place (benchmarks/analysis.md, rrf-v19).
+_STATED_DAY = re.compile(
+    r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}[/.]\d{1,2}(?:[/.]\d{2,4})?\b|\b\d{1,2}:\d{2}\b"
+    r"|\b\d{1,2}(?:st|nd|rd|th)\b|(?i:\b(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\.?\s+\d)"
+    r"|(?i:\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b)"
+    r"|(?i:\b(?:january|february|march|april|june|july|august|september|october|november|december)\b)"
+    r"|\bMay\b"
+)
+
+
+def holds_asked(a: AskedFor, text: str) -> bool:
+    """Whether ``text`` holds what the question asks by its form (``_FORM_FIRST``: a day or a
+    time it states outright for "when", ``_STATED_DAY``; a number for "how many / how long")
+    and some of its topic words or names."""
+    if a.form == "when" and not _STATED_DAY.search(text):
+        return False
+    f = line_features(a, text)
+    return bool(f["answers_form"]) and (f["content_share"] > 0 or bool(f["names_asked"]))
+
+
+def is_unsaid(hit: Hit) -> bool:
+    """A unit no one said that ``form_first`` may move: a Retain fact or a note's line (no
+    message, no page line, not reached through a link)."""
+    if hit.via is not None or hit.path.startswith(PAGES):
+        return False
+    return hit.kind is not None or not is_message(hit)
+
+
+def form_first(query: Query, hits: Sequence[Hit], depth: int, keep: int = 0) -> list[Hit]:
+    """rrf-v19: ``hits`` with the units no one said (``is_unsaid``) among its first ``depth``
+    that hold what a "when" or "how many / how long" question asks (``holds_asked``) moved
+    before those that do not, in the places those units hold (each group keeps its order);
+    messages (``reorder``'s) and the first ``keep`` stay where they are. ``reorder``'s model was
+    fitted on messages; a fact or a note's line has no speaker for it to read, and the legs rank
+    a line next to the question's words (the neighbour boost, the heading column) with a fact
+    that states the date. Only a time or a number is read: they are told by words and digits."""
+    if query.asks not in _FORM_FIRST or query.asks_for_all:
+        return list(hits)  # a question asking for all of something keeps its spread
+    slots = [i for i in range(keep, min(depth, len(hits))) if is_unsaid(hits[i])]
+    if len(slots) < 2:
+        return list(hits)
+    a = asked(query)
+    holds = {i: holds_asked(a, hits[i].text) for i in slots}
+    moved = sorted(slots, key=lambda i: (not holds[i], i))
     out = list(hits)
     for slot, i in zip(slots, moved, strict=True):
         out[slot] = hits[i]

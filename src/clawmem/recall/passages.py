@@ -11,7 +11,7 @@ and the one next to it; a run of five lines is not one hit because all five matc
 lines that touch (no line between them) and share a heading are joined, and only notes' lines:
 a Retain fact is a statement of its own (its kind, validity and the copies folded into it
 belong to it alone), and a page led in for the entity asked about keeps its lead as it is.
-A question asking for all of something ("What cuisines does Emi like?") is left as ranked: its
+A question asking for all of something ("What cuisines does Kate like?") is left as ranked: its
 hits were spread over distinct items (``aggregate.spread_out``), and the line next to one item
 is most often more of the same item, taking the budget another item needed.
 """

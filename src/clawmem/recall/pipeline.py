@@ -555,11 +555,16 @@ def answer_first(
     k-independent list, before relevance reads their places; hybrid rank fusion only. The
     entity's page keeps its lead, and a short question with an identifier or a quoted phrase
     keeps exact-first's order (ranking.py: the units holding it come first)."""
-    if not rk.answer_depth or mode != "hybrid" or not ranking.startswith("rrf-"):
+    if mode != "hybrid" or not ranking.startswith("rrf-"):
         return hits
     if q.lex.strong and (q.quoted or len(q.lex.terms) <= rk.exact_first_max_terms):
         return hits
-    return answer_match.reorder(q, hits, rk.answer_depth, keep=1 if page_leads else 0)
+    keep = 1 if page_leads else 0
+    if rk.answer_depth:
+        hits = answer_match.reorder(q, hits, rk.answer_depth, keep=keep)
+    if rk.form_depth:  # rrf-v19: facts and notes' lines holding a time or number asked for
+        hits = answer_match.form_first(q, hits, rk.form_depth, keep=keep)
+    return hits
 
 
 def _scored(hits: list[Hit], model: Model | None) -> list[Hit]:
@@ -618,7 +623,7 @@ def _entity_page(
     idx: Index, q: Query, filters: Filters, snippet_chars: int, rk: Ranking
 ) -> Hit | None:
     """ "Tell me about Peter": the entity's own page leads, then the facts about it. A question
-    that asks something of the entity ("Where was Elise on 31 Dec 2023?": more than
+    that asks something of the entity ("Where was Peter on 3 Dec 2025?": more than
     ``Ranking.entity_page_max_terms`` words besides its names and dates) is ranked as it is: its
     answer is a line, and the page takes part in the ranking as any note does."""
     if not _page_may_lead(filters):

@@ -269,7 +269,7 @@ def rank(
         lambda: _speaks_of_people(rows[c] for c in ids),
     )
     _boost_people(final, ids, rows, query, asked.spelled, rk)
-    _lower_questions(final, ids, rows, rk.question_factor, fused)
+    _lower_questions(final, ids, rows, rk, fused, query)
     # A question asking for all of something may spread its hits and keep them short.
     section_factor, min_chars = rk.same_section_factor, rk.hit_min_chars
     if query.asks_for_all:
@@ -779,16 +779,29 @@ def _boost_people(
 
 
 def _lower_questions(
-    final: dict[int, float], ids: list[int], rows: dict, factor: float, fused: bool
+    final: dict[int, float],
+    ids: list[int],
+    rows: dict,
+    rk: fusion.Ranking,
+    fused: bool,
+    query: Query,
 ) -> None:
-    """A message that only asks is rarely an answer: its score counts ``factor``
-    (``Ranking.question_factor``; rrf-v11: every hybrid question, rrf-v6 only one asking for all
-    of something). Only on ``fused`` scores: the lexical leg alone keeps BM25's order ("how are
+    """A message that only asks is rarely an answer: its score counts ``rk.question_factor``
+    (rrf-v11: every hybrid question, rrf-v6 only one asking for all of something). A note's own
+    open question ("- [ ] who signs off the rounding?") cannot answer a question asking who,
+    when, where, how many or why (``Query.asks``): it counts ``rk.open_question_factor``
+    (rrf-v18); for any other question it may be what is looked for ("what is still open on the
+    rounding?"). Only on ``fused`` scores: the lexical leg alone keeps BM25's order ("how are
     you?" may be what is looked for there)."""
-    if fused and factor != 1.0:
-        for cid in ids:
-            if aggregate.only_asks(rows[cid]["text"]):
-                final[cid] *= factor
+    if not fused:
+        return
+    for cid in ids:
+        text = rows[cid]["text"]
+        if rk.question_factor != 1.0 and aggregate.only_asks(text):
+            final[cid] *= rk.question_factor
+        elif query.asks is not None and rk.open_question_factor != 1.0:
+            if aggregate.open_question(text):
+                final[cid] *= rk.open_question_factor
 
 
 def _grow(index: Index, row: Row, score: dict, taken: set[int], min_chars: int) -> list:

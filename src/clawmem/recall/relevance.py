@@ -5,8 +5,8 @@ logistic function of what recall knows at query time about the hit (how much of 
 wording it holds, its BM25 and cosine, its place in the ranking, whether it holds several
 people's lines) and about the question (how much
 of its wording, and which of the names or identifiers it asks about, the memory has never seen).
-A question about someone the memory never heard of ("what did Kevin cook?" over notes that never
-mention a Kevin) gets a low relevance on every hit, however close the vectors.
+A question about someone the memory never heard of ("what did Zoltan cook?" over notes that never
+mention a Zoltan) gets a low relevance on every hit, however close the vectors.
 
 The coefficients are fitted numbers, named and versioned like the ranking's: ``python -m
 benchmarks.relevance`` fits them on tuning data only: every hit of REALTALK's tuning chats' (1-5) own
@@ -47,12 +47,12 @@ class Features:
     top_cosine: float  # the best cosine of the vector leg for this question (0 without vectors)
     # 1 when the question names a person or place (a proper name, text.query.names) no unit holds
     # in any spelling (text/spelling.py) and the notes it searched speak of people, else 0: "When
-    # did Kevin and Elise visit Crete?" over notes that know Elise and nothing of Kevin or Crete
+    # did Zoltan and Kate visit Malta?" over notes that know Kate and nothing of Zoltan or Malta
     # cannot be answered by them. Over notes that speak of no one (no chat line, no @mention among
     # the candidates: paper abstracts, say) a capitalised word no note writes is more often a term
     # the notes write another way (a taxon, a protein alias) than a stranger.
     unknown_proper: float = 0.0
-    # 1 when the unit holds lines of two or more speakers ("elise: … Emi: …", a note keeping a
+    # 1 when the unit holds lines of two or more speakers ("kate: … Ben: …", a note keeping a
     # talk as one paragraph): it holds many of a question's words while the answer, if there is
     # one, is one message of it, so its coverage says less (relevance-v5).
     speakers: float = 0.0

@@ -84,7 +84,7 @@ def recall_with_scopes(ix: Indexer, query: str | Query, **kwargs: Any) -> Recall
     k = k_asked or ix.cfg.k
     inner = {**kwargs, "join_lines": False}
     rk = _ranking(kwargs)
-    depth = max(rk.join_depth, rk.answer_depth)
+    depth = max(rk.join_depth, rk.answer_depth, rk.form_depth)
     raised = k < depth and not (kwargs.get("budget") and k_asked is None)
     if raised:
         inner["k"] = depth

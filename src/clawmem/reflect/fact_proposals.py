@@ -23,7 +23,9 @@ its best sentence, whose rule gives the kind. Casual spellings ("im", "ive", "i"
 talks about a handful of things worth keeping in a sitting, whatever its length, so each
 speaker gets a budget per stretch of talk (BUDGET, below) rather than every message over a
 threshold: the model's ranking within a conversation carries over between conversations much
-better than its probabilities do. Notes ("before I forget: …") and decisions ("let's go with
+better than its probabilities do. At reflect the embedder reads the turn that comes next after
+the budget, and it is proposed too when it reads as an event (turn_reading.py); flush, inside
+the PreCompact hook's budget, proposes without that reading. Notes ("before I forget: …") and decisions ("let's go with
 …") are proposed whenever read, outside the budget (see _ASKED_TO_KEEP).
 
 A proposal is dated on the day a sentence names when one day is meant (text/timeexpr.py), else
@@ -41,7 +43,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 
@@ -57,7 +59,9 @@ from clawmem.text.topics import topic_words
 # times the stretch's best of that speaker (a second thing said only when nearly as likely as
 # the first). Chosen leaving one tuning chat out (weights fitted on the other four): the setting
 # of the most recall at a precision of at least 0.50, P 0.507, R 0.590 (top 3 at 0.15: P 0.497,
-# R 0.621).
+# R 0.621). At reflect, where the embedder can read turns, the next best turn too (BUDGET + 1)
+# when it passes the same bounds and reads as an event (turn_reading.py): on the same folds P
+# 0.518 -> 0.515, R 0.605 -> 0.633; a third turn for everyone gave P 0.506, R 0.637.
 BUDGET = 2
 MIN_CONFIDENCE = 0.15
 RELATIVE = 0.5
@@ -244,6 +248,11 @@ class Said:
     speaker: str | None = None  # the person who said it (an entity slug), None: unknown
     at: str | None = None  # when it was said, ISO 8601, if known (a gap starts a new stretch)
     context_only: bool = False  # read for context (the agent's replies), never proposed from
+
+
+# What the embedder reads of turns (turn_reading.TurnReading): one number a text, higher for an
+# event; None when there is no model to read with.
+Reading = Callable[[Sequence[str]], "list[float] | None"]
 
 
 # The features of a candidate sentence, in the order of WEIGHTS. All are computed from the
@@ -564,13 +573,18 @@ def _stretches(conversation: list[Said]) -> list[int]:
     return out
 
 
-def selected(said: Iterable[Said], names: Iterable[str] = ()) -> list[Proposal]:
+def selected(
+    said: Iterable[Said], names: Iterable[str] = (), read: Reading | None = None
+) -> list[Proposal]:
     """What is proposed from ``said``, in order: in each stretch of each conversation, each
     speaker's BUDGET best messages (at least MIN_CONFIDENCE, at least RELATIVE times that
-    speaker's best there), and every note or decision (_ASKED_TO_KEEP, _DECISION_RULE). A line said in two
-    conversations is here twice (the promotion rule counts them)."""
+    speaker's best there), and every note or decision (_ASKED_TO_KEEP, _DECISION_RULE). With
+    ``read`` (turn_reading.TurnReading: what the embedder reads of a turn), the next best one
+    too when it would pass those bounds and reads as an event. A line said in two conversations
+    is here twice (the promotion rule counts them)."""
     names = tuple(names)
     out: list[tuple[int, int, Proposal]] = []
+    third: list[tuple[int, int, Proposal, str]] = []  # to be read: (conversation, at, it, text)
     for c, conversation in enumerate(_conversations(said)):
         part = _stretches(conversation)
         groups: dict[tuple[int, str | None], list[_Scored]] = {}
@@ -580,9 +594,19 @@ def selected(said: Iterable[Said], names: Iterable[str] = ()) -> list[Proposal]:
             ranked = sorted(group, key=lambda m: (-m.confidence, m.at))
             top = ranked[0].confidence
             for n, m in enumerate(ranked):
-                kept = n < BUDGET and m.confidence >= max(MIN_CONFIDENCE, RELATIVE * top)
-                if kept or (m.asked and m.confidence >= MIN_CONFIDENCE):
+                passes = m.confidence >= max(MIN_CONFIDENCE, RELATIVE * top)
+                if (n < BUDGET and passes) or (m.asked and m.confidence >= MIN_CONFIDENCE):
                     out.append((c, m.at, _build(conversation[m.at], m, names)))
+                elif n == BUDGET and passes and read is not None:
+                    item = conversation[m.at]
+                    third.append((c, m.at, _build(item, m, names), item.text))
+    if third and read is not None:
+        from clawmem.reflect.turn_reading import is_event
+
+        readings = read([t[3] for t in third])
+        if readings is not None:
+            kept = [t for t, r in zip(third, readings, strict=True) if is_event(r)]
+            out += [(c, at, p) for c, at, p, _text in kept]
     return [p for _c, _at, p in sorted(out, key=lambda t: (t[0], t[1]))]
 
 
@@ -591,11 +615,14 @@ def candidates(said: Said, names: Iterable[str] = ()) -> list[Proposal]:
     return scored([said], names)
 
 
-def propose(said: Iterable[Said], names: Iterable[str] = ()) -> list[Proposal]:
-    """The proposals of ``said`` (``selected``), each line once, in order."""
+def propose(
+    said: Iterable[Said], names: Iterable[str] = (), read: Reading | None = None
+) -> list[Proposal]:
+    """The proposals of ``said`` (``selected``, with ``read`` if given), each line once, in
+    order."""
     seen: set[str] = set()
     out = []
-    for p in selected(said, names):
+    for p in selected(said, names, read):
         if p.key not in seen:
             seen.add(p.key)
             out.append(p)

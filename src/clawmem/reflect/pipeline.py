@@ -176,6 +176,17 @@ def _append_in_place(path: Path, change: FileChange) -> None:
     )
 
 
+def _sweep_unwritten(root: Path, changes: Iterable[FileChange]) -> None:
+    """A writer killed between its temporary copy and the rename left the copy beside the page
+    (.NAME.XXXXXXXX.tmp). Each write sweeps its page's; a page this run finds as it wants it is
+    not written, so its copies are swept here (under the write lock: none is a write going on)."""
+    from clawmem.files.atomic import remove_stale_temps
+
+    for change in changes:
+        if change.status == "unchanged":
+            remove_stale_temps(writable_path(root, change.path))
+
+
 _APPEND_TRIES = 20
 
 
@@ -475,6 +486,7 @@ def _propose_facts(
         record,
         said_in_transcript,
     )
+    from clawmem.reflect.turn_reading import TurnReading
     from clawmem.text.timeexpr import date_from_path
 
     said = []
@@ -487,7 +499,13 @@ def _propose_facts(
         if day is not None and day <= today and (since is None or day >= since):
             logs.append(entry.relpath)
     said += daily_logs(ix.root, logs)
-    every = selected(said, entity_page_names(ix.root))
+    # The embedder reads the turns the budget leaves just out (turn_reading.py): here, not at
+    # flush, whose PreCompact budget has no room for the model; a turn flush left out is
+    # proposed by the next reflect.
+    identity = ix.supply.declared_identity()
+    key = identity.key() if identity is not None else None
+    read = TurnReading(lambda count: ix.supply.for_documents(count, key))
+    every = selected(said, entity_page_names(ix.root), read)
     first = list({p.key: p for p in reversed(every)}.values())[::-1]  # propose(): each line once
     new = record(ix.root, first, today)
     return len(new), promotable(every, ix.root)
@@ -574,6 +592,7 @@ def reflect(
         result.dry_run = dry_run
         result.retention = apply_retention(ix.root, ix.cfg, today, dry_run=dry_run)
         if not dry_run:
+            _sweep_unwritten(ix.root, result.changes)
             writers = _writers_once()
             for change in result.written():
                 path = writable_path(ix.root, change.path)

@@ -18,10 +18,10 @@ SCHEMA_VERSION = 11
 # record's fields, "- confidence: … / - statement: …", is one unit, chunking._is_record; and
 # reflect's section titles are not a unit's heading words, searchable.searchable_heading; 6: a
 # fact with only clawmem's notes under it, facts.says_only_the_fact, is one unit, not two).
-CHUNKER_VERSION = 6
+CHUNKER_VERSION = 7
 # Bump when text/redact.py redacts more for the same input: an index built under the older rules
 # may hold what the newer ones catch, so it is rebuilt rather than trusted (issue 31).
-REDACTION_VERSION = 3
+REDACTION_VERSION = 6
 # Fact proposals' pages (reflect/proposal_review.py's PAGE_DIR): their units' lexical rows go to
 # proposals_fts, not chunks_fts (see the DDL). Spelled here so that neither store nor recall
 # imports reflect.

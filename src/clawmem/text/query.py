@@ -48,7 +48,7 @@ class Query:
     lex: LexQuery  # the FTS5 terms and phrases of the lexical leg
     quoted: tuple[str, ...]  # the parts written in double quotes, as written
     time_hint: TimeRange | None  # the time the question names ("last week"), if looked for
-    # its names and identifiers, folded, their words joined by a space: "kevin", "dec 0054"
+    # its names and identifiers, folded, their words joined by a space: "peter", "dec 0054"
     # (``names``; ``phrase`` makes one the FTS phrase that finds it)
     names: tuple[str, ...]
     # those of them written as a proper name: "Marco", "Porto" (``names``, ``proper_only``)

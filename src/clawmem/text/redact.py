@@ -165,26 +165,39 @@ def _anchored(shape: secret_shapes.Shape, text: str, needles_at: list[int]) -> l
     # BEGIN PRIVATE KEY lines with no END, or "aws_secret_key=" 5,000 times over took 6-10 s
     # to redact, and three or four times that for twice the text.
     whole_to = 0
+    run_end, ends_at = -1, -1  # a shape with ``run_end``: the run read last, where matches end
     for i in needles_at:
         if i < whole_to:
             continue
-        # A try reads at most REACH characters past its needle (or the shape's ``reach``): a
-        # match refused by its check leaves the needles inside it to be tried again, each of
-        # which read to the end of the run ("?code=" 15,000 times over, 9,000 "?password=": 48 s).
-        window = min(len(text), i + (shape.reach or REACH))
+        if shape.run_end is not None:
+            # Every match in the needle's run ends at one place (read once per run): the
+            # window ends there, however far, or the needle starts none.
+            if i >= run_end:
+                run_end, ends_at = shape.run_end(text, i)
+            if ends_at <= i:
+                continue
+            window = ends_at
+        else:
+            # A try reads at most REACH characters past its needle (or the shape's ``reach``):
+            # a match refused by its check leaves the needles inside it to be tried again, each
+            # of which read to the end of the run ("?code=" 15,000 times over, 9,000
+            # "?password=": 48 s).
+            window = min(len(text), i + (shape.reach or REACH))
         for start in range(max(done, whole_to, i - shape.back), i + 1):
             done = start + 1
             m = shape.pattern.match(text, start, window)
             if m is None or m.end() <= i or (shape.check is not None and not shape.check(m)):
                 continue
-            if m.end() == window < len(text):
+            if m.end() == window < len(text) and shape.run_end is None:
                 # Judged a secret within the window, it is redacted whole: read once more
                 # without one (at most once per secret: the needles inside it are skipped).
                 m = shape.pattern.match(text, start) or m
             s, e = secret_shapes.secret_span(m)
             if e > s:
                 out.append(Found(s, e, shape.kind))
-                if (s, e) == m.span():
+                # A match from a needle inside this one would end where it does (or with the
+                # run's matches): a part of it.
+                if (s, e) == m.span() or shape.run_end is not None:
                     whole_to = e
                 elif shape.to_value >= 0 and m.span("value") == (s, e):
                     whole_to = e - shape.to_value

@@ -42,6 +42,12 @@ class Shape:
     # whose match must reach a part further on than that (a JSON web token's signature, after a
     # header and payload of a kilobyte or more) reads further, or it is never found.
     reach: int = 0
+    # For a shape whose matches lie in one run of characters and all end at one place in it,
+    # wherever in the run they start: ``(the run's end, where its matches end)`` for the needle
+    # at a position, that end -1 when none can end in the run. redact.py reads it once per run,
+    # in place of ``reach``: a secret of any length is found, and a run of needles costs one
+    # scan of the run (a connection string's password, which ends at the run's last "@host").
+    run_end: Callable[[str, int], tuple[int, int]] | None = None
 
 
 # --------------------------------------------------------------------------- checks
@@ -234,8 +240,39 @@ def _s(
     back: int = 80,
     to_value: int = -1,
     reach: int = 0,
+    run_end: Callable[[str, int], tuple[int, int]] | None = None,
 ) -> Shape:
-    return Shape(kind, re.compile(regex), needles, check, back, to_value=to_value, reach=reach)
+    return Shape(
+        kind, re.compile(regex), needles, check, back, to_value=to_value, reach=reach,
+        run_end=run_end,
+    )  # fmt: skip
+
+
+# A URL with a password, scheme://[user]:PASSWORD@host: every part of it is a run of characters
+# other than these (the host's end excepted, which one of them may follow), and the password may
+# hold "@" and ":", so it runs to the last "@" before a host in that run. The host may end at
+# Markdown's inline code or bold ("`postgres://app:pw@db`", "**…@db**") or a sentence's "!":
+# it did not (REDACTION_VERSION 5), and such a password was left as written.
+_URL_STOP = re.compile(r"[\s\"'<>]")
+_URL_HOST = r"[A-Za-z0-9_.\[\]-]+(?=[:/?#\s\"'<>),;`*!]|$)"
+_URL_HOST_AT = re.compile(_URL_HOST)
+
+
+def url_run_end(text: str, at: int) -> tuple[int, int]:
+    """``Shape.run_end`` of a URL with a password, for its "://" at ``at``: the end of the run
+    it lies in, and the end of the host after the run's last "@" that a host follows (-1: no such
+    "@"). A password of any length is found this way; within ``REACH`` of its needle alone, one
+    of 480 characters or more was not (its "@host" lay past the window) and was left as written.
+    Each "@" tried is followed by a host that stops at the next one: the run is read once."""
+    stop = _URL_STOP.search(text, at)
+    end = stop.start() if stop is not None else len(text)
+    a = text.rfind("@", at, end)
+    while a >= 0:
+        host = _URL_HOST_AT.match(text, a + 1)
+        if host is not None:
+            return end, host.end()
+        a = text.rfind("@", at, a)
+    return end, -1
 
 
 # A value, quoted (spaces and all) or bare: ``secret_span`` takes whichever matched.
@@ -391,10 +428,10 @@ SHAPES: tuple[Shape, ...] = (
         "a connection string with a password",
         # scheme://[user]:PASSWORD@host: the password may hold '@' and ':' (the last '@' before
         # a host ends it); the user may be empty (redis://:pw@host).
-        r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,30}://[^\s:/@\"'<>]*:(?P<value>[^\s\"'<>]+)"
-        r"@[A-Za-z0-9_.\[\]-]+(?=[:/?#\s\"'<>),;]|$)",
+        r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,30}://[^\s:/@\"'<>]*:(?P<value>[^\s\"'<>]+)@" + _URL_HOST,
         ("://",),
         back=32,
+        run_end=url_run_end,
     ),
     _s(
         "an account key in a connection string",

@@ -359,7 +359,38 @@ def _token_at(text: str, p: int) -> tuple[int, int] | None:
         e -= 1
     while s < e and text[s] in "([{<":
         s += 1
+    s, e = _emphasis_off(text, s, e)
+    while e > s and text[e - 1] in _TRAILING:
+        e -= 1
     return (s, e) if e > s else None
+
+
+_EMPHASIS = "*_~"
+
+
+def _emphasis_off(text: str, s: int, e: int) -> tuple[int, int]:
+    """The token ``text[s:e]`` without Markdown's emphasis around it: marks that open what its
+    line closes after them ("**4821**", "**blue" of "**blue monkey 42**"), or close what its
+    line opened before it ("**card PIN 3322**", "~~my PIN is 6364~~"). Read as part of the
+    value, they made it no PIN, or a passphrase's start or end. A list's "* " opens nothing,
+    and a mark the line does not pair stays: a password ending in "*" keeps it."""
+    line_start = text.rfind("\n", 0, s) + 1
+    if text[s] in _EMPHASIS:
+        k = s
+        while k < e and text[k] == text[s]:
+            k += 1
+        line_end = text.find("\n", k)
+        if k < e and text.find(text[s:k], k, len(text) if line_end < 0 else line_end) >= 0:
+            s = k
+    if e > s and text[e - 1] in _EMPHASIS:
+        k = e - 1
+        while k > s and text[k - 1] == text[e - 1]:
+            k -= 1
+        run = text[k:e]
+        opened = text.rfind(run, line_start, s)
+        if k > s and opened >= 0 and not text[opened + len(run) : opened + len(run) + 1].isspace():
+            e = k
+    return s, e
 
 
 def _quoted(text: str, p: int) -> tuple[int, int] | None:

@@ -1,7 +1,7 @@
-"""A name written another way: "Muhammad" for the "Mohammed" the notes write, "Nikolas" for "Nicolas".
+"""A name written another way: "Muhammad" for the "Mohammed" the notes write, "Jakob" for "Jacob".
 
 People spell names as they hear them, and transliterated names have many spellings. A question
-about "Nikolas" over notes that write "Nicolas" is about someone the memory knows: recall must
+about "Jakob" over notes that write "Jacob" is about someone the memory knows: recall must
 neither refuse it as a question about a stranger (relevance's unknown names) nor miss the person's
 own lines (the ranking's person boost).
 
@@ -10,7 +10,7 @@ Metaphone keys, Lawrence Philips' phonetic code for English names, are the same:
 Mohammed and Mohamad are all MHMT, Steven and Stephen STFN), or they differ by one typing slip
 (one letter inserted, dropped, replaced, or two swapped: Damerau-Levenshtein distance 1, "Petr"
 for "Peter", "Sara" for "Sarah"). Both need the same first letter and four letters at least, and a
-sound key of three sounds at least: "Moon" and "Money" are both MN, "Paola" and "Pool" both PL.
+sound key of three sounds at least: "Moon" and "Money" are both MN, "Paula" and "Pool" both PL.
 Only names the notes use are compared (a chat line's speaker, an @mention, a capitalised word
 inside a sentence), never every word of the index, where "Chase" would be one slip from "case".
 Soundex was tried first and matched too much: it keeps four characters, so "Galveston" sounded
