@@ -66,7 +66,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import numpy as np  # imported where vectors are made: reading a file's identity needs none
 
-from clawmem.embedders import packing
 from clawmem.embedders.base import EmbedResult, normalize
 from clawmem.embedders.llama_load import (
     available_cpus,
@@ -77,6 +76,7 @@ from clawmem.embedders.llama_load import (
     trim_heap,
 )
 from clawmem.embedders.model_identity import model_settings
+from clawmem.embedders.packing import TILE, deal, pack
 from clawmem.errors import ModelError
 
 # Long-context embedders (8k+) would otherwise allocate a compute buffer for a
@@ -194,7 +194,7 @@ class LlamaEmbedder:
         # input still gets a decode of its own, up to max_tokens.
         self.pack_tokens = min(pack_tokens or DEFAULT_PACK_TOKENS, self._batch_tokens)
         # Packs of whole attention tiles (packing.TILE); 0: filled longest first, as before.
-        self.tile = packing.TILE
+        self.tile = TILE
         self._ensure_lanes(1)
         self._lanes[0].primary = True
         release_mapped_pages(self.model_path)
@@ -329,7 +329,7 @@ class LlamaEmbedder:
             raw: list[np.ndarray | None] = [None] * len(windows)
             order = sorted(range(len(windows)), key=lambda w: -len(windows[w]))
             lengths = [len(w) for w in windows]
-            groups = packing.pack(
+            groups = pack(
                 order,
                 lengths,
                 pack_tokens=self.pack_tokens,
@@ -338,7 +338,7 @@ class LlamaEmbedder:
                 tile=self.tile,
             )
             lanes = min(self._max_lanes, len(groups))
-            shares = [groups] if lanes <= 1 else packing.deal(groups, lengths, lanes)
+            shares = [groups] if lanes <= 1 else deal(groups, lengths, lanes)
             try:
                 for group, vecs in self._decode_all(shares, windows):
                     for w, vec in zip(group, vecs, strict=True):
