@@ -339,6 +339,13 @@ def test_a_child_run_gives_its_last_json_line_and_a_failure_its_stderr():
     assert run_child(code, ["a", "b c"], env) == {"args": ["a", "b c"]}
     with pytest.raises(RuntimeError, match="the child says no"):
         run_child("import sys; sys.exit('the child says no')", [], env)
+    # A child that prints nothing (an IndexError before), or no JSON object last, or hangs.
+    with pytest.raises(RuntimeError, match="printed nothing; its stderr ends: quiet"):
+        run_child("import sys; sys.stderr.write('quiet')", [], env)
+    with pytest.raises(RuntimeError, match="no JSON object: 'done'"):
+        run_child("print('done')", [], env)
+    with pytest.raises(RuntimeError, match="ran past 1 s and was killed"):
+        run_child("import time; time.sleep(30)", [], env, timeout=1)
 
 
 @pytest.mark.skipif(not (EVAL / "realtalk").is_dir(), reason="evaluation data not present")

@@ -303,6 +303,9 @@ def test_recall_reads_the_ledger_again_only_when_it_changed(ws, lexical, monkeyp
     agreed = next(p for p in pending if "We agreed on a dry run" in p["line_text"])
     other = next(p for p in pending if p["id"] != agreed["id"])
     assert cli("-w", str(ws), "proposals", "reject", other["id"]).code == 0
+    # A ledger written this instant is read every time (racy: see the test below); as if the
+    # decisions had settled, every reading here may be remembered.
+    monkeypatch.setattr(proposal_ledger, "RACY_NS", 0)
     reads = []
     real = proposal_ledger.ledger_lines
     monkeypatch.setattr(proposal_ledger, "ledger_lines", lambda root: reads.append(1) or real(root))
@@ -977,3 +980,46 @@ def test_reflect_proposes_the_third_turn_that_reads_as_an_event(indexed, monkeyp
     rows = _list(lexical_copy)
     mine = {p["statement"] for p in rows if p["source"].startswith(f"memory/{day}.md")}
     assert mine == set(_THIRD_TURNS[:2])
+
+
+def test_reflect_says_when_the_turn_reading_was_skipped(ws, hash_model):
+    """With a model other than the one the reading's threshold was chosen with, the turns the
+    budget leaves out were not read, silently: `reflect --json` says so in ``degraded``, and
+    the human summary names it."""
+    day = "2026-03-02"
+    body = [f"# {day}", ""]
+    for t in _THIRD_TURNS[:3]:
+        body += [t, ""]
+    (ws / "memory" / f"{day}.md").write_text("\n".join(body), encoding="utf-8")
+    other = ws.parent / "other"
+    shutil.copytree(ws, other)
+    out = json.loads(cli("-w", str(ws), "reflect", "--json").out)
+    assert out["fact_proposals"] > 0
+    assert len(out["degraded"]) == 1 and out["degraded"][0].startswith("turn reading skipped")
+    assert "multilingual-e5-small" in out["degraded"][0]
+    human = cli("-w", str(other), "reflect")
+    assert human.code == 0 and "degraded: turn reading skipped" in human.out
+
+
+def test_a_ledger_changed_just_now_is_read_again(ws, lexical, monkeypatch):
+    """The ledger's reading was remembered by its stat (inode, size, modification and change
+    times): a rewrite in place of the same size within one tick of the file system's clock
+    has the same stat, and recall would answer from the old decisions. A reading of a ledger
+    changed within RACY_NS of now is not remembered (git's "racy" entries)."""
+    from clawmem.markdown import proposal_ledger
+
+    assert cli("-w", str(ws), "reflect").code == 0
+    pending = _list(ws)
+    assert cli("-w", str(ws), "proposals", "reject", pending[0]["id"]).code == 0
+    reads = []
+    real = proposal_ledger.ledger_lines
+    monkeypatch.setattr(proposal_ledger, "ledger_lines", lambda root: reads.append(1) or real(root))
+    proposal_ledger._READ.clear()
+    first = proposal_ledger.rejected_ids(ws)
+    assert len(first) == 1
+    assert proposal_ledger.rejected_ids(ws) == first
+    assert len(reads) == 2  # changed just now: read again
+    monkeypatch.setattr(proposal_ledger, "RACY_NS", 0)  # as if it had settled: remembered
+    reads.clear()
+    assert proposal_ledger.rejected_ids(ws) == first and proposal_ledger.rejected_ids(ws) == first
+    assert len(reads) == 1

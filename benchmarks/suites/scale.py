@@ -537,17 +537,48 @@ print(json.dumps({"units": n, "cpu_s": cpu, "wall_s": wall, "spent": spent,
 """
 
 
-def run_child(code: str, args: list[str], env: dict[str, str]) -> dict:
+# How long a child may run (the index phases of the largest workspace, with the model, take tens
+# of minutes at a shared machine's load): past it, it is killed and the run says so.
+CHILD_TIMEOUT_S = 4 * 3600.0
+
+
+def run_child(
+    code: str, args: list[str], env: dict[str, str], timeout: float = CHILD_TIMEOUT_S
+) -> dict:
     """Run ``code`` in a fresh Python process with ``args`` and ``env``: the JSON object its
-    last line of output prints (a failure raises with the end of its stderr)."""
+    last line of output prints. A failure, a child that runs past ``timeout`` seconds (killed),
+    or one that prints no JSON object last raises RuntimeError saying which, with the end of
+    its stderr (an empty output was an IndexError, a hung child a hung run)."""
     import subprocess
 
-    got = subprocess.run(
-        [sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, check=False
-    )
+    try:
+        got = subprocess.run(
+            [sys.executable, "-c", code, *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired as exc:
+        err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else exc.stderr
+        raise RuntimeError(
+            f"the child ran past {timeout:g} s and was killed; its stderr ends: {(err or '')[-3000:]}"
+        ) from None
     if got.returncode:
         raise RuntimeError(got.stderr[-3000:])
-    out: dict = json.loads(got.stdout.strip().splitlines()[-1])
+    lines = got.stdout.strip().splitlines()
+    if not lines:
+        raise RuntimeError(f"the child printed nothing; its stderr ends: {got.stderr[-3000:]}")
+    try:
+        out = json.loads(lines[-1])
+    except json.JSONDecodeError:
+        out = None
+    if not isinstance(out, dict):
+        raise RuntimeError(
+            f"the child's last line is no JSON object: {lines[-1][:200]!r}; "
+            f"its stderr ends: {got.stderr[-3000:]}"
+        )
     return out
 
 

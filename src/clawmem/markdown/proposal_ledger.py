@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import time
 from pathlib import Path
 
 LEDGER = ".clawmem/proposals-reviewed"
@@ -59,13 +60,19 @@ def verdicts(lines: list[re.Match[str]]) -> dict[str, str]:
 # ledger on every query that found a proposal; it is read again only when it changed.
 _READ: dict[Path, tuple[tuple[int, ...], frozenset[str]]] = {}
 _READ_MAX = 8  # workspaces remembered at once (a process serves one, a test run many)
+# A reading of a ledger changed this recently (its modification or change time within this many
+# nanoseconds of now, or after now) is not remembered: a rewrite in place of the same size
+# within one tick of the file system's clock leaves the same stat, and would be served stale.
+# Read again next time, as git does for its "racy" entries.
+RACY_NS = 2_000_000_000
 
 
 def rejected_ids(root: Path) -> frozenset[str]:
     """The short ids (the key's first 10 characters, as a proposal's note names it) of the
     proposals whose last decision was to reject them. A ledger behind a link out of the
     workspace, or unreadable, decides nothing. Read again only when the ledger's file changed
-    (another inode, size, modification or change time): the ids are those of its bytes now."""
+    (another inode, size, modification or change time), or had changed within ``RACY_NS`` of
+    the last read: the ids are those of its bytes now."""
     from clawmem.errors import ClawmemError
     from clawmem.markdown.workspace import writable_path
 
@@ -88,8 +95,14 @@ def rejected_ids(root: Path) -> frozenset[str]:
     except (OSError, ClawmemError):
         return frozenset()
     ids = frozenset(key[:10] for key, v in verdicts(lines).items() if v == "rejected")
-    if path is not None and stamp is not None:
+    if path is not None and stamp is not None and not _racy(stamp):
         if len(_READ) >= _READ_MAX:
             _READ.clear()
         _READ[path] = (stamp, ids)
     return ids
+
+
+def _racy(stamp: tuple[int, ...]) -> bool:
+    """Whether a ledger with this stat changed too recently for its stat to tell a later
+    rewrite apart (``RACY_NS``)."""
+    return time.time_ns() - max(stamp[3], stamp[4]) < RACY_NS

@@ -473,11 +473,17 @@ def _summaries_before_lock(
 
 
 def _propose_facts(
-    ix: Indexer, sc: Scan, episodes: list[Episode], since: date | None, today: date
+    ix: Indexer,
+    sc: Scan,
+    episodes: list[Episode],
+    since: date | None,
+    today: date,
+    degraded: list[str],
 ) -> tuple[int, list[tuple[FactProposal, str]]]:
     """Fact proposals from the finished conversations and the daily logs' narrative (outside
     ``## Retain``) since ``since``, appended to memory/proposals/; how many were new, and the
-    ones the promotion rule keeps (proposal_review.promotable), with why."""
+    ones the promotion rule keeps (proposal_review.promotable), with why. A turn reading that
+    was skipped is added to ``degraded``."""
     from clawmem.reflect.fact_proposals import selected
     from clawmem.reflect.flush import entity_page_names
     from clawmem.reflect.proposal_review import (
@@ -506,6 +512,11 @@ def _propose_facts(
     key = identity.key() if identity is not None else None
     read = TurnReading(lambda count: ix.supply.for_documents(count, key))
     every = selected(said, entity_page_names(ix.root), read)
+    if read.skipped is not None:
+        degraded.append(
+            f"turn reading skipped: {read.skipped}; the turns the proposals' budget leaves out "
+            "were not read (reflect/turn_reading.py)"
+        )
     first = list({p.key: p for p in reversed(every)}.values())[::-1]  # propose(): each line once
     new = record(ix.root, first, today)
     return len(new), promotable(every, ix.root)
@@ -618,7 +629,9 @@ def reflect(
                         f"{change.path}: cannot write ({exc.strerror})",
                         hint="check permissions and free space; rerun reflect to finish",
                     ) from None
-            result.fact_proposals, promote = _propose_facts(ix, sc, episodes, since_day, today)
+            result.fact_proposals, promote = _propose_facts(
+                ix, sc, episodes, since_day, today, result.degraded
+            )
             aged = result.retention.archived or result.retention.pruned
             if (result.written() or result.fact_proposals or aged) and ix.index_path.exists():
                 try:

@@ -94,6 +94,7 @@ class ReflectResult:
     retention: Retention = field(default_factory=Retention)  # episode pages aged out
     fact_proposals: int = 0  # new in memory/proposals/ (proposal_review.py)
     promoted: list[dict] = field(default_factory=list)  # kept by the promotion rule, with why
+    degraded: list[str] = field(default_factory=list)  # a part that ran without what it reads
 
     def written(self, role: str | None = None) -> list[FileChange]:
         return [c for c in self.changes if c.status != "unchanged" and role in (None, c.role)]
@@ -123,6 +124,8 @@ class ReflectResult:
             text += f"; {self.fact_proposals} fact(s) proposed for review (clawmem proposals list)"
         if self.promoted:
             text += f"; {len(self.promoted)} promoted by the promotion rule"
+        if self.degraded:  # briefly: --json says what and why
+            text += "; degraded: " + ", ".join(d.split(":", 1)[0] for d in self.degraded)
         return f"{head}: {text}; {self.seconds:.1f} s"
 
     def to_dict(self) -> dict:
@@ -159,6 +162,7 @@ class ReflectResult:
             "fact_proposals": self.fact_proposals,
             "promoted": self.promoted,
             "warnings": self.warnings,
+            "degraded": self.degraded,
         }
         if self.dry_run:
             data["diff"] = self.diff()

@@ -107,6 +107,9 @@ class TurnReading:
     def __init__(self, source: Callable[[int], object | None]) -> None:
         self._source = source
         self._prototypes: tuple[np.ndarray, np.ndarray] | None = None
+        # Why a call had no reading (None: none was refused): reflect reports it as a degraded
+        # mode, since the proposals are then chosen as without it.
+        self.skipped: str | None = None
 
     def __call__(self, texts: Sequence[str]) -> list[float] | None:
         """The readings of ``texts`` in order (a text the model gives no vector reads as
@@ -120,6 +123,12 @@ class TurnReading:
         emb = self._source(todo)
         identity = getattr(emb, "identity", None)
         if emb is None or getattr(identity, "model", None) != THRESHOLD_MODEL:
+            self.skipped = (
+                "no embedding model to read turns with (vectors off or unavailable)"
+                if emb is None
+                else f"the embedding model is {getattr(identity, 'model', None) or 'another'}, "
+                f"not {THRESHOLD_MODEL}, whose scale its threshold was chosen on"
+            )
             return None
         embed: Callable[[Sequence[str]], EmbedResult] = emb.embed_documents  # type: ignore[attr-defined]
         if self._prototypes is None:

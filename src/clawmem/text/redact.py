@@ -89,10 +89,77 @@ def _lower(text: str) -> str:
     return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
 
 
+# Markdown's emphasis: a run of one to three "_" or "*", or "~~", that opens (after the line's
+# start, a space or an opening mark, before a character) and one that closes (after a character,
+# before a space or the end, maybe after closing marks: "_…_).", "**Password:** …").
+# Intraword marks ("snake_case", "DB_PASS", "a*b") are neither, nor one inside a value
+# ("r_!V@c…"); a list's "* " opens nothing.
+_EMPHASIS_OPENS = re.compile(r"(?<![^\s(\[{\"'>])(?:_{1,3}|\*{1,3}|~~)(?=[^\s_*~])")
+_EMPHASIS_CLOSES = re.compile(r"(?<=[^\s_*~])(?:_{1,3}|\*{1,3}|~~)(?=[.,;:!?)\]}\"'<]*(?:\s|$))")
+
+
+def _emphasis_off(text: str) -> str:
+    """``text`` with the underscores of Markdown's emphasis that its lines pair ("__DB_PASS=…__",
+    "_my PIN is 6364_") read as spaces: the same length, so a secret's span in it is its span in
+    ``text``, and the marks themselves are kept. Read as they are, "_" is a word's character:
+    the shapes' word boundaries did not hold ("\\bghp_", "\\bDB_PASS") and a value ran into the
+    closing marks, and some thirty kinds of secret were left as written (REDACTION_VERSION 7).
+    So are "*", "**" and "~~" (9): a bold label, "**Password:** …", "**password**: …", broke
+    the assignment it names. One pass over the marks (each closer pairs with the last opener of
+    the same run on its line)."""
+    if "_" not in text and "*" not in text and "~" not in text:
+        return text
+    marks = sorted(
+        [(m.start(), m.end(), True) for m in _EMPHASIS_OPENS.finditer(text)]
+        + [(m.start(), m.end(), False) for m in _EMPHASIS_CLOSES.finditer(text)]
+    )
+    if not marks:
+        return text
+    open_at: dict[str, list[tuple[int, int]]] = {}  # a run ("__", "*") -> the line's openers
+    paired: list[tuple[int, int]] = []
+    pos = 0
+    for s, e, opens in marks:
+        if s < pos:
+            continue  # a run read as an opener and as a closer: the first reading counts
+        if text.find("\n", pos, s) >= 0:
+            open_at.clear()
+        pos = e
+        pending = open_at.get(text[s:e])
+        if not opens and pending:
+            paired += [pending.pop(), (s, e)]
+        elif opens:
+            open_at.setdefault(text[s:e], []).append((s, e))
+    if not paired:
+        return text
+    out, at = [], 0
+    for s, e in sorted(paired):
+        out += [text[at:s], " " * (e - s)]
+        at = e
+    out.append(text[at:])
+    return "".join(out)
+
+
 def find_secrets(text: str) -> list[Found]:
     """Every credential in ``text``, in the order the rules found them (spans may overlap)."""
     if not text:
         return []
+    # Read without the underscores of emphasis; their spans are the text's, less the marks a
+    # rule that reads to a clause's end (a passphrase, codes) took as its spaces.
+    view = _emphasis_off(text)
+    if view is text:
+        return _found_in(text)
+    out = []
+    for f in _found_in(view):
+        s, e = f.start, f.end
+        while e > s and text[e - 1] in "_*~" and view[e - 1] == " ":
+            e -= 1
+        while s < e and text[s] in "_*~" and view[s] == " ":
+            s += 1
+        out.append(f if (s, e) == (f.start, f.end) else Found(s, e, f.kind))
+    return out
+
+
+def _found_in(text: str) -> list[Found]:
     at: dict[int, list[int]] = {}  # rule -> where its needles start
     for end, (length, who) in _automaton().iter(_lower(text)):
         for rule in who:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from clawmem.text.secret_words import is_prose, plausible_value
+from clawmem.text.secret_words import emphasis_off, is_prose, plausible_value
 
 
 @dataclass(frozen=True)
@@ -281,10 +281,17 @@ VALUE_GROUPS = ("value", "dq", "sq")
 
 
 def secret_span(m: re.Match[str]) -> tuple[int, int]:
-    """Where the secret part of a match is: its value group, or all of it."""
+    """Where the secret part of a match is: its value group, or all of it. An assignment's bare
+    value is read without the Markdown emphasis its line pairs ("**password: x**"): it took the
+    closing "**", which the redaction then removed, and the bold never closed."""
     for g in VALUE_GROUPS:
         if g in m.re.groupindex and m.group(g) is not None:
-            return m.span(g)
+            s, e = m.span(g)
+            if g == "value" and "name" in m.re.groupindex and e > s:
+                text = m.string
+                if text[s] in "*~" or text[e - 1] in "*~":
+                    s, e = emphasis_off(text, s, e)
+            return s, e
     return m.span()
 
 

@@ -359,7 +359,7 @@ def _token_at(text: str, p: int) -> tuple[int, int] | None:
         e -= 1
     while s < e and text[s] in "([{<":
         s += 1
-    s, e = _emphasis_off(text, s, e)
+    s, e = emphasis_off(text, s, e)
     while e > s and text[e - 1] in _TRAILING:
         e -= 1
     return (s, e) if e > s else None
@@ -368,14 +368,14 @@ def _token_at(text: str, p: int) -> tuple[int, int] | None:
 _EMPHASIS = "*_~"
 
 
-def _emphasis_off(text: str, s: int, e: int) -> tuple[int, int]:
+def emphasis_off(text: str, s: int, e: int) -> tuple[int, int]:
     """The token ``text[s:e]`` without Markdown's emphasis around it: marks that open what its
     line closes after them ("**4821**", "**blue" of "**blue monkey 42**"), or close what its
     line opened before it ("**card PIN 3322**", "~~my PIN is 6364~~"). Read as part of the
     value, they made it no PIN, or a passphrase's start or end. A list's "* " opens nothing,
     and a mark the line does not pair stays: a password ending in "*" keeps it."""
     line_start = text.rfind("\n", 0, s) + 1
-    if text[s] in _EMPHASIS:
+    if s < e and text[s] in _EMPHASIS:  # "password {{": no token left
         k = s
         while k < e and text[k] == text[s]:
             k += 1
