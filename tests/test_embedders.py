@@ -513,9 +513,10 @@ def test_parallel_lanes_match_one_lane(e5_gguf):
 
 
 def test_lanes_get_even_shares(e5_gguf):
-    """Two lanes get the same number of tokens to decode, within one window, so neither waits
-    long for the other at the end of a call; every window is decoded once, in packs that fit.
-    Dealing whole packs in turn (as before) gives one lane twice the tokens of the other."""
+    """Two lanes get the same number of tokens to decode, within one pack, so neither waits
+    long for the other at the end of a call; every window is decoded once, in packs that fit."""
+    from clawmem.embedders import packing
+
     texts = [
         "the nightly backup job for shard seven finished in twelve minutes on the old server"
     ] * 9
@@ -524,14 +525,38 @@ def test_lanes_get_even_shares(e5_gguf):
         lengths = [len(w) for w in windows]
         assert 3 * max(lengths) <= 64 < 4 * min(lengths)  # three windows to a pack
         order = sorted(range(len(windows)), key=lambda w: -lengths[w])
-        shares = two._deal(order, lengths, 2)
+        packs = packing.pack(order, lengths, pack_tokens=64, seq_max=16, limit=512)
+        shares = packing.deal(packs, lengths, 2)
         assert len(shares) == 2
         assert sorted(w for share in shares for g in share for w in g) == list(range(9))
         assert all(sum(lengths[w] for w in g) <= two.pack_tokens for s in shares for g in s)
         loads = [sum(lengths[w] for g in share for w in g) for share in shares]
-        assert abs(loads[0] - loads[1]) <= max(lengths)
+        assert abs(loads[0] - loads[1]) <= 3 * max(lengths)
         vectors = two.embed_documents(texts).vectors
     assert all(_cos(v, vectors[0]) > 0.9999 for v in vectors)
+
+
+def test_packs_of_whole_tiles_change_vectors_by_rounding_only(e5_gguf):
+    """Packs of whole attention tiles (embedders/packing.py, the default) and packs filled
+    longest first (``tile = 0``, as before) put other sequences side by side in a decode; each
+    sequence still attends only to itself, so every vector is the same but for the matrix
+    kernels' rounding, on one lane and on two."""
+    from clawmem.embedders import packing
+
+    texts = [
+        f"- Speaker {i % 3}: the backup of shard {i} finished in {i * 7 % 60} minutes, "
+        + "and the report went out " * (i % 4)
+        for i in range(40)
+    ]
+    texts += ["Con mèo nằm ngủ trên tấm thảm.", "猫は寝ている。", "长" * 700, "ok"]
+    for lanes in (1, 2):
+        with LlamaEmbedder(e5_gguf, n_threads=lanes, lanes=lanes) as emb:
+            assert emb.tile == packing.TILE and emb.pack_tokens == 128
+            tiles = emb.embed_documents(texts).vectors
+            emb.tile, emb.pack_tokens = 0, 256
+            before = emb.embed_documents(texts).vectors
+        for a, b in zip(tiles, before, strict=True):
+            assert _cos(a, b) > 0.9999
 
 
 def test_normalize_rejects_bad_vectors():

@@ -2355,17 +2355,20 @@ def _targets(d: dict) -> list[str]:
             "indexing throughput",
             "~28 ms a unit on one core: ~8 hours for 1M",
             'the model\'s part (issue 43, "Indexing throughput", '
-            "`python -m benchmarks.suites.throughput`, load 5-8): contexts kept between calls "
-            "and 4-bit layers, CPU a unit 65.5 → 37.5 ms on two lanes (1.75×), 55.8 → 35.5 on "
-            "one (1.57×); measured units/s 1.56× (two lanes) and 1.68× (against one lane "
-            "before); projected to two quiet cores ≈ 19 ms a unit, 5.4 hours for 1M; no "
-            "quality set loses (each within +0.004/−0.000). The lexical index: keeping the "
-            "terms' bounds adds ~0.2-0.4 ms of CPU a unit, the terms' lists "
+            "`python -m benchmarks.suites.throughput`, load 6-8, on this session's Zen 5 machine "
+            "with AVX-512 VNNI; the Zen 1 before it gave 1.75×): contexts kept between calls, "
+            "4-bit layers and packs of whole attention tiles, CPU a unit 29.4 → 12.1 ms on two "
+            "lanes (2.4×), 30.3 → 12.0 on one (2.5×); measured units/s 2.23× (two lanes), 3.17× "
+            "(two lanes against one lane before), 3.30× (one lane); projected to two quiet cores "
+            "≈ 6.2 ms a unit, 1.7 hours for 1M (≈ 2.1 with the lexical index); no quality set's "
+            "ER@2k loses (4-bit layers within +0.004/−0.000; the tiles ±0.000, ER@1k up to "
+            "−0.0075). The lexical index: keeping the terms' bounds adds ~0.2-0.4 ms of CPU a "
+            "unit, the terms' lists "
             + _lists_cost(d.get("index_cost"))
             + " (below)."
             + _phases_line(d.get("index_phases")),
             "≤ 3 hours",
-            "**missed** (1.75× today's two lanes, 2.9× one lane, by CPU)",
+            "**missed** by CPU (2.4× today's two lanes, 2.5× one lane); ≤ 3 hours for 1M met in projection",
         ),
         _resident_row(d, res),
     ]

