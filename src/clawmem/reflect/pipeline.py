@@ -179,9 +179,10 @@ def _append_in_place(path: Path, change: FileChange) -> None:
 def _sweep_unwritten(root: Path, changes: Iterable[FileChange]) -> None:
     """A writer killed between its temporary copy and the rename left the copy beside the page
     (.NAME.XXXXXXXX.tmp), and a rewrite killed before it the page's second name
-    (.NAME.XXXXXXXX.held, files/rewrite.py). Each write sweeps its page's; a page this run finds
-    as it wants it is not written, so they are swept here (under the write lock: none belongs
-    to a write going on)."""
+    (.NAME.SIZE-XXXXXXXX.held; killed after it, the old page under that name, whose lines the
+    page lacks are added to it: files/rewrite.py). Each write of a page sweeps and settles its
+    own; a page this run finds as it wants it is not written, so here (under the write lock:
+    none belongs to a write going on)."""
     from clawmem.files.atomic import remove_stale_temps
     from clawmem.files.rewrite import remove_second_names
 
