@@ -960,14 +960,20 @@ def test_the_embedder_reads_the_turn_the_budget_leaves_just_out(shared_model):
     assert {p.source for p in propose(talk, (), TurnReading(lambda _count: None))} == before
 
 
-def test_reflect_proposes_the_third_turn_that_reads_as_an_event(indexed, monkeypatch):
-    """`clawmem reflect` with the real model reads the turns its budget leaves just out; with
-    vectors off it proposes as flush does (the budget of two)."""
+def _write_third_turns(ws: Path) -> str:
+    """A daily log of the first stretch's three turns (``_THIRD_TURNS``); its day."""
     day = "2026-03-02"
     body = [f"# {day}", ""]
     for t in _THIRD_TURNS[:3]:
         body += [t, ""]
-    (indexed / "memory" / f"{day}.md").write_text("\n".join(body), encoding="utf-8")
+    (ws / "memory" / f"{day}.md").write_text("\n".join(body), encoding="utf-8")
+    return day
+
+
+def test_reflect_proposes_the_third_turn_that_reads_as_an_event(indexed, monkeypatch):
+    """`clawmem reflect` with the real model reads the turns its budget leaves just out; with
+    vectors off it proposes as flush does (the budget of two)."""
+    day = _write_third_turns(indexed)
     lexical_copy = indexed.parent / "lexical"
     shutil.copytree(indexed, lexical_copy)
     out = json.loads(cli("-w", str(indexed), "reflect", "--json").out)
@@ -986,11 +992,7 @@ def test_reflect_says_when_the_turn_reading_was_skipped(ws, hash_model):
     """With a model other than the one the reading's threshold was chosen with, the turns the
     budget leaves out were not read, silently: `reflect --json` says so in ``degraded``, and
     the human summary names it."""
-    day = "2026-03-02"
-    body = [f"# {day}", ""]
-    for t in _THIRD_TURNS[:3]:
-        body += [t, ""]
-    (ws / "memory" / f"{day}.md").write_text("\n".join(body), encoding="utf-8")
+    _write_third_turns(ws)
     other = ws.parent / "other"
     shutil.copytree(ws, other)
     out = json.loads(cli("-w", str(ws), "reflect", "--json").out)
