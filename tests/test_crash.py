@@ -211,17 +211,36 @@ def test_sigkill_during_retain_leaves_the_fact_whole_or_absent(tmp_path):
         "2025-12-01",
         "--json",
     )
-    duration = time.monotonic() - t0
+    durations = [time.monotonic() - t0]
     assert first.returncode == 0, first.stderr
     template = json.loads(first.stdout)["line_text"]
     assert "heron count was 0." in template
+    # Kill times fall within the quickest of three runs: a first run can take several times
+    # a later one's (a quiet, fast machine ran later retains in under 0.2 s, and no kill
+    # landed), and a loaded machine's runs vary.
+    for j in (1, 2):
+        t0 = time.monotonic()
+        r = run(
+            ws,
+            "retain",
+            f"The heron count was -{j}.",
+            "--kind",
+            "W",
+            "--entity",
+            "Peter",
+            "--date",
+            "2025-12-01",
+        )
+        durations.append(time.monotonic() - t0)
+        assert r.returncode == 0, r.stderr
+    duration = min(durations)
     rnd = random.Random(SEED + 2)
-    killed = 0
-    # One timed run sets the range of kill times, and a loaded machine's later runs can
-    # be quicker than it: rounds go on (up to 30) until 5 kills have landed mid-run.
+    killed = rounds = 0
+    # Rounds go on (up to 30) until 5 kills have landed mid-run.
     for i in range(1, 31):
         if i > 10 and killed >= 5:
             break
+        rounds += 1
         old = log.read_text(encoding="utf-8").splitlines()
         others = markdown(ws)
         others.pop("memory/2025-12-01.md")
@@ -235,7 +254,7 @@ def test_sigkill_during_retain_leaves_the_fact_whole_or_absent(tmp_path):
             "--date",
             "2025-12-01",
         ]
-        killed += kill_at(ws, args, rnd.uniform(0.2, max(0.3, 0.9 * duration)))
+        killed += kill_at(ws, args, rnd.uniform(0.03, 0.9 * duration))
         new = log.read_text(encoding="utf-8").splitlines()  # valid UTF-8, whole lines
         added = [line for line in new if line not in old]
         assert [line for line in old if line not in new] == []  # nothing lost
@@ -248,7 +267,10 @@ def test_sigkill_during_retain_leaves_the_fact_whole_or_absent(tmp_path):
             k: v for k, v in others.items() if "/." not in "/" + k
         }
         assert_consistent(ws)
-    assert killed >= 5, killed
+    assert killed >= 5, (killed, durations)
+    print(
+        f"\nretain ({duration:.2f} s, the quickest of {len(durations)}): {killed} kills in {rounds} rounds"
+    )
     r = run(ws, "index", "--json")
     assert r.returncode == 0, r.stderr
     index_matches_disk(ws)
