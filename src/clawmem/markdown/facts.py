@@ -522,6 +522,11 @@ def _split_lines(text: str) -> list[str]:
     return re.split(r"\r\n|\r|\n", text)
 
 
+def markdown_lines(text: str) -> list[str]:
+    """``text``'s lines as ``markdown_tokens``' line maps count them."""
+    return _split_lines(text)
+
+
 def _lines_of(lines: list[str]) -> list[str]:
     return [line.rstrip("\r\n") for line in lines]
 

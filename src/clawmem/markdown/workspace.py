@@ -8,6 +8,7 @@ bounds file count and size; everything it leaves out is reported by name with th
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from dataclasses import dataclass
@@ -176,6 +177,18 @@ def _inside(root: Path, path: Path) -> bool:
         return True
     except (ValueError, OSError):
         return False
+    except RuntimeError:  # a link loop (Python < 3.13): it leads nowhere, so not inside
+        return False
+
+
+def _loops(path: str) -> str | None:
+    """Why a link cannot be followed (a loop), or None when it can."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return f"cannot stat: {exc.strerror} (a symbolic link loop)"
+    return None
 
 
 def scan(
@@ -222,7 +235,10 @@ class _Walker:
         if is_link is None:
             is_link = os.path.islink(path)
         if is_link and not _inside(self.root, Path(path)):
-            self.skipped.append(Skipped(rel, "symlink leaves the workspace"))
+            # A link that loops (a clone's `memory/x.md -> x.md`) is said as what it is: stat
+            # names the loop.
+            loops = _loops(path)
+            self.skipped.append(Skipped(rel, loops or "symlink leaves the workspace"))
             return
         try:
             st = os.stat(path)
