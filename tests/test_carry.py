@@ -210,6 +210,35 @@ def test_forget_previews_then_blanks_in_place_and_stays_forgotten(ws):
     assert all("booked flights" not in f["content"] for f in facts["facts"])
 
 
+@pytest.mark.parametrize("brk", ["\f", "\v", "\x85", "\u2028", "\u2029", "\x1c"])
+def test_a_citation_names_the_same_line_for_recall_get_and_forget(ws, brk):
+    """A line holding a character str.splitlines breaks at (a PDF's form feed, a pasted U+2028)
+    is one line to the index, which cites the lines after it so; get, forget and the merge
+    driver counted it as two. get of a recalled citation showed the line above it, and forget
+    of a fact's citation previewed its section's heading, then failed on the bytes after
+    recording the heading's hash: every "## Retain" of the workspace was left out of the index
+    (0 facts), and of every merge. The three count lines one way now."""
+    log = ws / "memory" / "2026-01-14.md"
+    log.write_text(
+        f"# 2026-01-14\n\nPasted from the PDF: page one{brk}page two.\n\n## Retain\n"
+        "- W @Ann: Ann keeps the blue notebook\n- W @Ann: Ann owes Bob the gnu money\n",
+        encoding="utf-8",
+    )
+    assert run(ws, "index").code == 0
+    hit = js(ws, "recall", "Ann blue notebook", "--mode", "lexical", "-k", "1")["results"][0]
+    assert hit["citation"] == "memory/2026-01-14.md#L6-L6"
+    got = js(ws, "get", hit["citation"])
+    assert got["text"] == "- W @Ann: Ann keeps the blue notebook" and got["total_lines"] == 7
+    done = js(ws, "forget", hit["citation"], "--yes")
+    assert done["applied"] and done["lines_forgotten"] == 1
+    text = log.read_text(encoding="utf-8")
+    assert "blue notebook" not in text and "## Retain" in text and brk in text
+    assert key("## Retain") not in (ws / FORGOTTEN).read_text()
+    facts = js(ws, "facts", "--entity", "Ann", "--all")["facts"]
+    assert [f["content"] for f in facts] == ["Ann owes Bob the gnu money"]
+    assert len(js(ws, "facts", "--all")["facts"]) > 20  # the other logs' facts are all there
+
+
 def test_forget_an_entity_takes_its_facts_mentions_and_page(ws):
     done = js(ws, "forget", "--entity", "Kenji", "--yes")
     assert done["pages_removed"] == ["bank/entities/Kenji.md"]

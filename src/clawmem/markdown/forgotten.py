@@ -23,6 +23,7 @@ from pathlib import Path
 
 from clawmem.errors import UnsafePathError
 from clawmem.files import safe_open
+from clawmem.markdown.lines import lines_with_ends
 
 FORGOTTEN = ".clawmem/forgotten"  # workspace-relative
 _HEADER = (
@@ -66,7 +67,9 @@ class Forgotten:
         """``text`` without its forgotten lines (the merge driver's output)."""
         if not self.keys:
             return text
-        kept = [ln for ln in text.splitlines(keepends=True) if not self.holds(ln.rstrip("\r\n"))]
+        # Lines as forget numbered and hashed them (\r\n, \r, \n: markdown/lines.py): a line
+        # holding a \f or U+2028 is one line, whose hash is the one recorded.
+        kept = [ln for ln in lines_with_ends(text) if not self.holds(ln.rstrip("\r\n"))]
         return "".join(kept)
 
 
