@@ -239,6 +239,34 @@ def test_a_citation_names_the_same_line_for_recall_get_and_forget(ws, brk):
     assert len(js(ws, "facts", "--all")["facts"]) > 20  # the other logs' facts are all there
 
 
+def test_forgetting_a_section_with_its_heading_leaves_every_other_section_alone(ws):
+    """A tombstone hides every line of its text in the workspace. Forgetting a section with its
+    "## Retain" heading (a citation range) recorded the heading's hash: the next rebuild left
+    every fact of the workspace out (0 facts), and the merge driver dropped the heading from
+    every log it merged. A list a cloned repository commits could do the same on purpose. A line
+    that is only structure is blanked where it was forgotten, never tombstoned, and no
+    tombstone hides one."""
+    log = ws / "memory" / "2026-01-15.md"
+    log.write_text(
+        "# 2026-01-15\n\n## Retain\n- W @Ann: Ann keeps the blue notebook\n", encoding="utf-8"
+    )
+    assert run(ws, "index").code == 0
+    before = len(js(ws, "facts", "--all")["facts"])
+    done = js(ws, "forget", "memory/2026-01-15.md#L3-L4", "--yes")
+    assert done["applied"] and done["lines_forgotten"] == 2
+    assert log.read_text(encoding="utf-8").splitlines()[2].strip() == ""  # blanked in its file
+    listed = (ws / FORGOTTEN).read_text()
+    assert key("- W @Ann: Ann keeps the blue notebook") in listed
+    assert key("## Retain") not in listed
+    # A list from a clone that names structure anyway hides none of it.
+    with (ws / FORGOTTEN).open("a", encoding="utf-8") as f:
+        for line in ("## Retain", "```", "---"):
+            f.write(f"{key(line)}  memory/x.md  2026-01-01\n")
+    assert run(ws, "index", "--force").code == 0
+    facts = js(ws, "facts", "--all")["facts"]
+    assert len(facts) == before - 1 and all("blue notebook" not in f["content"] for f in facts)
+
+
 def test_forget_an_entity_takes_its_facts_mentions_and_page(ws):
     done = js(ws, "forget", "--entity", "Kenji", "--yes")
     assert done["pages_removed"] == ["bank/entities/Kenji.md"]

@@ -351,7 +351,7 @@ def forget(
                 f"{forgotten.FORGOTTEN}: cannot write ({exc})",
                 hint="nothing was forgotten; fix the file (not a link, writable) and try again",
             ) from None
-        res.tombstones_added = len(entries)
+        res.tombstones_added = sum(not forgotten.is_structure(text) for text, _ in entries)
         for relpath in sorted({x.path for x in plan.lines}):
             mine = [x for x in plan.lines if x.path == relpath]
             _blank_in_place(ix.root, relpath, [(x.line, plan._raw[(x.path, x.line)]) for x in mine])
