@@ -83,6 +83,18 @@ def is_core(relpath: str) -> bool:
     return relpath.replace("\\", "/").rsplit("/", 1)[-1] in CORE_FILES
 
 
+def owns(relpath: str) -> bool:
+    """Whether clawmem's merge rules are for this file: Markdown in a ``memory/`` or ``bank/``
+    folder (at any depth: a workspace may be a folder of the repository) or ``MEMORY.md``. A
+    repository's ``.gitattributes`` names the files the driver is given, and a cloned one can
+    name any (``*.py merge=clawmem``): the rest get git's own merge, never the forgotten list's
+    blanking (its committed list blanked a line of the user's source code in a merge)."""
+    parts = relpath.replace("\\", "/").split("/")
+    if parts[-1] in CORE_FILES:
+        return True
+    return parts[-1].lower().endswith(".md") and any(p in ("memory", "bank") for p in parts[:-1])
+
+
 def merge(
     relpath: str,
     base: str,
