@@ -268,8 +268,12 @@ def test_python_api_examples_run(tmp_path, monkeypatch):
             except Exception as exc:  # noqa: BLE001 - name the block that failed
                 pytest.fail(f"docs/python-api.md block {i} raised {exc!r}:\n{code}")
         printed = buf.getvalue().splitlines()
+        # In the order shown: an example that lists hits says which comes first.
+        at = 0
         for want in _expected_output(code):
-            assert any(line.startswith(want) for line in printed), (
-                f"docs/python-api.md block {i}: expected a line starting with {want!r}, "
-                f"got {printed}"
+            found = [n for n in range(at, len(printed)) if printed[n].startswith(want)]
+            assert found, (
+                f"docs/python-api.md block {i}: expected a line starting with {want!r} "
+                f"after {printed[:at]}, got {printed}"
             )
+            at = found[0] + 1
