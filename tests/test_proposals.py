@@ -626,6 +626,28 @@ def test_a_statement_without_its_i_is_read_as_the_speakers_own():
     assert thanks.kind == "W" and done.kind == "B"
 
 
+def test_a_day_named_without_its_year_is_the_next_one_when_the_sentence_looks_ahead():
+    """Said on 27 January: a trip planned "on the 10th of February" is in February to come (the
+    time parser, written for questions about the past, read last year's), as is a flight that "is
+    on March 3"; "on the 14th" of a surgery to come is 14 February; what was done keeps its past
+    day, and "the 5th floor" is no day."""
+    said_on = date(2026, 1, 27)
+
+    def day(text: str) -> str:
+        (p,) = candidates(Said(text, "x#L1-L1", said_on, "Kate"))
+        return p.day
+
+    assert (
+        day("My back still hurts but I managed to plan a trip to Athens on the 10th of February.")
+        == "2026-02-10"
+    )
+    assert day("My flight to Lisbon is on March 3, so I'm packing early.") == "2026-03-03"
+    assert day("Mom's surgery is on the 14th, so I'm taking the week off work.") == "2026-02-14"
+    assert day("I went to Athens with my sister on the 10th of January.") == "2026-01-10"
+    assert day("My birthday was on the 20th and we went bowling with my cousins.") == "2026-01-20"
+    assert day("I moved into a new flat on the 5th floor with my partner.") == "2026-01-27"
+
+
 def test_advice_to_the_other_person_is_no_note_to_keep():
     """Between two people, "Remember, …" said to the listener (advice, a maxim, "remember how
     I told you") is not a note: it is not proposed outside the budget, where a note about

@@ -711,26 +711,87 @@ def _entities(text: str, speaker: str | None, names: tuple[str, ...]) -> tuple[s
     return tuple(found)
 
 
+# A sentence that speaks of what is to come, though its rule read something else ("I still have
+# back pain, but I managed to plan a trip on the 10th of February", "my flight is on March 3"):
+# the day it names without a year is the next one, as for a plan's.
+_FORWARD = re.compile(
+    r"\b(?:will|(?:I|we|you|he|she|they)['’]ll|going to|gonna|plan(?:s|ned|ning)?|booked|"
+    r"scheduled|upcoming|can['’]t wait|looking forward|(?:is|are|['’]s) on)\b",
+    re.I,
+)
+# A phrase that places its day in the past whatever the sentence says ("last Monday", "this past
+# Friday", "two weeks ago"), or that names the year.
+_BACKWARD = re.compile(r"\b(?:last|past|ago|yesterday|earlier|\d{4})\b", re.I)
+# "On the 14th": a day of a month the time parser leaves unread (no month named), when what
+# follows it ends the phrase ("on the 14th.", "on the 14th at noon"), not "on the 5th floor".
+_BARE_ORDINAL = re.compile(
+    r"\bon the (\d{1,2})(?:st|nd|rd|th)(?=\s*(?:$|[.,;:!?)]|(?:at|and|in|for|so|but|because|"
+    r"when|which|if|then|with|until|till|or|morning|afternoon|evening|night)\b))",
+    re.I,
+)
+
+
 def _day_spoken_of(sentence: str, said_on: date | None, ahead: bool = False) -> date | None:
     """The one day a sentence names ("on the 14th", "tomorrow"), relative to when it was said.
-    ``ahead``: a plan or decision, so a bare weekday ("a dry run on Monday") is the next one,
-    not the last one the time parser (written for questions about the past) would take."""
+    ``ahead``: a plan or decision, so a day named without its year ("a dry run on Monday", "on
+    the 10th of February") is the next one, not the last one the time parser (written for
+    questions about the past) would take; a sentence that speaks of what is to come (_FORWARD)
+    is read so too."""
     if said_on is None:
         return None
     from datetime import timedelta
 
     from clawmem.text.timeexpr import match_time_hint
 
+    ahead = ahead or bool(_FORWARD.search(sentence))
     try:
         hit = match_time_hint(sentence, said_on)
     except (ValueError, OverflowError):
         return None
     if hit is None:
-        return None
+        return _bare_ordinal(sentence, said_on, ahead)
     span, start, end = hit
     if span.start is None or span.start != span.end:
         return None
     phrase = sentence[start:end].casefold()
-    if ahead and span.start < said_on and _WEEKDAY.search(phrase) and "last" not in phrase:
+    if not ahead or span.start >= said_on or _BACKWARD.search(phrase):
+        return span.start
+    if _WEEKDAY.search(phrase):
         return span.start + timedelta(days=7)
-    return span.start
+    return _next_yearly(span.start, said_on)
+
+
+def _next_yearly(day: date, said_on: date) -> date:
+    """``day``'s month and day in the first year that puts it on or after ``said_on`` (29
+    February in a year without it: 28 February)."""
+    for year in (said_on.year, said_on.year + 1):
+        try:
+            moved = day.replace(year=year)
+        except ValueError:
+            moved = day.replace(year=year, day=28)
+        if moved >= said_on:
+            return moved
+    return day
+
+
+def _bare_ordinal(sentence: str, said_on: date, ahead: bool) -> date | None:
+    """The day "on the 14th" means: that day of the month it was said in, or of the next month
+    (ahead) or the last (not) when that day is on the wrong side of the day it was said."""
+    m = _BARE_ORDINAL.search(sentence)
+    if m is None:
+        return None
+    n = int(m.group(1))
+    year, month = said_on.year, said_on.month
+    for _ in range(3):  # a month without that day (the 31st) is skipped
+        try:
+            day = date(year, month, n)
+        except ValueError:
+            day = None
+        if day is not None and (day >= said_on if ahead else day <= said_on):
+            return day
+        month += 1 if ahead else -1
+        if month == 13:
+            year, month = year + 1, 1
+        elif month == 0:
+            year, month = year - 1, 12
+    return None
