@@ -409,3 +409,20 @@ def test_a_committed_index_with_forged_text_is_rebuilt_from_the_markdown(tmp_pat
     )
     assert not any("elsewhere" in n for n in again["notes"]), again["notes"]
     assert FORGED not in json.dumps(again)
+
+
+def test_committed_state_files_nested_too_deeply_are_read_as_damaged(tmp_path, gitenv):
+    """`.memory/transcripts.json` and `.memory/watch.json` a cloned repository commits, each a
+    JSON array nested 200,000 deep: Python's parser raised RecursionError, and every index,
+    status and recall of the clone was an internal error (exit 70). They read as damaged."""
+
+    def plant(repo: Path) -> None:
+        (repo / ".memory").mkdir()
+        for name in ("transcripts.json", "watch.json"):
+            (repo / ".memory" / name).write_text("[" * 200_000)
+
+    clone = hostile_repo(tmp_path, "deep", plant)
+    env = {"CLAWMEM_VECTORS": "0"}
+    for args in (("index",), ("status",), ("recall", "postgres", "--mode", "lexical")):
+        r = cli_subprocess("-w", str(clone), *args, env=env)
+        assert r.code == 0, (args, r.err)
