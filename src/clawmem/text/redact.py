@@ -91,11 +91,17 @@ def _lower(text: str) -> str:
 
 # Markdown's emphasis: a run of one to three "_" or "*", or "~~", that opens (after the line's
 # start, a space or an opening mark, before a character) and one that closes (after a character,
-# before a space or the end, maybe after closing marks: "_…_).", "**Password:** …").
+# before a space or the end, maybe after closing marks: "_…_).", "**Password:** …", "_928843_#";
+# or before the "=" of an assignment whose name it emphasises: "**DB_PASS**=…").
 # Intraword marks ("snake_case", "DB_PASS", "a*b") are neither, nor one inside a value
 # ("r_!V@c…"); a list's "* " opens nothing.
 _EMPHASIS_OPENS = re.compile(r"(?<![^\s(\[{\"'>])(?:_{1,3}|\*{1,3}|~~)(?=[^\s_*~])")
-_EMPHASIS_CLOSES = re.compile(r"(?<=[^\s_*~])(?:_{1,3}|\*{1,3}|~~)(?=[.,;:!?)\]}\"'<]*(?:\s|$))")
+_EMPHASIS_CLOSES = re.compile(r"(?<=[^\s_*~])(?:_{1,3}|\*{1,3}|~~)(?=[.,;:!?)\]}\"'<#]*(?:\s|$)|=)")
+# Where a paragraph ends, and the emphasis in it: marks pair across the line breaks of one
+# paragraph ("_see\nghp_…_"), as Markdown pairs them, never past a blank line or a line that
+# starts another block (a list item, a heading, a quote, a table row, a fence): a bold opened
+# in one item of a list closed in a later one, and took the marks of a value between.
+_BLOCK_ENDS = re.compile(r"\n[ \t]*(?:\r?\n|[-*+>|#]|\d{1,9}[.)]|```|~~~)")
 
 
 def _emphasis_off(text: str) -> str:
@@ -106,7 +112,8 @@ def _emphasis_off(text: str) -> str:
     closing marks, and some thirty kinds of secret were left as written (REDACTION_VERSION 7).
     So are "*", "**" and "~~" (9): a bold label, "**Password:** …", "**password**: …", broke
     the assignment it names. One pass over the marks (each closer pairs with the last opener of
-    the same run on its line)."""
+    the same run in its paragraph: a token between marks on two lines, "_see\nghp_…_", was left
+    as written while the marks were paired on one line only, 10)."""
     if "_" not in text and "*" not in text and "~" not in text:
         return text
     marks = sorted(
@@ -115,13 +122,13 @@ def _emphasis_off(text: str) -> str:
     )
     if not marks:
         return text
-    open_at: dict[str, list[tuple[int, int]]] = {}  # a run ("__", "*") -> the line's openers
+    open_at: dict[str, list[tuple[int, int]]] = {}  # a run ("__", "*") -> the paragraph's openers
     paired: list[tuple[int, int]] = []
     pos = 0
     for s, e, opens in marks:
         if s < pos:
             continue  # a run read as an opener and as a closer: the first reading counts
-        if text.find("\n", pos, s) >= 0:
+        if text.find("\n", pos, s) >= 0 and _BLOCK_ENDS.search(text, pos, s):
             open_at.clear()
         pos = e
         pending = open_at.get(text[s:e])
