@@ -390,6 +390,22 @@ def test_export_then_import_into_an_empty_workspace_gives_the_same_facts(ws, tmp
     assert "  - imported from facts.jsonl#L" in log
 
 
+def test_import_writes_no_credential_from_an_entity_or_the_sources_name(ws, tmp_path):
+    """Import redacted a fact's statement, then told retain the text was clean: an entity that
+    is a credential (@ghp_…) and a source named after one went into the daily log as written
+    (the line and its "imported from" note). The entity is left out, the name redacted."""
+    token = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+    src = tmp_path / f"{token}.jsonl"
+    row = {"kind": "W", "content": "the deploy bot runs nightly", "entities": [token, "Ann"]}
+    src.write_text(json.dumps({**row, "timestamp": "2026-01-21"}) + "\n", encoding="utf-8")
+    done = js(ws, "import", str(src), "--yes")
+    assert done["stored"], done
+    assert token not in json.dumps(done["facts"])  # ("source" is the path as you typed it)
+    log = (ws / "memory" / "2026-01-21.md").read_text(encoding="utf-8")
+    assert token not in log and "- W @Ann: the deploy bot runs nightly" in log, log
+    assert "imported from [redacted].jsonl#L1" in log, log
+
+
 def test_export_to_a_path_it_cannot_use_is_a_clear_error(ws, tmp_path):
     """An existing file, or a folder that does not exist, was an internal error (exit 70)."""
     taken = tmp_path / "taken.jsonl"
