@@ -287,3 +287,13 @@ def test_a_broken_clawmem_toml_names_the_line_as_written(ws, content, said, fix)
     first, hint = r.err.splitlines()
     assert first.startswith(f"clawmem: error: clawmem.toml {said}"), first
     assert hint.startswith(f"  hint: {fix}"), hint
+
+
+def test_a_token_for_a_scope_the_workspace_lacks_says_so(tmp_path, monkeypatch, ws):
+    """`--scope tema` (for team) made a token that reaches nothing more, and said nothing."""
+    monkeypatch.setenv("CLAWMEM_TOKENS_FILE", str(tmp_path / "tokens.json"))
+    (ws / "clawmem.toml").write_text('[scopes]\nteam = "../team"\n', encoding="utf-8")
+    r = cli("token", "create", "--name", "t", "--scope", "team", "--scope", "tema", "-w", str(ws))
+    assert r.code == 0, r.err
+    notes = [line for line in r.err.splitlines() if "note:" in line]
+    assert len(notes) == 1 and "has no read scope 'tema'" in notes[0], r.err
