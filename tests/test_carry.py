@@ -390,6 +390,22 @@ def test_export_then_import_into_an_empty_workspace_gives_the_same_facts(ws, tmp
     assert "  - imported from facts.jsonl#L" in log
 
 
+def test_import_writes_no_credential_from_an_entity_or_the_sources_name(ws, tmp_path):
+    """Import redacted a fact's statement, then told retain the text was clean: an entity that
+    is a credential (@ghp_…) and a source named after one went into the daily log as written
+    (the line and its "imported from" note). The entity is left out, the name redacted."""
+    token = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+    src = tmp_path / f"{token}.jsonl"
+    row = {"kind": "W", "content": "the deploy bot runs nightly", "entities": [token, "Ann"]}
+    src.write_text(json.dumps({**row, "timestamp": "2026-01-21"}) + "\n", encoding="utf-8")
+    done = js(ws, "import", str(src), "--yes")
+    assert done["stored"], done
+    assert token not in json.dumps(done["facts"])  # ("source" is the path as you typed it)
+    log = (ws / "memory" / "2026-01-21.md").read_text(encoding="utf-8")
+    assert token not in log and "- W @Ann: the deploy bot runs nightly" in log, log
+    assert "imported from [redacted].jsonl#L1" in log, log
+
+
 def test_export_to_a_path_it_cannot_use_is_a_clear_error(ws, tmp_path):
     """An existing file, or a folder that does not exist, was an internal error (exit 70)."""
     taken = tmp_path / "taken.jsonl"
@@ -768,3 +784,46 @@ def test_claude_memory_tool_never_edits_a_file_another_program_holds_open(ws, tm
     assert note.read_text() == "Kate likes short replies.\nagent line 1\nagent line 2\n"
     assert "edited" in tool.handle(edit)
     assert note.read_text() == "Kate likes very short replies.\nagent line 1\nagent line 2\n"
+
+
+def test_claude_memory_tool_names_no_file_with_a_credential(ws):
+    """The tool redacted a file's text but took its name as given: `create
+    /memories/ghp_….md` (or a rename to `password=….md`) wrote the credential into the
+    workspace as a file name, and `view` listed it as written. Such a name is refused without
+    repeating it, and one a person gave is listed redacted."""
+    token = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+    tool = open_workspace(ws).memory_tool()
+    assert "created" in tool.handle(
+        {"command": "create", "path": "/memories/a.md", "file_text": "x"}
+    )
+    for call in (
+        {"command": "create", "path": f"/memories/{token}.md", "file_text": "x"},
+        {
+            "command": "rename",
+            "old_path": "/memories/a.md",
+            "new_path": "/memories/pw=hunter2Xy9.md",
+        },
+    ):
+        said = tool.handle(call)
+        assert said.startswith("Error: the path holds what looks like a credential"), said
+        assert token not in said and "hunter2Xy9" not in said
+    assert sorted(p.name for p in (ws / "bank/memories").iterdir()) == ["a.md"]
+    (ws / "bank/memories" / f"{token}.md").write_text("a person's note\n")
+    listed = tool.handle({"command": "view", "path": "/memories"})
+    assert token not in listed and "/memories/[redacted]" in listed, listed
+
+
+def test_the_import_preview_shows_an_opinions_confidence_and_the_day(ws, tmp_path):
+    """The preview read `O @Peter: …`: the confidence to be written, and the day it goes to,
+    were left out of what the user is asked to approve."""
+    src = tmp_path / "facts.jsonl"
+    src.write_text(
+        '{"kind": "O", "content": "Prefers tea to coffee", "entities": ["Kenji"], '
+        '"confidence": 0.75, "timestamp": "2025-10-02"}\n'
+        '{"kind": "W", "content": "The Lisbon office closes in August"}\n',
+        encoding="utf-8",
+    )
+    r = run(ws, "import", str(src), "--dry-run")
+    assert r.code == 0, r.err
+    assert "O(c=0.75) @Kenji: Prefers tea to coffee  (2025-10-02, facts.jsonl#L1)" in r.out, r.out
+    assert "W: The Lisbon office closes in August  (facts.jsonl#L2)" in r.out, r.out

@@ -133,6 +133,38 @@ def test_every_mcp_tool_is_in_agents_md_and_the_mcp_help():
     assert not missing, missing
 
 
+@pytest.mark.usefixtures("lexical")
+def test_every_key_of_the_json_outputs_is_in_cli_md(ws):
+    """A script's author reads the key tables of docs/cli.md: each top-level key the command
+    prints is named there, in its own section (``transcripts`` of `index --json` and
+    ``supersedes``/``similar`` of `retain --json` were missing)."""
+    import json
+
+    from .conftest import cli
+
+    doc = _read("cli.md")
+
+    def section(title: str) -> str:
+        start = doc.index(f"### `{title}`")
+        return doc[start : doc.index("\n### ", start + 1)]
+
+    w = ["-w", str(ws)]
+    printed = {
+        "index --json": cli(*w, "index", "--json").out,
+        "retain --json": cli(*w, "retain", "Peter likes figs", "--entity", "Peter", "--json").out,
+        "status --json": cli(*w, "status", "--json").out,
+        "context --json": cli(*w, "context", "where do EU deploys of DEC-0054 go?", "--json").out,
+        "recall --json": cli(*w, "recall", "DEC-0054", "--json").out,
+    }
+    missing = [
+        f"{title}: {key}"
+        for title, out in printed.items()
+        for key in json.loads(out)
+        if f"`{key}`" not in section(title) and f"`{key}." not in section(title)
+    ]
+    assert not missing, missing
+
+
 def test_generated_cli_reference_is_up_to_date():
     proc = subprocess.run(
         [sys.executable, str(GEN), "--check"], capture_output=True, text=True, cwd=REPO

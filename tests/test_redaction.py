@@ -476,6 +476,37 @@ def test_emphasis_over_two_lines_a_bold_name_and_a_mark_before_a_hash_are_redact
     assert time.process_time() - t0 < 3.0
 
 
+def test_a_value_before_a_closing_mark_nothing_opened_is_redacted():
+    """A closing mark that nothing opened (a literal "_" to Markdown: the emphasis was opened in
+    an earlier list item or paragraph) is a word's character to a shape's boundary: 72 of the
+    soak's 808 planted secrets followed by one ("ghp_…_", "my PIN is 4821_") and 40 followed
+    by "~~" were left as written. Such a mark after what may be a value (four or more of a
+    token's characters, a digit among them) is read as a space once more; what the first
+    reading found is kept as it was, and words of prose before one are left alone."""
+    import time
+
+    gh = "ghp_" + "Tp7ixGnIzeiAKQw9gB5BpEyo6zpPEz6LeJj7"
+    for text, shown in (
+        (f"{gh}_", f"{REDACTED}_"),
+        (f"- a _b\n- the key {gh}_ c", f"- a _b\n- the key {REDACTED}_ c"),
+        ("my PIN is 4821_", f"my PIN is {REDACTED}_"),
+        ("my PIN is 4821~~ now", f"my PIN is {REDACTED}~~ now"),
+        (f"_one\n\n{gh}__ and _b_", f"_one\n\n{REDACTED}__ and _b_"),
+    ):
+        assert redact(text) == shown, text
+    for text in (
+        "word_ word_ word_ abandon_ ability_ able_ about_ above_ absent_ absorb_ abstract_",
+        "snake_case_ and a*b* and x1_ y",
+        "the password_ field is required",
+        "version v2_ and 12_ items",
+    ):
+        assert redact(text) == text, text
+    t0 = time.process_time()
+    redact("word1_ " * 50_000)
+    redact(f"{gh}_ " * 5_000)
+    assert time.process_time() - t0 < 3.0
+
+
 def test_digit_and_letter_tests_agree_with_str_methods():
     """has_digit and has_letter search in C (a class per character in Python was most of
     redaction's time on long values); they must say what str.isdigit and str.isalpha say."""
@@ -514,16 +545,17 @@ def test_a_json_web_token_longer_than_the_window_is_redacted():
 # the tricky text that holds none, URL passwords around the old window's reach), under each
 # REDACTION_VERSION: rules that catch more change it, and an index built under the old rules
 # then holds what the new ones catch; only a new version has it rebuilt.
-_CORPUS_SHA256 = "4a37abc60148d5017c2c09ea28650c0e118fa78cc952f7f7d0484adcc3346f90"
+_CORPUS_SHA256 = "277c8d67a95656fc524e685244b91c3a63e0c23793ef966cef0df1a1753f9bcb"
 _REDACTED_SHA256 = {
-    3: "d99b5092267541416ad5e2210f41829bd4ed4e31f8089715287cc46fadd78395",
-    4: "8483a84ce9f6cb356e9db51b01637a8fc896de65c5c471b1b17da97596d55b5b",  # long URL passwords
-    5: "ef5a02789a026e4656cf6b29e2a3f0819798b4a7c89a5dadc4e6bf066a00fb3a",  # a host before ` * !
-    6: "c47835bc25af485698a93e5d2b47c8843c1759a03ee8725278a9a84d193dd901",  # emphasis closed
-    7: "c55d37413b369875905843054d190d3033cc0d97990bea6c92e7f629ce9c7ce1",  # _…_ and __…__
-    8: "acb091edbe65cc37a06275832f209887c1a96f9171e60b84ccf71397a40e46d8",  # **NAME: x** keeps **
-    9: "fad49e88a0747602fe81f216f8232da59b041ebc7fde32b5812a8b33976af6df",  # **Password:** x
-    10: "d3fd75892821bf1060ffde6908b6d8766c9c89f5a951b30b87eefb61163d4f30",  # _…\n…_, **N**=
+    3: "76b8d2795b23e64935f5383bd8657b799c61c3626d86a2c12aafd7bb69ff70df",
+    4: "c90f7b69e058257cdee8dca6fd975646102d066ff1099865273ea11c2022bc14",  # long URL passwords
+    5: "82eb7525b8416f1fe88605d42b6ee2361b97f0aa4c5e7da97360b950836940fb",  # a host before ` * !
+    6: "10c22486090100216b324e7c5f9b33999a7323eca8c71aa3c25b04e4f7e5ff23",  # emphasis closed
+    7: "f2f365e2b2a1b7a7adeda4fbb255bf7a346e53e7ef12b7fa34d395a8f32df87c",  # _…_ and __…__
+    8: "cb5176ddf9ed91b82f515e1ee48d82dbe8e6a13f77ea8425f9076b0d954ac5f6",  # **NAME: x** keeps **
+    9: "22816cdf3f8a94584cf7dd59851b1d1fed0fea30038df90454c75fd10110b2eb",  # **Password:** x
+    10: "102e192a6b66db0ff6c34a4c9e7d33a479ca7e9e9f5e496c48296e70b613def2",  # _…\n…_, **N**=
+    11: "f8a56b5892f6a1f791c1a177a49660164547788e8162dd85d286d10a6fc0497a",  # a lone closer: …_
 }
 
 
@@ -543,6 +575,8 @@ def _redaction_corpus() -> list[str]:
     texts += ["**Password:** hunter2x9", "**password**: hunter2x9 and more", "*token*: abcd1234xyz"]
     texts += [f"_see\n{p.text}_" for p in planted(2)] + [f"**note\n{p.text}**" for p in planted(3)]
     texts += ["**DB_PASS**=hunter2x9", "__API_KEY__=abcd1234xyz9", "my PIN is _928843_#"]
+    texts += [f"- a _b\n- {p.text}_ c" for p in planted(4)] + [f"{p.text}~~" for p in planted(5)]
+    texts += ["word_ word_ word_ abandon_", "snake_case_ and a*b* and x1_ y"]
     return texts
 
 
