@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-RRF = "rrf-v20"
-WEIGHTED = "weighted-v16"
+RRF = "rrf-v21"
+WEIGHTED = "weighted-v17"
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from clawmem.recall import bm25_topk, copies, fusion
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from clawmem.embedders.base import Vector
+    from clawmem.text.query import Query
 
 # ---------------------------------------------------------------------------- the two legs
 
@@ -329,6 +330,32 @@ def seen_share(index: Index, q: LexQuery) -> float:
     weights = _term_weights(index, q)
     whole = sum(w for w, _ in weights.values())
     return sum(w for w, df in weights.values() if df) / whole if whole else 1.0
+
+
+def without_unheld_form_terms(index: Index, query: Query) -> Query:
+    """``query`` without the terms that name the form of what it asks and no unit holds
+    (``Query.form_terms``: the "due" of "when is the report due?", the "wrong" of "what went
+    wrong with …"; rrf-v21). They match nothing, so the lexical leg ranks alike without them;
+    kept, they counted as words the memory never wrote: the lexical leg's weight shrank
+    (``seen_share``, ×0.57 for "when is the latency report due?" in notes that say "by
+    Friday"), every unit's coverage fell and relevance read them as ``unseen``. A term some
+    unit holds stays ("the deadline is Friday"), and so does a query left with no other term."""
+    if not query.form_terms:
+        return query
+    q = query.lex
+    gone = {t for t in query.form_terms if bm25_topk.phrase_rows(index, t) == 0}
+    kept = tuple(t for t in q.terms if t not in gone)
+    if not gone or not kept:
+        return query
+    alternatives = [t for t in (q.any_terms or "").split(" OR ") if t not in gone]
+    lex = LexQuery(
+        terms=kept,
+        all_terms=" AND ".join(kept),
+        any_terms=" OR ".join(alternatives),
+        strong=q.strong,
+        dropped=(*q.dropped, *sorted(gone)),
+    )
+    return replace(query, lex=lex, form_terms=())
 
 
 # A term's rows are walked (its whole doclist, ``+rowid IN`` keeping SQLite from handing the ids

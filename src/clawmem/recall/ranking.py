@@ -204,6 +204,8 @@ def rank(
         name += "+custom"
     result = Ranked(name, degraded=degraded)
     n_cand = max(1, candidates)
+    # rrf-v21: a word naming the answer's form that no unit holds ("due") is no search term
+    query = legs.without_unheld_form_terms(index, query)
     q = query.lex
 
     # A question asking for all of something about someone: its text without the names, for a

@@ -56,6 +56,9 @@ class Query:
     dates: tuple[str, ...]  # FTS phrases of the dates it writes with digits (``date_phrases``)
     asks_for_all: bool  # whether it asks for every item of something (``asks_for_all``)
     asks: str | None  # what it asks for by its form: "when", "count", … (``asks_for``)
+    # Its lexical terms that name the form of what it asks rather than a topic: "due" and
+    # "deadline" of a "when", "wrong" of a "why" (``form_terms``; rrf-v21).
+    form_terms: tuple[str, ...]
     # The text ranking's third leg embeds: the question without its names, when it asks for all
     # of something, names someone and asks more than the names (``without_names``); else None.
     unnamed: str | None
@@ -76,18 +79,20 @@ class Query:
         folded = fold(text)
         found = tuple(names(text))
         everything = asks_for_all(text)
+        lex, asks = build_query(text), asks_for(text)
         return cls(
             text=text,
             folded=folded,
             words=tuple(_WORD.findall(folded)),
-            lex=build_query(text),
+            lex=lex,
             quoted=tuple(quoted_parts(text)),
             time_hint=query_time_hint(text, today) if today is not None else None,
             names=found,
             proper=tuple(names(text, proper_only=True)),
             dates=tuple(date_phrases(text)),
             asks_for_all=everything,
-            asks=asks_for(text),
+            asks=asks,
+            form_terms=form_terms(lex, asks),
             unnamed=without_names(text, found) if everything and found else None,
             topic_words=tuple(topic_words(text)),
             mentions=tuple(mentions(text)),
@@ -221,13 +226,16 @@ _PLACE_NOUNS = (
     r"restaurant|restaurants|destination|destinations|park|parks|beach|beaches|store|stores|"
     r"shop|shops|school|university|college|neighbou?rhood)"
 )
+# "what is", "what's", "what was" (however the apostrophe was typed).
+_WHAT_IS = r"what(?:['’]s|\s+(?:is|was|are|were))"
 # In this order: "how long ago" asks when, "how long" a number, "what made …" why.
 _ASKS = (
     (
         "when",
         re.compile(
             _FORM_LEAD
-            + rf"(?:when\b|(?:what|which)\s+{_PERIOD}\b|how\s+long\s+ago\b|since\s+when\b)",
+            + rf"(?:when\b|(?:what|which)\s+{_PERIOD}\b|how\s+long\s+ago\b|since\s+when\b"
+            + rf"|{_WHAT_IS}\s+the\s+(?:deadline|due\s+date)\b)",
             re.I,
         ),
     ),
@@ -243,7 +251,10 @@ _ASKS = (
         "why",
         re.compile(
             _FORM_LEAD + r"(?:why\b|what\s+(?:made|makes|caused|causes|led|motivated|inspired)\b"
-            r"|for\s+what\s+reason\b|what\s+(?:is|was|are|were)\s+the\s+reasons?\b)",
+            r"|for\s+what\s+reason\b|what\s+(?:is|was|are|were)\s+the\s+reasons?\b"
+            # rrf-v21: what went wrong, broke or happened to a thing asks what a cause line says
+            r"|what\s+(?:went|goes|has\s+gone|had\s+gone)\s+wrong\b"
+            rf"|{_WHAT_IS}\s+wrong\s+with\b|what\s+(?:broke|happened\s+(?:to|with))\b)",
             re.I,
         ),
     ),
@@ -267,6 +278,25 @@ def asks_for(question: str) -> str | None:
         if pattern.search(question):
             return kind
     return None
+
+
+# Words that say what form the answer takes, not what it is about: "when is the report due?",
+# "what is the deadline for …" ask for a day, "what went wrong with …" for a cause. A line that
+# states the day or the cause ("by Friday", "Root cause: …") seldom repeats them, so when no unit
+# holds one, it is no word of the question the memory lacks: counted as one, it shrank the
+# lexical leg's weight (legs.seen_share) and raised ``unseen`` in relevance (rrf-v21).
+_FORM_WORDS = {
+    "when": frozenset("due deadline deadlines".split()),
+    "why": frozenset("wrong broke happened reason reasons".split()),
+}
+
+
+def form_terms(lex: LexQuery, asks: str | None) -> tuple[str, ...]:
+    """The terms of ``lex`` (unquoted, no identifier) that name the form ``asks`` asks for
+    (``_FORM_WORDS``): '"due"' of "When is the report due?"."""
+    words = _FORM_WORDS.get(asks or "", frozenset())
+    strong = set(lex.strong.split(" AND ")) if lex.strong else set()
+    return tuple(t for t in lex.terms if t.strip('"') in words and t not in strong)
 
 
 def asks_for_all(question: str) -> bool:
