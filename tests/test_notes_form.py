@@ -27,6 +27,7 @@ TODAY = date(2026, 3, 12)
         ("what’s the due date of the capacity review?", "when"),
         ("by when is the capacity review due?", "when"),
         ("What happened at the offsite?", None),  # an event, not a cause
+        ("What happened to Marit in Graz?", None),  # what befell a person: an event
         ("what is the capacity review?", None),
     ],
 )

@@ -252,9 +252,11 @@ _ASKS = (
         re.compile(
             _FORM_LEAD + r"(?:why\b|what\s+(?:made|makes|caused|causes|led|motivated|inspired)\b"
             r"|for\s+what\s+reason\b|what\s+(?:is|was|are|were)\s+the\s+reasons?\b"
-            # rrf-v21: what went wrong, broke or happened to a thing asks what a cause line says
+            # rrf-v21: what went wrong, broke or happened to a thing asks what a cause line says;
+            # what happened to a person ("to Marit on Friday") asks for an event, not a cause
             r"|what\s+(?:went|goes|has\s+gone|had\s+gone)\s+wrong\b"
-            rf"|{_WHAT_IS}\s+wrong\s+with\b|what\s+(?:broke|happened\s+(?:to|with))\b)",
+            rf"|{_WHAT_IS}\s+wrong\s+with\b|what\s+broke\b"
+            r"|what\s+happened\s+(?:to|with)\s+(?:the|our|my|your|their|this|that|its)\b)",
             re.I,
         ),
     ),
