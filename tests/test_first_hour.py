@@ -297,3 +297,13 @@ def test_a_token_for_a_scope_the_workspace_lacks_says_so(tmp_path, monkeypatch, 
     assert r.code == 0, r.err
     notes = [line for line in r.err.splitlines() if "note:" in line]
     assert len(notes) == 1 and "has no read scope 'tema'" in notes[0], r.err
+
+
+@lexical_only
+def test_recall_of_sessions_where_none_are_set_up_says_how(ws):
+    """`--source sessions` on a workspace without transcripts said "the filters exclude
+    everything", as if a filter were wrong rather than nothing set up."""
+    data = json.loads(cli("-w", str(ws), "recall", "webhook", "--source", "sessions", "--json").out)
+    assert data["results"] == []
+    assert data["empty_reason"].startswith("no conversation transcripts are indexed"), data
+    assert "[sessions] paths" in data["empty_reason"] and "clawmem flush" in data["empty_reason"]
