@@ -2494,9 +2494,9 @@ def main(argv: list[str] | None = None) -> None:
         "this tree's, added to the saved JSON and the section",
     )
     args = ap.parse_args(argv)
-    # The synthetic workspaces' vectors are stored under the float32-layer model's name (the
-    # default before the 4-bit layers): with any other model a recall turns the vector leg off.
-    os.environ.setdefault("CLAWMEM_MODEL", "e5-f32")
+    # The synthetic workspaces' vectors are made from the shipped default model's vectors of a
+    # sample and stored under its name, so every recall here embeds its question as a user's does
+    # (4-bit layers). $CLAWMEM_MODEL, when set, still names another model for the whole run.
     if args.lists_from is not None:
         from clawmem.store import vector_matrix
 
