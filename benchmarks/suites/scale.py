@@ -1734,6 +1734,16 @@ def _kernel_lines(vk: dict | None, kn: dict | None) -> list[str]:
             + f"of CPU, numpy's int8 dot {kn['int8_dot_int32_ms']:.0f} ms, blocks converted to "
             f"float32 and sgemv {kn['float32_converted_sgemv_ms']:.0f} ms."
         )
+    if "whole_unsigned_ms" in kn:
+        sim = kn.get("simsimd", {})
+        micro += (
+            f" Over all 1M rows at once (384 MB, out of the caches, as a query reads them; "
+            f"alternating): unsigned {kn['whole_unsigned_ms']:.1f} ms, signed "
+            f"{kn['whole_signed_ms']:.1f} ms of CPU, against {kn['memory_read_ms']:.1f} ms for a "
+            "plain read of as many bytes: the pass is bound by memory, whichever kernel. "
+            f"SimSIMD {sim.get('version', '?')} on this CPU offers the kernel families "
+            f"{', '.join(f'`{c}`' for c in sim.get('caps', []) if c != 'serial')}."
+        )
     if "unsigned" not in vk:  # a run before the unsigned kernel
         return []
     return [
@@ -1851,6 +1861,34 @@ def int8_kernels(rows: int = 1_000_000, dims: int = 384, block: int = 65536) -> 
         cpu.append(time.process_time() - c0)
     del whole
     out["memory_read_ms"] = median(cpu) * 1000
+    # The same kernels over every row at once, as a query's pass reads them (out of the caches:
+    # 384 MB), alternating; and which of SimSIMD's kernels this CPU gets (its capabilities).
+    import simsimd
+
+    whole8 = rng.integers(-127, 128, (rows, dims), dtype=np.int8)
+    wholeu = (whole8 ^ np.int8(-128)).view(np.uint8)
+    wlift = (128 * whole8.sum(axis=1, dtype=np.int64)).astype(np.float32)
+    scores = np.empty(rows, np.float32)
+
+    def blocks(kernel: Callable[..., object], rows8: np.ndarray, lifts: np.ndarray) -> None:
+        for a in range(0, rows, block):
+            kernel(rows8[a : a + block], q8, lifts[a : a + block], scores[a : a + block])
+
+    whole = {
+        "whole_unsigned_ms": lambda: blocks(int8_dots, wholeu, wlift),
+        "whole_signed_ms": lambda: blocks(_int8_dots_before, whole8, wlift),
+    }
+    got: dict[str, list[float]] = {k: [] for k in whole}
+    for i in range(10):
+        for name in list(whole)[i % 2 :] + list(whole)[: i % 2]:
+            c0 = time.process_time()
+            whole[name]()
+            got[name].append(time.process_time() - c0)
+    for name, cpu in got.items():
+        out[name] = median(cpu[2:]) * 1000
+    del whole8, wholeu
+    caps = simsimd.get_capabilities()
+    out["simsimd"] = {"version": simsimd.__version__, "caps": sorted(k for k, v in caps.items() if v)}
     out["load"].append(os.getloadavg()[0])
     return out
 
