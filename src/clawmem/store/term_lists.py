@@ -415,7 +415,7 @@ def _gather(
     # are hundreds of parts, and three small arrays a part cost more than the join (read-only
     # arrays: no caller writes into them).
     got = list(rows)
-    docs, tfw, lens = zip(*got) if got else ((), (), ())
+    docs, tfw, lens = zip(*got, strict=True) if got else ((), (), ())
     return (
         np.frombuffer(b"".join(docs), "<u4"),
         np.frombuffer(b"".join(tfw), "<u2"),
