@@ -152,7 +152,7 @@ def test_a_question_asking_for_all_about_someone_is_also_ranked_without_the_name
     mem = open_workspace(indexed, environ={"CLAWMEM_MIN_RELEVANCE": "0"})
     res = mem.recall("Which trips has Peter taken?", k=6)
     assert "asks for all of something: also ranked as 'Which trips has taken?'" in res.notes
-    assert res.ranking == "rrf-v19"
+    assert res.ranking == "rrf-v20"
     # Both texts are embedded on the vector leg's thread: the NumPy query path's vocabulary is
     # a SQLite connection of the thread that opened it (a second thread once broke it, and the
     # process then embedded with llama.cpp, whose last bits differ: -k 1 and -k 2 disagreed).
@@ -283,7 +283,7 @@ def test_a_question_asking_for_all_is_spread_out_on_the_real_index(indexed):
     moved = 0
     for question in ASKING_FOR_ALL:
         res = mem.recall(question, k=20, today=today, sync=False)
-        assert res.ranking == "rrf-v19"
+        assert res.ranking == "rrf-v20"
         plain = mem.recall(question, k=20, today=today, sync=False, ranking=off)
         # The same pool (cut by k, it may keep other units), another order.
         moved += [h.citation for h in res.hits] != [h.citation for h in plain.hits]

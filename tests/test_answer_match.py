@@ -174,7 +174,7 @@ def test_on_real_files_with_the_real_model(tmp_path, shared_model):
         assert [h.citation for h in before[5:]] == [h.citation for h in after[5:]]
     when = mem.recall("When did Kate start the pottery class?", k=3, today=TODAY, sync=False)
     assert "last Tuesday" in when.hits[0].text
-    assert when.ranking == "rrf-v19"
+    assert when.ranking == "rrf-v20"
 
 
 DAYS = {

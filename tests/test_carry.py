@@ -210,6 +210,63 @@ def test_forget_previews_then_blanks_in_place_and_stays_forgotten(ws):
     assert all("booked flights" not in f["content"] for f in facts["facts"])
 
 
+@pytest.mark.parametrize("brk", ["\f", "\v", "\x85", "\u2028", "\u2029", "\x1c"])
+def test_a_citation_names_the_same_line_for_recall_get_and_forget(ws, brk):
+    """A line holding a character str.splitlines breaks at (a PDF's form feed, a pasted U+2028)
+    is one line to the index, which cites the lines after it so; get, forget and the merge
+    driver counted it as two. get of a recalled citation showed the line above it, and forget
+    of a fact's citation previewed its section's heading, then failed on the bytes after
+    recording the heading's hash: every "## Retain" of the workspace was left out of the index
+    (0 facts), and of every merge. The three count lines one way now."""
+    log = ws / "memory" / "2026-01-14.md"
+    log.write_text(
+        f"# 2026-01-14\n\nPasted from the PDF: page one{brk}page two.\n\n## Retain\n"
+        "- W @Ann: Ann keeps the blue notebook\n- W @Ann: Ann owes Bob the gnu money\n",
+        encoding="utf-8",
+    )
+    assert run(ws, "index").code == 0
+    hit = js(ws, "recall", "Ann blue notebook", "--mode", "lexical", "-k", "1")["results"][0]
+    assert hit["citation"] == "memory/2026-01-14.md#L6-L6"
+    got = js(ws, "get", hit["citation"])
+    assert got["text"] == "- W @Ann: Ann keeps the blue notebook" and got["total_lines"] == 7
+    done = js(ws, "forget", hit["citation"], "--yes")
+    assert done["applied"] and done["lines_forgotten"] == 1
+    text = log.read_text(encoding="utf-8")
+    assert "blue notebook" not in text and "## Retain" in text and brk in text
+    assert key("## Retain") not in (ws / FORGOTTEN).read_text()
+    facts = js(ws, "facts", "--entity", "Ann", "--all")["facts"]
+    assert [f["content"] for f in facts] == ["Ann owes Bob the gnu money"]
+    assert len(js(ws, "facts", "--all")["facts"]) > 20  # the other logs' facts are all there
+
+
+def test_forgetting_a_section_with_its_heading_leaves_every_other_section_alone(ws):
+    """A tombstone hides every line of its text in the workspace. Forgetting a section with its
+    "## Retain" heading (a citation range) recorded the heading's hash: the next rebuild left
+    every fact of the workspace out (0 facts), and the merge driver dropped the heading from
+    every log it merged. A list a cloned repository commits could do the same on purpose. A line
+    that is only structure is blanked where it was forgotten, never tombstoned, and no
+    tombstone hides one."""
+    log = ws / "memory" / "2026-01-15.md"
+    log.write_text(
+        "# 2026-01-15\n\n## Retain\n- W @Ann: Ann keeps the blue notebook\n", encoding="utf-8"
+    )
+    assert run(ws, "index").code == 0
+    before = len(js(ws, "facts", "--all")["facts"])
+    done = js(ws, "forget", "memory/2026-01-15.md#L3-L4", "--yes")
+    assert done["applied"] and done["lines_forgotten"] == 2
+    assert log.read_text(encoding="utf-8").splitlines()[2].strip() == ""  # blanked in its file
+    listed = (ws / FORGOTTEN).read_text()
+    assert key("- W @Ann: Ann keeps the blue notebook") in listed
+    assert key("## Retain") not in listed
+    # A list from a clone that names structure anyway hides none of it.
+    with (ws / FORGOTTEN).open("a", encoding="utf-8") as f:
+        for line in ("## Retain", "```", "---"):
+            f.write(f"{key(line)}  memory/x.md  2026-01-01\n")
+    assert run(ws, "index", "--force").code == 0
+    facts = js(ws, "facts", "--all")["facts"]
+    assert len(facts) == before - 1 and all("blue notebook" not in f["content"] for f in facts)
+
+
 def test_forget_an_entity_takes_its_facts_mentions_and_page(ws):
     done = js(ws, "forget", "--entity", "Kenji", "--yes")
     assert done["pages_removed"] == ["bank/entities/Kenji.md"]
@@ -331,6 +388,22 @@ def test_export_then_import_into_an_empty_workspace_gives_the_same_facts(ws, tmp
     assert sorted(map(same, back)) == sorted(map(same, exported))
     log = next((empty / "memory").glob("2025-11-27.md")).read_text(encoding="utf-8")
     assert "  - imported from facts.jsonl#L" in log
+
+
+def test_import_writes_no_credential_from_an_entity_or_the_sources_name(ws, tmp_path):
+    """Import redacted a fact's statement, then told retain the text was clean: an entity that
+    is a credential (@ghp_…) and a source named after one went into the daily log as written
+    (the line and its "imported from" note). The entity is left out, the name redacted."""
+    token = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+    src = tmp_path / f"{token}.jsonl"
+    row = {"kind": "W", "content": "the deploy bot runs nightly", "entities": [token, "Ann"]}
+    src.write_text(json.dumps({**row, "timestamp": "2026-01-21"}) + "\n", encoding="utf-8")
+    done = js(ws, "import", str(src), "--yes")
+    assert done["stored"], done
+    assert token not in json.dumps(done["facts"])  # ("source" is the path as you typed it)
+    log = (ws / "memory" / "2026-01-21.md").read_text(encoding="utf-8")
+    assert token not in log and "- W @Ann: the deploy bot runs nightly" in log, log
+    assert "imported from [redacted].jsonl#L1" in log, log
 
 
 def test_export_to_a_path_it_cannot_use_is_a_clear_error(ws, tmp_path):
@@ -711,3 +784,30 @@ def test_claude_memory_tool_never_edits_a_file_another_program_holds_open(ws, tm
     assert note.read_text() == "Kate likes short replies.\nagent line 1\nagent line 2\n"
     assert "edited" in tool.handle(edit)
     assert note.read_text() == "Kate likes very short replies.\nagent line 1\nagent line 2\n"
+
+
+def test_claude_memory_tool_names_no_file_with_a_credential(ws):
+    """The tool redacted a file's text but took its name as given: `create
+    /memories/ghp_….md` (or a rename to `password=….md`) wrote the credential into the
+    workspace as a file name, and `view` listed it as written. Such a name is refused without
+    repeating it, and one a person gave is listed redacted."""
+    token = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+    tool = open_workspace(ws).memory_tool()
+    assert "created" in tool.handle(
+        {"command": "create", "path": "/memories/a.md", "file_text": "x"}
+    )
+    for call in (
+        {"command": "create", "path": f"/memories/{token}.md", "file_text": "x"},
+        {
+            "command": "rename",
+            "old_path": "/memories/a.md",
+            "new_path": "/memories/pw=hunter2Xy9.md",
+        },
+    ):
+        said = tool.handle(call)
+        assert said.startswith("Error: the path holds what looks like a credential"), said
+        assert token not in said and "hunter2Xy9" not in said
+    assert sorted(p.name for p in (ws / "bank/memories").iterdir()) == ["a.md"]
+    (ws / "bank/memories" / f"{token}.md").write_text("a person's note\n")
+    listed = tool.handle({"command": "view", "path": "/memories"})
+    assert token not in listed and "/memories/[redacted]" in listed, listed

@@ -167,3 +167,29 @@ def test_a_page_line_is_left_for_the_fact_it_restates(tmp_path, lexical):
     lines = json.loads(r.out)["lines"]
     assert len(lines) == 2 and all(ln["path"].startswith("memory/") for ln in lines), lines
     assert sorted("Porto" in ln["text"] for ln in lines) == [False, True]
+
+
+@pytest.mark.parametrize(
+    "planted",
+    ["[" * 200_000, "[[1.0, 2.0]]", json.dumps([[0.5, 0.5]] * 8), '{"a": 1}'],
+    ids=["nested", "one-short", "another-length", "an-object"],
+)
+def test_a_probe_cache_from_elsewhere_is_embedded_again(ws, hash_model, monkeypatch, planted):
+    """The probes' vectors are kept in .memory/, which a cloned repository may commit: a file
+    nested 200,000 deep (RecursionError) or of vectors of another length than the model's
+    (zip's ValueError) made every prompt's context an internal error. Such a file is embedded
+    again and rewritten."""
+    import clawmem.recall.context as context
+
+    monkeypatch.setenv("CLAWMEM_RESIDENT_EMBEDDER", "0")
+    monkeypatch.setattr(context, "_probe_vectors", {})
+    first = cli("-w", str(ws), "context", "what do we use postgres for in payments?")
+    assert first.code == 0, first.err
+    [cache] = (ws / ".memory").glob("context-probes-*.json")
+    good = json.loads(cache.read_text())
+    cache.write_text(planted)
+    monkeypatch.setattr(context, "_probe_vectors", {})
+    again = cli("-w", str(ws), "context", "what do we use postgres for in payments?")
+    assert again.code == 0, again.err
+    assert again.out == first.out
+    assert json.loads(cache.read_text()) == good

@@ -94,6 +94,77 @@ def test_every_command_and_option_is_in_cli_md():
     assert not missing, f"not in docs/cli.md (run python scripts/gen_cli_docs.py): {missing}"
 
 
+def test_every_mcp_tool_is_in_agents_md_and_the_mcp_help():
+    """An agent's user reads the tools in docs/agents.md and `clawmem mcp --help`: a tool added
+    to the catalogue shows up in both, with its arguments, and the options that drop or allow
+    the writing tools name each of them."""
+    from clawmem.cli.mcp.catalogue import TOOLS
+
+    doc = _read("agents.md")
+    table = doc[doc.index("## The tools") : doc.index("### Relevance")]
+    mcp = next(cmd for path, cmd, _ in _commands() if path == "clawmem mcp")
+    options = {p.name: p.help or "" for p in mcp.params}
+    token_create = next(cmd for path, cmd, _ in _commands() if path == "clawmem token create")
+    write_help = next(p.help or "" for p in token_create.params if p.name == "write")
+    missing = []
+    for tool in TOOLS:
+        row = next((ln for ln in table.splitlines() if ln.startswith(f"| `{tool.name}` |")), None)
+        if row is None:
+            missing.append(f"agents.md: no row for {tool.name}")
+        else:
+            args = row.split(" | ")[1]
+            missing += [
+                f"agents.md {tool.name}: {a}"
+                for a in tool.schema["properties"]
+                if f"`{a}`" not in args
+            ]
+        if tool.name not in (mcp.help or ""):
+            missing.append(f"mcp --help: {tool.name}")
+        if tool.writes and tool.name.startswith("memory_proposal_"):
+            continue  # named together as "accepting or rejecting proposals"
+        if tool.writes:
+            for where, text in (
+                ("mcp --read-only", options["read_only"]),
+                ("mcp --tokenless-write", options["tokenless_write"]),
+                ("token create --write", write_help),
+            ):
+                if tool.name not in text:
+                    missing.append(f"{where}: {tool.name}")
+    assert not missing, missing
+
+
+@pytest.mark.usefixtures("lexical")
+def test_every_key_of_the_json_outputs_is_in_cli_md(ws):
+    """A script's author reads the key tables of docs/cli.md: each top-level key the command
+    prints is named there, in its own section (``transcripts`` of `index --json` and
+    ``supersedes``/``similar`` of `retain --json` were missing)."""
+    import json
+
+    from .conftest import cli
+
+    doc = _read("cli.md")
+
+    def section(title: str) -> str:
+        start = doc.index(f"### `{title}`")
+        return doc[start : doc.index("\n### ", start + 1)]
+
+    w = ["-w", str(ws)]
+    printed = {
+        "index --json": cli(*w, "index", "--json").out,
+        "retain --json": cli(*w, "retain", "Peter likes figs", "--entity", "Peter", "--json").out,
+        "status --json": cli(*w, "status", "--json").out,
+        "context --json": cli(*w, "context", "where do EU deploys of DEC-0054 go?", "--json").out,
+        "recall --json": cli(*w, "recall", "DEC-0054", "--json").out,
+    }
+    missing = [
+        f"{title}: {key}"
+        for title, out in printed.items()
+        for key in json.loads(out)
+        if f"`{key}`" not in section(title) and f"`{key}." not in section(title)
+    ]
+    assert not missing, missing
+
+
 def test_generated_cli_reference_is_up_to_date():
     proc = subprocess.run(
         [sys.executable, str(GEN), "--check"], capture_output=True, text=True, cwd=REPO
@@ -268,8 +339,12 @@ def test_python_api_examples_run(tmp_path, monkeypatch):
             except Exception as exc:  # noqa: BLE001 - name the block that failed
                 pytest.fail(f"docs/python-api.md block {i} raised {exc!r}:\n{code}")
         printed = buf.getvalue().splitlines()
+        # In the order shown: an example that lists hits says which comes first.
+        at = 0
         for want in _expected_output(code):
-            assert any(line.startswith(want) for line in printed), (
-                f"docs/python-api.md block {i}: expected a line starting with {want!r}, "
-                f"got {printed}"
+            found = [n for n in range(at, len(printed)) if printed[n].startswith(want)]
+            assert found, (
+                f"docs/python-api.md block {i}: expected a line starting with {want!r} "
+                f"after {printed[:at]}, got {printed}"
             )
+            at = found[0] + 1

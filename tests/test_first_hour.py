@@ -227,3 +227,43 @@ def test_the_http_server_stops_promptly_on_sigterm(indexed, tmp_path):
         if server.proc.poll() is None:
             server.proc.kill()
             server.proc.wait()
+
+
+def test_help_names_arguments_as_cli_md_does():
+    """typer 0.29 wrote `clawmem get [OPTIONS] {path}` and `--kind <list[str]>`: braces read as
+    a template to fill in (or a choice), and neither matched docs/cli.md's `PATH`."""
+    env = {"COLUMNS": "100", "NO_COLOR": "1"}
+    get = cli_subprocess("get", "--help", env=env)
+    assert "Usage: clawmem get [OPTIONS] PATH" in get.out and "{path}" not in get.out, get.out
+    forget = cli_subprocess("forget", "--help", env=env)
+    assert "Usage: clawmem forget [OPTIONS] [CITATIONS...]" in forget.out, forget.out
+    for out in (forget.out, cli_subprocess("recall", "--help", env=env).out):
+        assert "list[" not in out, out
+    missing = cli("retain")
+    assert missing.code == 2 and "Missing argument 'TEXT'" in missing.err, missing.err
+
+
+@lexical_only
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["facts", "--min-confidence", "2"], "--min-confidence 2.0: must be between 0 and 1"),
+        (["facts", "--limit", "0"], "--limit 0: must be at least 1"),
+        (["recall", "Peter", "--min-relevance", "2"], "--min-relevance 2.0: must be between"),
+        (["entities", "Nobody"], "Nobody: no fact or page mentions this entity"),
+    ],
+)
+def test_a_bad_value_is_named_as_the_user_typed_it(ws, args, said):
+    """Not as the library's parameter (`min_confidence=2.0`, `name=Nobody`)."""
+    r = cli("-w", str(ws), *args)
+    assert r.code == 2
+    assert r.err.startswith(f"clawmem: error: {said}"), r.err
+
+
+@lexical_only
+def test_a_model_that_is_not_gguf_names_the_command_that_converts_one(ws, tmp_path):
+    folder = tmp_path / "all-MiniLM-L6-v2.bin"
+    folder.write_bytes(b"not a model")
+    r = cli("-w", str(ws), "model", "use", str(folder))
+    assert r.code == 6 and "is not a GGUF file" in r.err, r.err
+    assert "`clawmem model import FOLDER --use`" in r.err, r.err

@@ -87,10 +87,10 @@ def test_a_log_that_keeps_changing_is_refused_not_overwritten(ws, monkeypatch):
     real = retain_mod.place_fact
     calls = 0
 
-    def place_then_rewrite(existing, fact, day):
+    def place_then_rewrite(existing, fact, day, *where):
         nonlocal calls
         calls += 1
-        placed = real(existing, fact, day)
+        placed = real(existing, fact, day, *where)
         log.write_text(f"# {DAY}\n\nrewritten {time.monotonic_ns()}\n", encoding="utf-8")
         return placed
 

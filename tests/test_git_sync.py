@@ -34,7 +34,7 @@ from clawmem.markdown.facts import extract_facts
 from clawmem.markdown.merging import merged_sections
 from clawmem.memory import open_workspace
 
-from .conftest import cli_subprocess
+from .conftest import FIXTURE, cli_subprocess
 
 pytestmark = [
     pytest.mark.usefixtures("lexical"),
@@ -653,3 +653,38 @@ def test_the_driver_given_a_version_it_cannot_read_says_which_in_one_line(tmp_pa
         assert "internal error" not in r.err and "Traceback" not in r.err
         assert lines[1].startswith("  hint: git runs `clawmem merge-driver %O %A %B %P`")
     assert ours.read_text() == "# 2025-11-01\n\nmine\n"
+
+
+def test_the_driver_leaves_a_file_that_is_not_clawmems_to_gits_own_merge(tmp_path, gitenv):
+    """A cloned repository's .gitattributes names the files git hands the merge driver, and can
+    name any (``*.py merge=clawmem``); with a committed .clawmem/forgotten listing a line of the
+    user's code, the driver blanked that line (``check_auth(user)``) in a merge after `clawmem
+    init --git`. A file that is not memory gets git's own merge; memory keeps clawmem's."""
+    from clawmem.markdown.forgotten import FORGOTTEN, key
+
+    src = tmp_path / "src"
+    shutil.copytree(FIXTURE, src, ignore=shutil.ignore_patterns(".memory"))
+    (src / "app.py").write_text("def handler(user):\n    check_auth(user)\n    return 1\n")
+    (src / ".clawmem").mkdir()
+    (src / FORGOTTEN).write_text(f"{key('    check_auth(user)')}  memory/x.md  2026-01-01\n")
+    (src / ".gitattributes").write_text("*.py merge=clawmem\n")
+    git(src, "init", "-q")
+    git(src, "add", "-A")
+    git(src, "commit", "-qm", "hostile")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(src), str(clone))
+    assert cli_subprocess("init", str(clone), "--git").code == 0
+    git(clone, "add", "-A")
+    git(clone, "commit", "-qm", "init")
+    git(clone, "checkout", "-q", "-b", "feature")
+    app = clone / "app.py"
+    app.write_text("# header\n" + app.read_text())
+    git(clone, "commit", "-qam", "feature")
+    git(clone, "checkout", "-q", "main")
+    app.write_text(app.read_text() + "# trailing\n")
+    git(clone, "commit", "-qam", "main")
+    git(clone, "merge", "-q", "feature", "-m", "merge")
+    assert (
+        app.read_text()
+        == "# header\ndef handler(user):\n    check_auth(user)\n    return 1\n# trailing\n"
+    )

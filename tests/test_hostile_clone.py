@@ -119,6 +119,7 @@ def plant_workspace_links(out: Path):
 def one_clean_outcome(r, what: str) -> None:
     """Worked, or failed with clawmem's one-line error (and its hint): never a traceback."""
     assert "Traceback" not in r.err, f"{what}: {r.err}"
+    assert "internal error" not in r.err, f"{what}: a crash, not a refusal: {r.err}"
     if r.code != 0:
         lines = [ln for ln in r.err.splitlines() if ln.strip()]
         errors = [ln for ln in lines if ln.startswith("clawmem: error:")]
@@ -185,12 +186,31 @@ def run_everything(clone: Path, transcript: Transcript, *, hybrid: bool) -> dict
     return runs
 
 
+def plant_link_loops(out: Path):
+    """Links that lead nowhere: a daily log and two pages that loop, a folder that names itself,
+    and clawmem.toml pointing a scope, a transcripts folder and an extra path at it. Python 3.11
+    and 3.12 raise RuntimeError (not OSError) when resolving such a link: every index, recall and
+    status of the clone exited 70 with an internal error."""
+
+    def plant(repo: Path) -> None:
+        os.symlink("2026-03-04.md", repo / "memory" / "2026-03-04.md")
+        os.symlink("b.md", repo / "bank" / "a.md")
+        os.symlink("a.md", repo / "bank" / "b.md")
+        os.symlink("loop", repo / "loop")
+        (repo / "clawmem.toml").write_text(
+            'extra_paths = ["loop"]\n\n[scopes]\nx = "loop"\n\n[sessions]\npaths = ["loop"]\n'
+        )
+
+    return plant
+
+
 SCENARIOS = {
     ".memory full of links": plant_memory_links,
     ".memory is a link": plant_memory_dir_link,
     "episode folder is a link": plant_episode_folder,
     "episode page is a link": plant_episode_page,
     "workspace files are links": plant_workspace_links,
+    "links that loop": plant_link_loops,
 }
 
 
@@ -234,6 +254,12 @@ def test_a_hostile_clone_changes_no_byte_outside_the_workspace(tmp_path, gitenv,
         assert not list((out / "episodes").iterdir())
     if scenario == "workspace files are links":
         assert runs["retain"].code != 0 and "symbolic link" in runs["retain"].err
+    if scenario == "links that loop":
+        # Left out, each said as what it is; everything else works.
+        for what in ("recall lexical", "index", "status", "retain", "reflect", "check", "get"):
+            assert runs[what].code == 0, f"{what}: {runs[what].err}"
+        assert "memory/2026-03-04.md: cannot stat" in runs["status"].out + runs["status"].err
+        assert "symbolic link loop" in runs["status"].out + runs["status"].err
     if (clone / ".memory" / "flush.log").is_file() and not (clone / ".memory").is_symlink():
         # The hook's event name cannot forge a line of its own (item 7 of issue 40).
         lines = (clone / ".memory" / "flush.log").read_text().splitlines()
@@ -383,3 +409,20 @@ def test_a_committed_index_with_forged_text_is_rebuilt_from_the_markdown(tmp_pat
     )
     assert not any("elsewhere" in n for n in again["notes"]), again["notes"]
     assert FORGED not in json.dumps(again)
+
+
+def test_committed_state_files_nested_too_deeply_are_read_as_damaged(tmp_path, gitenv):
+    """`.memory/transcripts.json` and `.memory/watch.json` a cloned repository commits, each a
+    JSON array nested 200,000 deep: Python's parser raised RecursionError, and every index,
+    status and recall of the clone was an internal error (exit 70). They read as damaged."""
+
+    def plant(repo: Path) -> None:
+        (repo / ".memory").mkdir()
+        for name in ("transcripts.json", "watch.json"):
+            (repo / ".memory" / name).write_text("[" * 200_000)
+
+    clone = hostile_repo(tmp_path, "deep", plant)
+    env = {"CLAWMEM_VECTORS": "0"}
+    for args in (("index",), ("status",), ("recall", "postgres", "--mode", "lexical")):
+        r = cli_subprocess("-w", str(clone), *args, env=env)
+        assert r.code == 0, (args, r.err)

@@ -604,6 +604,77 @@ def test_casual_spellings_read_as_written_ones():
         assert a.text.lower() == casual.lower()
 
 
+def test_a_statement_without_its_i_is_read_as_the_speakers_own():
+    """ "Started a pottery class today", "Been busy all week", "gonna fly to Lisbon on Friday":
+    the "I" a chat leaves out is read back, so the rules and features read them as the same
+    sentence written out (the same kind, nearly the same confidence); the line stays as typed.
+    "Got it, thanks" is an acknowledgement, not something done."""
+    day = date(2026, 3, 2)
+    for kind, dropped, written in (
+        ("B", "Started a pottery class on Tuesdays", "I started a pottery class on Tuesdays"),
+        ("B", "Oh, just got back from hiking in the Alps", "Oh, I just got back from hiking in the Alps"),
+        ("B", "Been training for the half marathon", "I've been training for the half marathon"),
+        ("W", "gonna fly to Lisbon on Friday for work", "I'm gonna fly to Lisbon on Friday for work"),
+    ):  # fmt: skip
+        (a,) = candidates(Said(dropped, "x#L1-L1", day, "Kate"))
+        (b,) = candidates(Said(written, "x#L1-L1", day, "Kate"))
+        assert a.kind == b.kind == kind, (dropped, a, b)
+        assert abs(a.confidence - b.confidence) <= 0.05, (dropped, a, b)
+        assert dropped.lower().endswith(a.text.lower())  # as typed, less its "Oh,"
+    (thanks,) = candidates(Said("Got it, thanks for the tip on the trail", "x#L1-L1", day, "Kate"))
+    (done,) = candidates(Said("Got a new bike for the trail last week", "x#L1-L1", day, "Kate"))
+    assert thanks.kind == "W" and done.kind == "B"
+
+
+def test_a_day_named_without_its_year_is_the_next_one_when_the_sentence_looks_ahead():
+    """Said on 27 January: a trip planned "on the 10th of February" is in February to come (the
+    time parser, written for questions about the past, read last year's), as is a flight that "is
+    on March 3"; "on the 14th" of a surgery to come is 14 February; what was done keeps its past
+    day, and "the 5th floor" is no day."""
+    said_on = date(2026, 1, 27)
+
+    def day(text: str) -> str:
+        (p,) = candidates(Said(text, "x#L1-L1", said_on, "Kate"))
+        return p.day
+
+    assert (
+        day("My back still hurts but I managed to plan a trip to Athens on the 10th of February.")
+        == "2026-02-10"
+    )
+    assert day("My flight to Lisbon is on March 3, so I'm packing early.") == "2026-03-03"
+    assert day("Mom's surgery is on the 14th, so I'm taking the week off work.") == "2026-02-14"
+    assert day("I went to Athens with my sister on the 10th of January.") == "2026-01-10"
+    assert day("My birthday was on the 20th and we went bowling with my cousins.") == "2026-01-20"
+    assert day("I moved into a new flat on the 5th floor with my partner.") == "2026-01-27"
+
+
+def test_advice_to_the_other_person_is_no_note_to_keep():
+    """Between two people, "Remember, …" said to the listener (advice, a maxim, "remember how
+    I told you") is not a note: it is not proposed outside the budget, where a note about
+    oneself still is. Said to an assistant (whose replies are context), the same line is a note."""
+    day = date(2026, 3, 2)
+
+    def at(n: int) -> str:  # a quarter of an hour apart: each message is a turn
+        return f"2026-03-02T{9 + n // 4:02d}:{15 * (n % 4):02d}"
+
+    kate = [
+        "I'm flying to Lisbon next week for the conference.",
+        "I started a pottery class on Tuesdays with my sister.",
+        "Remember, the key is to keep your hair moisturized every day.",
+        "Remember how I told you about the old bakery on the corner.",
+        "Remember: I'm allergic to peanuts, so no satay at the party.",
+    ]
+    talk = [Said(t, f"c#L{n}-L{n}", day, "Kate", at(n)) for n, t in enumerate(kate, 1)]
+    talk.insert(1, Said("Oh nice, tell me more!", "c#L9-L9", day, "Elise", at(1)))
+    picked = {p.source for p in propose(talk)}
+    assert {"c#L1-L1", "c#L2-L2", "c#L5-L5"} <= picked
+    assert not picked & {"c#L3-L3", "c#L4-L4"}
+    # To an assistant, "remember, … your …" is what the user asks it to keep.
+    alone = [Said(kate[2], "s#L1-L1", day, None, at(1)),
+             Said("Noted!", "s#L2-L2", day, "assistant", at(2), context_only=True)]  # fmt: skip
+    assert [p.source for p in propose(alone)] == ["s#L1-L1"]
+
+
 def test_a_rejected_turn_does_not_come_back_grown_by_a_later_message(tmp_path):
     """A transcript flushed, then flushed again after the user added to the same turn: the turn,
     now longer, goes on from a line a person rejected, so it is not proposed again; a new turn
@@ -908,7 +979,7 @@ def test_a_ledger_over_its_cap_is_not_read(ws, lexical):
 # laughs at what the other said.
 _THIRD_TURNS = [
     "I went hiking in the hills with my dad last weekend.",
-    "I'm taking Italian lessons online this winter.",
+    "I'm starting Italian lessons online next week.",
     "I visited my aunt in the hospital yesterday after her knee operation.",
     "I'm going to visit my sister in Lisbon next month.",
     "I just finished my first half marathon this morning!",

@@ -210,6 +210,49 @@ def test_invalid_utf8_log_is_never_rewritten(ws):
     assert log.read_bytes() == b"# day\n\xff broken\n"
 
 
+@pytest.mark.parametrize(
+    ("tail", "opens", "closer"),
+    [
+        ("```python\nprint(1)\n", 6, "```"),
+        ("~~~~\n", 6, "~~~~"),
+        ("<!-- draft, to finish\n", 6, "-->"),
+        ("<script>\n", 6, "</script>"),
+    ],
+)
+def test_a_log_that_ends_inside_an_open_block_is_left_as_it_is(ws, tail, opens, closer):
+    """A daily log that ends inside a code fence or an HTML comment never closed (an agent's
+    output cut short) took the fact into that block, as code: retain wrote the line, then
+    failed ("another program's edit took it out of the Retain section"), and every retry
+    appended the fact again. Refused before writing, naming where the block opens."""
+    log = ws / "memory" / "2026-01-09.md"
+    before = f"# 2026-01-09\n\n## Retain\n- W: first\n\n{tail}".encode()
+    log.write_bytes(before)
+    for _ in range(2):
+        r = cli("-w", str(ws), "retain", "the heron nests by the weir", "--date", "2026-01-09")
+        assert r.code == 7, r.err
+        assert f"memory/2026-01-09.md line {opens}: the log ends inside" in r.err, r.err
+        assert f"add the line {closer} at the end" in r.err, r.err
+        assert log.read_bytes() == before
+    log.write_bytes(before + f"{closer}\n".encode())
+    r = cli("-w", str(ws), "retain", "the heron nests by the weir", "--date", "2026-01-09")
+    assert r.code == 0, r.err
+
+
+def test_a_retain_section_ending_in_an_html_block_gets_a_section_of_its_own(ws):
+    """An HTML block that a blank line ends (``<div>``) took in the fact appended right after
+    it: the fact goes under a new Retain heading after a blank line, and is recallable."""
+    log = ws / "memory" / "2026-01-10.md"
+    log.write_text("# 2026-01-10\n\n## Retain\n- W: first\n\n<div>\n", encoding="utf-8")
+    r = cli(
+        "-w", str(ws), "retain", "the heron nests by the weir", "--date", "2026-01-10", "--json"
+    )
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["line"] == 9
+    assert log.read_text(encoding="utf-8").endswith(
+        "<div>\n\n## Retain\n- W: the heron nests by the weir\n"
+    )
+
+
 def test_place_fact_in_file_without_final_newline():
     p = place_fact("# d\n\n## Retain\n- W: a", make_fact("W", "b"), date(2025, 1, 1))
     assert p.text == "# d\n\n## Retain\n- W: a\n- W: b\n" and p.line == 5

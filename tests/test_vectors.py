@@ -22,7 +22,7 @@ def recall(ws, query, *extra):
 
 def test_paraphrase_finds_the_cat(indexed):
     res = recall(indexed, "a feline resting on a rug", "-k", "3")
-    assert res["ranking"] == "rrf-v19" and res["degraded"] == []
+    assert res["ranking"] == "rrf-v20" and res["degraded"] == []
     assert any("Miso" in (h.get("content") or h["snippet"]) for h in res["results"][:2])
     vec = recall(indexed, "a feline resting on a rug", "--mode", "vector", "-k", "3")
     assert vec["ranking"] == "vector-cosine"
@@ -50,7 +50,7 @@ def test_explain_shows_both_legs(hash_indexed):
 def test_weighted_fusion_is_available_for_comparison(hash_indexed, monkeypatch):
     monkeypatch.setenv("CLAWMEM_FUSION", "weighted")
     res = recall(hash_indexed, "DEC-0054")
-    assert res["ranking"] == "weighted-v15" and res["results"]
+    assert res["ranking"] == "weighted-v16" and res["results"]
 
 
 def test_status_reports_the_embedder(indexed):
@@ -152,7 +152,7 @@ def test_numpy_fallback_when_sqlite_vec_is_off(tmp_path, monkeypatch, shared_mod
     assert rep["vectors_pending"] == 0
     res = recall(ws, "a feline resting on a rug", "-k", "3")
     assert any("NumPy" in d for d in res["degraded"])
-    assert res["ranking"] == "rrf-v19"
+    assert res["ranking"] == "rrf-v20"
     assert any("Miso" in (h.get("content") or h["snippet"]) for h in res["results"])
     st = json.loads(cli("-w", str(ws), "status", "--json").out)
     assert (

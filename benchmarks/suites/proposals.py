@@ -857,11 +857,14 @@ def render(
         "REALTALK chats 1-5; in each stretch of talk each speaker's 2 best turns at >= 0.15 "
         "and >= half the best, and the third when it passes the same bounds and the embedder "
         "reads it as an event (`reflect/turn_reading.py`, at reflect: the rows here are "
-        "reflect's), notes and decisions besides; a line cut only past 400 "
+        'reflect\'s), notes and decisions besides (a "remember, …" said to the other person '
+        'is advice, not a note); an "I" left out at a sentence\'s start read back; a line cut '
+        "only past 400 "
         "characters) against REALTALK's "
         "`events_session_N`, on the held-out chats 6-10, with the baselines in the same run "
         "(`python -m benchmarks.suites.proposals`; `clawmem before` is the product before its "
-        "last change, two turns a stretch without the embedder's reading, run from its own "
+        'last change, without the left-out "I" read back and with advice proposed as notes, '
+        "run from its own "
         "source with the same benchmark code the same day). Matched two ways, always within "
         "the same "
         "session and the same speaker. By topic words (the columns precision, recall, F1): the "

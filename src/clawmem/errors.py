@@ -73,6 +73,8 @@ class BadArgument(UsageError):
         name = names.get(self.param or "")
         if name is None:
             return self.message, self.hint
+        if not name:  # a positional argument: its value says which
+            return f"{self.value}: {self.problem}", self.hint
         return f"{name}{sep}{self.value}: {self.problem}", self.hint
 
 

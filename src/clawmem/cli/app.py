@@ -11,6 +11,7 @@ import dataclasses
 import itertools
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from functools import partial
@@ -38,6 +39,10 @@ OPTIONS = {
     "llm": "--llm",
     "force": "--force",
     "source": "--source",
+    "limit": "--limit",
+    "min_confidence": "--min-confidence",
+    "min_relevance": "--min-relevance",
+    "name": "",  # `entities NAME`: the name alone, as the user typed it
 }
 
 try:  # typer >= 0.20 vendors click as typer._click; older releases use click itself
@@ -148,12 +153,47 @@ def _flags_show_no_type() -> None:
     def display_type_rich(self: Any, ctx: Any) -> object:
         if getattr(self, "is_flag", False) or getattr(self, "count", False):
             return None
-        return original(self, ctx)
+        shown = original(self, ctx)
+        # A repeatable option takes one value each time: `--kind <str>`, not `<list[str]>`.
+        return re.sub(r"list\[(\w+)\]", r"\1", shown) if isinstance(shown, str) else shown
 
     cls.display_type_rich = display_type_rich
 
 
 _flags_show_no_type()
+
+
+def _arguments_named_as_in_the_docs() -> None:
+    """Arguments in ``--help`` and its errors as docs/cli.md writes them (``clawmem get
+    [OPTIONS] PATH``, ``[QUERY]``, ``[CITATIONS...]``, "Missing argument 'TEXT'"): typer 0.29
+    writes ``{path}``, which reads as a choice or a template to fill in, braces included."""
+    try:
+        from typer import core as typer_core
+    except ImportError:  # pragma: no cover
+        return
+    cls = getattr(typer_core, "TyperArgument", None)
+    if cls is None or not all(hasattr(cls, a) for a in ("_usage_display_name", "display_name_raw")):
+        return  # pragma: no cover - another typer: its own help
+
+    def name(self: Any) -> str:  # the help's name column and "Missing argument 'TEXT'" read it
+        return str(self.metavar or self.name).upper()
+
+    def usage(self: Any) -> str:
+        shown = name(self) + ("..." if self.nargs != 1 else "")
+        return shown if self.required else f"[{shown}]"
+
+    cls.display_name_raw = property(name)
+    cls._usage_display_name = usage
+    typed = cls.display_type_rich
+
+    def display_type_rich(self: Any, ctx: Any) -> object:  # CITATIONS... <str>: one per value
+        shown = typed(self, ctx)
+        return re.sub(r"list\[(\w+)\]", r"\1", shown) if isinstance(shown, str) else shown
+
+    cls.display_type_rich = display_type_rich
+
+
+_arguments_named_as_in_the_docs()
 
 # The `clawmem` group's settings: `app` (every command) and the root group `main` runs.
 _SETTINGS: dict = dict(

@@ -493,7 +493,7 @@ def merge_driver(base: Path, ours: Path, theirs: Path, relpath: str) -> int:
     ``ours``; 0 when clean, ``DRIVER_CONFLICT`` when it holds conflict markers (git then reports
     the conflict as usual)."""
     from clawmem.files.gitmerge import conflict_hunks, merge_file
-    from clawmem.markdown.merging import merge
+    from clawmem.markdown.merging import merge, owns
 
     raws = [
         _version(p, relpath, which)
@@ -506,13 +506,9 @@ def merge_driver(base: Path, ours: Path, theirs: Path, relpath: str) -> int:
     try:
         texts = [raw.decode("utf-8") for raw in raws]
     except UnicodeDecodeError:  # not a text clawmem understands: git's own merge, in place
-        proc = subprocess.run(
-            ["git", "merge-file", "-L", "ours", "-L", "base", "-L", "theirs"]
-            + [str(ours), str(base), str(theirs)],
-            capture_output=True,
-            check=False,
-        )
-        return DRIVER_CONFLICT if proc.returncode else 0
+        return _git_merge(base, ours, theirs)
+    if not owns(relpath):  # a file the repository's .gitattributes gave it that is not clawmem's
+        return _git_merge(base, ours, theirs)
     merged = merge(relpath, texts[0], texts[1], texts[2], merge_file, conflict_hunks)
     # A line `clawmem forget` forgot here does not come back with a clone that still has it:
     # git runs the driver at the top of the work tree, where .clawmem/forgotten lives.
@@ -527,6 +523,17 @@ def merge_driver(base: Path, ours: Path, theirs: Path, relpath: str) -> int:
             hint="check that the folder is writable and the disk not full, then merge again",
         ) from None
     return DRIVER_CONFLICT if merged.conflicts else 0
+
+
+def _git_merge(base: Path, ours: Path, theirs: Path) -> int:
+    """git's own merge of the three versions, into ``ours``."""
+    proc = subprocess.run(
+        ["git", "merge-file", "-L", "ours", "-L", "base", "-L", "theirs"]
+        + [str(ours), str(base), str(theirs)],
+        capture_output=True,
+        check=False,
+    )
+    return DRIVER_CONFLICT if proc.returncode else 0
 
 
 def _version(path: Path, relpath: str, which: str) -> bytes:

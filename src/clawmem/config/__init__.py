@@ -380,7 +380,13 @@ def parse_scopes(cfg: Config, root: Path) -> dict[str, Path]:
                 hint="a name of letters, digits, - and _, then the workspace's path",
             )
         path = Path(raw.strip()).expanduser()
-        path = (root / path if not path.is_absolute() else path).resolve()
+        try:
+            path = (root / path if not path.is_absolute() else path).resolve()
+        except RuntimeError:  # a link loop (Python < 3.13): a clone's `[scopes] x = "loop"`
+            raise ConfigError(
+                f"{where}: scope {name!r}: {raw.strip()} is a symbolic link loop",
+                hint="point the scope at a workspace's folder",
+            ) from None
         if path == root.resolve():
             raise ConfigError(f"{where}: scope {name!r} is this workspace itself")
         out[name] = path
@@ -421,8 +427,12 @@ def _places(key: str, value: Any) -> list[tuple[Any, str, str]]:
 
 
 def leads_inside(root: Path, path: Path) -> bool:
-    """Whether ``path``, links followed, is inside the workspace ``root``."""
-    return path.resolve().is_relative_to(root.resolve())
+    """Whether ``path``, links followed, is inside the workspace ``root`` (a link loop leads
+    nowhere: not inside)."""
+    try:
+        return path.resolve().is_relative_to(root.resolve())
+    except RuntimeError:  # a link loop, on Python < 3.13 (later ones return the path)
+        return False
 
 
 def names_a_model_file(place: str) -> bool:
@@ -439,7 +449,10 @@ def leads_outside(root: Path, place: str, within: str = "") -> bool:
     leads outside."""
     p = Path(place).expanduser()
     p = p if p.is_absolute() else root / p
-    return not p.resolve().is_relative_to((root / within).resolve())
+    try:
+        return not p.resolve().is_relative_to((root / within).resolve())
+    except RuntimeError:  # a link loop (Python < 3.13): a place that cannot be followed waits
+        return True  # for approval like one outside (a clone's `[sessions] paths = ["loop"]`)
 
 
 def reaches_outside(root: Path, values: dict[str, Any]) -> dict[str, list[tuple[Any, str]]]:

@@ -155,8 +155,8 @@ def inspect_gguf(path: Path) -> tuple[GGUFMeta, str]:
     if magic != _GGUF_MAGIC:
         raise ModelError(
             f"{path} is not a GGUF file (it does not start with the GGUF magic bytes)",
-            hint="Give a .gguf embedding model, or convert a sentence-transformers folder "
-            "with clawmem.embedders.convert_sentence_transformers.",
+            hint="give a .gguf embedding model, or convert a sentence-transformers folder "
+            "with `clawmem model import FOLDER --use`",
         )
     cached = _read_sidecar(path, st)
     if cached is not None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from clawmem.errors import InputError, UsageError
 from clawmem.ingest.indexing import Indexer
 from clawmem.markdown.facts import Fact, extract_facts
+from clawmem.markdown.lines import text_lines
 from clawmem.markdown.workspace import resolve_member, writable_path
 from clawmem.text.redact import redact
 
@@ -71,7 +72,7 @@ def fact_at(ix: Indexer, citation: str) -> CitedFact:
     for f in facts:
         if f.line == line:
             return CitedFact(relpath, f)
-    lines = text.splitlines()
+    lines = text_lines(text)
     if not 1 <= line <= len(lines):
         raise UsageError(
             f"{relpath}#L{line}: the file has {len(lines)} lines", hint="see `clawmem get`"

@@ -30,6 +30,7 @@ from clawmem.errors import ClawmemError, UsageError
 from clawmem.ingest.indexing import Indexer
 from clawmem.markdown.workspace import citable_name
 from clawmem.text.redact import redact
+from clawmem.text.shown_path import shown_path
 
 ROOT = "/memories"
 FOLDER = "bank/memories"  # where /memories lives in the workspace
@@ -99,6 +100,14 @@ class MemoryTool:
             raise MemoryToolError(
                 f"Error: {virtual!r}: a name with a line break or control character is not allowed"
             )
+        if shown_path(virtual) != virtual:
+            # A name is written to the workspace (often committed) and shown in every listing
+            # and citation: a credential in it is refused like one in the text would be stored
+            # redacted. The message does not repeat the path.
+            raise MemoryToolError(
+                "Error: the path holds what looks like a credential; name the file after what "
+                "it is about"
+            )
         disk = self.ix.root / FOLDER
         for i, p in enumerate(inner):
             name = p if i < len(inner) - 1 or p.endswith(".md") else p + ".md"
@@ -123,7 +132,7 @@ class MemoryTool:
             stem = rel[:-3]
             if PurePosixPath(stem).suffix:  # notes.txt.md is shown as notes.txt
                 rel = stem
-        return f"{ROOT}/{rel}"
+        return shown_path(f"{ROOT}/{rel}")  # a name a person gave with a credential in it
 
     def _read(self, disk: Path, virtual: PurePosixPath, *, edit: bool = False) -> str:
         """The file's text. For an edit (``edit``), all of it or a refusal: a file over the cap

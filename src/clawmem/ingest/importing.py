@@ -36,7 +36,7 @@ from clawmem.ingest.indexing import Indexer
 from clawmem.markdown.facts import Fact, parse_fact
 from clawmem.text import untrusted_json
 from clawmem.text.records import as_json
-from clawmem.text.redact import redact
+from clawmem.text.redact import find_secret, redact
 
 FORMATS = ("jsonl", "okf", "claude-code", "basic-memory", "mem0")
 MAX_SOURCE_BYTES = 50_000_000  # a source bigger than this is refused, not read into memory
@@ -146,10 +146,13 @@ def import_memory(
             Candidate(
                 c.kind,
                 redact(c.content),
-                c.entities,
+                # Everything the fact's line and its note hold is the source's: an entity that is
+                # a credential (@ghp_…) is left out, and the source's name redacted, or retain
+                # (told the text is clean) wrote them into the log as they were.
+                tuple(e for e in c.entities if find_secret(e) is None),
                 c.confidence,
                 c.day,
-                c.source,
+                redact(c.source),
             )
         )
     if dry_run:

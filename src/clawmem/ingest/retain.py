@@ -46,6 +46,8 @@ from clawmem.markdown.facts import (
     format_block,
     format_fact,
     make_fact,
+    markdown_lines,
+    markdown_tokens,
     parse_fact,
 )
 from clawmem.markdown.supersession import supersedes_note
@@ -117,14 +119,19 @@ class Retained:
         }
 
 
-def place_fact(existing: str | None, fact: Fact, day: date) -> Placement:
+def place_fact(existing: str | None, fact: Fact, day: date, relpath: str = "the log") -> Placement:
     """Pure: where the fact goes in the day's log and what the file becomes: always the log as
     it was with lines appended. A log is never rewritten, because another program (an editor, a
     logger holding it open, ``{ echo a; sleep 1; echo b; } >> log``) may be appending to it, and
     a file renamed over it sends that program's lines into the deleted file. So the fact goes at
     the end: into the Retain section the log ends in, else under a new ``## Retain`` heading
     there (the grammar reads every Retain section of a file). The fact's notes (``Fact.notes``:
-    what it supersedes, where it was proposed or imported from) are nested bullets under it."""
+    what it supersedes, where it was proposed or imported from) are nested bullets under it.
+
+    A log that ends inside a block running to the end of the file (a code fence or an HTML
+    comment never closed) would read the fact as code: InputError naming where the block opens,
+    and nothing is written (the fact was appended there, then reported as "taken out of the
+    Retain section" by another program, and each retry appended it again)."""
     if existing is None:
         head = f"# {day.isoformat()}\n\n## Retain\n"
         return Placement(head + format_block(fact) + "\n", 4, True, True)
@@ -133,13 +140,68 @@ def place_fact(existing: str | None, fact: Fact, day: date) -> Placement:
     if prefix and not prefix.endswith(("\n", "\r")):
         prefix += eol  # the last line had no ending; the fact needs its own line
     if ends_in_retain_section(existing):
-        return Placement(prefix + format_block(fact, eol) + eol, count_lines(prefix), False, False)
+        placed = Placement(
+            prefix + format_block(fact, eol) + eol, count_lines(prefix), False, False
+        )
+        if _reads_fact(placed, fact):
+            return placed
+        # The section ends in a block the line would join (an HTML block, which a blank line
+        # ends): a new section after a blank line.
     # The log ends in another section (or has no Retain section yet): a new one at the end,
     # separated by a blank line.
     if prefix.strip() and not prefix.endswith(eol * 2):
         prefix += eol
     body = f"## Retain{eol}{format_block(fact, eol)}{eol}"
-    return Placement(prefix + body, count_lines(prefix) + 1, False, True)
+    placed = Placement(prefix + body, count_lines(prefix) + 1, False, True)
+    if not _reads_fact(placed, fact):
+        raise _open_block(placed, relpath)
+    return placed
+
+
+def _reads_fact(placed: Placement, fact: Fact) -> bool:
+    """Whether the log as placed reads the fact at its line. The parse is the one the check
+    after writing makes of the same text (cached), so a retain pays for it once."""
+    found, _ = extract_facts(placed.text)
+    return any(f.line == placed.line and _same(f, fact) for f in found)
+
+
+# What closes a block that runs to the end of the file (CommonMark's HTML blocks 1-5).
+_CLOSERS = (("<!--", "-->"), ("<?", "?>"), ("<![cdata[", "]]>"), ("<!", ">"))
+
+
+def _open_block(placed: Placement, relpath: str) -> InputError:
+    """The error for a log whose last block swallows what is appended: where it opens, what
+    closes it."""
+    lines = markdown_lines(placed.text)
+    at = placed.line - 1
+    block = next(
+        (
+            t
+            for t in markdown_tokens(lines)
+            if t.level == 0 and t.map is not None and t.map[0] <= at < t.map[1]
+        ),
+        None,
+    )
+    opens = block.map[0] if block is not None and block.map is not None else at
+    first = lines[opens].strip()
+    closer = None
+    if block is not None and block.type == "fence":
+        what, closer = "a code fence", block.markup
+    else:
+        what = "an HTML block" if block is not None and block.type == "html_block" else "a block"
+        low = first.lower()
+        tag = re.match(r"<(script|pre|style|textarea)\b", low)
+        closer = (
+            f"</{tag.group(1)}>"
+            if tag
+            else next((c for o, c in _CLOSERS if low.startswith(o)), None)
+        )
+    fix = f"add the line {closer}" if closer else "close it"
+    return InputError(
+        f"{relpath} line {opens + 1}: the log ends inside {what} that is never closed, so a "
+        "fact appended would not be read as one; nothing was written",
+        hint=f"{fix} at the end of {relpath}, then retain again",
+    )
 
 
 def decode_log(raw: bytes | None, relpath: str) -> str | None:
@@ -462,7 +524,7 @@ def _write_fact(
     same moment (files/cas.py); the 1-based line it was placed at, and what was written."""
     for _attempt in range(CAS_ATTEMPTS):
         snap = _snapshot(ix, path, relpath)
-        placed = place_fact(decode_log(snap.data, relpath), fact, when)
+        placed = place_fact(decode_log(snap.data, relpath), fact, when, relpath)
         raw = placed.text.encode("utf-8")
         _refuse_unrecallable(ix, relpath, raw)
         try:

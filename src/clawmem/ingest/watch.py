@@ -41,6 +41,7 @@ from clawmem.files.atomic import write_atomic
 from clawmem.files.locking import HeldLock, acquire, is_held, read_owner
 from clawmem.ingest.journal import Journal, inside
 from clawmem.markdown.workspace import TREES, folder_gone, folder_identity, is_memory_path
+from clawmem.text import untrusted_json
 
 if TYPE_CHECKING:
     from types import FrameType
@@ -110,7 +111,9 @@ def _write_state(memory_dir: Path, state: dict) -> None:
 
 def _read_state(memory_dir: Path) -> dict | None:
     try:
-        data = json.loads(safe_open.read_bytes(memory_dir / STATE_NAME) or b"")
+        # A cloned repository may commit .memory/: its JSON is read as outside JSON (nested
+        # 200,000 deep, it made every status an internal error).
+        data = untrusted_json.loads(safe_open.read_bytes(memory_dir / STATE_NAME) or b"")
     except (OSError, ValueError, ClawmemError):
         return None
     return data if isinstance(data, dict) else None

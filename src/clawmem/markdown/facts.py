@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING
 
 from clawmem.errors import InputError
 from clawmem.markdown.kinds import KINDS
+from clawmem.markdown.lines import split_lines
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -519,7 +520,12 @@ def markdown_tokens(lines: list[str]) -> list[Token]:
 def _split_lines(text: str) -> list[str]:
     # The same line breaks markdown-it counts (\r\n, \r, \n), so token line maps index this list.
     # str.splitlines would also split on \f, \x85, \u2028 … and shift every later line number.
-    return re.split(r"\r\n|\r|\n", text)
+    return split_lines(text)
+
+
+def markdown_lines(text: str) -> list[str]:
+    """``text``'s lines as ``markdown_tokens``' line maps count them."""
+    return _split_lines(text)
 
 
 def _lines_of(lines: list[str]) -> list[str]:

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
 from clawmem.errors import UnsafePathError
 from clawmem.files import safe_open
+from clawmem.markdown.lines import lines_with_ends
 
 FORGOTTEN = ".clawmem/forgotten"  # workspace-relative
 _HEADER = (
@@ -30,6 +32,25 @@ _HEADER = (
     "# (whitespace folded), never the text. Lines that hash to one of these are kept out of the\n"
     "# index, recall, generated pages and merges. Deleting an entry lets that line back in.\n"
 )
+
+
+# A line that is only the Markdown's structure, with nothing of its own to forget: a Retain
+# heading (the grammar's, ATX or setext), a code fence, a thematic break or setext underline, a
+# table's delimiter row, a marker of clawmem's. A tombstone hides every line of its text in the
+# workspace, so one for "## Retain" (a section forgotten with its heading, or a list a clone
+# committed) left every fact out of the next rebuild, and the merge driver dropped the heading
+# from every log it merged. Such a line is blanked where it was forgotten, never tombstoned, and
+# no tombstone hides one.
+_STRUCTURE = re.compile(
+    r"(?:#{1,6} )?retain(?: #*)?|(?:`{3,}|~{3,})[^`]*|(?:[-*_=] ?){3,}"
+    r"|\|?(?: ?:?-+:? ?\|)+(?: ?:?-+:? ?)?|<!-- ?clawmem:[^>]*-->",
+    re.IGNORECASE,
+)
+
+
+def is_structure(text: str) -> bool:
+    """Whether the line is only structure (``_STRUCTURE``), its whitespace folded."""
+    return _STRUCTURE.fullmatch(" ".join(text.split())) is not None
 
 
 def key(text: str) -> str:
@@ -48,7 +69,12 @@ class Forgotten:
         return bool(self.keys)
 
     def holds(self, text: str) -> bool:
-        return bool(self.keys) and bool(text.strip()) and key(text) in self.keys
+        return (
+            bool(self.keys)
+            and bool(text.strip())
+            and key(text) in self.keys
+            and not is_structure(text)
+        )
 
     def blank(self, text: str) -> str:
         """``text`` with every forgotten line made empty: line numbers (and so citations) stay."""
@@ -66,7 +92,9 @@ class Forgotten:
         """``text`` without its forgotten lines (the merge driver's output)."""
         if not self.keys:
             return text
-        kept = [ln for ln in text.splitlines(keepends=True) if not self.holds(ln.rstrip("\r\n"))]
+        # Lines as forget numbered and hashed them (\r\n, \r, \n: markdown/lines.py): a line
+        # holding a \f or U+2028 is one line, whose hash is the one recorded.
+        kept = [ln for ln in lines_with_ends(text) if not self.holds(ln.rstrip("\r\n"))]
         return "".join(kept)
 
 
@@ -128,5 +156,9 @@ def append(root: Path, text: str) -> None:
 
 def entries(lines: list[tuple[str, str]], today: date) -> str:
     """The entries that record ``lines`` ((text, where) pairs) as forgotten: what ``append``
-    writes."""
-    return "".join(f"{key(text)}  {where}  {today.isoformat()}\n" for text, where in lines)
+    writes. A line that is only structure gets none (``is_structure``)."""
+    return "".join(
+        f"{key(text)}  {where}  {today.isoformat()}\n"
+        for text, where in lines
+        if not is_structure(text)
+    )

@@ -31,13 +31,13 @@ not a change of every line (which a union would keep twice).
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from clawmem.markdown.facts import Fact, fact_items, retain_insert_index
+from clawmem.markdown.lines import lines_with_ends
 from clawmem.markdown.markers import (
     NOTE,
     MarkerError,
@@ -58,11 +58,7 @@ ConflictHunks = Callable[[str, str, str], list[Hunk]]
 
 # Lines as the Markdown grammar counts them (\r\n, \r, \n; not str.splitlines' \f, \x85, …), with
 # their endings, so that fact_items' line numbers index them.
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
-
-
-def _lines(text: str) -> list[str]:
-    return _LINE.findall(text)
+_lines = lines_with_ends
 
 
 # Stands for the generated section while the hand-written text around it is merged.
@@ -85,6 +81,18 @@ def is_daily_log(relpath: str) -> bool:
 
 def is_core(relpath: str) -> bool:
     return relpath.replace("\\", "/").rsplit("/", 1)[-1] in CORE_FILES
+
+
+def owns(relpath: str) -> bool:
+    """Whether clawmem's merge rules are for this file: Markdown in a ``memory/`` or ``bank/``
+    folder (at any depth: a workspace may be a folder of the repository) or ``MEMORY.md``. A
+    repository's ``.gitattributes`` names the files the driver is given, and a cloned one can
+    name any (``*.py merge=clawmem``): the rest get git's own merge, never the forgotten list's
+    blanking (its committed list blanked a line of the user's source code in a merge)."""
+    parts = relpath.replace("\\", "/").split("/")
+    if parts[-1] in CORE_FILES:
+        return True
+    return parts[-1].lower().endswith(".md") and any(p in ("memory", "bank") for p in parts[:-1])
 
 
 def merge(

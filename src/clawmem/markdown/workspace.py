@@ -8,6 +8,7 @@ bounds file count and size; everything it leaves out is reported by name with th
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from typing import NamedTuple
 
 from clawmem.errors import BadArgument, InputError, WorkspaceError
 from clawmem.files import safe_open
+from clawmem.markdown.lines import text_lines
 
 INDEX_DIR = ".memory"
 CORE_FILES = ("MEMORY.md", "memory.md")
@@ -176,6 +178,18 @@ def _inside(root: Path, path: Path) -> bool:
         return True
     except (ValueError, OSError):
         return False
+    except RuntimeError:  # a link loop (Python < 3.13): it leads nowhere, so not inside
+        return False
+
+
+def _loops(path: str) -> str | None:
+    """Why a link cannot be followed (a loop), or None when it can."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return f"cannot stat: {exc.strerror} (a symbolic link loop)"
+    return None
 
 
 def scan(
@@ -222,7 +236,10 @@ class _Walker:
         if is_link is None:
             is_link = os.path.islink(path)
         if is_link and not _inside(self.root, Path(path)):
-            self.skipped.append(Skipped(rel, "symlink leaves the workspace"))
+            # A link that loops (a clone's `memory/x.md -> x.md`) is said as what it is: stat
+            # names the loop.
+            loops = _loops(path)
+            self.skipped.append(Skipped(rel, loops or "symlink leaves the workspace"))
             return
         try:
             st = os.stat(path)
@@ -600,7 +617,7 @@ def read_lines(
         raise InputError(
             f"{rel}: invalid UTF-8 at byte {exc.start}", hint="re-save the file as UTF-8"
         ) from None
-    all_lines = text.splitlines()
+    all_lines = text_lines(text)  # the lines the index cites (markdown/lines.py)
     if from_line > max(len(all_lines), 1):
         raise BadArgument("from_line", from_line, f"{rel} has {len(all_lines)} lines")
     end = len(all_lines) if lines is None else min(len(all_lines), from_line + lines - 1)
@@ -620,8 +637,8 @@ def _redacted_lines(text: str, lines: list[str]) -> list[str]:
     recovery codes) is recognised even when only some of its lines are asked for."""
     from clawmem.text.redact import redact  # lazily: scanning never needs it
 
-    out = redact(text).splitlines()
-    # Redaction keeps every line break splitlines counts (U+2028, \x85, \f too), so the lines
+    out = text_lines(redact(text))
+    # Redaction keeps every line break (\r\n, \r, \n, and U+2028, \x85, \f too), so the lines
     # match. Were they ever not to, the redacted text is still what is shown, never a line
     # redacted on its own: a key block split at a U+2028 is no key block to a line's rules.
     return (out + [""] * len(lines))[: len(lines)]

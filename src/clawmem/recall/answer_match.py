@@ -376,10 +376,27 @@ def reorder(
     return out
 
 
-# The forms ``form_first`` reads: a time and a number are told by their words and digits alone; a
-# place, a name or a cause is read by capitals and prepositions, too loosely to move a line
-# that no model weighs.
-_FORM_FIRST = {"when": "time", "count": "number"}
+# The forms ``form_first`` reads: a time and a number are told by their words and digits alone,
+# a cause by the words that state one (``_STATED_CAUSE``, rrf-v20); a place or a name is read by
+# capitals and prepositions, too loosely to move a line that no model weighs.
+_FORM_FIRST = {"when": "time", "count": "number", "why": "cause"}
+
+# The forms whose stated pattern above is the whole reading (rrf-v20): a clock time ("fell over
+# at 14:10") is a stated time that ``line_features``' broader reading of a time misses, and a
+# cause is read by ``_STATED_CAUSE`` alone.
+_STATED_ALONE = {"when", "why"}
+
+# rrf-v20: among the units that hold what is asked, the Retain facts before the notes' lines.
+FACTS_FIRST = True
+
+# A cause a note states outright: "because", "root cause", "caused by", "due to", "the reason",
+# "thanks to", "as a result of", "led to", "owing to". Not "since" (a time as often as a cause)
+# nor "so" (a purpose or a filler): "why did the API go down?" is answered by the incident's
+# "Root cause: the pool was capped at 10", not by a to-do next to the API's name (rrf-v20).
+_STATED_CAUSE = re.compile(
+    r"(?i:\b(?:because|cause[sd]?|due\s+to|reasons?|thanks\s+to|as\s+a\s+result|led\s+to"
+    r"|owing\s+to)\b)"
+)
 
 
 # A day or a time a note states outright: a date ("2026-11-27", "27/11", "the 14th", "Nov 27"),
@@ -398,12 +415,15 @@ _STATED_DAY = re.compile(
 
 def holds_asked(a: AskedFor, text: str) -> bool:
     """Whether ``text`` holds what the question asks by its form (``_FORM_FIRST``: a day or a
-    time it states outright for "when", ``_STATED_DAY``; a number for "how many / how long")
-    and some of its topic words or names."""
+    time it states outright for "when", ``_STATED_DAY``; a number for "how many / how long"; a
+    cause it states outright for "why", ``_STATED_CAUSE``) and some of its topic words or names."""
     if a.form == "when" and not _STATED_DAY.search(text):
         return False
+    if a.form == "why" and not _STATED_CAUSE.search(text):
+        return False
     f = line_features(a, text)
-    return bool(f["answers_form"]) and (f["content_share"] > 0 or bool(f["names_asked"]))
+    form = a.form in _STATED_ALONE or bool(f["answers_form"])
+    return form and (f["content_share"] > 0 or bool(f["names_asked"]))
 
 
 def is_unsaid(hit: Hit) -> bool:
@@ -416,12 +436,16 @@ def is_unsaid(hit: Hit) -> bool:
 
 def form_first(query: Query, hits: Sequence[Hit], depth: int, keep: int = 0) -> list[Hit]:
     """rrf-v19: ``hits`` with the units no one said (``is_unsaid``) among its first ``depth``
-    that hold what a "when" or "how many / how long" question asks (``holds_asked``) moved
-    before those that do not, in the places those units hold (each group keeps its order);
-    messages (``reorder``'s) and the first ``keep`` stay where they are. ``reorder``'s model was
-    fitted on messages; a fact or a note's line has no speaker for it to read, and the legs rank
-    a line next to the question's words (the neighbour boost, the heading column) with a fact
-    that states the date. Only a time or a number is read: they are told by words and digits."""
+    that hold what a "when", "how many / how long" or (rrf-v20) "why" question asks
+    (``holds_asked``) moved before those that do not, in the places those units hold; among
+    those that hold it, the Retain facts first (rrf-v20); each group keeps its order. Messages
+    (``reorder``'s) and the first ``keep`` stay where they are. ``reorder``'s model was fitted on
+    messages; a fact or a note's line has no speaker for it to read, and the legs rank a line
+    next to the question's words (the neighbour boost, the heading column) with a fact that
+    states the date. Only a time, a number or a stated cause is read: they are told by words
+    and digits. A fact is what was kept on purpose of what a note's lines tell: "W @Tomasz:
+    wants the report by Friday 2026-11-27." over the standup line "Tomasz asked for the report
+    by Friday." next to the to-do, which the neighbour boost lifts and a fact never gets."""
     if query.asks not in _FORM_FIRST or query.asks_for_all:
         return list(hits)  # a question asking for all of something keeps its spread
     slots = [i for i in range(keep, min(depth, len(hits))) if is_unsaid(hits[i])]
@@ -429,7 +453,8 @@ def form_first(query: Query, hits: Sequence[Hit], depth: int, keep: int = 0) -> 
         return list(hits)
     a = asked(query)
     holds = {i: holds_asked(a, hits[i].text) for i in slots}
-    moved = sorted(slots, key=lambda i: (not holds[i], i))
+    fact = {i: FACTS_FIRST and holds[i] and hits[i].kind is not None for i in slots}
+    moved = sorted(slots, key=lambda i: (not holds[i], not fact[i], i))
     out = list(hits)
     for slot, i in zip(slots, moved, strict=True):
         out[slot] = hits[i]

@@ -32,11 +32,14 @@ from clawmem.errors import BadArgument, ClawmemError
 from clawmem.files import safe_open
 from clawmem.files.atomic import write_atomic
 from clawmem.ingest.indexing import Indexer
+from clawmem.text import untrusted_json
 from clawmem.text.query import Query
 from clawmem.text.shown_path import shown_path
 from clawmem.text.textnorm import fold, word_tokens
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from clawmem.embedders.base import VectorSource
 
 DEFAULT_BUDGET = 200
@@ -193,10 +196,16 @@ def _null_level(ix: Indexer, message: str) -> float | None:
     if not probes or q is None:
         return None
     qs = [float(x) for x in q]
+    if len(probes[0]) != len(qs):  # a cache of another length than the model's: embed them
+        probes = _probe_vectors[key] = _load_probes(ix, emb, key, fresh=True) or []
+        if not probes:
+            return None
     return sum(sum(a * b for a, b in zip(p, qs, strict=True)) for p in probes) / len(probes)
 
 
-def _load_probes(ix: Indexer, emb: VectorSource, key: str) -> list[list[float]] | None:
+def _load_probes(
+    ix: Indexer, emb: VectorSource, key: str, fresh: bool = False
+) -> list[list[float]] | None:
     """The probes' vectors for this model: embedding them costs about half a second, so a hook
     that runs on every prompt reads them from .memory/ (derived data, like the index)."""
     import hashlib
@@ -204,11 +213,9 @@ def _load_probes(ix: Indexer, emb: VectorSource, key: str) -> list[list[float]] 
 
     digest = hashlib.sha256("\n".join([key, *NULL_PROBES]).encode()).hexdigest()[:16]
     path = ix.memory_dir / f"context-probes-{digest}.json"
-    try:
-        cached = json.loads(safe_open.read_bytes(path) or b"")
-        return [[float(x) for x in row] for row in cached]
-    except (OSError, ValueError, TypeError, ClawmemError):
-        pass
+    cached = None if fresh else _cached_probes(path)
+    if cached is not None:
+        return cached
     vecs = [
         [round(float(x), 6) for x in v]
         for v in emb.embed_documents(NULL_PROBES).vectors
@@ -221,6 +228,19 @@ def _load_probes(ix: Indexer, emb: VectorSource, key: str) -> list[list[float]] 
     except OSError:
         pass  # a read-only workspace: embed them again next time
     return vecs
+
+
+def _cached_probes(path: Path) -> list[list[float]] | None:
+    """The probes' vectors kept in ``path``, or None. Derived data in .memory/, which a cloned
+    repository may commit: read as outside JSON, and used only when it is one vector per probe,
+    all of one length (one of another length than the model's, or nested 200,000 deep, made
+    every prompt's context an internal error)."""
+    try:
+        cached = untrusted_json.loads(safe_open.read_bytes(path) or b"")
+        rows = [[float(x) for x in row] for row in cached]
+    except (OSError, ValueError, TypeError, ClawmemError):
+        return None
+    return rows if len(rows) == len(NULL_PROBES) and len({len(r) for r in rows}) == 1 else None
 
 
 def vector_relevance(cosine: float | None, null: float | None) -> float:

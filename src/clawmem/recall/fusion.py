@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-RRF = "rrf-v19"
-WEIGHTED = "weighted-v15"
+RRF = "rrf-v20"
+WEIGHTED = "weighted-v16"
 
 
 @dataclass(frozen=True)
@@ -137,7 +137,9 @@ class Ranking:
     # through a link) that hold what is asked (a time, a number) and some of the question's words
     # or names come before those that do not, in the places those units hold
     # (answer_match.form_first): the fact "wants the report by Friday 2026-11-27." before a
-    # narrative line next to the question's words that says no date. 0 = off.
+    # narrative line next to the question's words that says no date. rrf-v20: "why" too (a
+    # cause stated outright: "root cause", "because", "due to"), a clock time counts for "when",
+    # and among the units holding what is asked the Retain facts come first. 0 = off.
     form_depth: int = 5
 
 

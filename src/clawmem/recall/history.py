@@ -17,6 +17,7 @@ from clawmem.errors import UsageError
 from clawmem.ingest.cited import fact_at
 from clawmem.ingest.indexing import Indexer
 from clawmem.markdown.forgotten import key
+from clawmem.markdown.lines import text_lines
 from clawmem.markdown.supersession import Statement, supersedes
 from clawmem.markdown.writers import Written, lookup
 from clawmem.recall.facts_list import list_facts
@@ -127,7 +128,7 @@ def _steps(ix: Indexer, facts: list[Hit]) -> list[Step]:
 
 def _line(root: Path, h: Hit) -> str:
     try:
-        lines = (root / h.path).read_text(encoding="utf-8").splitlines()
+        lines = text_lines((root / h.path).read_text(encoding="utf-8"))
         return lines[h.start_line - 1]
     except (OSError, UnicodeDecodeError, IndexError):
         return ""

@@ -562,7 +562,7 @@ def answer_first(
     keep = 1 if page_leads else 0
     if rk.answer_depth:
         hits = answer_match.reorder(q, hits, rk.answer_depth, keep=keep)
-    if rk.form_depth:  # rrf-v19: facts and notes' lines holding a time or number asked for
+    if rk.form_depth:  # rrf-v19/v20: facts and notes' lines holding the time, number, cause
         hits = answer_match.form_first(q, hits, rk.form_depth, keep=keep)
     return hits
 

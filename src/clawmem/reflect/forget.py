@@ -32,6 +32,7 @@ from clawmem.ingest.cited import split_cited
 from clawmem.ingest.indexing import Indexer
 from clawmem.markdown import forgotten
 from clawmem.markdown.facts import extract_facts
+from clawmem.markdown.lines import line_starts, text_lines
 from clawmem.markdown.workspace import (
     TRANSCRIPT_PREFIX,
     entity_page_path,
@@ -232,7 +233,7 @@ def _named_in_plain_text(
         except (OSError, UnicodeDecodeError):
             continue
         taken = wanted.get(entry.relpath, set())
-        for n, line in enumerate(text.splitlines(), 1):
+        for n, line in enumerate(text_lines(text), 1):
             if n not in taken and word.search(line):
                 out.append(f"{entry.relpath}#L{n}")
     return out
@@ -247,7 +248,7 @@ def _add_markdown_lines(ix: Indexer, plan: ForgetPlan, relpath: str, numbers: se
             f"{relpath}: invalid UTF-8; clawmem will not edit it",
             hint="re-save the file as UTF-8, then forget again",
         ) from None
-    lines = text.splitlines()
+    lines = text_lines(text)  # as the index numbers them (markdown/lines.py)
     facts, _ = extract_facts(text)
     notes_of = {f.line: len(f.notes) for f in facts}
     chosen = set()
@@ -350,7 +351,7 @@ def forget(
                 f"{forgotten.FORGOTTEN}: cannot write ({exc})",
                 hint="nothing was forgotten; fix the file (not a link, writable) and try again",
             ) from None
-        res.tombstones_added = len(entries)
+        res.tombstones_added = sum(not forgotten.is_structure(text) for text, _ in entries)
         for relpath in sorted({x.path for x in plan.lines}):
             mine = [x for x in plan.lines if x.path == relpath]
             _blank_in_place(ix.root, relpath, [(x.line, plan._raw[(x.path, x.line)]) for x in mine])
@@ -430,10 +431,7 @@ def _blank_in_place(root: Path, relpath: str, lines: list[tuple[int, str]]) -> N
         data = b""
         while chunk := os.pread(fd, 1 << 20, len(data)):
             data += chunk
-        starts = [0]
-        for i, b in enumerate(data):
-            if b == 0x0A:
-                starts.append(i + 1)
+        starts = line_starts(data)  # numbered as the preview numbered them
         for n, text in lines:
             want = text.rstrip("\r\n").encode("utf-8")
             if n > len(starts):

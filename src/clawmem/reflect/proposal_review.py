@@ -35,6 +35,7 @@ from pathlib import Path
 from clawmem.errors import InputError, LockedError, UsageError
 from clawmem.ingest.indexing import Indexer
 from clawmem.markdown.facts import parse_fact
+from clawmem.markdown.lines import text_lines
 from clawmem.markdown.proposal_ledger import LEDGER, ledger_lines, verdicts
 from clawmem.reflect.fact_proposals import Proposal, Said
 from clawmem.text.records import as_json
@@ -128,7 +129,7 @@ def said_in_log(relpath: str, text: str, day: date | None) -> list[Said]:
     fence: str | None = None
     skip_level = 0  # inside a Retain section of this heading level
     n = 0
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(text_lines(text), 1):
         stripped = line.strip()
         if fence is not None:
             if stripped.startswith(fence):
@@ -184,7 +185,7 @@ def daily_logs(root: Path, relpaths: list[str]) -> list[Said]:
 
 
 def _page_entries(text: str) -> list[tuple[Proposal, int]]:
-    lines = text.splitlines()
+    lines = text_lines(text)
     out = []
     for i, line in enumerate(lines[:-1]):
         note = _NOTE.match(lines[i + 1])

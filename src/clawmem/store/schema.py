@@ -22,7 +22,7 @@ CHUNKER_VERSION = 7
 # Bump when text/redact.py redacts more for the same input: an index built under the older rules
 # may hold what the newer ones catch, so it is rebuilt rather than trusted (issue 31); and when
 # it redacts otherwise (8: an assignment in bold keeps its closing "**").
-REDACTION_VERSION = 9
+REDACTION_VERSION = 11
 # Fact proposals' pages (reflect/proposal_review.py's PAGE_DIR): their units' lexical rows go to
 # proposals_fts, not chunks_fts (see the DDL). Spelled here so that neither store nor recall
 # imports reflect.

@@ -181,6 +181,52 @@ _FORM_VERB = re.compile(
 )
 
 
+# A question's light verb in a phrasal verb ("why did the API go down?", "what went wrong?",
+# "when did the idea come up?", "who took over the team?"): the pair means what neither word
+# says (fail, arise, lead), the
+# particle is a stopword or no topic, and the verb alone is no topic either; a note that says
+# "go" means something else by it ("Stack: Go, Postgres"; "make" the build tool). Searched,
+# "go" ranked a project page's lead first on its heading and the language's name, above the
+# paragraph that says why the API fell over (rrf-v20). So such a verb is left out like a
+# stopword when typed in lower case (a capital is a name: "what do we use Go for?") in a
+# question, said once ("where did the go bag go?" keeps "go"), right before one of
+# ``_PARTICLES``. A light verb in its own sense stays: "when did Akib go to the lake?", "where
+# did they go hiking?" are answered by lines that say "go" and "going" (porter's stem), and
+# leaving every "go" and "went" out of questions lost first hits on notes kept from chats
+# (benchmarks/analysis.md). "do", "get", "give", "have" and "let" are stopwords already.
+_LIGHT_VERBS = frozenset(
+    """go goes going went gone make makes making made come comes coming came put puts putting
+    take takes taking took taken""".split()
+)
+_PARTICLES = frozenset("down up out off over back away through around wrong ahead".split())
+_QUESTION_LEAD = re.compile(
+    r"^\s*(?:(?:in|on|at|from|to|for|with|by|since|until|and|so|but)\s+)?(?:who|whom|whose|what|"
+    r"when|where|which|why|how|did|does|do|is|are|was|were|can|could|will|would|should|has|have|"
+    r"had)\b",
+    re.IGNORECASE,
+)
+
+
+def is_question(query: str) -> bool:
+    """Whether ``query`` is typed as a question: it ends with "?" or opens with a question word
+    or an auxiliary ("why did …", "did Ana …", "in which city …")."""
+    return query.rstrip().endswith("?") or _QUESTION_LEAD.match(query) is not None
+
+
+def light_verbs(query: str) -> set[str]:
+    """The light verbs ``build_query`` leaves out of ``query`` (``_LIGHT_VERBS``): in a question,
+    typed in lower case, said once, right before a particle (``_PARTICLES``)."""
+    if not is_question(query):
+        return set()
+    typed = [w.strip(".,;:!?()[]{}'\"") for w in query.split()]
+    folded = tokens(query)
+    return {
+        w
+        for w, nxt in zip(typed, typed[1:], strict=False)
+        if w in _LIGHT_VERBS and w.islower() and nxt.lower() in _PARTICLES and folded.count(w) == 1
+    }
+
+
 def build_query(query: str) -> LexQuery:
     """The FTS5 expressions of ``query`` (a step of ``text.query.Query.parse``, which calls it
     once per recall)."""
@@ -195,6 +241,7 @@ def build_query(query: str) -> LexQuery:
     form_verb = form.group(1).lower() if form else None
     if form_verb is not None and tokens(rest).count(form_verb) > 1:
         form_verb = None  # also a word of the topic: "how long did her last visit last?"
+    light = light_verbs(rest)  # rrf-v20
     raws = [(q, True) for q in quoted] + [(r, False) for r in rest.split()]
     for raw, is_quoted in raws:
         if not is_quoted:
@@ -214,7 +261,11 @@ def build_query(query: str) -> LexQuery:
         seen.add(phrase)
         if len(toks) > 2 and all(is_cjk(t) for t in toks):
             loose.extend(_phrase([t]) for t in toks)
-        if len(toks) == 1 and not is_quoted and (toks[0] in STOPWORDS or toks[0] == form_verb):
+        if (
+            len(toks) == 1
+            and not is_quoted
+            and (toks[0] in STOPWORDS or toks[0] == form_verb or toks[0] in light)
+        ):
             stop.append(phrase)
             continue
         phrases.append(phrase)

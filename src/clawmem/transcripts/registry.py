@@ -33,6 +33,7 @@ from clawmem.markdown.workspace import (
     FileEntry,
     Skipped,
 )
+from clawmem.text import untrusted_json
 
 REGISTRY = "transcripts.json"
 VERSION = 1
@@ -111,7 +112,9 @@ def load(root: Path) -> dict[str, Path]:
     if hit is not None and hit[:2] == (st.st_size, st.st_mtime_ns):
         return dict(hit[2])
     try:
-        data = json.loads(safe_open.read_bytes(path) or b"")
+        # Read as outside JSON: a cloned repository may commit it (nested 200,000 deep, every
+        # index, status and recall of the clone was an internal error).
+        data = untrusted_json.loads(safe_open.read_bytes(path) or b"")
         entries = data["transcripts"]
         mac = _mac(root, entries, create=False)
         if mac is None or not isinstance(data.get("mac"), str) or data["mac"] != mac:

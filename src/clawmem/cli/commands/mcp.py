@@ -22,7 +22,9 @@ def register(app: typer.Typer) -> None:
             bool,
             typer.Option(
                 "--read-only",
-                help="Leave out memory_retain: the agent can search and read memory, not write it.",
+                help="Leave out the tools that write (memory_retain, memory_update, memory_forget, "
+                "memory_files, accepting or rejecting proposals): the agent can search and read "
+                "memory, not write it.",
             ),
         ] = False,
         http: Annotated[
@@ -39,14 +41,16 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 "--tokenless-write",
                 help="With --http on loopback and no token yet: let requests without a token "
-                "write too (memory_retain, accepting proposals). Every user of this machine can "
+                "write too (memory_retain, memory_update, memory_forget, memory_files, accepting "
+                "or rejecting proposals). Every user of this machine can "
                 "reach a loopback port; by default they only read.",
             ),
         ] = False,
         workspace: WorkspaceOpt = None,
     ) -> None:
         """Serve memory to an agent over MCP: memory_search, memory_get, memory_retain,
-        memory_status, memory_entities, and memory_proposals with memory_proposal_accept and
+        memory_status, memory_entities, memory_list, memory_history, memory_update,
+        memory_forget, memory_files, and memory_proposals with memory_proposal_accept and
         memory_proposal_reject.
 
         On stdio it is started by the agent (Claude Code, Claude Desktop, Cursor, Codex, OpenClaw,
@@ -104,7 +108,12 @@ def register(app: typer.Typer) -> None:
     def create(
         name: Annotated[str, typer.Option("--name", help="What the token is for, e.g. laptop.")],
         write: Annotated[
-            bool, typer.Option("--write", help="Allow memory_retain (default: read only).")
+            bool,
+            typer.Option(
+                "--write",
+                help="Allow the tools that write: memory_retain, memory_update, memory_forget, "
+                "memory_files, accepting and rejecting proposals (default: read only).",
+            ),
         ] = False,
         scopes: Annotated[
             list[str] | None,
