@@ -234,6 +234,21 @@ def test_a_hostile_line_sends_no_escape_sequence_to_the_terminal(ws):
     assert line in json.loads(r.out)["results"][0]["snippet"]
 
 
+def test_a_line_that_reorders_itself_on_screen_is_written_out(ws):
+    """Unicode's bidirectional overrides and isolates ("\u202e") show a line's words in
+    another order than they are written (Trojan Source): a note a clone committed could read on
+    screen as saying what it does not. recall writes them out for a person; right-to-left text
+    itself (and its marks, U+200F) is shown as it is; --json keeps the text."""
+    line = "The quuxly grant is \u202eexe.gnp\u202c for \u2067Ann\u2069, שלום\u200f."
+    (ws / "memory" / "quux.md").write_text(f"# x\n\n{line}\n", encoding="utf-8")
+    r = cli("-w", str(ws), "recall", "quuxly", "-k", "1")
+    assert r.code == 0, r.err
+    assert not any(c in r.out for c in "\u202e\u202c\u2067\u2069")
+    assert "is \\u202eexe.gnp\\u202c for \\u2067Ann\\u2069, שלום\u200f." in r.out
+    r = cli("-w", str(ws), "recall", "quuxly", "-k", "1", "--json")
+    assert line in json.loads(r.out)["results"][0]["snippet"]
+
+
 def test_check_and_the_error_line_send_no_escape_sequence_either(ws):
     """`clawmem check` quotes a malformed line's kind, and an error names the path it was given,
     as they are: an escape sequence in either reached the terminal."""

@@ -267,3 +267,33 @@ def test_a_model_that_is_not_gguf_names_the_command_that_converts_one(ws, tmp_pa
     r = cli("-w", str(ws), "model", "use", str(folder))
     assert r.code == 6 and "is not a GGUF file" in r.err, r.err
     assert "`clawmem model import FOLDER --use`" in r.err, r.err
+
+
+@lexical_only
+@pytest.mark.parametrize(
+    ("content", "said", "fix"),
+    [
+        (b"k = 5\n[broken\n", "line 2: Expected ']' at the end of a table", "fix the TOML syntax"),
+        (b"k = 5\n# caf\xe9\n", "line 2: not UTF-8 (byte 0xe9)", "save the file as UTF-8"),
+        (b"[sessions]\npaths = 3\n", "line 2: [sessions] paths = 3 is not", "set [sessions] paths"),
+    ],
+)
+def test_a_broken_clawmem_toml_names_the_line_as_written(ws, content, said, fix):
+    """Not `clawmem.toml: 'utf-8' codec can't decode byte 0xe9 in position 8`, nor the line
+    at the end of tomllib's sentence, nor `session_paths`, a name the file never uses."""
+    (ws / "clawmem.toml").write_bytes(content)
+    r = cli("-w", str(ws), "status")
+    assert r.code == 4
+    first, hint = r.err.splitlines()
+    assert first.startswith(f"clawmem: error: clawmem.toml {said}"), first
+    assert hint.startswith(f"  hint: {fix}"), hint
+
+
+def test_a_token_for_a_scope_the_workspace_lacks_says_so(tmp_path, monkeypatch, ws):
+    """`--scope tema` (for team) made a token that reaches nothing more, and said nothing."""
+    monkeypatch.setenv("CLAWMEM_TOKENS_FILE", str(tmp_path / "tokens.json"))
+    (ws / "clawmem.toml").write_text('[scopes]\nteam = "../team"\n', encoding="utf-8")
+    r = cli("token", "create", "--name", "t", "--scope", "team", "--scope", "tema", "-w", str(ws))
+    assert r.code == 0, r.err
+    notes = [line for line in r.err.splitlines() if "note:" in line]
+    assert len(notes) == 1 and "has no read scope 'tema'" in notes[0], r.err

@@ -587,6 +587,7 @@ def test_a_busy_index_does_not_keep_the_page_from_being_written(ws, tmp_path, le
     assert "five times with exponential backoff" in page.read_text(encoding="utf-8")
     last = (ws / ".memory" / "flush.log").read_text(encoding="utf-8").splitlines()[-1]
     assert "flushed" in last and "not indexed" in last and "index busy" in last, last
+    assert last.count("not indexed") == 1, last  # was "not indexed; not indexed: …"
     # The next read syncs what the flush could not index (the page's own lines rank first).
     q = "how often does the refund webhook retry"
     r = json.loads(cli("-w", str(ws), "recall", q, "--source", "sessions", "--json").out)
@@ -750,3 +751,19 @@ def test_a_timestamp_out_of_range_is_undated_not_a_crash(ws, tmp_path, lexical):
     (ws / "clawmem.toml").write_text('[sessions]\npaths = ["chats"]\n', encoding="utf-8")
     r = cli("-w", str(ws), "index")
     assert r.code == 0, r.err
+
+
+def test_an_index_that_needs_a_rebuild_is_said_once_with_why(ws, tmp_path, lexical):
+    """`flush` by hand after an upgrade: the summary said "not indexed; not indexed: the index
+    needs a rebuild (…)"."""
+    t = Transcript(tmp_path / "cc" / PROJECT / f"{SID}.jsonl")
+    t.user("Remember: the staging database is restored every Sunday night.")
+    assert cli("-w", str(ws), "index").code == 0
+    con = sqlite3.connect(ws / ".memory" / "index.sqlite")
+    con.execute("update meta set value='0' where key='chunker_version'")
+    con.commit()
+    con.close()
+    r = cli("-w", str(ws), "flush", str(t.path))
+    assert r.code == 0, r.err
+    assert r.out.count("not indexed") == 1, r.out
+    assert "not indexed: the index needs a rebuild (chunker_version" in r.out, r.out

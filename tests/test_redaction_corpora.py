@@ -191,6 +191,20 @@ def test_a_file_named_with_a_token_is_shown_redacted(ws, lexical, tmp_path):
     assert all(token not in t for t in texts) and f"memory/{REDACTED}.md" in texts[0]
 
 
+def test_a_file_left_out_and_named_with_a_token_is_named_redacted(ws, lexical):
+    """A file the index cannot hold (binary content) is named in every answer's `degraded` and
+    by `doctor`: those two named it as it is, a credential in its name included."""
+    token = "ghp_" + "aB1cD2eF3gH4iJ5kL6mN7oP8qR9sT0uV1wX2y"
+    (ws / "memory" / f"{token}.md").write_bytes(b"a\0b\n")
+    (ws / "memory" / "password=hunter2Xy9q.md").write_bytes(b"a\0b\n")
+    assert cli("-w", str(ws), "index").code == 0
+    for args in (["recall", "deploy", "--json"], ["recall", "deploy"], ["doctor"]):
+        r = cli("-w", str(ws), *args)
+        said = r.out + r.err
+        assert token not in said and "hunter2Xy9q" not in said, (args, said)
+        assert f"memory/{REDACTED}.md" in said, (args, said)
+
+
 def test_plain_paths_are_shown_as_they_are_without_the_rules():
     for path in ("memory/2025-11-27.md#L12-L20", "bank/entities/Peter.md", "MEMORY.md"):
         assert is_plain(path) and shown_path(path) == path

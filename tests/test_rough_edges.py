@@ -97,8 +97,8 @@ def test_help_never_breaks_a_description_mid_sentence():
         ("k = 2.5", "line 2: k = 2.5 is not a valid int"),
         ('vectors = "no"', "line 2: vectors = 'no' is not a valid bool"),
         ("model = 3", "line 2: model = 3 is not a valid str"),
-        ("[sessions]\npaths = 3", "line 3: session_paths = 3 is not a valid list of strings"),
-        ("[sessions]\nbatch_messages = 0", "line 3: session_batch_messages = 0 is not a valid"),
+        ("[sessions]\npaths = 3", "line 3: [sessions] paths = 3 is not a valid list of strings"),
+        ("[sessions]\nbatch_messages = 0", "line 3: [sessions] batch_messages = 0 is not a valid"),
     ],
 )
 def test_wrong_typed_settings_are_refused_with_file_line_and_fix(ws, toml, shown):

@@ -153,12 +153,15 @@ LIST_SEPARATORS = {"http_cors_origins": ","}
 MAX_CONFIG_BYTES = 1 << 20
 
 
-def _coerce(name: str, raw: Any, default: Any, origin: str, *, typed: bool = False) -> Any:
+def _coerce(
+    name: str, raw: Any, default: Any, origin: str, *, typed: bool = False, written: str = ""
+) -> Any:
     """Convert a TOML or environment value to the type of the default, or explain the problem.
 
     ``typed``: the value comes from TOML, which has types: it must already be of the setting's
     type (``k = "6"`` or ``vectors = "no"`` is a mistake to point out, not to guess at);
-    environment variables are text and are parsed."""
+    environment variables are text and are parsed. ``written``: the setting as the file spells
+    it (``[sessions] paths``), for the message; else ``name``."""
     shown_default = _shown(default)
     if default is None and _NUMBER_OR_UNSET.get(name) is not None:
         # unset by default (decided elsewhere), a number when set: parsed as that number
@@ -198,9 +201,10 @@ def _coerce(name: str, raw: Any, default: Any, origin: str, *, typed: bool = Fal
     except (TypeError, ValueError, OverflowError):  # int(inf) overflows
         least = "a positive" if name in AT_LEAST_ONE else "a non-negative"
         shown = "a" if kind in ("str", "list of strings", "bool") else least
+        label = written or name
         raise ConfigError(
-            f"{origin}: {name} = {_shown(raw)} is not a valid {kind}",
-            hint=f"set {name} to {shown} {kind} (default {shown_default}), or remove it to use "
+            f"{origin}: {label} = {_shown(raw)} is not a valid {kind}",
+            hint=f"set {label} to {shown} {kind} (default {shown_default}), or remove it to use "
             "the default",
         ) from None
 
@@ -292,6 +296,11 @@ def _flatten_sessions(table: dict) -> dict:
 
 # ``[git] autocommit = true`` is ``git_autocommit`` everywhere else ($CLAWMEM_GIT_AUTOCOMMIT).
 GIT_KEYS = {"autocommit": "git_autocommit"}
+# How clawmem.toml spells a setting of a table, for an error about the file's value.
+_WRITTEN = {
+    **{field: f"[sessions] {key}" for key, field in SESSION_KEYS.items()},
+    **{field: f"[git] {key}" for key, field in GIT_KEYS.items()},
+}
 
 
 def _flatten_git(table: dict) -> dict:
@@ -527,9 +536,23 @@ def _read_file(root: Path) -> tuple[dict[str, Any], dict[str, str], bytes | None
         text = content.decode("utf-8")
         data = tomllib.loads(text)
         where = _key_lines(text)
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:  # the line of the first bad byte, as `check` names it
+        bad = content[: exc.start].count(b"\n") + 1
         raise ConfigError(
-            f"{CONFIG_FILE}: {exc}", hint="fix the TOML syntax or delete the file"
+            f"{CONFIG_FILE} line {bad}: not UTF-8 (byte 0x{content[exc.start]:02x})",
+            hint="save the file as UTF-8",
+        ) from None
+    except tomllib.TOMLDecodeError as exc:
+        import re
+
+        # tomllib ends its message with "(at line 2, column 8)": lead with the line, as every
+        # other error about the file does.
+        at = re.search(r"\s*\(at line (\d+), column (\d+)\)$", str(exc))
+        said = f"line {at.group(1)}: {str(exc)[: at.start()]} (column {at.group(2)})" if at else exc
+        raise ConfigError(
+            f"{CONFIG_FILE}{' ' if at else ': '}{said}",
+            hint="fix the TOML syntax (docs/workspace.md lists the settings), or delete the file "
+            "to use the defaults",
         ) from None
     except RecursionError:  # tomllib reads nested arrays and tables recursively
         raise ConfigError(
@@ -547,7 +570,9 @@ def _read_file(root: Path) -> tuple[dict[str, Any], dict[str, str], bytes | None
             )
         line = where.get(key)
         origin = f"{CONFIG_FILE} line {line}" if line else CONFIG_FILE
-        values[key] = _coerce(key, raw, getattr(defaults, key), origin, typed=True)
+        values[key] = _coerce(
+            key, raw, getattr(defaults, key), origin, typed=True, written=_WRITTEN.get(key, "")
+        )
         sources[key] = CONFIG_FILE
     return values, sources, content
 

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 from clawmem.config import CONFIG_FILE, load_config
 from clawmem.errors import ClawmemError
 from clawmem.text.records import as_json
+from clawmem.text.shown_path import shown_path
 
 if TYPE_CHECKING:
     from clawmem.ingest.indexing import Indexer
@@ -476,13 +477,14 @@ def _index(ix: Indexer) -> list[Finding]:
         out.append(Finding("index", "vectors", OK, f"{v.get('indexed', 0)} vectors"))
     unread = [p for p in s.problems or [] if str(p.get("message", "")).startswith("not indexed")]
     for p in unread:
+        shown = shown_path(p["path"])  # a file named with a credential, as every path is shown
         out.append(
             Finding(
                 "index",
                 "unreadable file",
                 WARN,
-                f"{p['path']}:{p['line']}: {p['message']}",
-                f"re-save {p['path']} as UTF-8 Markdown, then clawmem index",
+                f"{shown}:{p['line']}: {p['message']}",
+                f"re-save {shown} as UTF-8 Markdown, then clawmem index",
             )
         )
     facts = [p for p in s.problems or [] if p not in unread]

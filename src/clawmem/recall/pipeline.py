@@ -32,6 +32,7 @@ from clawmem.recall.results import Hit, RecallResult
 from clawmem.store import db, queries
 from clawmem.store.index import Filters, Index
 from clawmem.text.query import Query
+from clawmem.text.shown_path import shown_path
 from clawmem.text.textnorm import require_text
 from clawmem.text.timeexpr import TimeRange, parse_date, parse_since, parse_until
 
@@ -596,7 +597,8 @@ def _unsearchable(ix: Indexer, idx: Index, scan: Scan | None) -> list[str]:
         if why.startswith("over max_files"):
             over_cap.append(why)
         else:
-            notes.append(f"{where} is not searchable: {why}")
+            # A file named with a credential is shown redacted, as in every citation.
+            notes.append(f"{shown_path(where)} is not searchable: {why}")
     if over_cap:
         notes.append(
             f"{len(over_cap):,} files are not searchable: {over_cap[0]} "

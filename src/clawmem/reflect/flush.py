@@ -89,11 +89,16 @@ class FlushResult:
 
     def summary(self) -> str:
         page = f"{self.page} {self.page_status}" if self.page else "no page (nothing said yet)"
-        index = f"indexed (+{self.units_added} units)" if self.indexed else "not indexed"
+        notes = list(self.notes)
+        if self.indexed:
+            index = f"indexed (+{self.units_added} units)"
+        else:  # said once, with why: not "not indexed; not indexed: the index is busy"
+            index = next((n for n in notes if n.startswith("not indexed: ")), "not indexed")
+            notes = [n for n in notes if n != index]
         text = f"{self.transcript}: {self.messages} messages; {page}; {index}"
         if self.proposed:
             text += f"; {self.proposed} fact(s) proposed (`clawmem proposals list`)"
-        return text + "".join(f"; {n}" for n in self.notes)
+        return text + "".join(f"; {n}" for n in notes)
 
 
 # ---------------------------------------------------------------------------- reading the file

@@ -11,13 +11,21 @@ from __future__ import annotations
 
 import re
 
-# Control characters other than a line break or a tab (C0, DEL, C1).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Control characters other than a line break or a tab (C0, DEL, C1), and Unicode's bidirectional
+# embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069): a line holding "\u202e"
+# showed its words in another order than they are written ("Trojan Source"), so a note could
+# read on screen as saying what it does not. Right-to-left text needs none of them.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _written_out(m: re.Match[str]) -> str:
+    code = ord(m.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def visible(text: str) -> str:
     """``text`` with its control characters (other than a line break or a tab) written out as
-    ``\\x1b``."""
+    ``\\x1b``, and its bidirectional overrides as ``\\u202e``."""
     if not _CONTROL.search(text):
         return text
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return _CONTROL.sub(_written_out, text)
