@@ -811,3 +811,19 @@ def test_claude_memory_tool_names_no_file_with_a_credential(ws):
     (ws / "bank/memories" / f"{token}.md").write_text("a person's note\n")
     listed = tool.handle({"command": "view", "path": "/memories"})
     assert token not in listed and "/memories/[redacted]" in listed, listed
+
+
+def test_the_import_preview_shows_an_opinions_confidence_and_the_day(ws, tmp_path):
+    """The preview read `O @Peter: …`: the confidence to be written, and the day it goes to,
+    were left out of what the user is asked to approve."""
+    src = tmp_path / "facts.jsonl"
+    src.write_text(
+        '{"kind": "O", "content": "Prefers tea to coffee", "entities": ["Kenji"], '
+        '"confidence": 0.75, "timestamp": "2025-10-02"}\n'
+        '{"kind": "W", "content": "The Lisbon office closes in August"}\n',
+        encoding="utf-8",
+    )
+    r = run(ws, "import", str(src), "--dry-run")
+    assert r.code == 0, r.err
+    assert "O(c=0.75) @Kenji: Prefers tea to coffee  (2025-10-02, facts.jsonl#L1)" in r.out, r.out
+    assert "W: The Lisbon office closes in August  (facts.jsonl#L2)" in r.out, r.out

@@ -74,8 +74,13 @@ def register(app: typer.Typer) -> None:
                 print_json(preview.to_dict())
                 return
             for c in preview.candidates:
-                ents = " ".join("@" + e for e in c.entities)
-                out.print(f"{c.kind} {ents}: {c.content}  ({c.source})", markup=False)
+                # As the Retain line will read (an opinion's confidence included), and its day.
+                head = " ".join(
+                    [c.kind + (f"(c={c.confidence:g})" if c.confidence is not None else "")]
+                    + ["@" + e for e in c.entities]
+                )
+                where = f"{c.day}, {c.source}" if c.day else c.source
+                out.print(f"{head}: {c.content}  ({where})", markup=False)
             for s in preview.skipped:
                 err.print(f"skipped {s}", markup=False)
             err.print(f"{len(preview.candidates)} fact(s) from {preview.format}", markup=False)
