@@ -316,6 +316,7 @@ def test_an_unknown_format_and_a_missing_source_are_said_as_typed(ws, tmp_path):
     for args, said in (
         (["import", str(tmp_path), "--format", "foo"], "--format foo: unknown import format"),
         (["export", "--format", "foo"], "--format foo: unknown export format"),
+        (["proposals", "list", "--status", "foo"], "--status foo: not a proposal status"),
     ):
         r = cli("-w", str(ws), *args)
         assert r.code == 2 and r.err.startswith(f"clawmem: error: {said}"), r.err
