@@ -297,3 +297,28 @@ def test_a_token_for_a_scope_the_workspace_lacks_says_so(tmp_path, monkeypatch, 
     assert r.code == 0, r.err
     notes = [line for line in r.err.splitlines() if "note:" in line]
     assert len(notes) == 1 and "has no read scope 'tema'" in notes[0], r.err
+
+
+@lexical_only
+def test_recall_of_sessions_where_none_are_set_up_says_how(ws):
+    """`--source sessions` on a workspace without transcripts said "the filters exclude
+    everything", as if a filter were wrong rather than nothing set up."""
+    data = json.loads(cli("-w", str(ws), "recall", "webhook", "--source", "sessions", "--json").out)
+    assert data["results"] == []
+    assert data["empty_reason"].startswith("no conversation transcripts are indexed"), data
+    assert "[sessions] paths" in data["empty_reason"] and "clawmem flush" in data["empty_reason"]
+
+
+@lexical_only
+def test_an_unknown_format_and_a_missing_source_are_said_as_typed(ws, tmp_path):
+    """`format=foo: unknown import format` named the library's parameter; a missing source's
+    hint ("pass the source to import") said nothing about what a source may be."""
+    for args, said in (
+        (["import", str(tmp_path), "--format", "foo"], "--format foo: unknown import format"),
+        (["export", "--format", "foo"], "--format foo: unknown export format"),
+    ):
+        r = cli("-w", str(ws), *args)
+        assert r.code == 2 and r.err.startswith(f"clawmem: error: {said}"), r.err
+    r = cli("-w", str(ws), "import", str(tmp_path / "nope.jsonl"))
+    assert r.code == 2 and "no such file or folder" in r.err
+    assert "clawmem JSONL file" in r.err and "mem0 export" in r.err, r.err

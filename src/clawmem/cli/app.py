@@ -43,6 +43,7 @@ OPTIONS = {
     "min_confidence": "--min-confidence",
     "min_relevance": "--min-relevance",
     "name": "",  # `entities NAME`: the name alone, as the user typed it
+    "format": "--format",
 }
 
 try:  # typer >= 0.20 vendors click as typer._click; older releases use click itself

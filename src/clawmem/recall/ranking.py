@@ -861,6 +861,12 @@ def _why_empty(index: Index, q: LexQuery, f: Filters, mode: str) -> str:
         return "the query has no searchable terms (only punctuation or one-letter words)"
     if f.active:
         if queries.unit_count(index, f) == 0:
+            if f.source == "sessions" and not queries.unit_count(index, Filters(source="sessions")):
+                # The first `--source sessions` of a workspace: say what to set up, not "filters".
+                return (
+                    "no conversation transcripts are indexed: list their folders under [sessions] "
+                    "paths in clawmem.toml, or `clawmem flush` one (docs/sessions.md)"
+                )
             return "the filters exclude everything: no indexed text matches them"
     if mode == "vector":
         return "no vectors match (vectors may still be pending: run `clawmem index`)"
