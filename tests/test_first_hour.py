@@ -323,3 +323,15 @@ def test_an_unknown_format_and_a_missing_source_are_said_as_typed(ws, tmp_path):
     r = cli("-w", str(ws), "import", str(tmp_path / "nope.jsonl"))
     assert r.code == 2 and "no such file or folder" in r.err
     assert "clawmem JSONL file" in r.err and "mem0 export" in r.err, r.err
+
+
+@lexical_only
+def test_kind_filters_take_a_name_as_retain_does(ws):
+    """`retain --kind opinion` worked and `recall --kind opinion` was "unknown kind"."""
+    data = json.loads(cli("-w", str(ws), "recall", "Peter", "--kind", "World", "--json").out)
+    assert data["filters"]["kind"] == ["W"] and data["results"], data
+    assert all(r["kind"] == "W" for r in data["results"])
+    listed = json.loads(cli("-w", str(ws), "facts", "--kind", "opinion", "--json").out)
+    assert listed["facts"] and all(f["kind"] == "O" for f in listed["facts"]), listed
+    r = cli("-w", str(ws), "recall", "Peter", "--kind", "worlds")
+    assert r.code == 2 and "--kind WORLDS: unknown kind" in r.err, r.err

@@ -293,7 +293,9 @@ def recall(
     ] = None,
     kind: Annotated[
         list[str] | None,
-        typer.Option("--kind", help="Fact kind W, B, O or S (or 'chunk'); repeatable."),
+        typer.Option(
+            "--kind", help="Fact kind W, B, O or S, or its name (opinion); or 'chunk'; repeatable."
+        ),
     ] = None,
     entity: Annotated[
         str | None,
