@@ -335,3 +335,12 @@ def test_kind_filters_take_a_name_as_retain_does(ws):
     assert listed["facts"] and all(f["kind"] == "O" for f in listed["facts"]), listed
     r = cli("-w", str(ws), "recall", "Peter", "--kind", "worlds")
     assert r.code == 2 and "--kind WORLDS: unknown kind" in r.err, r.err
+
+
+@lexical_only
+def test_a_fact_about_no_entity_is_listed_without_a_gap(ws):
+    assert cli("-w", str(ws), "retain", "The quokka exhibit opens at nine").code == 0
+    listed = cli("-w", str(ws), "facts", "--limit", "1").out.splitlines()[0]
+    assert re.search(r"#L\d+-L\d+  W  \d{4}-\d\d-\d\d$", listed), listed  # not "W   2025…"
+    hit = cli("-w", str(ws), "recall", "quokka exhibit", "-k", "1").out.splitlines()[0]
+    assert hit.endswith(" W " + listed[-10:]), hit  # not "W  2025…"
