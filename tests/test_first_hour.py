@@ -344,3 +344,12 @@ def test_a_fact_about_no_entity_is_listed_without_a_gap(ws):
     assert re.search(r"#L\d+-L\d+  W  \d{4}-\d\d-\d\d$", listed), listed  # not "W   2025…"
     hit = cli("-w", str(ws), "recall", "quokka exhibit", "-k", "1").out.splitlines()[0]
     assert hit.endswith(" W " + listed[-10:]), hit  # not "W  2025…"
+
+
+@lexical_only
+def test_check_json_does_not_point_above(ws):
+    log = ws / "memory" / "2025-11-30.md"
+    log.write_text(log.read_text(encoding="utf-8") + "\n## Retain\n- X @Peter: no such kind\n")
+    r = cli("-w", str(ws), "check", "--json")
+    assert r.code == 9 and json.loads(r.out), r.out
+    assert "above" not in r.err and "fix the lines listed" in r.err, r.err
