@@ -316,9 +316,40 @@ def test_an_unknown_format_and_a_missing_source_are_said_as_typed(ws, tmp_path):
     for args, said in (
         (["import", str(tmp_path), "--format", "foo"], "--format foo: unknown import format"),
         (["export", "--format", "foo"], "--format foo: unknown export format"),
+        (["proposals", "list", "--status", "foo"], "--status foo: not a proposal status"),
     ):
         r = cli("-w", str(ws), *args)
         assert r.code == 2 and r.err.startswith(f"clawmem: error: {said}"), r.err
     r = cli("-w", str(ws), "import", str(tmp_path / "nope.jsonl"))
     assert r.code == 2 and "no such file or folder" in r.err
     assert "clawmem JSONL file" in r.err and "mem0 export" in r.err, r.err
+
+
+@lexical_only
+def test_kind_filters_take_a_name_as_retain_does(ws):
+    """`retain --kind opinion` worked and `recall --kind opinion` was "unknown kind"."""
+    data = json.loads(cli("-w", str(ws), "recall", "Peter", "--kind", "World", "--json").out)
+    assert data["filters"]["kind"] == ["W"] and data["results"], data
+    assert all(r["kind"] == "W" for r in data["results"])
+    listed = json.loads(cli("-w", str(ws), "facts", "--kind", "opinion", "--json").out)
+    assert listed["facts"] and all(f["kind"] == "O" for f in listed["facts"]), listed
+    r = cli("-w", str(ws), "recall", "Peter", "--kind", "worlds")
+    assert r.code == 2 and "--kind WORLDS: unknown kind" in r.err, r.err
+
+
+@lexical_only
+def test_a_fact_about_no_entity_is_listed_without_a_gap(ws):
+    assert cli("-w", str(ws), "retain", "The quokka exhibit opens at nine").code == 0
+    listed = cli("-w", str(ws), "facts", "--limit", "1").out.splitlines()[0]
+    assert re.search(r"#L\d+-L\d+  W  \d{4}-\d\d-\d\d$", listed), listed  # not "W   2025…"
+    hit = cli("-w", str(ws), "recall", "quokka exhibit", "-k", "1").out.splitlines()[0]
+    assert hit.endswith(" W " + listed[-10:]), hit  # not "W  2025…"
+
+
+@lexical_only
+def test_check_json_does_not_point_above(ws):
+    log = ws / "memory" / "2025-11-30.md"
+    log.write_text(log.read_text(encoding="utf-8") + "\n## Retain\n- X @Peter: no such kind\n")
+    r = cli("-w", str(ws), "check", "--json")
+    assert r.code == 9 and json.loads(r.out), r.out
+    assert "above" not in r.err and "fix the lines listed" in r.err, r.err

@@ -2364,7 +2364,7 @@ def _lexical_says(d: dict, gen: dict, bnd: dict) -> str:
             "What this says. The lexical leg reads each question's words' best tiers from the "
             "terms' impact-ordered lists until the tiers not read cannot lift a row to the 80th "
             "score, then scores the rows still able to reach it exactly from the rest of their "
-            "words' lists. Its Python bookkeeping was a third of it here: the bound of a term's "
+            "words' lists. Its Python bookkeeping was about a fifth of it here: the bound of a term's "
             "unread tiers taken as a maximum over them after every tier read, the running top 80 "
             "kept by a sorted union of every row touched, and three small arrays made for each "
             "part of a list read (a common word's unread tiers are hundreds of parts). Now each "
