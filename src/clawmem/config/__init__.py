@@ -583,6 +583,15 @@ def _read_file(root: Path) -> tuple[dict[str, Any], dict[str, str], bytes | None
         values[key] = _coerce(
             key, raw, getattr(defaults, key), origin, typed=True, written=_WRITTEN.get(key, "")
         )
+        texts = values[key] if isinstance(values[key], tuple) else (values[key],)
+        if any(isinstance(t, str) and "\x00" in t for t in texts):
+            # TOML writes one as "\u0000"; no path holds it, and resolving one (a scope, the
+            # transcripts folder, the access log) raised ValueError out of every command.
+            raise ConfigError(
+                f"{origin}: {_WRITTEN.get(key) or ('[scopes]' if key == 'read_scopes' else key)}"
+                " holds a NUL character (\\u0000)",
+                hint="remove it from the value",
+            )
         sources[key] = CONFIG_FILE
     return values, sources, content
 
