@@ -371,3 +371,10 @@ def test_a_new_workspace_says_how_to_start_not_that_files_are_missing(tmp_path, 
     assert "no facts match these filters" in cli("-w", str(ws), "facts", "--kind", "O").err
     ents = cli("-w", str(ws), "entities")
     assert ents.code == 0 and ents.out == "" and "no entities yet" in ents.err, ents
+
+
+@lexical_only
+def test_a_confidence_without_an_opinion_says_how_to_make_one(ws):
+    r = cli("-w", str(ws), "retain", "Peter likes figs", "-c", "0.9")
+    assert r.code == 7 and 'only opinions (O) carry a confidence, not "W"' in r.err, r.err
+    assert "--kind O" in r.err, r.err
