@@ -353,3 +353,28 @@ def test_check_json_does_not_point_above(ws):
     r = cli("-w", str(ws), "check", "--json")
     assert r.code == 9 and json.loads(r.out), r.out
     assert "above" not in r.err and "fix the lines listed" in r.err, r.err
+
+
+@lexical_only
+def test_a_new_workspace_says_how_to_start_not_that_files_are_missing(tmp_path, monkeypatch):
+    """Right after `clawmem init`: recall said "no memory files were found" beside the MEMORY.md
+    init had just made, `facts` blamed filters no one gave, `entities` printed nothing."""
+    monkeypatch.delenv("CLAWMEM_WORKSPACE", raising=False)
+    ws = tmp_path / "notes"
+    assert cli("init", str(ws)).code == 0
+    r = cli("-w", str(ws), "recall", "anything at all")
+    assert r.code == 0 and "no memory files were found" not in r.err, r.err
+    assert "the memory files hold no text yet" in r.err and "clawmem retain" in r.err, r.err
+    assert "(1 file(s))" in r.err, r.err
+    facts = cli("-w", str(ws), "facts")
+    assert facts.code == 0 and "no facts yet" in facts.err and "clawmem retain" in facts.err
+    assert "no facts match these filters" in cli("-w", str(ws), "facts", "--kind", "O").err
+    ents = cli("-w", str(ws), "entities")
+    assert ents.code == 0 and ents.out == "" and "no entities yet" in ents.err, ents
+
+
+@lexical_only
+def test_a_confidence_without_an_opinion_says_how_to_make_one(ws):
+    r = cli("-w", str(ws), "retain", "Peter likes figs", "-c", "0.9")
+    assert r.code == 7 and 'only opinions (O) carry a confidence, not "W"' in r.err, r.err
+    assert "--kind O" in r.err, r.err

@@ -306,7 +306,16 @@ def print_fact_list(result: FactList) -> None:
     for note in d["notes"]:
         err.print(f"[dim]{escape(note)}[/dim]")
     if not d["facts"]:
-        err.print("no facts match these filters")
+        f = d["filters"]
+        filtered = any(v for k, v in f.items() if k != "include_superseded") or not f.get(
+            "include_superseded", True
+        )
+        # A workspace with no fact at all is not a filter problem: say how one is made.
+        err.print(
+            "no facts match these filters"
+            if filtered
+            else 'no facts yet: `clawmem retain "…"` adds one to today\'s ## Retain section'
+        )
         return
     for h in d["facts"]:
         out.print(fact_line(h))

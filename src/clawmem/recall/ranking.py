@@ -856,6 +856,12 @@ def _diversify(
 
 def _why_empty(index: Index, q: LexQuery, f: Filters, mode: str) -> str:
     if queries.unit_count(index) == 0:
+        if index.conn.execute("SELECT 1 FROM files LIMIT 1").fetchone():
+            # A new workspace: its MEMORY.md holds only the template's comments.
+            return (
+                "the index is empty: the memory files hold no text yet (`clawmem retain "
+                '"…"`, or write in MEMORY.md or memory/YYYY-MM-DD.md)'
+            )
         return "the index is empty: no memory files were found (MEMORY.md, memory/, bank/)"
     if mode == "lexical" and not q.all_terms:
         return "the query has no searchable terms (only punctuation or one-letter words)"
