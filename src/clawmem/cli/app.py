@@ -43,6 +43,8 @@ OPTIONS = {
     "min_confidence": "--min-confidence",
     "min_relevance": "--min-relevance",
     "name": "",  # `entities NAME`: the name alone, as the user typed it
+    "format": "--format",
+    "status": "--status",
 }
 
 try:  # typer >= 0.20 vendors click as typer._click; older releases use click itself
@@ -291,7 +293,9 @@ def recall(
     ] = None,
     kind: Annotated[
         list[str] | None,
-        typer.Option("--kind", help="Fact kind W, B, O or S (or 'chunk'); repeatable."),
+        typer.Option(
+            "--kind", help="Fact kind W, B, O or S, or its name (opinion); or 'chunk'; repeatable."
+        ),
     ] = None,
     entity: Annotated[
         str | None,
