@@ -194,3 +194,23 @@ def test_a_clawmem_toml_nested_too_deeply_or_huge_is_a_config_error(ws):
         r = cli("-w", str(ws), "status")
         assert r.code != 0 and "internal error" not in r.err, r.err
         assert r.err.startswith(f"clawmem: error: clawmem.toml: {said}\n"), r.err
+
+
+@pytest.mark.parametrize(
+    ("setting", "shown"),
+    [
+        ('[scopes]\nx = "a\\u0000b"\n', "clawmem.toml: [scopes] holds a NUL character"),
+        ('[sessions]\npaths = ["a\\u0000b"]\n', "clawmem.toml line 2: [sessions] paths holds"),
+        ('http_access_log = ".memory/a\\u0000b"\n', "clawmem.toml line 1: http_access_log holds"),
+    ],
+)
+def test_a_nul_character_in_a_path_setting_is_a_config_error(ws, setting, shown):
+    """TOML writes a NUL character as "\\u0000": a scope, transcripts folder or access log a
+    cloned clawmem.toml named so raised ValueError (embedded null byte) out of every command,
+    exit 70. A one-line config error now, naming the line."""
+    (ws / "clawmem.toml").write_text(setting, encoding="utf-8")
+    for args in (("status",), ("recall", "x"), ("trust", "--show")):
+        r = cli("-w", str(ws), *args)
+        assert r.code == 4, (args, r.err)
+        assert r.err.startswith(f"clawmem: error: {shown}"), r.err
+        assert "internal error" not in r.err

@@ -279,6 +279,22 @@ def test_every_table_and_column_is_in_storage_md():
     assert not missing, f"not in docs/storage.md: {missing}"
 
 
+def test_the_status_json_example_names_the_versions_clawmem_writes():
+    """docs/cli.md's `status --json` example said schema "1" and chunker "1" (11 and 7 now):
+    a reader comparing it with their own output took their index for an old one."""
+    from clawmem.store import schema
+    from clawmem.text.textnorm import NORMALIZER_VERSION
+
+    doc = _read("cli.md")
+    example = doc[doc.index("### `status --json`") : doc.index("### `index --json`")]
+    for key, now in (
+        ("schema_version", schema.SCHEMA_VERSION),
+        ("chunker_version", schema.CHUNKER_VERSION),
+        ("normalizer_version", NORMALIZER_VERSION),
+    ):
+        assert f'"{key}": "{now}"' in example, (key, now)
+
+
 def test_storage_md_names_the_versions_and_ranking_names():
     from clawmem.recall import fusion
     from clawmem.store import schema

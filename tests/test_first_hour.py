@@ -287,3 +287,94 @@ def test_a_broken_clawmem_toml_names_the_line_as_written(ws, content, said, fix)
     first, hint = r.err.splitlines()
     assert first.startswith(f"clawmem: error: clawmem.toml {said}"), first
     assert hint.startswith(f"  hint: {fix}"), hint
+
+
+def test_a_token_for_a_scope_the_workspace_lacks_says_so(tmp_path, monkeypatch, ws):
+    """`--scope tema` (for team) made a token that reaches nothing more, and said nothing."""
+    monkeypatch.setenv("CLAWMEM_TOKENS_FILE", str(tmp_path / "tokens.json"))
+    (ws / "clawmem.toml").write_text('[scopes]\nteam = "../team"\n', encoding="utf-8")
+    r = cli("token", "create", "--name", "t", "--scope", "team", "--scope", "tema", "-w", str(ws))
+    assert r.code == 0, r.err
+    notes = [line for line in r.err.splitlines() if "note:" in line]
+    assert len(notes) == 1 and "has no read scope 'tema'" in notes[0], r.err
+
+
+@lexical_only
+def test_recall_of_sessions_where_none_are_set_up_says_how(ws):
+    """`--source sessions` on a workspace without transcripts said "the filters exclude
+    everything", as if a filter were wrong rather than nothing set up."""
+    data = json.loads(cli("-w", str(ws), "recall", "webhook", "--source", "sessions", "--json").out)
+    assert data["results"] == []
+    assert data["empty_reason"].startswith("no conversation transcripts are indexed"), data
+    assert "[sessions] paths" in data["empty_reason"] and "clawmem flush" in data["empty_reason"]
+
+
+@lexical_only
+def test_an_unknown_format_and_a_missing_source_are_said_as_typed(ws, tmp_path):
+    """`format=foo: unknown import format` named the library's parameter; a missing source's
+    hint ("pass the source to import") said nothing about what a source may be."""
+    for args, said in (
+        (["import", str(tmp_path), "--format", "foo"], "--format foo: unknown import format"),
+        (["export", "--format", "foo"], "--format foo: unknown export format"),
+        (["proposals", "list", "--status", "foo"], "--status foo: not a proposal status"),
+    ):
+        r = cli("-w", str(ws), *args)
+        assert r.code == 2 and r.err.startswith(f"clawmem: error: {said}"), r.err
+    r = cli("-w", str(ws), "import", str(tmp_path / "nope.jsonl"))
+    assert r.code == 2 and "no such file or folder" in r.err
+    assert "clawmem JSONL file" in r.err and "mem0 export" in r.err, r.err
+
+
+@lexical_only
+def test_kind_filters_take_a_name_as_retain_does(ws):
+    """`retain --kind opinion` worked and `recall --kind opinion` was "unknown kind"."""
+    data = json.loads(cli("-w", str(ws), "recall", "Peter", "--kind", "World", "--json").out)
+    assert data["filters"]["kind"] == ["W"] and data["results"], data
+    assert all(r["kind"] == "W" for r in data["results"])
+    listed = json.loads(cli("-w", str(ws), "facts", "--kind", "opinion", "--json").out)
+    assert listed["facts"] and all(f["kind"] == "O" for f in listed["facts"]), listed
+    r = cli("-w", str(ws), "recall", "Peter", "--kind", "worlds")
+    assert r.code == 2 and "--kind WORLDS: unknown kind" in r.err, r.err
+
+
+@lexical_only
+def test_a_fact_about_no_entity_is_listed_without_a_gap(ws):
+    assert cli("-w", str(ws), "retain", "The quokka exhibit opens at nine").code == 0
+    listed = cli("-w", str(ws), "facts", "--limit", "1").out.splitlines()[0]
+    assert re.search(r"#L\d+-L\d+  W  \d{4}-\d\d-\d\d$", listed), listed  # not "W   2025…"
+    hit = cli("-w", str(ws), "recall", "quokka exhibit", "-k", "1").out.splitlines()[0]
+    assert hit.endswith(" W " + listed[-10:]), hit  # not "W  2025…"
+
+
+@lexical_only
+def test_check_json_does_not_point_above(ws):
+    log = ws / "memory" / "2025-11-30.md"
+    log.write_text(log.read_text(encoding="utf-8") + "\n## Retain\n- X @Peter: no such kind\n")
+    r = cli("-w", str(ws), "check", "--json")
+    assert r.code == 9 and json.loads(r.out), r.out
+    assert "above" not in r.err and "fix the lines listed" in r.err, r.err
+
+
+@lexical_only
+def test_a_new_workspace_says_how_to_start_not_that_files_are_missing(tmp_path, monkeypatch):
+    """Right after `clawmem init`: recall said "no memory files were found" beside the MEMORY.md
+    init had just made, `facts` blamed filters no one gave, `entities` printed nothing."""
+    monkeypatch.delenv("CLAWMEM_WORKSPACE", raising=False)
+    ws = tmp_path / "notes"
+    assert cli("init", str(ws)).code == 0
+    r = cli("-w", str(ws), "recall", "anything at all")
+    assert r.code == 0 and "no memory files were found" not in r.err, r.err
+    assert "the memory files hold no text yet" in r.err and "clawmem retain" in r.err, r.err
+    assert "(1 file(s))" in r.err, r.err
+    facts = cli("-w", str(ws), "facts")
+    assert facts.code == 0 and "no facts yet" in facts.err and "clawmem retain" in facts.err
+    assert "no facts match these filters" in cli("-w", str(ws), "facts", "--kind", "O").err
+    ents = cli("-w", str(ws), "entities")
+    assert ents.code == 0 and ents.out == "" and "no entities yet" in ents.err, ents
+
+
+@lexical_only
+def test_a_confidence_without_an_opinion_says_how_to_make_one(ws):
+    r = cli("-w", str(ws), "retain", "Peter likes figs", "-c", "0.9")
+    assert r.code == 7 and 'only opinions (O) carry a confidence, not "W"' in r.err, r.err
+    assert "--kind O" in r.err, r.err

@@ -131,3 +131,22 @@ def test_init_of_a_file_is_a_clear_error(tmp_path):
     r = cli("init", str(f))
     assert r.code != 0 and r.err.startswith("clawmem: error: ") and "not a folder" in r.err
     assert f.read_text() == "x\n"
+
+
+def test_init_from_inside_a_workspace_finishes_that_one(tmp_path, monkeypatch):
+    """`clawmem init` run in memory/ (as after `cd memory` to read a log) made a second
+    workspace there: MEMORY.md, memory/ and bank/ inside the first one's daily logs."""
+    monkeypatch.delenv("CLAWMEM_WORKSPACE", raising=False)
+    ws = tmp_path / "notes"
+    assert cli("init", str(ws)).code == 0
+    (ws / "clawmem.toml").unlink()  # something to finish
+    inside = ws / "bank" / "entities"
+    r = cli("init", cwd=inside)
+    assert r.code == 0, r.err
+    assert f"workspace ready: {ws}" in r.out, r.out
+    assert "is inside the workspace" in r.err and "`clawmem init .`" in r.err, r.err
+    assert (ws / "clawmem.toml").is_file()
+    assert sorted(p.name for p in inside.iterdir()) == []
+    # Named explicitly, a folder inside is the user's choice.
+    assert cli("init", ".", cwd=inside).code == 0
+    assert (inside / "MEMORY.md").is_file()

@@ -41,6 +41,8 @@ def test_use_minilm_then_back_to_default(ws):
     assert info["about"]["licence"].startswith("Apache-2.0")
     human = cli("-w", str(ws), "model", "use", "e5").out
     assert "multilingual-e5-small (default)" in human
+    # One level of parentheses: "(default) (384 dims, multilingual (about …))" read as a puzzle.
+    assert human.startswith("model: multilingual-e5-small (default): 384 dims, multilingual"), human
     assert "model" not in tomllib.loads((ws / "clawmem.toml").read_text())
 
 

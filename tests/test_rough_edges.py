@@ -91,14 +91,17 @@ def test_help_never_breaks_a_description_mid_sentence():
 @pytest.mark.parametrize(
     "toml, shown",
     [
-        ("embed_batch = 0", "line 2: embed_batch = 0 is not a valid int"),
-        ("k = 0", "line 2: k = 0 is not a valid int"),
+        ("embed_batch = 0", "line 2: embed_batch = 0 is not a positive int"),
+        ("k = 0", "line 2: k = 0 is not a positive int"),
         ('k = "6"', "line 2: k = '6' is not a valid int"),
         ("k = 2.5", "line 2: k = 2.5 is not a valid int"),
         ('vectors = "no"', "line 2: vectors = 'no' is not a valid bool"),
         ("model = 3", "line 2: model = 3 is not a valid str"),
         ("[sessions]\npaths = 3", "line 3: [sessions] paths = 3 is not a valid list of strings"),
-        ("[sessions]\nbatch_messages = 0", "line 3: [sessions] batch_messages = 0 is not a valid"),
+        (
+            "[sessions]\nbatch_messages = 0",
+            "line 3: [sessions] batch_messages = 0 is not a positive",
+        ),
     ],
 )
 def test_wrong_typed_settings_are_refused_with_file_line_and_fix(ws, toml, shown):
@@ -116,7 +119,7 @@ def test_environment_settings_are_still_read_from_text(ws, monkeypatch):
     monkeypatch.setenv("CLAWMEM_K", "3")
     monkeypatch.setenv("CLAWMEM_EMBED_BATCH", "0")
     r = cli("-w", str(ws), "status")
-    assert r.code == 4 and "$CLAWMEM_EMBED_BATCH: embed_batch = '0' is not a valid int" in r.err
+    assert r.code == 4 and "$CLAWMEM_EMBED_BATCH: embed_batch = '0' is not a positive int" in r.err
     monkeypatch.setenv("CLAWMEM_EMBED_BATCH", "8")
     assert "embed_batch" in cli("-w", str(ws), "config").out
 

@@ -144,9 +144,7 @@ def recall_human(res: dict, explain: bool, weak: list[dict] | None = None) -> No
     for i, h in enumerate(res["results"], 1):
         tag = ""
         if h["type"] == "fact":
-            ents = " ".join("@" + e for e in h["entities"])
-            c = f"(c={h['confidence']})" if h.get("confidence") is not None else ""
-            tag = f" [magenta]{h['kind']}{c} {escape(ents)}[/magenta]"
+            tag = f" [magenta]{escape(_fact_label(h))}[/magenta]"
         when = f" [dim]{h['timestamp']}[/dim]" if h.get("timestamp") else ""
         rel = (
             f"  [dim]relevance {h['relevance']:.2f}[/dim]" if h.get("relevance") is not None else ""
@@ -284,13 +282,17 @@ def status_human(s: dict) -> None:
         out.print(f"[yellow]skipped[/yellow]     {escape(sk['path'])}: {escape(sk['reason'])}")
 
 
+def _fact_label(h: dict) -> str:
+    """``O(c=0.9) @Peter``, or ``W`` alone for a fact about no entity (no trailing space)."""
+    c = f"(c={h['confidence']})" if h.get("confidence") is not None else ""
+    return " ".join([f"{h['kind']}{c}", *("@" + e for e in h["entities"])])
+
+
 def fact_line(h: dict) -> str:
     """One listed fact: its citation, kind, confidence, entities, day and statement (rich markup)."""
-    ents = " ".join("@" + e for e in h["entities"])
-    c = f"(c={h['confidence']})" if h.get("confidence") is not None else ""
     when = h.get("timestamp") or "undated"
     line = (
-        f"[cyan]{escape(h['citation'])}[/cyan]  [magenta]{h['kind']}{c} {escape(ents)}[/magenta]"
+        f"[cyan]{escape(h['citation'])}[/cyan]  [magenta]{escape(_fact_label(h))}[/magenta]"
         f"  [dim]{when}[/dim]\n   {escape(h['content'])}"
     )
     if h.get("superseded_by"):
@@ -304,7 +306,16 @@ def print_fact_list(result: FactList) -> None:
     for note in d["notes"]:
         err.print(f"[dim]{escape(note)}[/dim]")
     if not d["facts"]:
-        err.print("no facts match these filters")
+        f = d["filters"]
+        filtered = any(v for k, v in f.items() if k != "include_superseded") or not f.get(
+            "include_superseded", True
+        )
+        # A workspace with no fact at all is not a filter problem: say how one is made.
+        err.print(
+            "no facts match these filters"
+            if filtered
+            else 'no facts yet: `clawmem retain "…"` adds one to today\'s ## Retain section'
+        )
         return
     for h in d["facts"]:
         out.print(fact_line(h))

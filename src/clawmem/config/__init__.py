@@ -153,6 +153,10 @@ LIST_SEPARATORS = {"http_cors_origins": ","}
 MAX_CONFIG_BYTES = 1 << 20
 
 
+class _OutOfRange(ValueError):
+    """A number of the right type below the setting's least value (``k = 0``)."""
+
+
 def _coerce(
     name: str, raw: Any, default: Any, origin: str, *, typed: bool = False, written: str = ""
 ) -> Any:
@@ -190,20 +194,26 @@ def _coerce(
                 raise ValueError
             value = int(raw)
             if value < (1 if name in AT_LEAST_ONE else 0):
-                raise ValueError
+                raise _OutOfRange
             return value
         if isinstance(default, float):
             number = float(raw)
-            if not math.isfinite(number) or number < 0:  # TOML spells inf and nan
+            if not math.isfinite(number):  # TOML spells inf and nan
                 raise ValueError
+            if number < 0:
+                raise _OutOfRange
             return number
         return str(raw)
-    except (TypeError, ValueError, OverflowError):  # int(inf) overflows
+    except (TypeError, ValueError, OverflowError) as exc:  # int(inf) overflows
         least = "a positive" if name in AT_LEAST_ONE else "a non-negative"
         shown = "a" if kind in ("str", "list of strings", "bool") else least
         label = written or name
+        # `k = 0` is an int: say what is wrong with it, not that it is not one.
+        problem = (
+            f"is not {least} {kind}" if isinstance(exc, _OutOfRange) else f"is not a valid {kind}"
+        )
         raise ConfigError(
-            f"{origin}: {label} = {_shown(raw)} is not a valid {kind}",
+            f"{origin}: {label} = {_shown(raw)} {problem}",
             hint=f"set {label} to {shown} {kind} (default {shown_default}), or remove it to use "
             "the default",
         ) from None
@@ -573,6 +583,15 @@ def _read_file(root: Path) -> tuple[dict[str, Any], dict[str, str], bytes | None
         values[key] = _coerce(
             key, raw, getattr(defaults, key), origin, typed=True, written=_WRITTEN.get(key, "")
         )
+        texts = values[key] if isinstance(values[key], tuple) else (values[key],)
+        if any(isinstance(t, str) and "\x00" in t for t in texts):
+            # TOML writes one as "\u0000"; no path holds it, and resolving one (a scope, the
+            # transcripts folder, the access log) raised ValueError out of every command.
+            raise ConfigError(
+                f"{origin}: {_WRITTEN.get(key) or ('[scopes]' if key == 'read_scopes' else key)}"
+                " holds a NUL character (\\u0000)",
+                hint="remove it from the value",
+            )
         sources[key] = CONFIG_FILE
     return values, sources, content
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
-from clawmem.errors import ClawmemError, InputError, UsageError
+from clawmem.errors import BadArgument, ClawmemError, InputError, UsageError
 from clawmem.ingest.indexing import Indexer
 from clawmem.markdown.facts import Fact, parse_fact
 from clawmem.text import untrusted_json
@@ -115,7 +115,11 @@ def import_memory(
 
     path = Path(source).expanduser()
     if not path.exists():
-        raise UsageError(f"{path}: no such file or folder", hint="pass the source to import")
+        raise UsageError(
+            f"{path}: no such file or folder",
+            hint="give a clawmem JSONL file (`clawmem export`), an OKF folder, Claude Code's "
+            "memory folder, a basic-memory project or a mem0 export",
+        )
     if not path.is_file() and not path.is_dir():
         # A FIFO or a device: reading it as a mem0 export waited for ever.
         raise InputError(
@@ -130,8 +134,8 @@ def import_memory(
         )
     fmt = _guess(path) if fmt == "auto" else fmt
     if fmt not in FORMATS:
-        raise UsageError(
-            f"format={fmt}: unknown import format", hint=f"use one of {', '.join(FORMATS)}"
+        raise BadArgument(
+            "format", fmt, "unknown import format", hint=f"use one of {', '.join(FORMATS)}"
         )
     result = Imported(fmt, str(path), dry_run=dry_run)
     reader = {

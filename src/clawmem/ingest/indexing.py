@@ -526,7 +526,7 @@ class Indexer:
             except StoreError as exc:
                 notes.append(f"could not build the index: {exc.message}")
                 return None, None
-            notes.append(f"built the index first ({r.files_indexed} files)")
+            notes.append(f"built the index first ({r.files_indexed} file(s))")
             return None, None
         idx, why = self.open_existing()
         if idx is None:

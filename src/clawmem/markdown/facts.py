@@ -464,7 +464,10 @@ def make_fact(
     confidence_text = None
     if confidence is not None:
         if letter != "O":
-            raise InputError(f'only opinions (O) carry a confidence, not "{letter}"')
+            raise InputError(
+                f'only opinions (O) carry a confidence, not "{letter}"',
+                hint="make it an opinion (kind O: `--kind O`), or leave the confidence out",
+            )
         if isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
             raise InputError(f"confidence must be a number within 0.0–1.0, got {confidence!r}")
         confidence = float(confidence)

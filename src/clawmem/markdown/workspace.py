@@ -131,6 +131,19 @@ def find_root(explicit: Path | None = None, cwd: Path | None = None) -> Path:
             )
         return root.resolve()
     here = (cwd or Path.cwd()).resolve()
+    found = enclosing_root(here)
+    if found is not None:
+        return found
+    raise WorkspaceError(
+        f"no clawmem workspace found in {here} or any parent folder",
+        hint="start one here with `clawmem init`, or cd into a workspace (a folder with "
+        "MEMORY.md or memory/), or pass --workspace DIR",
+    )
+
+
+def enclosing_root(here: Path) -> Path | None:
+    """The nearest folder from ``here`` upward that is a workspace, else None (no
+    ``$CLAWMEM_WORKSPACE``: where the user stands)."""
     for candidate in (here, *here.parents):
         if any((candidate / m).exists() for m in ROOT_MARKERS):
             return candidate
@@ -139,11 +152,7 @@ def find_root(explicit: Path | None = None, cwd: Path | None = None) -> Path:
             or any((candidate / "memory").glob("[12][0-9][0-9][0-9]-*.md"))
         ):
             return candidate  # a daily-log folder is a workspace even before its first index
-    raise WorkspaceError(
-        f"no clawmem workspace found in {here} or any parent folder",
-        hint="start one here with `clawmem init`, or cd into a workspace (a folder with "
-        "MEMORY.md or memory/), or pass --workspace DIR",
-    )
+    return None
 
 
 def is_workspace(folder: Path) -> bool:

@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from clawmem import __version__
-from clawmem.errors import UsageError, WorkspaceError
+from clawmem.errors import BadArgument, UsageError, WorkspaceError
 from clawmem.ingest.indexing import Indexer
 from clawmem.markdown.facts import format_fact, make_fact
 from clawmem.recall.facts_list import list_facts
@@ -72,7 +72,7 @@ def export(ix: Indexer, fmt: str = "jsonl", out: str | Path | None = None) -> Ex
     """Write every fact as ``fmt`` to ``out`` (JSONL: a file; OKF: a folder, created, which must
     be empty or absent). JSONL without ``out`` is ``jsonl_lines``' business (stdout)."""
     if fmt not in FORMATS:
-        raise UsageError(f"format={fmt}: unknown export format", hint="use jsonl or okf")
+        raise BadArgument("format", fmt, "unknown export format", hint="use jsonl or okf")
     if out is None:
         raise UsageError("export needs an output path", hint="e.g. --out memory.jsonl")
     target = Path(out).expanduser()

@@ -362,10 +362,17 @@ def filters_of(
     kinds: tuple[str, ...] = ()
     if kind:
         raw = [kind] if isinstance(kind, str) else list(kind)
-        kinds = tuple(x.strip().upper() if x.strip().lower() != "chunk" else "chunk" for x in raw)
+        # A letter or a name, as `retain --kind opinion` takes it: "world" is W.
+        by_name = {name: letter for letter, name in FACT_KINDS.items()} | {CHUNK: CHUNK}
+        kinds = tuple(by_name.get(x.strip().lower(), x.strip().upper()) for x in raw)
         bad = [x for x in kinds if x not in KINDS]
         if bad:
-            raise BadArgument("kind", bad[0], "unknown kind", hint="use W, B, O, S or chunk")
+            raise BadArgument(
+                "kind",
+                bad[0],
+                "unknown kind",
+                hint="use W, B, O, S (world, experience, opinion, observation) or chunk",
+            )
     try:
         first = parse_since(since, today).isoformat() if since else None
         last = parse_until(until, today).isoformat() if until else None

@@ -856,11 +856,23 @@ def _diversify(
 
 def _why_empty(index: Index, q: LexQuery, f: Filters, mode: str) -> str:
     if queries.unit_count(index) == 0:
+        if index.conn.execute("SELECT 1 FROM files LIMIT 1").fetchone():
+            # A new workspace: its MEMORY.md holds only the template's comments.
+            return (
+                "the index is empty: the memory files hold no text yet (`clawmem retain "
+                '"…"`, or write in MEMORY.md or memory/YYYY-MM-DD.md)'
+            )
         return "the index is empty: no memory files were found (MEMORY.md, memory/, bank/)"
     if mode == "lexical" and not q.all_terms:
         return "the query has no searchable terms (only punctuation or one-letter words)"
     if f.active:
         if queries.unit_count(index, f) == 0:
+            if f.source == "sessions" and not queries.unit_count(index, Filters(source="sessions")):
+                # The first `--source sessions` of a workspace: say what to set up, not "filters".
+                return (
+                    "no conversation transcripts are indexed: list their folders under [sessions] "
+                    "paths in clawmem.toml, or `clawmem flush` one (docs/sessions.md)"
+                )
             return "the filters exclude everything: no indexed text matches them"
     if mode == "vector":
         return "no vectors match (vectors may still be pending: run `clawmem index`)"

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from clawmem.markdown.factlog import LoggedFact, is_negated
+from clawmem.reflect.candidates import OverlapIndex, word_rank
 from clawmem.text.topics import jaccard
 
 STEP = 0.20
@@ -123,21 +124,33 @@ def cluster(facts: list[LoggedFact]) -> list[Opinion]:
     """Group opinion facts (oldest first) into opinions. Each fact joins the opinion it matches
     best (any member counts; the earliest opinion wins a tie) or starts a new one."""
     opinions: list[Opinion] = []
-    for fact in facts:
-        if fact.kind != "O":
-            continue
+    stated = [f for f in facts if f.kind == "O"]
+    # Every way to match shares two topic words, and an entity unless neither has one: each
+    # fact is compared only with the members that do (candidates.py), in the order a scan of
+    # every member of every opinion meets them, so the opinions are the same as that scan's
+    # (which cost minutes on a committed log of many opinions).
+    sharing = OverlapIndex(2, word_rank(f.words for f in stated))
+    member_of: list[int] = []  # member (its place in `stated`) -> its opinion
+    for n, fact in enumerate(stated):
+        found: set[int] = set()
+        for group in fact.folded_entities or (None,):
+            found |= sharing.query(group, fact.words)
         best: tuple[int, int, str] | None = None  # (strength, -index, reason)
-        for i, op in enumerate(opinions):
-            for member in op.facts:
-                match = same_opinion(member, fact)
-                if match and (best is None or (match[0], -i) > best[:2]):
-                    best = (match[0], -i, match[1])
+        for m in sorted(found):  # oldest member first: within an opinion, op.facts order
+            i = member_of[m]
+            match = same_opinion(stated[m], fact)
+            if match and (best is None or (match[0], -i) > best[:2]):
+                best = (match[0], -i, match[1])
         if best is None:
+            member_of.append(len(opinions))
             opinions.append(Opinion([fact], [""]))
         else:
+            member_of.append(-best[1])
             op = opinions[-best[1]]
             op.facts.append(fact)
             op.joins.append(best[2])
+        for group in fact.folded_entities or (None,):
+            sharing.add(group, fact.words, n)
     for op in opinions:
         op.steps = trajectory(op.facts, op.joins)
     return opinions

@@ -9,6 +9,7 @@ the pages and the opinion rule.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -18,11 +19,14 @@ from clawmem.markdown.kinds import FACTS_SECTION, OPINIONS_SECTION, SECTION_TITL
 from clawmem.markdown.links import format_wikilink
 from clawmem.markdown.supersession import KINDS as SUPERSEDABLE
 from clawmem.markdown.supersession import (
+    OPINION_SHARED_WORDS,
+    TOPIC_JACCARD,
     Statement,
     conditions_in,
     explicit_target,
     supersedes,
 )
+from clawmem.reflect.candidates import JaccardIndex, OverlapIndex, word_rank
 from clawmem.reflect.episodes import Recurring, consolidation_marker
 from clawmem.reflect.opinions import Opinion
 from clawmem.text.topics import jaccard, topic_words
@@ -53,6 +57,53 @@ def _statement(f: LoggedFact) -> Statement:
     return Statement(f.kind, day, f.folded_entities, f.words, conditions_in(f.content))
 
 
+def _superseded(shown: list[LoggedFact]) -> dict[int, LoggedFact]:
+    """Each fact the rule (supersession.py) says a later one replaces -> the newest such fact.
+
+    Comparing every fact with every later one cost minutes for a log of 40,000 facts, which a
+    clone can commit: each fact is compared only with the facts the rule could let replace it
+    (same kind, an entity in common, topic words close enough: candidates.py), newest first,
+    and the rule itself still decides, so the pages are the same as comparing every pair."""
+    said = {f.order: _statement(f) for f in shown}
+    # Only a dated fact of a supersedable kind about some entity can replace or be replaced.
+    part = [
+        (i, f)
+        for i, f in enumerate(shown)
+        if f.day is not None and f.kind in SUPERSEDABLE and f.folded_entities
+    ]
+    rank = word_rank(f.words for _, f in part)
+    close = JaccardIndex(TOPIC_JACCARD, rank)  # rule 4
+    shared = OverlapIndex(OPINION_SHARED_WORDS, rank)  # rule 4, opinions on the same entities
+    for i, f in part:
+        for e in f.folded_entities:
+            close.add((f.kind, e), f.words, i)
+        if f.kind == "O":
+            shared.add(f.folded_entities, f.words, i)
+    days = [f.day or date.min for f in shown]  # shown is oldest first (FactLog.facts)
+    out: dict[int, LoggedFact] = {}
+    # Facts saying the same (kind, entities, topic and condition words) have the same newest
+    # replacement, whatever their day: found once (a log restating one fact 10,000 times).
+    newest: dict[tuple, int | None] = {}
+    for _, f in part:
+        later = bisect_right(days, f.day or date.min)  # the first fact of a later day (rule 2)
+        old = said[f.order]
+        key = (old.kind, old.entities, old.words, old.conditions)
+        if key not in newest:
+            found: set[int] = set()
+            for e in old.entities:
+                found |= close.query((f.kind, e), old.words, later)
+            if f.kind == "O":
+                found |= shared.query(old.entities, old.words, later)
+            newest[key] = next(
+                (j for j in sorted(found, reverse=True) if supersedes(said[shown[j].order], old)),
+                None,
+            )
+        j = newest[key]
+        if j is not None and j >= later:
+            out[f.order] = shown[j]
+    return out
+
+
 def fact_status(log: FactLog, opinions: list[Opinion]) -> FactStatus:
     st = FactStatus()
     newest: dict[tuple, LoggedFact] = {}
@@ -66,19 +117,13 @@ def fact_status(log: FactLog, opinions: list[Opinion]) -> FactStatus:
     # The reference day for "ended" is the newest fact, not the clock: a page changes only when
     # the log does.
     asof = log.newest_day()
-    said = {f.order: _statement(f) for f in shown}
-    for i, f in enumerate(shown):
+    for f in shown:
         # Only world facts end: a summary's first "until" is rarely the end of what it says.
         end = f.valid_to
         period = end is not None and (f.valid_from is None or f.valid_from < end)
         if f.kind == "W" and asof and end is not None and period and end < asof:
             st.ended[f.order] = end
-        if f.day is None or f.kind not in SUPERSEDABLE:
-            continue
-        for g in reversed(shown[i + 1 :]):  # newest first
-            if supersedes(said[g.order], said[f.order]):
-                st.superseded_by[f.order] = g
-                break
+    st.superseded_by.update(_superseded(shown))
     # Corrections the Markdown states (``supersedes [[path#Lline]]`` under the new fact, written
     # by `clawmem correct`) win over the rule, whatever the kinds: the person said so.
     at = {(f.path, f.fact.line): f for f in shown}
@@ -273,6 +318,34 @@ def core_words(core_text: str | None) -> list[frozenset[str]]:
     return [w for w in (topic_words(ln) for ln in (core_text or "").splitlines()) if w]
 
 
+def restated_groups(facts: list[LoggedFact]) -> list[list[LoggedFact]]:
+    """The facts in groups of one restated statement: each fact joins the first group whose
+    first fact is about the same entities and says the same (the same statement, or topic words
+    at Jaccard ≥ RESTATED_JACCARD), else starts a group. Each fact is compared only with the
+    groups it could join (candidates.py): comparing it with every group cost minutes on a log
+    of many distinct facts, and the groups are the same."""
+    groups: list[list[LoggedFact]] = []
+    close = JaccardIndex(RESTATED_JACCARD, word_rank(f.words for f in facts))
+    by_identity: dict[tuple, int] = {}
+    for f in facts:
+        found = close.query(f.folded_entities, f.words)
+        same = by_identity.get(f.identity)
+        if same is not None:
+            found.add(same)
+        for k in sorted(found):  # the first group that fits, as a scan of all of them finds
+            head = groups[k][0]
+            if head.folded_entities == f.folded_entities and (
+                head.identity == f.identity or jaccard(head.words, f.words) >= RESTATED_JACCARD
+            ):
+                groups[k].append(f)
+                break
+        else:
+            close.add(f.folded_entities, f.words, len(groups))
+            by_identity.setdefault(f.identity, len(groups))
+            groups.append([f])
+    return groups
+
+
 def proposals(
     log: FactLog, opinions: list[Opinion], st: FactStatus, core_text: str | None
 ) -> list[Proposal]:
@@ -287,19 +360,7 @@ def proposals(
         return any(in_core(topic_words(f.content), core) for f in facts)
 
     out: list[Proposal] = []
-    groups: list[list[LoggedFact]] = []
-    for f in log.facts:
-        if f.kind != "W" or f.day is None:
-            continue
-        for g in groups:
-            head = g[0]
-            if head.folded_entities == f.folded_entities and (
-                head.identity == f.identity or jaccard(head.words, f.words) >= RESTATED_JACCARD
-            ):
-                g.append(f)
-                break
-        else:
-            groups.append([f])
+    groups = restated_groups([f for f in log.facts if f.kind == "W" and f.day is not None])
     for g in groups:
         days = sorted({f.day for f in g if f.day})
         newest = newest_first(g)

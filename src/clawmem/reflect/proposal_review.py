@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from clawmem.errors import InputError, LockedError, UsageError
+from clawmem.errors import BadArgument, InputError, LockedError
 from clawmem.ingest.indexing import Indexer
 from clawmem.markdown.facts import parse_fact
 from clawmem.markdown.lines import text_lines
@@ -369,8 +369,8 @@ def promotable(sightings: list[Proposal], root: Path) -> list[tuple[Proposal, st
 def list_proposals(ix: Indexer, *, status: str | None = "pending") -> list[Listed]:
     """The proposals on the pages, with their status (``status=None``: all of them)."""
     if status not in (None, "pending", "accepted", "rejected"):
-        raise UsageError(
-            f"status={status!r}: not a proposal status", hint="use pending, accepted or rejected"
+        raise BadArgument(
+            "status", status, "not a proposal status", hint="use pending, accepted, rejected or all"
         )
     ledger = _ledger(ix.root)
     out = []

@@ -190,8 +190,8 @@ _FORM_VERB = re.compile(
 # paragraph that says why the API fell over (rrf-v20). So such a verb is left out like a
 # stopword when typed in lower case (a capital is a name: "what do we use Go for?") in a
 # question, said once ("where did the go bag go?" keeps "go"), right before one of
-# ``_PARTICLES``. A light verb in its own sense stays: "when did Akib go to the lake?", "where
-# did they go hiking?" are answered by lines that say "go" and "going" (porter's stem), and
+# ``_PARTICLES``. A light verb in its own sense stays: "when did Sam go to Porto?", "where
+# did they go skiing?" are answered by lines that say "go" and "going" (porter's stem), and
 # leaving every "go" and "went" out of questions lost first hits on notes kept from chats
 # (benchmarks/analysis.md). "do", "get", "give", "have" and "let" are stopwords already.
 _LIGHT_VERBS = frozenset(

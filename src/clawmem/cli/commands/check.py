@@ -37,7 +37,9 @@ def register(app: typer.Typer) -> None:
         if problems:
             raise CheckFailed(
                 summary(problems),
-                hint="fix the lines above; the grammar is in docs/workspace.md",
+                # With --json the lines are in the JSON on stdout, not above.
+                hint=f"fix the lines {'listed' if as_json else 'above'}; the grammar is in "
+                "docs/workspace.md",
             )
         if not as_json and not hook:
             sys.stdout.write("clawmem check: no problems\n")

@@ -44,6 +44,12 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print_json([r.to_dict() for r in rows])
             return
+        if not rows:
+            err.print(
+                'no entities yet: `clawmem retain "…" --entity NAME` (or @NAME in a Retain '
+                "fact) makes one",
+                markup=False,
+            )
         for r in rows:
             page = r.page or "(no page)"
             out.print(

@@ -16,7 +16,8 @@ def register(app: typer.Typer) -> None:
             str | None, typer.Option("--entity", "-e", help="Only facts mentioning @ENTITY.")
         ] = None,
         kind: Annotated[
-            list[str] | None, typer.Option("--kind", help="W, B, O or S; repeatable.")
+            list[str] | None,
+            typer.Option("--kind", help="W, B, O or S, or its name (opinion); repeatable."),
         ] = None,
         since: Annotated[
             str | None, typer.Option("--since", help="30d, 2w, 2025-11, 2025-11-27 …")

@@ -16,7 +16,10 @@ def register(app: typer.Typer) -> None:
     def init(
         path: Annotated[
             Path | None,
-            typer.Argument(help="The workspace folder (default: --workspace, or here)."),
+            typer.Argument(
+                help="The workspace folder (default: --workspace, else the workspace this "
+                "folder is in, else here)."
+            ),
         ] = None,
         git: Annotated[
             bool,
@@ -35,6 +38,7 @@ def register(app: typer.Typer) -> None:
         """
         import os
         import subprocess
+        import sys
 
         from rich.markup import escape
 
@@ -42,8 +46,19 @@ def register(app: typer.Typer) -> None:
         from clawmem.cli.render import out
         from clawmem.errors import UsageError, WorkspaceError
         from clawmem.markdown.scaffold import init_workspace
+        from clawmem.markdown.workspace import enclosing_root
 
         root = (path or state["workspace"] or Path.cwd()).expanduser().absolute()
+        if path is None and state["workspace"] is None:
+            # "Finish setting up this one" from a folder inside it (memory/, bank/entities/)
+            # means the workspace around it, not a second one nested in its memory.
+            found = enclosing_root(root.resolve())
+            if found is not None and found != root.resolve():
+                sys.stderr.write(
+                    f"clawmem init: {root} is inside the workspace {found}: setting up that one "
+                    "(`clawmem init .` starts a new workspace here)\n"
+                )
+                root = found
         if root.exists() and not root.is_dir():
             raise UsageError(f"{root}: not a folder", hint="give a folder to create or fill")
         try:

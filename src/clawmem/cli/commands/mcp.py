@@ -15,6 +15,26 @@ if TYPE_CHECKING:
     from clawmem.cli.mcp.tokens import Token
 
 
+def _unknown_scopes(folders: list[Path], scopes: list[str]) -> list[tuple[str, Path]]:
+    """The scopes a new token names that a workspace of it does not configure (a typo reaches
+    nothing, silently): those held back until `clawmem trust` count as configured."""
+    import re
+
+    from clawmem.config import load_config
+    from clawmem.errors import ClawmemError
+
+    missing = []
+    for folder in folders:
+        try:
+            cfg = load_config(folder)
+        except ClawmemError:  # a broken clawmem.toml says so at every other command
+            continue
+        named = {entry.partition("=")[0] for entry in cfg.read_scopes}
+        named |= {m.group(1) for s in cfg.held_back if (m := re.match(r"\[scopes\] (\S+) =", s))}
+        missing += [(scope, folder) for scope in scopes if scope not in named]
+    return missing
+
+
 def register(app: typer.Typer) -> None:
     @app.command("mcp")
     def mcp(
@@ -165,6 +185,11 @@ def register(app: typer.Typer) -> None:
             f"{'read and write' if token.write else 'read only'}) for "
             f"{', '.join(token.workspaces)}{_reach(token)}; the secret above is shown only now\n"
         )
+        for scope, folder in _unknown_scopes(folders, list(scopes or [])):
+            sys.stderr.write(
+                f"clawmem token: note: {folder} has no read scope {scope!r} ([scopes] in its "
+                "clawmem.toml); the token reaches one of that name once it is configured\n"
+            )
 
     @token_app.command("list")
     def list_(as_json: JsonOpt = False) -> None:

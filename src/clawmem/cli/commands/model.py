@@ -138,8 +138,9 @@ def use(
         about = res.about or {}
         name = about.get("name") or res.model
         langs = f", {about['languages']}" if about.get("languages") else ""
+        # One level of parentheses: the languages bring their own "(about 100 languages, …)".
         out.print(
-            f"model: {name}{' (default)' if res.model is None else ''} "
-            f"({res.identity['dims']} dims{langs}); run `clawmem index` to re-embed",
+            f"model: {name}{' (default)' if res.model is None else ''}: "
+            f"{res.identity['dims']} dims{langs}; run `clawmem index` to re-embed",
             markup=False,
         )
