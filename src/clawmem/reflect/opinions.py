@@ -139,6 +139,8 @@ def cluster(facts: list[LoggedFact]) -> list[Opinion]:
         best: tuple[int, int, str] | None = None  # (strength, -index, reason)
         for m in sorted(found):  # oldest member first: within an opinion, op.facts order
             i = member_of[m]
+            if best is not None and (len(stated[m].words & fact.words), -i) <= best[:2]:
+                continue  # its strength (the shared words) cannot beat the best: skip the rule
             match = same_opinion(stated[m], fact)
             if match and (best is None or (match[0], -i) > best[:2]):
                 best = (match[0], -i, match[1])
