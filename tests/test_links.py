@@ -419,3 +419,37 @@ def test_a_long_paragraph_of_links_is_read_in_linear_time():
     assert time.process_time() - t0 < 3.0
     assert len(links) == 2 * n
     assert (links[-1].line, links[-1].col, links[-1].target) == (n + 2, 19, f"p{n - 1}")
+
+
+@pytest.mark.usefixtures("lexical")
+def test_a_note_of_repeated_links_makes_one_row_a_line_and_at_most_the_cap(ws):
+    """1 MB of "@a @a …" in one note (a clone can commit it) made 330,000 identical link rows,
+    an 87 MB index and 8 s to build. A link repeated on one line is one row, a note keeps at
+    most MAX_LINKS_PER_NOTE rows, and what the cap leaves out is reported with the note."""
+    from clawmem.markdown.links import MAX_LINKS_PER_NOTE
+
+    over = 1_500
+    lines = ["# many", "", "@a " * 100_000, "", "see [[Peter]] and [[Peter]], [[Peter#Work]]", ""]
+    lines += [f"- @p{i}" for i in range(MAX_LINKS_PER_NOTE + over)]
+    (ws / "memory" / "many.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = _index(ws)
+    conn = sqlite3.connect(ws / ".memory" / "index.sqlite")
+    try:
+        rows = conn.execute(
+            "SELECT line, target, anchor FROM links WHERE src = 'memory/many.md' ORDER BY line, col"
+        ).fetchall()
+    finally:
+        conn.close()
+    assert len(rows) == MAX_LINKS_PER_NOTE
+    assert rows[:4] == [(3, "a", None), (5, "Peter", None), (5, "Peter", "Work"), (7, "p0", None)]
+    first_out = 7 + MAX_LINKS_PER_NOTE - 3
+    (problem,) = [p for p in report["problems"] if p["path"] == "memory/many.md"]
+    assert problem["line"] == first_out and f"{over + 3:,} link(s)" in problem["message"]
+    # Said where a person looks: the index run, status and doctor; not as a malformed fact.
+    r = cli("-w", str(ws), "index")
+    assert r.code == 0 and "malformed" not in r.err
+    r = cli("-w", str(ws), "status")
+    assert f"memory/many.md:{first_out}: too many links" in r.out
+    r = cli("-w", str(ws), "doctor", "--json")
+    found = [f for f in json.loads(r.out)["findings"] if f["check"] == "links"]
+    assert found and "memory/many.md" in found[0]["detail"]

@@ -242,6 +242,9 @@ def test_a_tokenless_loopback_server_only_reads_unless_told(two_workspaces, tmp_
         log = server.stop()
     assert not day.exists()
     assert "no token needed on loopback until one is created; without one it only reads" in log
+    # The start-up line names the tools served without a token: the readers alone.
+    announced = next(line for line in log.splitlines() if "clawmem mcp: serving" in line)
+    assert "memory_search" in announced and "memory_retain" not in announced, announced
 
     server = start_server(a, tmp_path, "--tokenless-write")
     try:

@@ -8,6 +8,7 @@ import random
 import resource
 import subprocess
 import sys
+import time
 from datetime import date, timedelta
 
 from clawmem.markdown.factlog import LoggedFact
@@ -155,3 +156,23 @@ def test_reflect_of_twenty_thousand_facts_costs_seconds_of_cpu_not_minutes(tmp_p
     assert "\n- latest: " in (ws / "bank" / "opinions.md").read_text(encoding="utf-8")
     # Comparing every pair: 27 s of CPU on a 2-core machine at load 4; by candidates: 3 s.
     assert cpu < 12, f"reflect of 20,000 facts took {cpu:.1f} s of CPU"
+
+
+def test_an_opinion_restated_ten_thousand_times_is_clustered_in_linear_time():
+    # Each statement was compared with every member of its opinion: 10,000 statements of one
+    # opinion (a clone can commit them) were 50 million comparisons, some 30 s of CPU.
+    n = 10_000
+    facts = [
+        LoggedFact(
+            parse_fact(f"- O(c=0.8) @Ana: rust cli is great{' indeed' * (i % 3)}", i + 1),
+            "memory/x.md",
+            date(2000, 1, 1) + timedelta(days=i),
+            order=i + 1,
+        )
+        for i in range(n)
+    ]
+    t0 = time.process_time()
+    (only,) = cluster(facts)
+    cpu = time.process_time() - t0
+    assert len(only.facts) == n and only.joins[1].startswith("same entities")
+    assert cpu < 3, f"{cpu:.1f} s of CPU"

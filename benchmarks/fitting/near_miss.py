@@ -37,6 +37,7 @@ import numpy as np
 
 from benchmarks.common import WORK, embedder_status, log
 from benchmarks.datasets.realtalk import TUNE
+from benchmarks.fitting.relevance import FEATURES as BASE  # the relevance model's features
 from benchmarks.metrics import auroc
 
 if TYPE_CHECKING:
@@ -46,18 +47,6 @@ if TYPE_CHECKING:
 DEPTH = 10  # the hits read per question, as the relevance model is fitted on
 OUT = WORK / "near-miss"
 MIXED = 100  # a mixed workspace's fold number is MIXED + its chat's (chat 1 and workspace 1 differ)
-# The relevance model's features, as ``benchmarks.fitting.relevance.FEATURES`` names them.
-BASE = (
-    "coverage",
-    "bm25",
-    "cosine",
-    "log_rank",
-    "unseen",
-    "unknown_names",
-    "top_cosine",
-    "unknown_proper",
-    "speakers",
-)
 
 
 def _unit(v: np.ndarray) -> np.ndarray:

@@ -22,6 +22,7 @@ import typer
 
 from clawmem.cli.commands import JsonOpt, WorkspaceOpt, open_mem, print_json, state
 from clawmem.errors import ClawmemError, InputError, UsageError
+from clawmem.markdown.links import TOO_MANY_LINKS
 from clawmem.markdown.workspace import TRANSCRIPT_PREFIX
 
 # The library names its parameters; the command line names its options (see errors.BadArgument).
@@ -272,6 +273,9 @@ def index(
                 continue  # said once, above
             what = "not indexed"
             p = {**p, "message": p["message"].removeprefix("not indexed: ")}
+        elif p["message"].startswith(TOO_MANY_LINKS):
+            what = "too many links"
+            p = {**p, "message": p["message"].removeprefix(TOO_MANY_LINKS)}
         err.print(f"[red]{what}[/red] {p['path']}:{p['line']}: {p['message']}")
     if mem.embedder_error and not no_embed:
         err.print(f"[yellow]vectors off: {mem.embedder_error}[/yellow]")

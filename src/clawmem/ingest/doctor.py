@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from clawmem.config import CONFIG_FILE, load_config
 from clawmem.errors import ClawmemError
+from clawmem.markdown.links import TOO_MANY_LINKS
 from clawmem.text.records import as_json
 from clawmem.text.shown_path import shown_path
 
@@ -487,7 +488,12 @@ def _index(ix: Indexer) -> list[Finding]:
                 f"re-save {shown} as UTF-8 Markdown, then clawmem index",
             )
         )
-    facts = [p for p in s.problems or [] if p not in unread]
+    capped = [p for p in s.problems or [] if str(p.get("message", "")).startswith(TOO_MANY_LINKS)]
+    for p in capped:
+        shown = shown_path(p["path"])
+        fix = f"split {shown} into smaller notes, then clawmem index"
+        out.append(Finding("index", "links", WARN, f"{shown}:{p['line']}: {p['message']}", fix))
+    facts = [p for p in s.problems or [] if p not in unread and p not in capped]
     if facts:
         out.append(
             Finding(

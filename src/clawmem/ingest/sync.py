@@ -237,7 +237,7 @@ def parse_file(root: Path, entry: FileEntry, cfg: Config) -> ParsedFile | Skippe
     from clawmem.markdown.chunking import chunk_markdown
     from clawmem.markdown.factlog import decode, fact_dates
     from clawmem.markdown.facts import extract_facts, says_only_the_fact
-    from clawmem.markdown.links import extract_links
+    from clawmem.markdown.links import extract_links, kept_links, too_many_links
     from clawmem.markdown.searchable import has_content
     from clawmem.text.timeexpr import date_from_path
 
@@ -288,6 +288,9 @@ def parse_file(root: Path, entry: FileEntry, cfg: Config) -> ParsedFile | Skippe
     import hashlib
 
     probs = tuple({"line": p.line, "text": p.text, "message": p.message} for p in problems)
+    links, first_out, over = kept_links(extract_links(text))
+    if first_out is not None:
+        probs += (too_many_links(first_out, over),)
     n_lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
     return ParsedFile(
         entry,
@@ -296,7 +299,7 @@ def parse_file(root: Path, entry: FileEntry, cfg: Config) -> ParsedFile | Skippe
         n_lines,
         tuple(units),
         probs,
-        tuple(extract_links(text)),
+        tuple(links),
     )
 
 

@@ -40,6 +40,7 @@ from clawmem.files import safe_open
 from clawmem.files.atomic import write_atomic
 from clawmem.files.locking import HeldLock, acquire, is_held, read_owner
 from clawmem.ingest.journal import Journal, inside
+from clawmem.markdown.links import TOO_MANY_LINKS
 from clawmem.markdown.workspace import TREES, folder_gone, folder_identity, is_memory_path
 from clawmem.text import untrusted_json
 
@@ -740,8 +741,10 @@ def _summary(report: SyncReport, *, vectors: bool = True) -> str:
         parts.append(f"{r.embedded} vector(s) embedded, {r.reused} reused")
     if r.pending and vectors:
         parts.append(f"{r.pending} vector(s) pending")
-    if r.problems:
-        parts.append(f"{len(r.problems)} malformed fact(s) in the workspace")
+    # A note's links over the cap are a problem of the note, not a malformed fact.
+    facts = [d for _, d in r.problems if not str(d.get("message", "")).startswith(TOO_MANY_LINKS)]
+    if facts:
+        parts.append(f"{len(facts)} malformed fact(s) in the workspace")
     return ", ".join(parts) + f" in {r.seconds:.2f} s"
 
 

@@ -197,6 +197,44 @@ def extract_links(text: str) -> list[Link]:
     return found
 
 
+# A note's links become index rows: 1 MB of "@a @a …" (a clone can commit it) made 330,000
+# identical rows, an 87 MB index and 8 s to build. A link repeated on one line is one row (the
+# line is what a row cites), and a note keeps at most this many rows; `index` and `status`
+# report the rest as a problem of the note (``TOO_MANY_LINKS``).
+MAX_LINKS_PER_NOTE = 10_000
+TOO_MANY_LINKS = "too many links: "
+
+
+def kept_links(links: Iterable[Link]) -> tuple[list[Link], Link | None, int]:
+    """The links a note's index rows hold: the first of each (line, type, target, anchor), at
+    most ``MAX_LINKS_PER_NOTE``; then the first link left out by the cap and how many were."""
+    seen: set[tuple] = set()
+    kept: list[Link] = []
+    first_out, over = None, 0
+    for lk in links:
+        key = (lk.line, lk.type, lk.target, lk.anchor)
+        if key in seen:
+            continue
+        seen.add(key)
+        if len(kept) < MAX_LINKS_PER_NOTE:
+            kept.append(lk)
+            continue
+        first_out = first_out or lk
+        over += 1
+    return kept, first_out, over
+
+
+def too_many_links(first_out: Link, over: int) -> dict:
+    """The problem a note's capped links are reported as (``ParsedFile.problems``)."""
+    return {
+        "line": first_out.line,
+        "text": "",
+        "message": f"{TOO_MANY_LINKS}{over:,} link(s) from this line on are not indexed, over "
+        f"{MAX_LINKS_PER_NOTE:,} a note (`clawmem links` and `clawmem graph` leave them out); "
+        "split the note",
+    }
+
+
 def _relation(line: str, col: int) -> str | None:
     """The relation word of ``- word [[Target]]`` when the link at ``col`` is the one it
     introduces."""

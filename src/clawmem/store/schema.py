@@ -127,7 +127,8 @@ CREATE TABLE IF NOT EXISTS chunk_entities (
 CREATE INDEX IF NOT EXISTS chunk_entities_facts ON chunk_entities(folded, kind, day, chunk_id)
     WHERE kind IS NOT NULL AND day IS NOT NULL;
 
--- Links between notes (links.py): one row per link as written, replaced with its file. Where a
+-- Links between notes (links.py): one row per link as written (a repeat on one line is one row,
+-- at most MAX_LINKS_PER_NOTE a note), replaced with its file. Where a
 -- link points depends on which notes exist, so dst/status are recomputed whenever the set of
 -- files changes (a rename or deletion updates every link that pointed there; sync.apply_plan).
 CREATE TABLE IF NOT EXISTS links (

@@ -95,15 +95,19 @@ def register(app: typer.Typer) -> None:
             shown = f"[{host}]" if ":" in host else host
 
             def announce(required: bool, access_log: str) -> None:
+                writes = tokenless_write and not read_only
                 how = (
                     "token required"
                     if required
                     else "no token needed on loopback until one is created; without one "
-                    + ("it writes too" if tokenless_write and not read_only else "it only reads")
+                    + ("it writes too" if writes else "it only reads")
                 )
+                # The tools a caller without a token is served: naming the writers beside "it
+                # only reads" read as if they were served too.
+                served = names if required or writes else ", ".join(t.name for t in tools(True))
                 sys.stderr.write(
                     f"clawmem mcp: serving {mem.root} at http://{shown}:{port}/mcp ({how}; "
-                    f"{names}; access log: {access_log})\n"
+                    f"{served}; access log: {access_log})\n"
                 )
 
             serve_http(
