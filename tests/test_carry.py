@@ -210,6 +210,61 @@ def test_forget_previews_then_blanks_in_place_and_stays_forgotten(ws):
     assert all("booked flights" not in f["content"] for f in facts["facts"])
 
 
+def test_forget_records_only_the_lines_it_blanked(ws):
+    """Forget recorded every line's tombstone before blanking the lines: when a file's blanking
+    was refused (it changed after forget read it, here while forget waited for the write lock
+    another writer held), the tombstones stayed, and a line the user still had vanished from
+    recall, rebuilds and merges. A line is recorded once it is gone from its file: the file
+    blanked first (it sorts first) is recorded, the one that changed keeps its line, unrecorded."""
+    import sys
+    import time
+
+    from clawmem.files.locking import WRITE_QUEUE, is_held
+
+    first, changed = ws / "memory/2025-11-07.md", ws / "memory/2025-11-16.md"
+    gone = first.read_text().splitlines()[30]
+    kept = changed.read_text().splitlines()[11]
+    assert run(ws, "index").code == 0
+    holder = subprocess.Popen(  # another clawmem writer, holding the write lock until told
+        [
+            sys.executable,
+            "-c",
+            "import sys; from pathlib import Path; from clawmem.files.locking import write_lock\n"
+            "with write_lock(Path(sys.argv[1]), purpose='clawmem reflect'):\n"
+            "    print('locked', flush=True); sys.stdin.readline()",
+            str(ws / ".memory"),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdin is not None
+        assert holder.stdout.readline().strip() == "locked"
+        cmd = [sys.executable, "-m", "clawmem", "-w", str(ws), "forget", "--yes"]
+        forget = subprocess.Popen(
+            [*cmd, "memory/2025-11-07.md#L31-L31", LINE],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        # forget has read its lines and waits in the write lock's queue: the user edits the log.
+        deadline = time.monotonic() + 120
+        while not is_held(ws / ".memory" / WRITE_QUEUE) and forget.poll() is None:
+            assert time.monotonic() < deadline, "forget never waited for the write lock"
+            time.sleep(0.05)
+        changed.write_text("- a note written meanwhile\n" + changed.read_text(), encoding="utf-8")
+    finally:
+        holder.communicate("go\n")
+    _, err = forget.communicate(timeout=120)
+    assert forget.returncode != 0 and "changed since the preview" in err, err
+    assert kept in changed.read_text()  # still in the file (one line down) ...
+    listed = (ws / FORGOTTEN).read_text()
+    assert key(kept) not in listed  # ... so not hidden: recall still finds it
+    assert "flights to Marrakech" in run(ws, "recall", "booked flights Marrakech", "-k", "20").out
+    assert first.read_text().splitlines()[30].strip() == "" and key(gone) in listed
+
+
 @pytest.mark.parametrize("brk", ["\f", "\v", "\x85", "\u2028", "\u2029", "\x1c"])
 def test_a_citation_names_the_same_line_for_recall_get_and_forget(ws, brk):
     """A line holding a character str.splitlines breaks at (a PDF's form feed, a pasted U+2028)

@@ -13,7 +13,9 @@ Planned, then applied (the plan is the preview a person confirms):
   program appends meanwhile can be lost, and the text does not linger in a renamed-away copy.
   Each write first checks that the bytes are still the ones the plan showed. An entity page is
   removed whole. Every forgotten line's hash is appended to ``.clawmem/forgotten``
-  (markdown/forgotten.py), which keeps it out of the index, recall, pages and merges for good.
+  (markdown/forgotten.py), which keeps it out of the index, recall, pages and merges for good:
+  after its file is blanked, never before, so a blanking that is refused (or a crash) never
+  leaves a tombstone hiding a line the file still holds.
 * **After.** The index is synced (the lines' units go), the forgotten texts' cached vectors are
   dropped, and reflect regenerates the pages that repeated a forgotten fact. What git history
   still holds is counted, with the command that would rewrite it.
@@ -340,24 +342,29 @@ def forget(
     res = ForgetResult(plan, applied=True)
     with write_lock(ix.memory_dir, timeout=lock_timeout, purpose="clawmem forget"):
         shas = _unit_hashes(ix, plan)
-        entries = [(plan._raw[(x.path, x.line)], x.path) for x in plan.lines]
-        entries += [(plan._raw[(x.path, x.line)], x.path) for x in plan.transcript_lines]
-        if plan.pages_removed:
-            entries += _page_lines(ix, plan.pages_removed)
-        try:
-            forgotten.append(ix.root, forgotten.entries(entries, today))
-        except OSError as exc:
-            raise StoreError(
-                f"{forgotten.FORGOTTEN}: cannot write ({exc})",
-                hint="nothing was forgotten; fix the file (not a link, writable) and try again",
-            ) from None
-        res.tombstones_added = sum(not forgotten.is_structure(text) for text, _ in entries)
+        # Each line is recorded only once it is gone from its file, never before: a line the
+        # file still holds is never hidden. A blanking the file refuses (changed since the
+        # plan, not writable) records nothing of that file; a crash between a file's blanking
+        # and its record leaves a blank line unrecorded (a clone could merge it back, and
+        # `forget` of that clone's line forgets it again) rather than a tombstone hiding a
+        # line the user still has. The transcript lines and the removed pages come last.
+        page_entries = _page_lines(ix, plan.pages_removed) if plan.pages_removed else []
+        # The list must take appends before any line goes: a list that cannot (a link, read
+        # only) then leaves every file as it was.
+        _record(ix, [], today, probe=True)
         for relpath in sorted({x.path for x in plan.lines}):
-            mine = [x for x in plan.lines if x.path == relpath]
-            _blank_in_place(ix.root, relpath, [(x.line, plan._raw[(x.path, x.line)]) for x in mine])
-            res.lines_forgotten += len(mine)
+            mine = [(x.line, plan._raw[(x.path, x.line)]) for x in plan.lines if x.path == relpath]
+            blanked: list[tuple[int, str]] = []
+            try:
+                _blank_in_place(ix.root, relpath, mine, blanked)
+            finally:
+                # What was written before a failed write is gone from the file: recorded too.
+                res.tombstones_added += _record(ix, [(t, relpath) for _, t in blanked], today)
+            res.lines_forgotten += len(blanked)
         for page in plan.pages_removed:
             os.unlink(writable_path(ix.root, page))
+        transcript = [(plan._raw[(x.path, x.line)], x.path) for x in plan.transcript_lines]
+        res.tombstones_added += _record(ix, page_entries + transcript, today)
         res.lines_forgotten += len(plan.transcript_lines)
         if ix.index_path.exists():
             idx = Index.open(ix.index_path)
@@ -407,6 +414,29 @@ def _unit_hashes(ix: Indexer, plan: ForgetPlan) -> list[str]:
         idx.close()
 
 
+def _record(
+    ix: Indexer, entries: list[tuple[str, str]], today: date, *, probe: bool = False
+) -> int:
+    """Append ``entries`` ((text, where) pairs) to the forgotten list; how many tombstones.
+    ``probe``: append nothing (the list is created with its header), only check that it can."""
+    if not entries and not probe:
+        return 0
+    try:
+        forgotten.append(ix.root, forgotten.entries(entries, today))
+    except OSError as exc:
+        if probe:
+            raise StoreError(
+                f"{forgotten.FORGOTTEN}: cannot write ({exc})",
+                hint="nothing was forgotten; fix the file (not a link, writable) and try again",
+            ) from None
+        raise StoreError(
+            f"{forgotten.FORGOTTEN}: cannot write ({exc})",
+            hint="the lines blanked so far are gone from the files but not kept out of merges; "
+            "fix the file (not a link, writable) and forget again what a clone brings back",
+        ) from None
+    return sum(not forgotten.is_structure(text) for text, _ in entries)
+
+
 def _page_lines(ix: Indexer, pages: list[str]) -> list[tuple[str, str]]:
     out = []
     for page in pages:
@@ -418,35 +448,48 @@ def _page_lines(ix: Indexer, pages: list[str]) -> list[tuple[str, str]]:
     return out
 
 
-def _blank_in_place(root: Path, relpath: str, lines: list[tuple[int, str]]) -> None:
+def _blank_in_place(
+    root: Path, relpath: str, lines: list[tuple[int, str]], blanked: list[tuple[int, str]]
+) -> None:
     """Overwrite each (line number, text) with spaces, in place, after checking that the bytes
-    are still those text: same size, same inode, so no line number moves and nothing another
-    program appends is lost."""
-    import fcntl
+    are still those texts: same size, same inode, so no line number moves and nothing another
+    program appends is lost. All lines are checked before any is written (a file that changed
+    keeps every line); each line written is added to ``blanked`` (the caller records those)."""
+    from clawmem.files.cas import flocked
 
     path = writable_path(root, relpath)
     fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        data = b""
-        while chunk := os.pread(fd, 1 << 20, len(data)):
-            data += chunk
-        starts = line_starts(data)  # numbered as the preview numbered them
-        for n, text in lines:
-            want = text.rstrip("\r\n").encode("utf-8")
-            if n > len(starts):
-                raise StoreError(f"{relpath}#L{n}: the file changed since the preview")
-            at = starts[n - 1]
-            got = data[at : at + len(want)]
-            end = at + len(want)
-            if got != want or (end < len(data) and data[end : end + 1] not in (b"\n", b"\r")):
-                raise StoreError(
-                    f"{relpath} line {n}: changed since the preview; nothing more was forgotten "
-                    "in this file",
-                    hint="run forget again to see the new preview",
-                )
-            os.pwrite(fd, b" " * len(want), at)
-        os.fsync(fd)
+        # flocked: a writer that takes the file's lock is kept out while we check and write;
+        # one that never lets go no longer hangs forget (the checks still guard the write).
+        with flocked(fd):
+            data = b""
+            while chunk := os.pread(fd, 1 << 20, len(data)):
+                data += chunk
+            starts = line_starts(data)  # numbered as the preview numbered them
+            spots = []
+            for n, text in lines:
+                want = text.rstrip("\r\n").encode("utf-8")
+                if n > len(starts):
+                    raise StoreError(
+                        f"{relpath}#L{n}: the file changed since the preview; nothing was "
+                        "forgotten in this file",
+                        hint="run forget again to see the new preview",
+                    )
+                at = starts[n - 1]
+                got = data[at : at + len(want)]
+                end = at + len(want)
+                if got != want or (end < len(data) and data[end : end + 1] not in (b"\n", b"\r")):
+                    raise StoreError(
+                        f"{relpath} line {n}: changed since the preview; nothing was forgotten "
+                        "in this file",
+                        hint="run forget again to see the new preview",
+                    )
+                spots.append((at, want, n, text))
+            for at, want, n, text in spots:
+                os.pwrite(fd, b" " * len(want), at)
+                blanked.append((n, text))
+            os.fsync(fd)
     finally:
         os.close(fd)
 
