@@ -16,9 +16,12 @@ from clawmem.markdown.facts import parse_fact
 from clawmem.markdown.supersession import supersedes
 from clawmem.reflect.opinions import cluster, same_opinion
 from clawmem.reflect.pages import (
+    COVERED,
     RESTATED_JACCARD,
     _statement,
     _superseded,
+    core_words,
+    in_core,
     restated_groups,
 )
 from clawmem.text.topics import jaccard
@@ -176,3 +179,32 @@ def test_an_opinion_restated_ten_thousand_times_is_clustered_in_linear_time():
     cpu = time.process_time() - t0
     assert len(only.facts) == n and only.joins[1].startswith("same entities")
     assert cpu < 3, f"{cpu:.1f} s of CPU"
+
+
+def test_memory_md_coverage_finds_what_comparing_every_line_finds():
+    rng = random.Random(11)
+    vocab = [f"word{i}" for i in range(30)]
+    text = "\n".join(" ".join(rng.sample(vocab, rng.randrange(1, 6))) for _ in range(400))
+    core = core_words(text)
+    lines = [frozenset(ln.split()) for ln in text.splitlines()]
+    hits = 0
+    for _ in range(3000):
+        words = frozenset(rng.sample(vocab, rng.randrange(0, 8)))
+        every = bool(words) and any(len(words & c) / len(words) >= COVERED for c in lines)
+        assert in_core(words, core) == every, sorted(words)
+        hits += every
+    assert 300 < hits < 2700  # both answers were exercised
+
+
+def test_a_long_memory_md_is_not_compared_line_by_line_with_every_fact():
+    # Each candidate was compared with every line of MEMORY.md: 20,000 lines (a clone can commit
+    # them) beside 2,000 restated facts were 40 million comparisons, 5 s of CPU (load 2.5).
+    rng = random.Random(3)
+    vocab = [f"w{i}" for i in range(3000)]
+    core = core_words("\n".join(" ".join(rng.sample(vocab, 4)) for _ in range(20_000)))
+    asked = [frozenset(rng.sample(vocab, 5)) | {f"new{i}"} for i in range(2_000)]
+    t0 = time.process_time()
+    covered = sum(in_core(words, core) for words in asked)
+    cpu = time.process_time() - t0
+    assert covered == 0
+    assert cpu < 2, f"{cpu:.1f} s of CPU"

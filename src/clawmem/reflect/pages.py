@@ -309,13 +309,57 @@ class Proposal:
         return f"- {self.text} ({', '.join(f.cite for f in self.sources)})"
 
 
-def in_core(words: frozenset[str], core_lines: list[frozenset[str]]) -> bool:
+class CoreLines:
+    """The topic words of each line of MEMORY.md, indexed by word. Every candidate was compared
+    with every line: a MEMORY.md of 8,000 lines beside a log of 20,000 facts (both can come with
+    a cloned repository) took 9 s of reflect's CPU, and the file may hold 100,000 lines. A line
+    can hold a COVERED share of a candidate's words only if it holds one of the candidate's
+    rarest words (the prefix filter of candidates.py), so only lines holding one are compared,
+    with the same rule: the answer is the same."""
+
+    def __init__(self, lines: list[frozenset[str]]) -> None:
+        self.lines = lines
+        self.postings: dict[str, list[int]] = {}
+        for i, words in enumerate(lines):
+            for w in words:
+                self.postings.setdefault(w, []).append(i)
+        self._known: dict[frozenset[str], bool] = {}
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def holds(self, words: frozenset[str]) -> bool:
+        """Whether one line holds at least a COVERED share of ``words``."""
+        if not words:
+            return False
+        known = self._known.get(words)
+        if known is not None:
+            return known
+        n = len(words)
+        need = next(k for k in range(1, n + 1) if k / n >= COVERED)
+        rare = sorted(words, key=lambda w: (len(self.postings.get(w, ())), w))[: n - need + 1]
+        seen: set[int] = set()
+        found = False
+        for w in rare:
+            for i in self.postings.get(w, ()):
+                if i not in seen:
+                    seen.add(i)
+                    if len(words & self.lines[i]) / n >= COVERED:
+                        found = True
+                        break
+            if found:
+                break
+        self._known[words] = found
+        return found
+
+
+def in_core(words: frozenset[str], core_lines: CoreLines) -> bool:
     """Whether one line of MEMORY.md (``core_words``) already holds most of these words."""
-    return bool(words) and any(len(words & c) / len(words) >= COVERED for c in core_lines)
+    return core_lines.holds(words)
 
 
-def core_words(core_text: str | None) -> list[frozenset[str]]:
-    return [w for w in (topic_words(ln) for ln in (core_text or "").splitlines()) if w]
+def core_words(core_text: str | None) -> CoreLines:
+    return CoreLines([w for w in (topic_words(ln) for ln in (core_text or "").splitlines()) if w])
 
 
 def restated_groups(facts: list[LoggedFact]) -> list[list[LoggedFact]]:
