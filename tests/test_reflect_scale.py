@@ -14,6 +14,14 @@ from datetime import date, timedelta
 from clawmem.markdown.factlog import FactLog, LoggedFact
 from clawmem.markdown.facts import parse_fact
 from clawmem.markdown.supersession import supersedes
+from clawmem.reflect.episodes import (
+    RECUR_JACCARD,
+    Episode,
+    SaidIn,
+    Statement,
+    consolidate,
+    recurring,
+)
 from clawmem.reflect.opinions import cluster, same_opinion
 from clawmem.reflect.pages import (
     COVERED,
@@ -25,7 +33,7 @@ from clawmem.reflect.pages import (
     in_core,
     restated_groups,
 )
-from clawmem.text.topics import jaccard
+from clawmem.text.topics import jaccard, topic_words
 
 from .many_facts import write_workspace
 
@@ -226,3 +234,51 @@ def test_a_line_copied_eighty_thousand_times_is_folded_in_linear_time():
     cpu = time.process_time() - t0
     assert st.also[n] == facts[:-1] and len(st.hidden) == n - 1  # oldest first, as before
     assert cpu < 1.5, f"{cpu:.1f} s of CPU"
+
+
+def _episodes(n: int, seed: int = 9) -> list[Episode]:
+    """``n`` conversations of 12 stated decisions and preferences each, on shared topics."""
+    rng = random.Random(seed)
+    vocab = [f"topic{i}" for i in range(3000)] + "redis staging payments deploy friday".split()
+    out = []
+    for e in range(n):
+        said = []
+        for k in range(12):
+            kind = rng.choice("WO")
+            text = "We decided " + " ".join(rng.sample(vocab, rng.randrange(1, 5))) + "."
+            said.append(
+                Statement(kind, "decision" if kind == "W" else "preference", text, k + 2, ())
+            )
+        at = f"2025-01-{1 + e % 28:02d}T{e % 24:02d}:00:00"
+        out.append(Episode(f"sessions/s{e}.jsonl", f"s{e}", "claude", (), at, at, tuple(said)))
+    return out
+
+
+def test_recurring_statements_are_the_groups_a_scan_of_every_group_finds():
+    eps = _episodes(120, seed=2)
+    groups: list[list[SaidIn]] = []  # the rule as written: the first group whose head fits
+    for e in eps:
+        for st in e.statements:
+            for g in groups:
+                head = g[0].statement
+                if head.kind == st.kind and (
+                    jaccard(topic_words(head.text), topic_words(st.text)) >= RECUR_JACCARD
+                ):
+                    g.append(SaidIn(st, e))
+                    break
+            else:
+                groups.append([SaidIn(st, e)])
+    want = [sorted(s.cite for s in g) for g in groups if len({s.episode.name for s in g}) >= 2]
+    got = [sorted(s.cite for s in r.sources) for r in recurring(eps)]
+    assert got == want and len(got) > 20
+
+
+def test_recurring_across_many_conversations_is_not_quadratic():
+    # Each statement was compared with every group: 500 conversations (a clone can commit their
+    # transcripts) took 17 s of CPU (load 3), 1,000 took 50 s.
+    eps = _episodes(500)
+    t0 = time.process_time()
+    done, found = consolidate(eps, [])
+    cpu = time.process_time() - t0
+    assert len(done) == 500 and len(found) > 500
+    assert cpu < 2, f"{cpu:.1f} s of CPU"
