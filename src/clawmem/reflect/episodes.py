@@ -326,12 +326,19 @@ def statements(messages: Iterable[Message], entity_names: list[str]) -> list[Sta
 
 
 def _mentions(text: str, names: list[str]) -> tuple[str, ...]:
-    found = []
+    return tuple(name for name, pattern in _name_patterns(tuple(names)) if pattern.search(text))
+
+
+@lru_cache(maxsize=4)
+def _name_patterns(names: tuple[str, ...]) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """Each entity name's pattern, compiled once per list of names: compiled at each search, a
+    workspace of more names than re's cache holds (512) recompiled every one for every
+    statement (26 µs a name: 2,000 entities and 1,000 conversations were 10 minutes)."""
+    out = []
     for name in names:
         pattern = re.escape(name).replace(r"\-", r"[-\s]")
-        if re.search(rf"(?<![\w-]){pattern}(?![\w-])", text, re.I):
-            found.append(name)
-    return tuple(found)
+        out.append((name, re.compile(rf"(?<![\w-]){pattern}(?![\w-])", re.I)))
+    return tuple(out)
 
 
 def episode_body(e: Episode) -> list[str]:
