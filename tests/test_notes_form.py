@@ -13,6 +13,8 @@ from clawmem import open_workspace
 from clawmem.recall import legs
 from clawmem.text.query import Query, asks_for
 
+from .test_notes_first import DAY, LATER
+
 TODAY = date(2026, 3, 12)
 
 
@@ -45,33 +47,8 @@ def test_a_form_word_is_a_term_but_names_no_topic():
     assert Query.parse('when is "due" said?', TODAY).form_terms == ()
 
 
-# Hand-written notes (names made up for this test): a day's standup with a to-do next to the
-# billing API, an incident paragraph stating its root cause, and the Retain facts of that day. No
-# line says "due", "deadline", "wrong" or "broke".
-DAY = """# 2026-03-09
-
-## Standup
-- Marit asked for the capacity review by Monday.
-- [ ] Draft the capacity review slides (p95 for the billing API)
-- Waiting on the load-test cluster; Oskar will ask ops.
-
-## Incident
-The billing API fell over at 09:40. Root cause: the Redis disk filled up with old snapshots
-and writes were refused. Cleared the snapshots and added a retention job.
-
-## Retain
-- W @Marit: wants the capacity review by Monday 2026-03-16.
-- B @Oskar: approved the retention job for Redis snapshots.
-"""
-
-LATER = """# 2026-03-11
-
-Coffee with Liesel from the search team. She is moving to Graz in May and
-recommends the bakery on the corner. We talked about the index rebuild.
-
-- [x] Sent the capacity review to Marit (p95 120 ms).
-- Retro for the billing launch took 40 minutes.
-"""
+# The day's standup, incident and Retain facts, and a later day, of test_notes_first's notes
+# (names made up): no line says "due", "deadline", "wrong" or "broke".
 
 
 def _workspace(tmp_path):
